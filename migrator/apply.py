@@ -1,0 +1,74 @@
+"""Write a plan's changes: atomic, inside the root only, never over a file that changed since the plan."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .edits import FileChange
+
+
+class ApplyError(RuntimeError):
+    pass
+
+
+def _target(root: Path, rel: str) -> Path:
+    p = (root / rel)
+    try:
+        p.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise ApplyError(f"{rel}: outside the root, refusing to write") from None
+    return p
+
+
+def _atomic_write(p: Path, text: str, mode: int | None) -> None:
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".migrator", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _current(p: Path) -> str | None:
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return None
+    text = raw.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def apply_changes(root: Path, changes: list[FileChange]) -> list[str]:
+    """Write every change; returns the paths written. Checks all files before writing any."""
+    root = Path(root).resolve()
+    for c in changes:
+        p = _target(root, c.path)
+        now = _current(p)
+        if now != c.old:
+            raise ApplyError(f"{c.path} changed since the plan was made (or was created); re-run migrator")
+    written = []
+    for c in changes:
+        p = _target(root, c.path)
+        if c.action == "delete":
+            p.unlink()
+        else:
+            bom = False
+            mode = None
+            if p.exists():
+                bom = p.read_bytes().startswith(b"\xef\xbb\xbf")
+                mode = p.stat().st_mode
+            p.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(p, ("\ufeff" if bom else "") + c.new, mode)
+        written.append(c.path)
+    return written

@@ -1,0 +1,108 @@
+"""Command-line interface: `migrator plan`, `migrator apply` (the public contract, see docs/cli.md)."""
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from .apply import ApplyError, apply_changes
+from .plan import Plan, UsageError, make_plan
+from .render import json as json_render
+from .render import text as text_render
+from .rules.v1beta1.manifests import Options
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Plan and apply Karpenter API migrations (v1alpha5 -> v1beta1 -> v1) in a repository.")
+
+
+class To(str, Enum):
+    v1beta1 = "v1beta1"
+    v1 = "v1"
+
+
+class Phase(str, Enum):
+    prepare = "prepare"
+    cleanup = "cleanup"
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
+ToOpt = typer.Option(None, "--to", help="Target API version; default: the next hop after the detected era.")
+PhaseOpt = typer.Option(None, "--phase", help="prepare (add new objects) or cleanup (remove old ones); "
+                                              "default: the next phase with work.")
+KeepDefaults = typer.Option(False, "--keep-alpha-defaults",
+                            help="Add the requirements the alpha webhook defaulted (os, arch, capacity-type, "
+                                 "instance category/generation) to new NodePools.")
+NodeRole = typer.Option(None, "--node-role", help="Node IAM role name for EC2NodeClass.spec.role when the "
+                                                  "repository does not say it.")
+
+
+def _plan(path: Path, to: Optional[To], phase: Optional[Phase], keep: bool, role: Optional[str]) -> Plan:
+    try:
+        return make_plan(path, to=to.value if to else None, phase=phase.value if phase else None,
+                         options=Options(keep_alpha_defaults=keep, node_role=role))
+    except UsageError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def plan(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
+         format: Format = typer.Option(Format.text, "--format", help="text or json (one JSON object on stdout)."),
+         detailed_exitcode: bool = typer.Option(False, "--detailed-exitcode",
+                                                help="Exit 0 when nothing changes, 2 when changes are pending, "
+                                                     "1 on error."),
+         keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
+    """Show what must change: findings, a diff of every file, and the ordered runbook."""
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    if format is Format.json:
+        sys.stdout.write(json_render.render(p))
+    else:
+        text_render.render(p, Console())
+    raise typer.Exit(_exit_code(p, detailed_exitcode))
+
+
+@app.command()
+def apply(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
+          write: bool = typer.Option(False, "--write", help="Write the changes (otherwise only show the diff)."),
+          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
+    """Write the patched files (with --write); without --write only show the diff."""
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    console = Console()
+    text_render.render(p, console)
+    if not write:
+        if p.changes:
+            console.print("[dim]dry run: nothing written (add --write)[/dim]")
+        raise typer.Exit(1 if p.has_errors else 0)
+    try:
+        written = apply_changes(p.root, p.changes)
+    except (ApplyError, OSError) as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}; nothing was written")
+        raise typer.Exit(1) from None
+    for w in written:
+        console.print(f"wrote {w}")
+    raise typer.Exit(1 if p.has_errors else 0)
+
+
+def _exit_code(p: Plan, detailed: bool) -> int:
+    if p.has_errors:
+        return 1
+    if detailed and p.changes:
+        return 2
+    return 0
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

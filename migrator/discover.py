@@ -1,0 +1,108 @@
+"""Walk a repository root and keep the files migrator may need.
+
+Skips VCS/tool directories, symlinks that leave the root, oversized and binary files. A cheap text
+pre-filter marks the files worth scanning for Karpenter objects; other Terraform files stay available
+to the resolver (variables, instance profiles) and are parsed only when asked for.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .edits import newline_of
+
+CANDIDATE_SUFFIXES = (".tf", ".tfvars", ".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", ".json")
+SKIP_DIRS = {".git", ".terraform", ".terragrunt-cache", "node_modules", "vendor", ".venv", "__pycache__"}
+MAX_BYTES = 2 * 1024 * 1024
+
+INTERESTING = re.compile(
+    r"karpenter|Provisioner|AWSNodeTemplate|NodePool|EC2NodeClass|kubectl_manifest|kubernetes_manifest|"
+    r"aws_iam_instance_profile|kustomization",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class SourceFile:
+    path: str               # POSIX, relative to root
+    abs_path: Path
+    text: str
+    newline: str
+    mode: int
+    interesting: bool
+
+
+@dataclass
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass
+class Discovery:
+    root: Path
+    files: dict[str, SourceFile] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _within(root: Path, p: Path) -> bool:
+    try:
+        p.resolve().relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def discover(root: Path, max_bytes: int = MAX_BYTES) -> Discovery:
+    root = root.resolve()
+    out = Discovery(root=root)
+    if root.is_file():
+        _add(out, root.parent, root, max_bytes)
+        out.root = root.parent
+        return out
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        d = Path(dirpath)
+        keep = []
+        for name in sorted(dirnames):
+            sub = d / name
+            if name in SKIP_DIRS:
+                continue
+            if sub.is_symlink():
+                out.skipped.append(Skipped(sub.relative_to(root).as_posix(), "symlinked directory (not followed)"))
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if name.endswith(CANDIDATE_SUFFIXES):
+                _add(out, root, d / name, max_bytes)
+    return out
+
+
+def _add(out: Discovery, root: Path, p: Path, max_bytes: int) -> None:
+    rel = p.relative_to(root).as_posix()
+    if p.is_symlink() and not _within(root, p):
+        out.skipped.append(Skipped(rel, "symlink leaving the root"))
+        return
+    try:
+        st = p.stat()
+    except OSError as e:
+        out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
+        return
+    if st.st_size > max_bytes:
+        out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
+        return
+    raw = p.read_bytes()
+    if b"\0" in raw[:8192]:
+        out.skipped.append(Skipped(rel, "binary file"))
+        return
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        out.skipped.append(Skipped(rel, "not UTF-8 text"))
+        return
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    out.files[rel] = SourceFile(path=rel, abs_path=p, text=text, newline=newline_of(text), mode=st.st_mode,
+                                interesting=bool(INTERESTING.search(text)))

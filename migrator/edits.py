@@ -1,0 +1,112 @@
+"""Text edits by span: the only way migrator changes a file.
+
+A rule returns :class:`TextEdit` (replace `[start, end)` of an existing file; `start == end` inserts),
+:class:`NewFile` or :class:`DeleteFile`. :func:`apply_edits` applies the edits of one file in memory
+and refuses overlapping spans, so bytes outside edits stay identical by construction.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    path: str               # POSIX, relative to the root
+    start: int
+    end: int
+    text: str
+    rule: str
+    order: int = 0          # tie-break for several inserts at the same offset
+
+
+@dataclass(frozen=True)
+class NewFile:
+    path: str
+    text: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class DeleteFile:
+    path: str
+    rule: str
+
+
+Edit = TextEdit | NewFile | DeleteFile
+
+
+class EditConflict(ValueError):
+    def __init__(self, path: str, a: TextEdit, b: TextEdit):
+        super().__init__(f"{path}: edits from rules {a.rule!r} and {b.rule!r} overlap "
+                         f"([{a.start},{a.end}) and [{b.start},{b.end}))")
+        self.path, self.a, self.b = path, a, b
+
+
+def apply_edits(text: str, edits: list[TextEdit]) -> str:
+    ordered = sorted(edits, key=lambda e: (e.start, e.end, e.order))
+    for a, b in zip(ordered, ordered[1:]):
+        if b.start < a.end or (a.start == b.start and a.end > a.start and b.end > b.start):
+            raise EditConflict(a.path, a, b)
+    out = []
+    pos = 0
+    for e in ordered:
+        out.append(text[pos:e.start])
+        out.append(e.text)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def unified_diff(path: str, old: str | None, new: str | None) -> str:
+    a = [] if old is None else old.splitlines(keepends=True)
+    b = [] if new is None else new.splitlines(keepends=True)
+    for lines in (a, b):
+        if lines and not lines[-1].endswith(("\n", "\r")):
+            lines[-1] += "\n\\ No newline at end of file\n"
+    return "".join(difflib.unified_diff(
+        a, b,
+        fromfile="/dev/null" if old is None else f"a/{path}",
+        tofile="/dev/null" if new is None else f"b/{path}",
+    ))
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending style."""
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    return "\r\n" if crlf > lf else "\n"
+
+
+def to_newline(text: str, nl: str) -> str:
+    """Convert generated text (always `\\n`) to the file's line endings."""
+    return text.replace("\r\n", "\n").replace("\n", nl) if nl != "\n" else text
+
+
+def line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def line_end(text: str, offset: int) -> int:
+    """Offset just after the newline ending the line that contains offset (or len(text))."""
+    i = text.find("\n", offset)
+    return len(text) if i < 0 else i + 1
+
+
+def indent_at(text: str, offset: int) -> str:
+    ls = line_start(text, offset)
+    line = text[ls:offset]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+@dataclass
+class FileChange:
+    path: str
+    action: str             # modify | create | delete
+    old: str | None
+    new: str | None
+    rules: list[str] = field(default_factory=list)
+
+    @property
+    def diff(self) -> str:
+        return unified_diff(self.path, self.old, self.new)

@@ -1,0 +1,415 @@
+"""The typed model of what a repository contains, each item knowing where it lives.
+
+`Repo` wraps discovery and caches parsed HCL. `scan_manifests` finds Karpenter objects in raw YAML
+files, `kubectl_manifest.yaml_body` heredocs, `templatefile()`/`file()` targets and
+`kubernetes_manifest.manifest` HCL objects. `scan_helm_values` finds the Karpenter chart values the
+hop needs (defaultInstanceProfile, ...): Terraform `helm_release` values/set and Flux HelmReleases.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from .discover import Discovery, SourceFile, discover
+from .model import Finding
+from .sources import hcl as hclsrc
+from .sources import yaml as yamlsrc
+from .sources.templates import Masked, TemplateError, mask
+
+KARPENTER_KINDS = {
+    ("karpenter.sh/v1alpha5", "Provisioner"): "alpha",
+    ("karpenter.k8s.aws/v1alpha1", "AWSNodeTemplate"): "alpha",
+    ("karpenter.sh/v1alpha5", "Machine"): "alpha",
+    ("karpenter.sh/v1beta1", "NodePool"): "beta",
+    ("karpenter.k8s.aws/v1beta1", "EC2NodeClass"): "beta",
+    ("karpenter.sh/v1beta1", "NodeClaim"): "beta",
+    ("karpenter.sh/v1", "NodePool"): "v1",
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): "v1",
+    ("karpenter.sh/v1", "NodeClaim"): "v1",
+}
+_KIND_RE = re.compile(r"\b(Provisioner|AWSNodeTemplate|NodePool|EC2NodeClass)\b")
+_PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
+
+
+@dataclass
+class Manifest:
+    kind: str
+    api_version: str
+    era: str
+    obj: Any                    # parsed object; template syntax masked as placeholder tokens
+    masked: Masked
+    container: str              # yaml | kubectl_manifest | template | kubernetes_manifest
+    path: str                   # file holding the object's text
+    line: int                   # 1-based line of the object's first line in `path`
+    doc_start: int = 0          # span of the document in `path` (yaml / template / heredoc body)
+    doc_end: int = 0
+    line_map: dict[int, tuple] = field(default_factory=dict)    # 0-based doc line -> object path
+    style: yamlsrc.Style = field(default_factory=yamlsrc.Style)
+    tf_path: str | None = None  # .tf file with the resource block (HCL containers)
+    block: hclsrc.Block | None = None
+    call: hclsrc.Expr | None = None     # templatefile()/file() call (template container)
+    expr: hclsrc.Expr | None = None     # kubernetes_manifest object expression
+    tf_text: str = ""                   # text of tf_path (kubernetes_manifest line numbers)
+
+    @property
+    def name(self) -> Any:
+        return (self.obj.get("metadata") or {}).get("name") if isinstance(self.obj, dict) else None
+
+    def line_of(self, path: tuple) -> int:
+        """Best line for an object path: its own line, else its nearest ancestor's."""
+        if self.container == "kubernetes_manifest" and self.expr is not None:
+            return _hcl_line_of(self, path)
+        best_line, best_len = None, -1
+        for ln, p in self.line_map.items():
+            if path[: len(p)] == p and len(p) > best_len:
+                best_line, best_len = ln, len(p)
+        return self.line + (best_line or 0)
+
+
+def _hcl_line_of(m: Manifest, path: tuple) -> int:
+    """Line of the deepest object entry along `path` in a kubernetes_manifest HCL object."""
+    expr, offset = m.expr, m.expr.start
+    for key in path:
+        if expr is None or expr.kind != "object":
+            break
+        entry = next((e for e in expr.entries if e.key == key), None)
+        if entry is None:
+            break
+        expr, offset = entry.value, entry.start
+    return hclsrc.line_of(m.tf_text, offset)
+
+
+@dataclass
+class HelmValue:
+    """One Karpenter chart value found in the repository."""
+    key: str                    # dotted chart key, e.g. settings.aws.defaultInstanceProfile
+    value: Any                  # literal or placeholder token / HCL expression text
+    expression: str | None      # Terraform expression when the value is computed (no ${})
+    path: str
+    line: int
+
+
+class Repo:
+    def __init__(self, root: Path, discovery: Discovery | None = None):
+        self.discovery = discovery or discover(root)
+        self.root = self.discovery.root
+        self._hcl: dict[str, hclsrc.HclFile | None] = {}
+        self.findings: list[Finding] = []
+        self.template_paths: set[str] = set()
+        for s in self.discovery.skipped:
+            self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
+
+    @property
+    def files(self) -> dict[str, SourceFile]:
+        return self.discovery.files
+
+    def text(self, path: str) -> str:
+        return self.files[path].text
+
+    def hcl(self, path: str) -> hclsrc.HclFile | None:
+        if path not in self._hcl:
+            try:
+                self._hcl[path] = hclsrc.parse(self.files[path].text)
+            except hclsrc.HclParseError as e:
+                self._hcl[path] = None
+                self.findings.append(Finding("MIG-SRC-001", "error", path, e.line, str(e),
+                                             "fix the syntax error; migrator leaves this file untouched"))
+        return self._hcl[path]
+
+    def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
+        for p, f in self.files.items():
+            if p.endswith((".tf", ".tfvars")) and (f.interesting or not interesting_only):
+                yield p
+
+    def blocks(self, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
+        for p in self.tf_files():
+            if not p.endswith(".tf"):
+                continue
+            f = self.hcl(p)
+            if f is None:
+                continue
+            for b in f.blocks:
+                if b.type == type_ and (label0 is None or b.labels[:1] == [label0]):
+                    yield p, b
+
+    def resolve_file_arg(self, tf_path: str, arg: hclsrc.Expr) -> str | None:
+        """Relative path of a templatefile()/file() target, if it is static enough to know."""
+        if arg.kind != "string":
+            return None
+        raw = "".join(t for _, t in arg.parts)
+        raw = _PATH_VARS.sub(lambda m: "." if m.group(1) == "module" else "<root>", raw)
+        if "${" in raw or "<root>" in raw:
+            return None
+        base = posixpath.dirname(tf_path)
+        return posixpath.normpath(posixpath.join(base, raw))
+
+
+# ----------------------------------------------------------------------------------------------
+def _era(obj: Any) -> tuple[str, str, str] | None:
+    if not isinstance(obj, dict):
+        return None
+    key = (str(obj.get("apiVersion")), str(obj.get("kind")))
+    era = KARPENTER_KINDS.get(key)
+    return (key[0], key[1], era) if era else None
+
+
+def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_line: int,
+                     report_path: str) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
+    """Mask and parse each document of a YAML text; parse errors become findings."""
+    for doc in yamlsrc.split_documents(text):
+        try:
+            m = mask(doc.text)
+        except TemplateError as e:
+            repo.findings.append(Finding("MIG-SRC-002", "error", report_path, base_line + doc.first_line + 1,
+                                         f"template syntax: {e}", "fix the template; the file is left untouched"))
+            continue
+        try:
+            obj = yamlsrc.load(m.text)
+        except yamlsrc.YamlParseError as e:
+            if _KIND_RE.search(doc.text):
+                repo.findings.append(Finding("MIG-SRC-002", "error", report_path, base_line + doc.first_line + e.line,
+                                             str(e), "fix the YAML (or the template directives that break it); "
+                                             "the file is left untouched"))
+            continue
+        yield doc, m, obj
+
+
+def _manifest(obj, m: Masked, doc: yamlsrc.DocSpan, *, container: str, path: str, base_offset: int,
+              base_line: int, style_text: str, **extra) -> Manifest | None:
+    era = _era(obj)
+    if era is None:
+        return None
+    return Manifest(kind=era[1], api_version=era[0], era=era[2], obj=obj, masked=m, container=container, path=path,
+                    line=base_line + doc.first_line + 1, doc_start=base_offset + doc.start,
+                    doc_end=base_offset + doc.end, line_map=yamlsrc.line_paths(obj),
+                    style=yamlsrc.detect_style(style_text), **extra)
+
+
+def hcl_to_obj(expr: hclsrc.Expr, m: Masked) -> Any:
+    """An HCL object expression as a Python structure; computed parts become placeholder tokens."""
+    if expr.kind == "object":
+        out = CommentedMap()
+        for e in expr.entries:
+            key = e.key
+            if not e.key_quoted and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", key):
+                key = _token(m, key)
+            out[key] = hcl_to_obj(e.value, m)
+        return out
+    if expr.kind == "tuple":
+        return CommentedSeq([hcl_to_obj(i, m) for i in expr.items])
+    if expr.kind == "string" and expr.value is not None:
+        return expr.value
+    if expr.kind in ("number", "bool"):
+        return expr.value
+    if expr.kind == "null":
+        return None
+    return _token(m, expr.source)
+
+
+def _token(m: Masked, source: str) -> str:
+    tok = f"__MIG_{len(m.tokens)}__"
+    m.tokens[tok] = source
+    return tok
+
+
+def scan_manifests(repo: Repo) -> list[Manifest]:
+    out: list[Manifest] = []
+    # 1. Terraform containers (this also tells which YAML files are templates)
+    for p in list(repo.tf_files(interesting_only=True)):
+        if not p.endswith(".tf"):
+            continue
+        f = repo.hcl(p)
+        if f is None:
+            continue
+        text = f.text
+        for b in f.blocks:
+            if b.type != "resource" or len(b.labels) < 2:
+                continue
+            if b.labels[0] == "kubectl_manifest":
+                out.extend(_scan_kubectl(repo, p, text, b))
+            elif b.labels[0] == "kubernetes_manifest":
+                out.extend(_scan_kubernetes(repo, p, text, b))
+    # 2. raw YAML files
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or p in repo.template_paths or not sf.interesting:
+            continue
+        if "{{" in sf.text and _KIND_RE.search(sf.text):
+            repo.findings.append(Finding("MIG-SRC-004", "warning", p, 1,
+                                         "Helm-templated manifest ({{ }}): migrator does not edit chart templates",
+                                         "convert the Provisioner/AWSNodeTemplate in this chart template by hand "
+                                         "(see the generated objects of other files for the shape)"))
+            continue
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
+            if man:
+                out.append(man)
+    return out
+
+
+def _scan_kubectl(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:
+    body = b.attr("yaml_body")
+    if body is None:
+        return
+    if body.kind == "heredoc":
+        h = body.heredoc
+        raw = text[h.body_start:h.body_end]
+        dedented = _dedent(raw, h.indent if h.trim else 0)
+        base_line = hclsrc.line_of(text, h.body_start) - 1
+        for doc, m, obj in _parse_yaml_docs(repo, p, dedented, h.body_start, base_line, p):
+            man = _manifest(obj, m, doc, container="kubectl_manifest", path=p, base_offset=h.body_start,
+                            base_line=base_line, style_text=dedented, tf_path=p, block=b)
+            if man:
+                man.doc_start, man.doc_end = h.body_start, h.body_end
+                yield man
+        return
+    if body.kind == "call" and body.name in ("templatefile", "file") and body.items:
+        yield from _scan_template(repo, p, b, body, "kubectl_manifest")
+        return
+    if _KIND_RE.search(body.source) or "karpenter" in " ".join(b.labels).lower():
+        repo.findings.append(Finding(
+            "MIG-SRC-005", "warning", p, hclsrc.line_of(text, body.start),
+            f"{b.address}.yaml_body is built by an expression migrator cannot read statically",
+            "if it renders a Provisioner or AWSNodeTemplate, convert it by hand"))
+
+
+def _scan_template(repo: Repo, p: str, b: hclsrc.Block, call: hclsrc.Expr, container: str) -> Iterator[Manifest]:
+    target = repo.resolve_file_arg(p, call.items[0])
+    text = repo.text(p)
+    if target is None:
+        repo.findings.append(Finding("MIG-SRC-006", "warning", p, hclsrc.line_of(text, call.start),
+                                     f"{b.address}: the {call.name}() path is computed; migrator cannot find the file",
+                                     "convert the Karpenter objects in that template by hand"))
+        return
+    if target not in repo.files:
+        repo.findings.append(Finding("MIG-SRC-006", "warning", p, hclsrc.line_of(text, call.start),
+                                     f"{b.address}: {call.name}() target {target} is not in the repository",
+                                     "convert the Karpenter objects in that template by hand"))
+        return
+    repo.template_paths.add(target)
+    ttext = repo.text(target)
+    for doc, m, obj in _parse_yaml_docs(repo, target, ttext, 0, 0, target):
+        man = _manifest(obj, m, doc, container="template", path=target, base_offset=0, base_line=0,
+                        style_text=ttext, tf_path=p, block=b, call=call)
+        if man:
+            yield man
+
+
+def _scan_kubernetes(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:
+    expr = b.attr("manifest")
+    if expr is None:
+        return
+    if expr.kind == "object":
+        m = Masked(text="")
+        obj = hcl_to_obj(expr, m)
+        era = _era(obj)
+        if era:
+            man = Manifest(kind=era[1], api_version=era[0], era=era[2], obj=obj, masked=m,
+                           container="kubernetes_manifest", path=p, line=hclsrc.line_of(text, expr.start),
+                           tf_path=p, block=b, expr=expr, tf_text=text)
+            yield man
+        return
+    if expr.kind == "call" and expr.name == "yamldecode" and expr.items:
+        inner = expr.items[0]
+        if inner.kind == "call" and inner.name in ("templatefile", "file") and inner.items:
+            yield from _scan_template(repo, p, b, inner, "kubernetes_manifest")
+            return
+    if _KIND_RE.search(expr.source):
+        repo.findings.append(Finding(
+            "MIG-SRC-007", "warning", p, hclsrc.line_of(text, expr.start),
+            f"{b.address}.manifest is built with {expr.name or 'an expression'}(); migrator converts only literal "
+            "objects and yamldecode(templatefile/file) targets",
+            "convert this manifest by hand (see the rule reference in docs/ for the field mapping)"))
+
+
+def _dedent(text: str, n: int) -> str:
+    if n <= 0:
+        return text
+    out = []
+    for ln in text.splitlines(keepends=True):
+        strip = 0
+        while strip < n and strip < len(ln) and ln[strip] in " \t":
+            strip += 1
+        out.append(ln[strip:])
+    return "".join(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# Helm values (the parts the manifest conversion needs; the Helm capability extends this)
+# ----------------------------------------------------------------------------------------------
+def _is_karpenter_chart(chart: Any) -> bool:
+    return isinstance(chart, str) and chart.rstrip("/").split("/")[-1] == "karpenter"
+
+
+def _flatten(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    else:
+        yield prefix, obj
+
+
+def _strip_interp(source: str) -> str | None:
+    """`${module.x.y}` -> `module.x.y`; None when the text is not one whole interpolation."""
+    s = source.strip()
+    if s.startswith("${") and s.endswith("}") and s.count("${") == 1:
+        return s[2:-1].strip()
+    return None
+
+
+def scan_helm_values(repo: Repo) -> list[HelmValue]:
+    out: list[HelmValue] = []
+    for p, b in repo.blocks("resource", "helm_release"):
+        chart = b.attr("chart")
+        if chart is None or not _is_karpenter_chart(chart.literal()):
+            continue
+        text = repo.text(p)
+        values = b.attr("values")
+        for item in (values.items if values is not None and values.kind == "tuple" else []):
+            if item.kind == "heredoc":
+                h = item.heredoc
+                body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+                base_line = hclsrc.line_of(text, h.body_start) - 1
+                for doc, m, obj in _parse_yaml_docs(repo, p, body, h.body_start, base_line, p):
+                    lines = yamlsrc.line_paths(obj)
+                    for key, v in _flatten(obj):
+                        ln = next((l for l, path in lines.items() if ".".join(map(str, path)) == key), 0)
+                        src = m.unmask(v) if isinstance(v, str) else v
+                        out.append(HelmValue(key, src, _strip_interp(src) if isinstance(src, str) else None,
+                                             p, base_line + doc.first_line + ln + 1))
+            elif item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+                m = Masked(text="")
+                obj = hcl_to_obj(item.items[0], m)
+                for key, v in _flatten(obj):
+                    expr = m.tokens.get(v) if isinstance(v, str) else None
+                    out.append(HelmValue(key, v if expr is None else f"${{{expr}}}", expr, p,
+                                         hclsrc.line_of(text, item.start)))
+        for s in b.sub("set") + b.sub("set_sensitive"):
+            name = s.attr("name")
+            value = s.attr("value")
+            if name is None or value is None or name.literal() is None:
+                continue
+            key = str(name.literal()).replace("\\.", "\x00").replace("\x00", ".")
+            lit = value.literal()
+            out.append(HelmValue(key, lit if lit is not None else f"${{{value.source}}}",
+                                 None if lit is not None else value.source, p, hclsrc.line_of(text, s.start)))
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or "HelmRelease" not in sf.text:
+            continue
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            if not isinstance(obj, dict) or obj.get("kind") != "HelmRelease":
+                continue
+            chart = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")
+            if not _is_karpenter_chart(chart):
+                continue
+            values = (obj.get("spec") or {}).get("values") or {}
+            lines = yamlsrc.line_paths(obj)
+            for key, v in _flatten(values):
+                full = "spec.values." + key
+                ln = next((l for l, path in lines.items() if ".".join(map(str, path)) == full), 0)
+                out.append(HelmValue(key, m.unmask(v) if isinstance(v, str) else v, None, p, doc.first_line + ln + 1))
+    return out

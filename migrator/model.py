@@ -1,0 +1,35 @@
+"""Findings and runbook steps: what rules report besides edits (part of the JSON contract)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+STEP_KINDS = ("module", "iam", "crds", "chart", "manifests", "workloads", "roll-nodes", "verify", "cleanup")
+PHASES = ("prepare", "cleanup")
+
+
+@dataclass
+class Finding:
+    code: str               # stable id, e.g. MIG-NP-003
+    severity: str           # error | warning | info
+    path: str               # POSIX, relative to the root
+    line: int               # 1-based; 0 when the finding is about the whole repository
+    message: str
+    manual_step: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Step:
+    id: str
+    phase: str              # prepare | cleanup
+    kind: str               # one of STEP_KINDS
+    title: str
+    detail: str = ""
+    commands: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,153 @@
+"""Orchestration: discover -> inventory -> rules(hop, phase) -> checked plan."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import knowledge
+from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits
+from .inventory import Manifest, Repo, scan_helm_values, scan_manifests
+from .model import Finding, Step
+from .rules import registry
+from .rules.v1beta1.manifests import Options
+from .validate import reparse
+
+HOPS = knowledge.load("hops")
+
+
+class UsageError(ValueError):
+    """Bad command-line input (exit code 1, message on stderr)."""
+
+
+@dataclass
+class Plan:
+    root: Path
+    hop_from: str
+    hop_to: str
+    phase: str
+    findings: list[Finding] = field(default_factory=list)
+    changes: list[FileChange] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    era_summary: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+
+def detect_era(manifests: list[Manifest]) -> str:
+    eras = {m.era for m in manifests}
+    for era in HOPS["eras"]:
+        if era["name"] in eras:
+            return era["api"]
+    return HOPS["eras"][0]["api"]
+
+
+def next_hop(api: str) -> str | None:
+    for hop in HOPS["hops"]:
+        if hop["from"] == api:
+            return hop["to"]
+    return None
+
+
+def make_plan(root: Path, to: str | None = None, phase: str | None = None,
+              options: Options | None = None) -> Plan:
+    root = Path(root)
+    if not root.exists():
+        raise UsageError(f"{root}: no such file or directory")
+    options = options or Options()
+    repo = Repo(root)
+    manifests = scan_manifests(repo)
+    values = scan_helm_values(repo)
+    current = detect_era(manifests)
+    target = to or next_hop(current) or current
+    plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "prepare")
+    for m in manifests:
+        plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
+    hop = next((h for h in HOPS["hops"] if h["from"] == current and h["to"] == target), None)
+    if hop is None:
+        known = [h["to"] for h in HOPS["hops"] if h["from"] == current]
+        if target == current:
+            plan.findings.append(Finding("MIG-HOP-001", "info", "", 0,
+                                         f"the repository is already on {current}; nothing to migrate"))
+        else:
+            plan.findings.append(Finding(
+                "MIG-HOP-002", "error", "", 0,
+                f"cannot migrate from {current} to {target} in one run",
+                f"migrate one hop at a time: --to {known[0]}" if known else
+                f"the {current} -> {target} hop is not supported by this version of migrator"))
+        plan.findings.extend(repo.findings)
+        return plan
+    if not hop.get("implemented", False):
+        plan.findings.append(Finding("MIG-HOP-003", "error", "", 0,
+                                     f"the {current} -> {target} hop is not implemented in this version of migrator",
+                                     "follow the upstream v1 migration guide by hand"))
+        plan.findings.extend(repo.findings)
+        return plan
+
+    ctx = registry.Context(repo=repo, manifests=manifests, helm_values=values, options=options)
+    if phase is None:
+        plan.phase = registry.default_phase(hop, ctx)
+    edits, findings = registry.run(hop, plan.phase, ctx)
+    plan.findings.extend(findings)
+    plan.changes = build_changes(repo, edits, plan.findings)
+    plan.steps = registry.steps(hop, ctx)
+    plan.findings.extend(repo.findings)
+    order = {"error": 0, "warning": 1, "info": 2}
+    seen = set()
+    unique = []
+    for f in plan.findings:
+        key = (f.code, f.severity, f.path, f.line, f.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    plan.findings = sorted(unique, key=lambda f: (order[f.severity], f.path, f.line, f.code))
+    return plan
+
+
+def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[FileChange]:
+    """Apply edits in memory, file by file; a file whose result fails a check is dropped with a finding."""
+    by_path: dict[str, list] = {}
+    for e in edits:
+        by_path.setdefault(e.path, []).append(e)
+    changes: list[FileChange] = []
+    for path in sorted(by_path):
+        es = by_path[path]
+        rules = sorted({e.rule for e in es})
+        news = [e for e in es if isinstance(e, NewFile)]
+        dels = [e for e in es if isinstance(e, DeleteFile)]
+        texts = [e for e in es if isinstance(e, TextEdit)]
+        if news:
+            if len(news) > 1 or texts or dels or path in repo.files:
+                findings.append(Finding("MIG-EDIT-001", "error", path, 0,
+                                        f"rules {rules} disagree about creating {path}", "report this as a bug"))
+                continue
+            new = news[0].text
+            err = reparse(path, new)
+            if err:
+                findings.append(Finding("MIG-EDIT-002", "error", path, 0,
+                                        f"generated file does not parse ({err}); it is not written",
+                                        "report this as a bug with the source file attached"))
+                continue
+            changes.append(FileChange(path, "create", None, new, rules))
+            continue
+        old = repo.files[path].text
+        if dels:
+            changes.append(FileChange(path, "delete", old, None, rules))
+            continue
+        try:
+            new = apply_edits(old, texts)
+        except EditConflict as e:
+            findings.append(Finding("MIG-EDIT-003", "error", path, 0, str(e) + "; no edit is made to this file",
+                                    "apply the changes one rule at a time by hand"))
+            continue
+        if new == old:
+            continue
+        err = reparse(path, new)
+        if err:
+            findings.append(Finding("MIG-EDIT-002", "error", path, 0,
+                                    f"patched file does not parse ({err}); it is not written",
+                                    "report this as a bug with the source file attached"))
+            continue
+        changes.append(FileChange(path, "modify", old, new, rules))
+    return changes

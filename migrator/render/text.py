@@ -1,0 +1,59 @@
+"""Terminal output: summary table, findings with file:line, coloured unified diffs."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..plan import Plan
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _diff_text(diff: str) -> Text:
+    out = Text()
+    for line in diff.splitlines(keepends=True):
+        if line.startswith(("+++", "---")):
+            out.append(line, style="bold")
+        elif line.startswith("@@"):
+            out.append(line, style="cyan")
+        elif line.startswith("+"):
+            out.append(line, style="green")
+        elif line.startswith("-"):
+            out.append(line, style="red")
+        else:
+            out.append(line)
+    return out
+
+
+def render(plan: Plan, console: Console, show_diff: bool = True) -> None:
+    console.print(f"[bold]migrator plan[/bold] {escape(str(plan.root))}: "
+                  f"{plan.hop_from} -> {plan.hop_to}, phase [bold]{plan.phase}[/bold]")
+    table = Table(title="Summary", show_header=True)
+    table.add_column("item")
+    table.add_column("count", justify="right")
+    for k, v in sorted(plan.era_summary.items()):
+        table.add_row(escape(k), str(v))
+    for sev in ("error", "warning", "info"):
+        table.add_row(f"findings ({sev})", str(sum(1 for f in plan.findings if f.severity == sev)))
+    for action in ("create", "modify", "delete"):
+        table.add_row(f"files to {action}", str(sum(1 for c in plan.changes if c.action == action)))
+    console.print(table)
+    if plan.findings:
+        console.print("[bold]Findings[/bold]")
+        for f in plan.findings:
+            where = f"{f.path}:{f.line}" if f.path else "(repository)"
+            console.print(f"  [{_STYLE[f.severity]}]{f.severity:7}[/] {escape(f.code)} {escape(where)}: "
+                          f"{escape(f.message)}")
+            if f.manual_step:
+                console.print(f"          [dim]-> {escape(f.manual_step)}[/dim]")
+    if show_diff and plan.changes:
+        console.print("[bold]Changes[/bold]")
+        for c in plan.changes:
+            console.print(f"[bold]{c.action}[/bold] {escape(c.path)}  [dim]({', '.join(c.rules)})[/dim]")
+            console.print(_diff_text(c.diff), end="")
+    if plan.steps:
+        console.print("[bold]Runbook[/bold] (migrator runbook for the full document)")
+        for i, s in enumerate(plan.steps, 1):
+            console.print(f"  {i:2}. [{s.phase}/{s.kind}] {escape(s.title)}")

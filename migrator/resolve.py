@@ -1,0 +1,193 @@
+"""Follow the Terraform references that matter for the migration.
+
+The node role an EC2NodeClass needs is usually written down only indirectly: the chart's
+`defaultInstanceProfile` names an instance profile, whose `role` is the answer. The resolver follows
+literals, `var.x` (defaults and tfvars), `aws_iam_instance_profile` resources, the terraform-aws-modules
+karpenter module and node-group outputs, and returns a literal, a Terraform expression, or the reason
+it could not.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import knowledge
+from .inventory import HelmValue, Repo
+from .sources import hcl as hclsrc
+
+FACTS = knowledge.load("resolve")
+
+
+@dataclass
+class Resolution:
+    literal: str | None = None
+    expression: str | None = None       # Terraform expression, without ${ }
+    trail: list[str] = field(default_factory=list)      # how it was found, for the plan
+    reason: str = ""                    # why not, when neither literal nor expression
+
+    @property
+    def ok(self) -> bool:
+        return self.literal is not None or self.expression is not None
+
+
+def _where(repo: Repo, path: str, offset: int) -> str:
+    return f"{path}:{hclsrc.line_of(repo.text(path), offset)}"
+
+
+def variable_values(repo: Repo, name: str) -> list[tuple[str, int, object]]:
+    """Literal values a variable gets: tfvars assignments if any, else its default."""
+    found: list[tuple[str, int, object]] = []
+    for p in repo.tf_files():
+        if not p.endswith(".tfvars"):
+            continue
+        f = repo.hcl(p)
+        if f and name in f.attributes:
+            a = f.attributes[name]
+            found.append((p, hclsrc.line_of(f.text, a.start), a.expr.literal()))
+    if found:
+        return found
+    for p, b in repo.blocks("variable"):
+        if b.labels == [name] and b.attr("default") is not None:
+            e = b.attr("default")
+            found.append((p, hclsrc.line_of(repo.text(p), e.start), e.literal()))
+    return found
+
+
+def resolve_profile_to_role(repo: Repo, value: str, expression: str | None) -> Resolution:
+    """Node role for an instance profile given as a literal name or a Terraform expression."""
+    res = Resolution()
+    if expression:
+        return _from_expression(repo, expression.strip(), res)
+    return _from_literal_profile(repo, str(value), res)
+
+
+def _from_literal_profile(repo: Repo, name: str, res: Resolution) -> Resolution:
+    for p, b in repo.blocks("resource", "aws_iam_instance_profile"):
+        n = b.attr("name")
+        if n is not None and n.literal() == name:
+            res.trail.append(f"instance profile {name!r} is {b.address} ({_where(repo, p, b.start)})")
+            return _role_of_profile(repo, p, b, res)
+    res.reason = (f"no aws_iam_instance_profile named {name!r} in the repository, so its role is unknown")
+    return res
+
+
+def _role_of_profile(repo: Repo, path: str, b: hclsrc.Block, res: Resolution) -> Resolution:
+    role = b.attr("role")
+    if role is None:
+        res.reason = f"{b.address} has no role attribute"
+        return res
+    if role.literal() is not None:
+        res.literal = str(role.literal())
+        res.trail.append(f"its role is {res.literal!r}")
+        return res
+    res.expression = role.source
+    res.trail.append(f"its role is {role.source}")
+    m = re.fullmatch(r"aws_iam_role\.([A-Za-z0-9_-]+)\.(name|id)", role.source)
+    if m:
+        for p2, rb in repo.blocks("resource", "aws_iam_role"):
+            if rb.labels[1:] == [m.group(1)] and rb.attr("name") is not None and rb.attr("name").literal():
+                res.literal = str(rb.attr("name").literal())
+                res.trail.append(f"{rb.address} is named {res.literal!r} ({_where(repo, p2, rb.start)})")
+    return res
+
+
+def _from_expression(repo: Repo, expr: str, res: Resolution) -> Resolution:
+    m = re.fullmatch(r"aws_iam_instance_profile\.([A-Za-z0-9_-]+)\.(name|id)", expr)
+    if m:
+        for p, b in repo.blocks("resource", "aws_iam_instance_profile"):
+            if b.labels[1:] == [m.group(1)]:
+                res.trail.append(f"{expr} is {b.address} ({_where(repo, p, b.start)})")
+                return _role_of_profile(repo, p, b, res)
+        res.reason = f"{expr} refers to a resource that is not in the repository"
+        return res
+    m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr)
+    if m:
+        vals = variable_values(repo, m.group(1))
+        lits = {v for _, _, v in vals if v is not None}
+        if len(lits) == 1:
+            (lit,) = lits
+            res.trail.append(f"{expr} = {lit!r} ({', '.join(f'{p}:{ln}' for p, ln, _ in vals)})")
+            return _from_literal_profile(repo, str(lit), res)
+        res.reason = (f"{expr} has {'several values' if len(lits) > 1 else 'no literal value'} in the repository")
+        return res
+    m = re.fullmatch(r"module\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)+)", expr)
+    if m:
+        mod = _module(repo, m.group(1))
+        if mod is not None:
+            r = _from_module(repo, mod, m.group(2).lstrip("."), expr, res)
+            if r is not None:
+                return r
+    for rule in FACTS["expression_rewrites"]:
+        if re.search(rule["match"], expr):
+            res.expression = re.sub(rule["match"], rule["replace"], expr)
+            res.trail.append(f"{expr} -> {res.expression} ({rule['why']})")
+            return res
+    res.reason = f"migrator cannot tell which IAM role the instance profile {expr} uses"
+    return res
+
+
+def _module(repo: Repo, name: str) -> tuple[str, hclsrc.Block] | None:
+    for p, b in repo.blocks("module"):
+        if b.labels == [name]:
+            return p, b
+    return None
+
+
+def _from_module(repo: Repo, mod: tuple[str, hclsrc.Block], output: str, expr: str, res: Resolution):
+    p, b = mod
+    source = (b.attr("source").literal() if b.attr("source") is not None else "") or ""
+    version = (b.attr("version").literal() if b.attr("version") is not None else "") or ""
+    for known in FACTS["modules"]:
+        if not re.search(known["source"], source):
+            continue
+        out = known["outputs"].get(output)
+        if out is None:
+            return None
+        # module told to use an existing role: that role is the node role
+        flag = known.get("existing_role")
+        if flag:
+            create = b.attr(flag["create"])
+            given = b.attr(flag["role_arn"])
+            if create is not None and create.literal() is False and given is not None:
+                res.trail.append(f"module.{b.labels[0]} uses an existing node role "
+                                 f"({flag['role_arn']} = {given.source}, {_where(repo, p, given.start)})")
+                return _from_expression(repo, given.source, res) if not re.search(r"arn$", given.source) \
+                    else _rewrite_arn(given.source, res)
+        major = re.search(r"(\d+)", version)
+        target = out.get(f"v{major.group(1)}" if major else "default", out["default"])
+        res.expression = f"module.{b.labels[0]}.{target}"
+        res.trail.append(f"{expr} is created by {known['name']} ({_where(repo, p, b.start)}); "
+                         f"its node role is output {target}")
+        return res
+    return None
+
+
+def _rewrite_arn(expr: str, res: Resolution) -> Resolution:
+    for rule in FACTS["expression_rewrites"]:
+        if re.search(rule["match"], expr):
+            res.expression = re.sub(rule["match"], rule["replace"], expr)
+            res.trail.append(f"{expr} -> {res.expression} ({rule['why']})")
+            return res
+    res.reason = f"cannot derive a role name from {expr}"
+    return res
+
+
+def default_instance_profile(values: list[HelmValue]) -> list[HelmValue]:
+    keys = set(FACTS["default_instance_profile_keys"])
+    return [v for v in values if v.key in keys and v.value not in (None, "")]
+
+
+def resolve_node_role(repo: Repo, values: list[HelmValue]) -> tuple[Resolution, HelmValue | None]:
+    """Node role from the chart's defaultInstanceProfile (the alpha fallback every template used)."""
+    found = default_instance_profile(values)
+    if not found:
+        return Resolution(reason="no defaultInstanceProfile is set in the Karpenter chart values found in the "
+                                 "repository"), None
+    distinct = {(str(v.value), v.expression) for v in found}
+    if len(distinct) > 1:
+        return Resolution(reason="defaultInstanceProfile has different values in "
+                                 + ", ".join(f"{v.path}:{v.line}" for v in found)), found[0]
+    v = found[0]
+    res = resolve_profile_to_role(repo, str(v.value), v.expression)
+    res.trail.insert(0, f"{v.key} = {v.value} ({v.path}:{v.line})")
+    return res, v

@@ -1,0 +1,577 @@
+"""Rule `v1beta1/manifests`: new NodePools/EC2NodeClasses next to the old objects; old ones removed in cleanup.
+
+prepare: every Provisioner / AWSNodeTemplate / inline provider is converted (convert.py), validated
+against the v1beta1 CRD, and written next to its source in the same kind of container:
+  raw YAML file        -> new YAML file beside it (+ kustomization.yaml entry)
+  kubectl_manifest     -> new resource block after the old one (same provider, depends_on, for_each, ...)
+  templatefile target  -> new template file beside the old one + new block calling it
+  kubernetes_manifest  -> new resource block with the converted HCL object
+cleanup: old objects whose new counterpart exists are removed (blocks, documents, files, entries).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from ... import knowledge
+from ...edits import DeleteFile, Edit, NewFile, TextEdit, indent_at, line_end, line_start, to_newline
+from ...inventory import HelmValue, Manifest, Repo
+from ...model import Finding
+from ...resolve import Resolution, resolve_node_role
+from ...sources import hcl as hclsrc
+from ...sources import yaml as yamlsrc
+from ...validate import validate_object
+from .convert import Converted, convert_nodeclass, convert_provisioner, needs_role
+
+RULE = "v1beta1/manifests"
+FACTS = knowledge.load("v1beta1")
+TARGET_KIND = {"Provisioner": "NodePool", "AWSNodeTemplate": "EC2NodeClass"}
+
+
+@dataclass
+class Options:
+    keep_alpha_defaults: bool = False
+    node_role: str | None = None
+
+
+@dataclass
+class Result:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    new_addresses: list[str] = field(default_factory=list)     # Terraform addresses created
+    new_files: list[str] = field(default_factory=list)         # YAML files created (raw / templates)
+    old_objects: list[tuple[str, str, str]] = field(default_factory=list)   # (kind, name, where)
+    removed: list[str] = field(default_factory=list)           # what cleanup removes
+
+
+def _scope(m: Manifest) -> str:
+    return posixpath.dirname(m.tf_path or m.path)
+
+
+def _name_key(m: Manifest, name: Any) -> str:
+    return m.masked.unmask(str(name)) if name is not None else ""
+
+
+def derive_name(old: str, kind: str, kind_of_old: str, file: bool = False) -> str:
+    rules = FACTS["naming"][kind]
+    for a, b in rules["replace"]:
+        if a in old:
+            return old.replace(a, b)
+    suffix = rules["suffix"]["file" if file else "label"]
+    return old + suffix
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name}{i}" in taken:
+        i += 1
+    return f"{name}{i}"
+
+
+class ManifestsRule:
+    def __init__(self, repo: Repo, manifests: list[Manifest], helm_values: list[HelmValue], options: Options):
+        self.repo = repo
+        self.manifests = manifests
+        self.values = helm_values
+        self.opts = options
+        self.res = Result()
+        self._role: Resolution | None = None
+        self._role_value: HelmValue | None = None
+        self._taken_labels: dict[str, set[str]] = {}
+        self._new_files: set[str] = set()
+        self._inserts_after: dict[tuple[str, int], int] = {}
+
+    # -- shared ------------------------------------------------------------------------------
+    def finding(self, code, severity, path, line, message, manual=""):
+        self.res.findings.append(Finding(code, severity, path, line, message, manual))
+
+    def beta_index(self) -> set[tuple[str, str, str]]:
+        return {(_scope(m), m.kind, _name_key(m, m.name)) for m in self.manifests if m.era == "beta"}
+
+    def role(self) -> Resolution:
+        if self._role is None:
+            if self.opts.node_role:
+                self._role = Resolution(literal=self.opts.node_role, trail=["--node-role"])
+            else:
+                self._role, self._role_value = resolve_node_role(self.repo, self.values)
+        return self._role
+
+    # -- prepare -------------------------------------------------------------------------------
+    def prepare(self) -> Result:
+        beta = self.beta_index()
+        raw_by_file: dict[str, list[tuple[Manifest, list[Converted]]]] = {}
+        for m in self.manifests:
+            if m.era != "alpha":
+                continue
+            if m.kind == "Machine":
+                self.finding("MIG-MAN-001", "info", m.path, m.line,
+                             "Machine objects are created by the controller and migrated by Karpenter itself; "
+                             "this manifest is not converted")
+                continue
+            self.res.old_objects.append((m.kind, _name_key(m, m.name), f"{m.path}:{m.line}"))
+            convs = self.convert(m)
+            pending = [c for c in convs if (_scope(m), c.kind, _name_key(m, c.name)) not in beta]
+            if not pending:
+                continue
+            for c in pending:
+                for n in c.notes:
+                    self.finding(n.code, n.severity, m.path, m.line_of(n.field), n.message, n.manual_step)
+            ok = [c for c in pending if c.ok and self.valid(m, c)]
+            if not ok:
+                continue
+            if m.container == "yaml":
+                raw_by_file.setdefault(m.path, []).append((m, ok))
+            else:
+                for c in ok:
+                    self.place_hcl(m, c)
+        for path, items in raw_by_file.items():
+            self.place_yaml_file(path, items)
+        return self.res
+
+    def convert(self, m: Manifest) -> list[Converted]:
+        if m.kind == "Provisioner":
+            np, nc = convert_provisioner(m.obj, keep_alpha_defaults=self.opts.keep_alpha_defaults)
+            out = [np]
+            if nc is not None:
+                out.append(self.with_role(m, nc, ("spec", "provider")))
+            return out
+        return [self.with_role(m, convert_nodeclass(m.obj), ("spec",))]
+
+    def with_role(self, m: Manifest, conv: Converted, spec_path: tuple) -> Converted:
+        """Re-run the EC2NodeClass conversion with the node role resolved for this container."""
+        spec_src = m.obj
+        for p in spec_path[1:]:
+            spec_src = spec_src.get(p) if isinstance(spec_src, dict) else None
+        src = CommentedMap([("metadata", CommentedMap([("name", conv.name)])), ("spec", spec_src)]) \
+            if spec_path != ("spec",) else m.obj
+        if not needs_role(src):
+            return conv
+        if any(n.severity == "error" for n in conv.notes):
+            return conv
+        role = self.role_for(m)
+        if role is None:
+            return conv
+        again = convert_nodeclass(src, inline=spec_path != ("spec",), role=role)
+        again.moves = conv.moves if spec_path != ("spec",) else again.moves
+        again.notes = conv.notes
+        return again
+
+    def role_for(self, m: Manifest) -> Any:
+        """Role value for the container of m: a literal, or a placeholder for a Terraform expression."""
+        r = self.role()
+        where = f"{m.path}:{m.line}"
+        name = _name_key(m, m.obj.get("metadata", {}).get("name") if isinstance(m.obj, dict) else "")
+        if not r.ok:
+            self.finding("MIG-NC-011", "error", m.path, m.line,
+                         f"EC2NodeClass for {m.kind} {name} needs spec.role (the node IAM role name) and migrator cannot "
+                         f"resolve it: {r.reason}",
+                         "re-run with --node-role <role name>, or add an aws_iam_instance_profile with a role for the "
+                         "profile in settings.aws.defaultInstanceProfile, or set spec.instanceProfile on the "
+                         "AWSNodeTemplate to keep using an unmanaged instance profile")
+            return None
+        trail = " -> ".join(r.trail)
+        if m.container == "yaml" or (m.container == "template" and m.call is not None and m.call.name == "file"):
+            if r.literal is None:
+                self.finding("MIG-NC-012", "error", m.path, m.line,
+                             f"EC2NodeClass for {name} needs a literal role name in {m.path}, but the role is only "
+                             f"known as the Terraform expression {r.expression} ({trail})",
+                             f"re-run with --node-role <the value of {r.expression}>")
+                return None
+            self.finding("MIG-NC-013", "info", m.path, m.line, f"role {r.literal!r} resolved: {trail}")
+            return r.literal
+        if r.literal is not None and r.expression is None:
+            self.finding("MIG-NC-013", "info", m.path, m.line, f"role {r.literal!r} resolved: {trail}")
+            return r.literal
+        expr = r.expression or hclsrc.quote(r.literal or "")
+        tok = f"__MIG_{len(m.masked.tokens)}__"
+        if m.container == "kubernetes_manifest":
+            m.masked.tokens[tok] = expr
+        elif m.container == "template":
+            var = FACTS["naming"]["template_role_variable"]
+            m.masked.tokens[tok] = "${" + var + "}"
+        else:
+            m.masked.tokens[tok] = "${" + expr + "}"
+        self.finding("MIG-NC-013", "info", m.tf_path or m.path, m.line, f"role {expr} resolved: {trail}")
+        return tok
+
+    def valid(self, m: Manifest, c: Converted) -> bool:
+        errs = validate_object(c.obj)
+        if errs:
+            self.finding("MIG-VAL-001", "error", m.path, m.line,
+                         f"generated {c.kind} {_name_key(m, c.name)} does not validate against the v1beta1 CRD: "
+                         + "; ".join(errs), "fix the source object (see the messages) and re-run; nothing was written")
+            return False
+        return True
+
+    # -- rendering -------------------------------------------------------------------------------
+    def yaml_text(self, m: Manifest, c: Converted) -> str | None:
+        em = yamlsrc.Emitter(m.style).emit(c.obj)
+        lines = em.text.splitlines()
+        if m.masked.directives:
+            placed = self.place_directives(m, c, em, lines)
+            if placed is None:
+                return None
+            lines = placed
+        return m.masked.unmask("\n".join(lines) + "\n")
+
+    def place_directives(self, m: Manifest, c: Converted, em: yamlsrc.Emitted, lines: list[str]) -> list[str] | None:
+        """Carry whole-line template directives (%{ if }, %{ for }) to where their content moved."""
+        content_lines = sorted(m.line_map)
+        stack: list[int] = []
+        pairs: list[tuple[int, int | None]] = []
+        for i, d in enumerate(m.masked.directives):
+            if d.word in ("if", "for"):
+                stack.append(i)
+            elif d.word in ("endif", "endfor"):
+                if not stack:
+                    return self._directive_fail(m, d.text, "has no opening directive")
+                pairs.append((stack.pop(), i))
+            elif d.word == "else":
+                pairs.append((i, None))
+            else:
+                return self._directive_fail(m, d.text, "is not an if/for directive")
+        if stack:
+            return self._directive_fail(m, m.masked.directives[stack[-1]].text, "is never closed")
+        before: dict[int, list[str]] = {}
+        after: dict[int, list[str]] = {}
+        for oi, ci in sorted(pairs, key=lambda p: p[0]):
+            opener = m.masked.directives[oi]
+            hi = m.masked.directives[ci].index if ci is not None else opener.index + 10 ** 9
+            inside = [ln for ln in content_lines if opener.index < ln < hi]
+            if ci is None:
+                inside = inside[:1]
+            if not inside:
+                return self._directive_fail(m, opener.text, "wraps no YAML content")
+            paths = [m.line_map[ln] for ln in inside]
+            depth = min(len(p) for p in paths)
+            tops = [p for p in paths if len(p) == depth]
+            mapped = []
+            for p in tops:
+                q = c.map_path(p)
+                if q is None or not c.is_verbatim(p) or q not in em.ranges:
+                    return self._directive_fail(m, opener.text, f"wraps {'.'.join(map(str, p))}, which is converted "
+                                                               "into a different shape")
+                mapped.append(em.ranges[q])
+            mapped.sort()
+            for (a1, b1), (a2, _) in zip(mapped, mapped[1:]):
+                if a2 != b1 + 1:
+                    return self._directive_fail(m, opener.text, "wraps fields that are no longer next to each other")
+            first, last = mapped[0][0], mapped[-1][1]
+            ind = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+            before.setdefault(first, []).append(ind + opener.text)
+            if ci is not None:
+                after.setdefault(last, []).insert(0, ind + m.masked.directives[ci].text)
+        out = []
+        for i, ln in enumerate(lines):
+            out.extend(before.get(i, []))
+            out.append(ln)
+            out.extend(after.get(i, []))
+        return out
+
+    def _directive_fail(self, m: Manifest, text: str, why: str) -> None:
+        self.finding("MIG-TPL-001", "error", m.path, m.line,
+                     f"template directive `{text}` {why}; migrator cannot place it in the converted object",
+                     "write the new template by hand from the plan's other objects; nothing was generated for it")
+        return None
+
+    # -- placement: raw YAML -------------------------------------------------------------------
+    def place_yaml_file(self, path: str, items: list[tuple[Manifest, list[Converted]]]) -> None:
+        sf = self.repo.files[path]
+        docs = []
+        for m, convs in items:
+            for c in convs:
+                t = self.yaml_text(m, c)
+                if t is None:
+                    return
+                docs.append(t)
+        d, base = posixpath.split(path)
+        stem, ext = posixpath.splitext(base)
+        kinds = [m.kind for m, _ in items]
+        new_base = None
+        for kind in ("Provisioner", "AWSNodeTemplate"):
+            if kind in kinds:
+                cand = derive_name(stem, TARGET_KIND[kind], kind, file=True)
+                if cand != stem + FACTS["naming"][TARGET_KIND[kind]]["suffix"]["file"]:
+                    new_base = cand
+                    break
+        if new_base is None:
+            new_base = stem + FACTS["naming"]["file_fallback_suffix"]
+        new_path = posixpath.join(d, new_base + ext) if d else new_base + ext
+        if new_path in self.repo.files or new_path in self._new_files:
+            self.finding("MIG-MAN-002", "warning", path, items[0][0].line,
+                         f"{new_path} already exists, but does not hold the converted objects of {path}",
+                         f"move the converted objects into {new_path} by hand, or rename that file and re-run")
+            return
+        lead = "---\n" if sf.text.lstrip().startswith("---") else ""
+        text = lead + "---\n".join(docs)
+        self._new_files.add(new_path)
+        self.res.edits.append(NewFile(new_path, to_newline(text, sf.newline), RULE))
+        self.res.new_files.append(new_path)
+        self.kustomization_entry(path, new_path, add=True)
+
+    def kustomization_entry(self, old_path: str, new_path: str | None, add: bool) -> None:
+        d, base = posixpath.split(old_path)
+        for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+            kpath = posixpath.join(d, name) if d else name
+            if kpath not in self.repo.files:
+                continue
+            text = self.repo.text(kpath)
+            try:
+                obj = yamlsrc.load(text)
+            except yamlsrc.YamlParseError:
+                return
+            res = obj.get("resources") if isinstance(obj, dict) else None
+            if not isinstance(res, list):
+                return
+            names = [str(x) for x in res]
+            idx = next((i for i, x in enumerate(names) if posixpath.normpath(x) == base), None)
+            if idx is None:
+                return
+            lines = text.splitlines(keepends=True)
+            ln = res.lc.item(idx)[0]
+            off = sum(len(x) for x in lines[:ln])
+            if add:
+                new_base = posixpath.basename(new_path)
+                if any(posixpath.normpath(x) == new_base for x in names):
+                    return
+                line = lines[ln]
+                if not line.endswith("\n"):
+                    line += self.repo.files[kpath].newline
+                new_line = line.replace(names[idx], names[idx].replace(base, new_base), 1)
+                self.res.edits.append(TextEdit(kpath, off + len(lines[ln]), off + len(lines[ln]),
+                                               new_line if lines[ln].endswith("\n") else self.repo.files[kpath].newline
+                                               + new_line.rstrip("\r\n"), RULE))
+            else:
+                self.res.edits.append(TextEdit(kpath, off, off + len(lines[ln]), "", RULE))
+            return
+
+    # -- placement: Terraform ------------------------------------------------------------------
+    def taken(self, tf_path: str) -> set[str]:
+        if tf_path not in self._taken_labels:
+            taken = set()
+            for p in self.repo.tf_files():
+                if posixpath.dirname(p) == posixpath.dirname(tf_path) and p.endswith(".tf"):
+                    f = self.repo.hcl(p)
+                    for b in (f.blocks if f else []):
+                        if b.type == "resource" and len(b.labels) == 2:
+                            taken.add(b.labels[1])
+            self._taken_labels[tf_path] = taken
+        return self._taken_labels[tf_path]
+
+    def place_hcl(self, m: Manifest, c: Converted) -> None:
+        tf = m.tf_path
+        text = self.repo.text(tf)
+        nl = self.repo.files[tf].newline
+        b = m.block
+        label = _unique(derive_name(b.labels[1], c.kind, m.kind), self.taken(tf))
+        repl: list[tuple[int, int, str]] = [(b.label_spans[1][0], b.label_spans[1][1], hclsrc.quote(label))]
+        if m.container == "kubectl_manifest":
+            body = self.yaml_text(m, c)
+            if body is None:
+                return
+            h = b.attr("yaml_body").heredoc
+            pad = text[line_start(text, h.body_start): line_start(text, h.body_start) + h.indent] if h.trim else ""
+            indented = "".join((pad + ln if ln.strip() else ln) for ln in body.splitlines(keepends=True))
+            repl.append((h.body_start, h.body_end, indented))
+        elif m.container == "kubernetes_manifest":
+            attr = b.attributes["manifest"]
+            ind = indent_at(text, attr.start)
+            step = _hcl_step(text, b)
+            repl.append((m.expr.start, m.expr.end, hclsrc.render_value(c.obj, m.masked.tokens, ind, step)))
+            cf = b.attributes.get("computed_fields")
+            if cf is not None and cf.expr.kind == "tuple":
+                for item in cf.expr.items:
+                    lit = item.literal()
+                    if isinstance(lit, str):
+                        mapped = c.map_path(tuple(lit.split(".")))
+                        if mapped is None:
+                            self.finding("MIG-MAN-003", "warning", tf, hclsrc.line_of(text, item.start),
+                                         f"computed_fields entry {lit!r} has no counterpart in the {c.kind}",
+                                         "remove or adjust it in the new block")
+                        elif mapped != tuple(lit.split(".")):
+                            repl.append((item.start, item.end, hclsrc.quote(".".join(map(str, mapped)))))
+        else:   # template
+            body = self.yaml_text(m, c)
+            if body is None:
+                return
+            tdir, tbase = posixpath.split(m.path)
+            new_base = derive_name(tbase, c.kind, m.kind, file=True)
+            if new_base == tbase + FACTS["naming"][c.kind]["suffix"]["file"]:
+                stem, ext = tbase.split(".", 1) if "." in tbase else (tbase, "")
+                new_base = derive_name(stem, c.kind, m.kind, file=True) + ("." + ext if ext else "")
+            new_tpath = posixpath.join(tdir, new_base) if tdir else new_base
+            path_expr = m.call.items[0]
+            if tbase not in path_expr.source:
+                self._template_path_fail(m)
+                return
+            i = path_expr.source.rfind(tbase)
+            new_src = path_expr.source[:i] + new_base + path_expr.source[i + len(tbase):]
+            repl.append((path_expr.start, path_expr.end, new_src))
+            var = FACTS["naming"]["template_role_variable"]
+            if "${" + var + "}" in body:
+                r = self.role()
+                args = m.call.items
+                if len(args) < 2 or args[1].kind != "object":
+                    self.finding("MIG-NC-014", "error", tf, hclsrc.line_of(text, m.call.start),
+                                 f"the new template needs the node role as variable {var}, but the "
+                                 f"{m.call.name}() variables are not an object literal migrator can extend",
+                                 f"add {var} = {r.expression} to the template variables by hand, or re-run with "
+                                 "--node-role")
+                    return
+                obj = args[1]
+                if obj.entries:
+                    last = obj.entries[-1]
+                    if "\n" in obj.source:
+                        ind = indent_at(text, last.start)
+                        ins = f"\n{ind}{var} = {r.expression}"
+                    else:
+                        ins = f", {var} = {r.expression}"
+                    repl.append((last.end, last.end, ins))
+                else:
+                    repl.append((obj.start, obj.end, f"{{ {var} = {r.expression} }}"))
+            if new_tpath not in self.repo.files and new_tpath not in self._new_files:
+                self._new_files.add(new_tpath)
+                self.res.edits.append(NewFile(new_tpath, to_newline(body, self.repo.files[m.path].newline), RULE))
+                self.res.new_files.append(new_tpath)
+        clone = _splice(text, b.start, b.end, repl)
+        self.taken(tf).add(label)
+        key = (tf, b.end)
+        order = self._inserts_after.get(key, 0)
+        self._inserts_after[key] = order + 1
+        self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, nl), RULE, order=order))
+        self.res.new_addresses.append(f"{b.labels[0]}.{label}")
+
+    def _template_path_fail(self, m: Manifest) -> None:
+        self.finding("MIG-TPL-002", "error", m.tf_path, hclsrc.line_of(self.repo.text(m.tf_path), m.call.start),
+                     "the template path is not written literally; migrator cannot point a new block at a new template",
+                     "copy the block by hand and point it at the generated template")
+
+    # -- cleanup -------------------------------------------------------------------------------
+    def cleanup(self) -> Result:
+        beta = self.beta_index()
+        remove_blocks: dict[str, list[hclsrc.Block]] = {}
+        remove_docs: dict[str, list[Manifest]] = {}
+        templates: dict[str, list[Manifest]] = {}
+        for m in self.manifests:
+            if m.era != "alpha" or m.kind == "Machine":
+                continue
+            name = _name_key(m, m.name)
+            targets = [(TARGET_KIND[m.kind], name)]
+            if m.kind == "Provisioner" and isinstance(m.obj.get("spec"), dict) and "provider" in m.obj["spec"]:
+                targets.append(("EC2NodeClass", name))
+            missing = [t for t in targets if (_scope(m), t[0], t[1]) not in beta]
+            if missing:
+                self.finding("MIG-CLN-001", "error", m.path, m.line,
+                             f"{m.kind} {name} cannot be removed yet: no {', '.join(f'{k} {n}' for k, n in missing)} "
+                             "exists next to it", "run `migrator apply --phase prepare --write` and roll the nodes first")
+                continue
+            self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
+            if m.container == "yaml":
+                remove_docs.setdefault(m.path, []).append(m)
+            else:
+                remove_blocks.setdefault(m.tf_path, [])
+                if all(b.start != m.block.start for b in remove_blocks[m.tf_path]):
+                    remove_blocks[m.tf_path].append(m.block)
+                if m.container == "template":
+                    templates.setdefault(m.path, []).append(m)
+        for tf, blocks in remove_blocks.items():
+            text = self.repo.text(tf)
+            for b in blocks:
+                s, e = _block_span(text, b)
+                self.res.edits.append(TextEdit(tf, s, e, "", RULE))
+        removed_starts = {(tf, b.start) for tf, bs in remove_blocks.items() for b in bs}
+        for tpath, ms in templates.items():
+            if not self._template_still_used(tpath, removed_starts):
+                self.res.edits.append(DeleteFile(tpath, RULE))
+        for path, ms in remove_docs.items():
+            self.remove_yaml_docs(path, ms)
+        return self.res
+
+    def _template_still_used(self, tpath: str, removed: set[tuple[str, int]]) -> bool:
+        for p in self.repo.tf_files():
+            f = self.repo.hcl(p) if p.endswith(".tf") else None
+            for b in (f.walk() if f else []):
+                if (p, b.start) in removed:
+                    continue
+                for a in b.attributes.values():
+                    for call in _calls(a.expr):
+                        if call.items and self.repo.resolve_file_arg(p, call.items[0]) == tpath:
+                            return True
+        return False
+
+    def remove_yaml_docs(self, path: str, ms: list[Manifest]) -> None:
+        text = self.repo.text(path)
+        docs = yamlsrc.split_documents(text)
+        gone = {m.doc_start for m in ms}
+        if all(d.start in gone for d in docs):
+            self.res.edits.append(DeleteFile(path, RULE))
+            self.kustomization_entry(path, None, add=False)
+            return
+        for i, d in enumerate(docs):
+            if d.start not in gone:
+                continue
+            if i + 1 < len(docs):
+                self.res.edits.append(TextEdit(path, d.start, docs[i + 1].start, "", RULE))
+            else:
+                prev_end = docs[i - 1].end if i > 0 else 0
+                self.res.edits.append(TextEdit(path, prev_end, d.end, "", RULE))
+
+
+def _calls(e: hclsrc.Expr):
+    if e.kind == "call":
+        if e.name in ("templatefile", "file"):
+            yield e
+        for i in e.items:
+            yield from _calls(i)
+    for i in e.items:
+        if e.kind != "call":
+            yield from _calls(i)
+    for en in e.entries:
+        yield from _calls(en.value)
+
+
+def _splice(text: str, start: int, end: int, repl: list[tuple[int, int, str]]) -> str:
+    out, pos = [], start
+    for s, e, t in sorted(repl):
+        out.append(text[pos:s])
+        out.append(t)
+        pos = e
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+def _hcl_step(text: str, b: hclsrc.Block) -> str:
+    """Indentation step used inside a block (for nested objects)."""
+    first = text[b.body_start:b.body_end]
+    for ln in first.splitlines():
+        if ln.strip():
+            ind = len(ln) - len(ln.lstrip(" "))
+            outer = len(indent_at(text, b.start))
+            return " " * max(ind - outer, 2)
+    return "  "
+
+
+def _block_span(text: str, b: hclsrc.Block) -> tuple[int, int]:
+    """Span of a block's lines, with the comment lines directly above it and one blank line."""
+    s = line_start(text, b.start)
+    while s > 0:
+        prev = line_start(text, s - 1)
+        if text[prev:s].lstrip().startswith(("#", "//")):
+            s = prev
+        else:
+            break
+    e = line_end(text, b.end)
+    nxt = line_end(text, e)
+    if e < len(text) and not text[e:nxt].strip():
+        e = nxt
+    elif s > 0:
+        prev = line_start(text, s - 1)
+        if not text[prev:s].strip():
+            s = prev
+    return s, e

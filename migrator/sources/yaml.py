@@ -1,0 +1,288 @@
+"""YAML with spans: split multi-document text, load documents round-trip, emit new objects.
+
+Existing documents are never re-serialised. New objects (converted NodePools, EC2NodeClasses) are
+emitted by :class:`Emitter`, which keeps the quoting and flow style of scalars copied from the
+source (ruamel round-trip types), follows the source file's indentation, and records the output
+lines of every path so template directives can be re-attached.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import (
+    DoubleQuotedScalarString,
+    FoldedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
+)
+
+Path = tuple  # tuple of str keys / int indexes
+
+_DOC_SEP = re.compile(r"^---[ \t]*(?:#.*)?$|^\.\.\.[ \t]*$")
+
+
+class YamlParseError(ValueError):
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line   # 1-based, relative to the parsed text
+
+
+@dataclass
+class DocSpan:
+    start: int          # char offset of the document body in the file text
+    end: int
+    text: str
+    first_line: int     # 0-based line of `start`
+
+
+def split_documents(text: str) -> list[DocSpan]:
+    """Split a YAML stream at `---` / `...` lines. Separator lines are not part of any document."""
+    docs: list[DocSpan] = []
+    pos = 0
+    start = 0
+    start_line = 0
+    for lineno, line in enumerate(text.splitlines(keepends=True)):
+        if _DOC_SEP.match(line.rstrip("\r\n")):
+            docs.append(DocSpan(start, pos, text[start:pos], start_line))
+            start = pos + len(line)
+            start_line = lineno + 1
+        pos += len(line)
+    docs.append(DocSpan(start, len(text), text[start:], start_line))
+    return [d for d in docs if d.text.strip() and not all(
+        ln.strip().startswith("#") or not ln.strip() for ln in d.text.splitlines())]
+
+
+def _rt() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    return y
+
+
+def load(text: str) -> Any:
+    try:
+        return _rt().load(text)
+    except YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = (mark.line + 1) if mark is not None else 1
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise YamlParseError(f"YAML does not parse: {problem}", line) from None
+
+
+def safe_load(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
+
+
+def load_all_safe(text: str) -> list[Any]:
+    return [d for d in YAML(typ="safe", pure=True).load_all(text) if d is not None]
+
+
+def line_paths(node: Any, path: Path = ()) -> dict[int, Path]:
+    """Map 0-based source line -> path of the map key / sequence item starting on that line."""
+    out: dict[int, Path] = {}
+    if isinstance(node, CommentedMap):
+        for k, v in node.items():
+            try:
+                line = node.lc.key(k)[0]
+            except Exception:  # noqa: BLE001 - keys without position info (merged keys)
+                continue
+            out.setdefault(line, path + (k,))
+            out.update({ln: p for ln, p in line_paths(v, path + (k,)).items() if ln not in out})
+    elif isinstance(node, CommentedSeq):
+        for i, v in enumerate(node):
+            try:
+                line = node.lc.item(i)[0]
+            except Exception:  # noqa: BLE001
+                continue
+            out.setdefault(line, path + (i,))
+            out.update({ln: p for ln, p in line_paths(v, path + (i,)).items() if ln not in out})
+    return out
+
+
+@dataclass
+class Style:
+    indent: int = 2
+    indent_sequences: bool = True    # `key:\n  - item` (True) or `key:\n- item` (False)
+
+
+def detect_style(text: str) -> Style:
+    """Indentation width and sequence style used by an existing YAML text."""
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    widths: list[int] = []
+    seq: bool | None = None
+    prev = None
+    for ln in lines:
+        if not ln.strip() or ln.lstrip().startswith("#"):
+            continue
+        ind = len(ln) - len(ln.lstrip(" "))
+        if prev is not None:
+            pind, ptext = prev
+            if ptext.endswith(":"):
+                if ln.lstrip().startswith("- "):
+                    if seq is None:
+                        seq = ind > pind
+                    if ind > pind:
+                        widths.append(ind - pind)
+                elif ind > pind:
+                    widths.append(ind - pind)
+        prev = (ind, ln.strip())
+    indent = min(widths) if widths else 2
+    return Style(indent=indent if indent in (2, 3, 4) else 2, indent_sequences=True if seq is None else seq)
+
+
+@lru_cache(maxsize=4096)
+def _plain_ok(s: str, flow: bool) -> bool:
+    if not s or s != s.strip() or "\n" in s or "\r" in s or "\t" in s:
+        return False
+    if flow and any(c in s for c in ",[]{}"):
+        return False
+    try:
+        got = YAML(typ="safe", pure=True).load(f"k: {s}\n")
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(got, dict) and got.get("k") == s and isinstance(got.get("k"), str)
+
+
+def _double(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _single(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def format_scalar(v: Any, flow: bool = False) -> str:
+    """One-line representation of a scalar, keeping the source's quoting when known."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if type(v).__name__ == "ScalarBoolean":
+        return "true" if v else "false"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v) if not isinstance(v, float) else repr(float(v))
+    s = str(v)
+    if isinstance(v, DoubleQuotedScalarString):
+        return _double(s)
+    if isinstance(v, SingleQuotedScalarString):
+        return _single(s) if "\n" not in s else _double(s)
+    if _plain_ok(s, flow):
+        return s
+    return _double(s)
+
+
+def _is_scalar(v: Any) -> bool:
+    return not isinstance(v, (dict, list))
+
+
+@dataclass
+class Emitted:
+    text: str
+    ranges: dict[Path, tuple[int, int]] = field(default_factory=dict)   # path -> (first, last) line
+
+
+class Emitter:
+    def __init__(self, style: Style | None = None):
+        self.style = style or Style()
+        self.lines: list[str] = []
+        self.ranges: dict[Path, tuple[int, int]] = {}
+
+    def emit(self, obj: Any, base_indent: int = 0) -> Emitted:
+        self.lines = []
+        self.ranges = {}
+        self._map(obj, base_indent, ())
+        return Emitted("".join(ln + "\n" for ln in self.lines), dict(self.ranges))
+
+    # -- helpers -------------------------------------------------------------------------
+    def _flow(self, v: Any) -> str | None:
+        """Flow text for a value that was flow-styled in the source and holds only scalars."""
+        fa = getattr(v, "fa", None)
+        if fa is None or not fa.flow_style():
+            return None
+        if isinstance(v, list) and all(_is_scalar(x) for x in v):
+            return "[" + ", ".join(format_scalar(x, flow=True) for x in v) + "]"
+        if isinstance(v, dict) and all(_is_scalar(x) for x in v.values()):
+            inner = ", ".join(f"{format_scalar(k, flow=True)}: {format_scalar(x, flow=True)}" for k, x in v.items())
+            return "{" + inner + "}" if inner else "{}"
+        return None
+
+    def _block_scalar(self, key_prefix: str, v: str, indent: int) -> None:
+        chomp = "-" if not v.endswith("\n") else ("+" if v.endswith("\n\n") else "")
+        body = v[:-1] if v.endswith("\n") and chomp == "" else v
+        if chomp == "+":
+            body = v[:-1]
+        ind = " " * (indent + self.style.indent)
+        indicator = str(self.style.indent) if body[:1] in (" ", "\t") else ""
+        self.lines.append(f"{key_prefix}|{indicator}{chomp}")
+        for ln in body.split("\n"):
+            self.lines.append(ind + ln if ln else "")
+
+    def _value_after_key(self, prefix: str, v: Any, indent: int, path: Path) -> None:
+        """Emit `prefix` (e.g. `key:` or `- key:`) followed by value v."""
+        flow = self._flow(v)
+        if flow is not None:
+            self.lines.append(f"{prefix} {flow}")
+        elif isinstance(v, dict):
+            if not v:
+                self.lines.append(f"{prefix} {{}}")
+            else:
+                self.lines.append(prefix)
+                self._map(v, indent + self.style.indent, path)
+        elif isinstance(v, list):
+            if not v:
+                self.lines.append(f"{prefix} []")
+            else:
+                self.lines.append(prefix)
+                seq_indent = indent + (self.style.indent if self.style.indent_sequences else 0)
+                self._seq(v, seq_indent, path)
+        elif isinstance(v, (LiteralScalarString, FoldedScalarString)) or (
+            isinstance(v, str) and "\n" in v.rstrip("\n") and not isinstance(v, (DoubleQuotedScalarString, SingleQuotedScalarString))
+        ):
+            self._block_scalar(prefix + " ", str(v), indent)
+        else:
+            self.lines.append(f"{prefix} {format_scalar(v)}")
+
+    def _map(self, m: dict, indent: int, path: Path) -> None:
+        pad = " " * indent
+        for k, v in m.items():
+            start = len(self.lines)
+            self._value_after_key(f"{pad}{format_scalar(k)}:", v, indent, path + (k,))
+            self.ranges[path + (k,)] = (start, len(self.lines) - 1)
+
+    def _seq(self, s: list, indent: int, path: Path) -> None:
+        pad = " " * indent
+        for i, v in enumerate(s):
+            start = len(self.lines)
+            if isinstance(v, dict) and v and self._flow(v) is None:
+                # first key on the dash line, the rest aligned under it
+                items = list(v.items())
+                inner = indent + 2
+                k0, v0 = items[0]
+                sub_start = len(self.lines)
+                self._value_after_key(f"{pad}- {format_scalar(k0)}:", v0, inner, path + (i, k0))
+                self.ranges[path + (i, k0)] = (sub_start, len(self.lines) - 1)
+                rest = type(v)() if isinstance(v, CommentedMap) else {}
+                for k, x in items[1:]:
+                    rest[k] = x
+                self._map(rest, inner, path + (i,))
+            elif isinstance(v, list) and v and self._flow(v) is None:
+                self.lines.append(f"{pad}-")
+                self._seq(v, indent + self.style.indent, path + (i,))
+            else:
+                self._value_after_key(f"{pad}-", v, indent, path + (i,))
+            self.ranges[path + (i,)] = (start, len(self.lines) - 1)
+
+
+def dump_plain(obj: Any) -> str:
+    """Plain YAML dump for messages and debugging."""
+    buf = io.StringIO()
+    y = YAML()
+    y.dump(obj, buf)
+    return buf.getvalue()

@@ -1,0 +1,197 @@
+"""Checks run on every output before it is shown or written.
+
+* :func:`validate_object` checks a generated Karpenter object against the packaged CRD schema of its
+  version: types, required fields, enums, patterns, bounds, unknown fields, and the CRD's CEL rules
+  (`x-kubernetes-validations`, evaluated with cel-python after applying schema defaults, as the API
+  server does). Values that are Terraform interpolations (placeholders) are unknown until Terraform
+  renders them: checks that depend on them are skipped, everything around them is still checked.
+* :func:`reparse` checks that a patched file still parses.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from functools import lru_cache
+from typing import Any, Callable
+
+from . import knowledge
+from .sources import hcl as hclsrc
+from .sources import yaml as yamlsrc
+from .sources.templates import TOKEN_RE, mask
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool) or type(v).__name__ == "ScalarBoolean",
+}
+
+
+def _has_token(v: Any) -> bool:
+    if isinstance(v, str):
+        return bool(TOKEN_RE.search(v))
+    if isinstance(v, dict):
+        return any(_has_token(k) or _has_token(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(_has_token(x) for x in v)
+    return False
+
+
+def to_plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): to_plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [to_plain(x) for x in v]
+    if type(v).__name__ == "ScalarBoolean":
+        return bool(v)
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, str):
+        return str(v)
+    return v
+
+
+def _defaulted(schema: dict, v: Any) -> Any:
+    if isinstance(v, dict) and schema.get("type") == "object":
+        out = dict(v)
+        for k, sub in (schema.get("properties") or {}).items():
+            if k not in out and "default" in sub:
+                out[k] = copy.deepcopy(sub["default"])
+            if k in out:
+                out[k] = _defaulted(sub, out[k])
+        return out
+    if isinstance(v, list) and isinstance(schema.get("items"), dict):
+        return [_defaulted(schema["items"], x) for x in v]
+    return v
+
+
+@lru_cache(maxsize=512)
+def _cel_program(rule: str):
+    import celpy
+    env = celpy.Environment()
+    return env.program(env.compile(rule), functions={"find": _cel_find})
+
+
+def _cel_find(s, pattern):
+    from celpy import celtypes
+    m = re.search(str(pattern), str(s))
+    return celtypes.StringType(m.group(0) if m else "")
+
+
+def _cel_ok(rule: str, value: Any) -> bool | None:
+    """True/False, or None when the rule cannot be evaluated here (reported by tests, not users)."""
+    import celpy
+    try:
+        prog = _cel_program(rule)
+        result = prog.evaluate({"self": celpy.json_to_cel(value)})
+    except Exception:  # noqa: BLE001 - cel-python raises its own error types
+        return None
+    if isinstance(result, Exception):
+        return None
+    return bool(result)
+
+
+def _walk(schema: dict, v: Any, path: str, errors: list[str]) -> None:
+    if isinstance(v, str) and TOKEN_RE.fullmatch(v):
+        return                                                  # a whole interpolation: unknown
+    if "anyOf" in schema:
+        if not any(not _errors_of(s, v, path) for s in schema["anyOf"]):
+            errors.append(f"{path}: value {v!r} matches none of the allowed forms")
+        return
+    t = schema.get("type")
+    if t and not _TYPES[t](v):
+        if not (schema.get("x-kubernetes-int-or-string") and isinstance(v, (int, str))):
+            errors.append(f"{path}: expected {t}, got {type(v).__name__} {v!r}")
+            return
+    if "enum" in schema and not _has_token(v) and to_plain(v) not in schema["enum"]:
+        errors.append(f"{path}: {v!r} is not one of {schema['enum']}")
+    if isinstance(v, str) and not _has_token(v):
+        if "pattern" in schema and not re.search(schema["pattern"], v):
+            errors.append(f"{path}: {v!r} does not match {schema['pattern']}")
+        if "maxLength" in schema and len(v) > schema["maxLength"]:
+            errors.append(f"{path}: longer than {schema['maxLength']}")
+        if "minLength" in schema and len(v) < schema["minLength"]:
+            errors.append(f"{path}: shorter than {schema['minLength']}")
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if "minimum" in schema and v < schema["minimum"]:
+            errors.append(f"{path}: {v} is below the minimum {schema['minimum']}")
+        if "maximum" in schema and v > schema["maximum"]:
+            errors.append(f"{path}: {v} is above the maximum {schema['maximum']}")
+    if isinstance(v, dict):
+        props = schema.get("properties")
+        addl = schema.get("additionalProperties")
+        for req in schema.get("required", []):
+            if req not in v:
+                errors.append(f"{path}: required field {req!r} is missing")
+        if "maxProperties" in schema and len(v) > schema["maxProperties"]:
+            errors.append(f"{path}: more than {schema['maxProperties']} entries")
+        for k, x in v.items():
+            sub = path + "." + str(k)
+            if props is not None and k in props:
+                _walk(props[k], x, sub, errors)
+            elif isinstance(addl, dict):
+                _walk(addl, x, sub, errors)
+            elif props is not None and not schema.get("x-kubernetes-preserve-unknown-fields"):
+                errors.append(f"{sub}: unknown field (the API server would drop it)")
+    if isinstance(v, list):
+        if "maxItems" in schema and len(v) > schema["maxItems"]:
+            errors.append(f"{path}: more than {schema['maxItems']} items")
+        if "minItems" in schema and len(v) < schema["minItems"]:
+            errors.append(f"{path}: fewer than {schema['minItems']} items")
+        if isinstance(schema.get("items"), dict):
+            for i, x in enumerate(v):
+                _walk(schema["items"], x, f"{path}[{i}]", errors)
+    for rule in schema.get("x-kubernetes-validations", []):
+        if "oldSelf" in rule["rule"] or _has_token(v):
+            continue
+        ok = _cel_ok(rule["rule"], to_plain(_defaulted(schema, v)))
+        if ok is False:
+            errors.append(f"{path}: {rule.get('message') or rule['rule']}")
+
+
+def _errors_of(schema: dict, v: Any, path: str) -> list[str]:
+    errs: list[str] = []
+    _walk(schema, v, path, errs)
+    return errs
+
+
+def validate_object(obj: dict) -> list[str]:
+    """Schema errors of a generated object; [] when valid."""
+    api, kind = obj.get("apiVersion"), obj.get("kind")
+    try:
+        schema = knowledge.crd_schema(str(api), str(kind))
+    except (KeyError, FileNotFoundError):
+        return [f"no packaged CRD schema for {api} {kind}"]
+    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    errs: list[str] = []
+    meta = obj.get("metadata") or {}
+    name = meta.get("name")
+    if not name:
+        errs.append("metadata.name is missing")
+    elif not _has_token(name) and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", str(name)):
+        errs.append(f"metadata.name {name!r} is not a valid Kubernetes name")
+    _walk(schema, body, "", errs)
+    return [e.lstrip(".") for e in errs]
+
+
+def reparse(path: str, text: str) -> str | None:
+    """None if the patched text parses as its file type, else the error message."""
+    try:
+        if path.endswith((".tf", ".tfvars")):
+            hclsrc.parse(text)
+        elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
+            masked = mask(text).text
+            for doc in yamlsrc.split_documents(masked):
+                yamlsrc.load(doc.text)
+        elif path.endswith(".json"):
+            import json
+            json.loads(text)
+    except Exception as e:  # noqa: BLE001
+        return str(e)
+    return None
