@@ -146,7 +146,7 @@ class ManifestsRule:
     def with_role(self, m: Manifest, conv: Converted, spec_path: tuple) -> Converted:
         """Re-run the EC2NodeClass conversion with the node role resolved for this container."""
         spec_src = m.obj
-        for p in spec_path[1:]:
+        for p in spec_path:
             spec_src = spec_src.get(p) if isinstance(spec_src, dict) else None
         src = CommentedMap([("metadata", CommentedMap([("name", conv.name)])), ("spec", spec_src)]) \
             if spec_path != ("spec",) else m.obj
@@ -212,13 +212,49 @@ class ManifestsRule:
     # -- rendering -------------------------------------------------------------------------------
     def yaml_text(self, m: Manifest, c: Converted) -> str | None:
         em = yamlsrc.Emitter(m.style).emit(c.obj)
-        lines = em.text.splitlines()
+        lines = self.carry_comments(m, c, em, em.text.splitlines())
         if m.masked.directives:
             placed = self.place_directives(m, c, em, lines)
             if placed is None:
                 return None
             lines = placed
         return m.masked.unmask("\n".join(lines) + "\n")
+
+    def carry_comments(self, m: Manifest, c: Converted, em: yamlsrc.Emitted, lines: list[str]) -> list[str]:
+        """Full-line comments go above the field they described; end-of-line comments follow their scalar."""
+        src = m.masked.text.splitlines()
+        lines = list(lines)
+        above: dict[int, list[str]] = {}
+        for ln, path in sorted(m.line_map.items()):
+            q = _comment_target(c, path)
+            if q is None or q not in em.ranges:
+                continue
+            first, last = em.ranges[q]
+            block = []
+            i = ln - 1
+            while i >= 0 and src[i].strip().startswith("#") and not src[i].strip().startswith("#__MIGDIR_"):
+                block.insert(0, src[i].strip())
+                i -= 1
+            if block:
+                ind = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+                above.setdefault(first, []).extend(ind + b for b in block)
+            eol = _eol_comment(m.obj, path)
+            if eol and first == last and "#" not in lines[first] and not lines[first].rstrip().endswith((":", "|", "|-")):
+                lines[first] = f"{lines[first]} {eol}"
+        if not above:
+            return lines
+        out = []
+        for i, ln in enumerate(lines):
+            out.extend(above.get(i, []))
+            out.append(ln)
+        # emitted ranges shift; recompute them for directive placement
+        shift = 0
+        starts = {}
+        for i in range(len(lines)):
+            shift += len(above.get(i, []))
+            starts[i] = i + shift
+        em.ranges.update({p: (starts[a], starts[b]) for p, (a, b) in em.ranges.items()})
+        return out
 
     def place_directives(self, m: Manifest, c: Converted, em: yamlsrc.Emitted, lines: list[str]) -> list[str] | None:
         """Carry whole-line template directives (%{ if }, %{ for }) to where their content moved."""
@@ -386,16 +422,18 @@ class ManifestsRule:
             repl.append((m.expr.start, m.expr.end, hclsrc.render_value(c.obj, m.masked.tokens, ind, step)))
             cf = b.attributes.get("computed_fields")
             if cf is not None and cf.expr.kind == "tuple":
+                kept = []
                 for item in cf.expr.items:
                     lit = item.literal()
-                    if isinstance(lit, str):
-                        mapped = c.map_path(tuple(lit.split(".")))
-                        if mapped is None:
-                            self.finding("MIG-MAN-003", "warning", tf, hclsrc.line_of(text, item.start),
-                                         f"computed_fields entry {lit!r} has no counterpart in the {c.kind}",
-                                         "remove or adjust it in the new block")
-                        elif mapped != tuple(lit.split(".")):
-                            repl.append((item.start, item.end, hclsrc.quote(".".join(map(str, mapped)))))
+                    mapped = c.map_path(tuple(lit.split("."))) if isinstance(lit, str) else None
+                    if isinstance(lit, str) and mapped is None:
+                        continue            # the field does not exist in this kind
+                    kept.append(hclsrc.quote(".".join(map(str, mapped))) if mapped is not None else item.source)
+                if kept:
+                    repl.append((cf.expr.start, cf.expr.end, "[" + ", ".join(kept) + "]"))
+                else:
+                    s0, e0 = line_start(text, cf.start), line_end(text, cf.end)
+                    repl.append((s0, e0, ""))
         else:   # template
             body = self.yaml_text(m, c)
             if body is None:
@@ -521,6 +559,39 @@ class ManifestsRule:
             else:
                 prev_end = docs[i - 1].end if i > 0 else 0
                 self.res.edits.append(TextEdit(path, prev_end, d.end, "", RULE))
+
+
+def _comment_target(c: Converted, path: tuple) -> tuple | None:
+    q = c.map_path(path)
+    if q is not None:
+        return q
+    below = [d for s, d, _ in c.moves if s[: len(path)] == path]
+    return below[0] if len(below) == 1 else None
+
+
+def _eol_comment(obj: Any, path: tuple) -> str | None:
+    """The end-of-line comment of a scalar entry in the parsed source, if any."""
+    parent = obj
+    for p in path[:-1]:
+        try:
+            parent = parent[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    key = path[-1]
+    ca = getattr(parent, "ca", None)
+    if ca is None or key not in ca.items:
+        return None
+    try:
+        if isinstance(parent[key], (dict, list)):
+            return None
+    except (KeyError, IndexError, TypeError):
+        return None
+    entry = ca.items[key]
+    tok = entry[2] if isinstance(parent, dict) else entry[0]
+    if tok is None or not hasattr(tok, "value"):
+        return None
+    first = tok.value.split("\n", 1)[0].strip()
+    return first if first.startswith("#") else None
 
 
 def _calls(e: hclsrc.Expr):

@@ -1,0 +1,52 @@
+"""Regenerate fixtures/<name>/expected (after `prepare`) and expected-cleanup (after `cleanup`).
+
+Review the diff of the expected trees before committing: they are the golden outputs the tests compare
+byte for byte. Per-fixture CLI options live in fixtures/<name>/options.json (e.g. {"node_role": "x"}).
+Usage: python scripts/update_fixtures.py [name ...]
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from migrator.apply import apply_changes
+from migrator.plan import make_plan
+from migrator.rules.v1beta1.manifests import Options
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def options_for(fixture: Path) -> Options:
+    f = fixture / "options.json"
+    return Options(**json.loads(f.read_text())) if f.exists() else Options()
+
+
+def run_phase(tree: Path, phase: str, opts: Options) -> None:
+    plan = make_plan(tree, phase=phase, options=opts)
+    apply_changes(plan.root, plan.changes)
+
+
+def main(names: list[str]) -> None:
+    for fx in sorted(p for p in FIXTURES.iterdir() if (p / "input").is_dir()):
+        if names and fx.name not in names:
+            continue
+        opts = options_for(fx)
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / "tree"
+            shutil.copytree(fx / "input", work, symlinks=True)
+            run_phase(work, "prepare", opts)
+            for name, phase in (("expected", None), ("expected-cleanup", "cleanup")):
+                if phase:
+                    run_phase(work, phase, opts)
+                dest = fx / name
+                if dest.exists():
+                    shutil.rmtree(dest)
+                shutil.copytree(work, dest, symlinks=True)
+        print(f"updated {fx.name}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

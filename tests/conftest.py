@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from migrator.rules.v1beta1.manifests import Options
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared"
+FIXTURE_NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "input").is_dir())
+
+
+def fixture_options(name: str) -> Options:
+    f = FIXTURES / name / "options.json"
+    return Options(**json.loads(f.read_text())) if f.exists() else Options()
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """Copy a fixture's input tree to a temporary directory."""
+    def make(name: str) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(FIXTURES / name / "input", dest, symlinks=True)
+        return dest
+    return make
+
+
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is not present")
