@@ -1,0 +1,91 @@
+"""The CLI contract: JSON schema 1, exit codes, apply with and without --write, bad input."""
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from migrator.cli import app
+from migrator.model import STEP_KINDS
+
+from .conftest import read_tree
+
+runner = CliRunner()
+
+
+def _json(args):
+    r = runner.invoke(app, args)
+    return r.exit_code, json.loads(r.stdout)
+
+
+def test_plan_json_schema(tree):
+    root = tree("terraform-eks")
+    code, d = _json(["plan", str(root), "--format", "json"])
+    assert code == 0
+    assert set(d) == {"schema", "root", "hop", "phase", "findings", "changes", "steps"}
+    assert d["schema"] == 1 and d["hop"] == {"from": "v1alpha5", "to": "v1beta1"} and d["phase"] == "prepare"
+    for f in d["findings"]:
+        assert set(f) == {"code", "severity", "path", "line", "message", "manual_step"}
+        assert f["severity"] in ("error", "warning", "info") and not f["path"].startswith("/")
+    assert {c["action"] for c in d["changes"]} <= {"modify", "create", "delete"}
+    assert {c["path"] for c in d["changes"]} == {"karpenter.tf", "configs/karpenter-nodepool.yaml.tmpl"}
+    assert all(c["diff"].startswith("---") and c["rules"] for c in d["changes"])
+    kinds = [s["kind"] for s in d["steps"]]
+    assert set(kinds) <= set(STEP_KINDS) and {s["phase"] for s in d["steps"]} == {"prepare", "cleanup"}
+    assert kinds.index("crds") < kinds.index("chart") < kinds.index("manifests") < kinds.index("roll-nodes")
+    assert all(set(s) == {"id", "phase", "kind", "title", "detail", "commands", "files"} for s in d["steps"])
+
+
+def test_detailed_exitcode_and_write(tree):
+    root = tree("gitops-flux")
+    before = read_tree(root)
+    assert runner.invoke(app, ["plan", str(root), "--detailed-exitcode"]).exit_code == 2
+    r = runner.invoke(app, ["apply", str(root)])
+    assert r.exit_code == 0 and "dry run" in r.stdout and read_tree(root) == before
+    assert runner.invoke(app, ["apply", str(root), "--write"]).exit_code == 0
+    assert runner.invoke(app, ["plan", str(root), "--phase", "prepare", "--detailed-exitcode"]).exit_code == 0
+
+
+def test_error_findings_exit_1(tree):
+    root = tree("raw-yaml-edge")
+    code, d = _json(["plan", str(root), "--format", "json"])
+    assert code == 1
+    codes = {f["code"] for f in d["findings"] if f["severity"] == "error"}
+    assert {"MIG-NC-001", "MIG-NC-011"} <= codes
+    lt = next(f for f in d["findings"] if f["code"] == "MIG-NC-001")
+    assert lt["path"] == "karpenter/legacy-lt.yaml" and lt["line"] == 6 and lt["manual_step"]
+
+
+def test_node_role_option_resolves_missing_role(tree):
+    root = tree("raw-yaml-edge")
+    code, d = _json(["plan", str(root), "--format", "json", "--node-role", "KarpenterNodeRole-dev"])
+    assert not any(f["code"] == "MIG-NC-011" for f in d["findings"])
+    new = next(c for c in d["changes"] if c["path"] == "karpenter/legacy-lt-v1beta1.yaml")
+    assert "+  role: KarpenterNodeRole-dev" in new["diff"]
+
+
+def test_unsupported_hop_and_bad_path(tree, tmp_path):
+    root = tree("gitops-flux")
+    code, d = _json(["plan", str(root), "--format", "json", "--to", "v1"])
+    assert code == 1 and d["findings"][0]["code"] == "MIG-HOP-002"
+    r = runner.invoke(app, ["plan", str(tmp_path / "missing")])
+    assert r.exit_code == 1
+
+
+def test_broken_file_is_reported_and_left_alone(tmp_path):
+    (tmp_path / "main.tf").write_text('resource "kubectl_manifest" "x" {\n  yaml_body = \n')
+    (tmp_path / "bad.yaml").write_text("kind: Provisioner\napiVersion: karpenter.sh/v1alpha5\n  : [\n")
+    code, d = _json(["plan", str(tmp_path), "--format", "json"])
+    assert code == 1
+    paths = {(f["path"], f["code"]) for f in d["findings"] if f["severity"] == "error"}
+    assert ("main.tf", "MIG-SRC-001") in paths and ("bad.yaml", "MIG-SRC-002") in paths
+    assert d["changes"] == []
+
+
+def test_helm_templated_manifest_is_reported(tmp_path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "np.yaml").write_text(
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: {{ .Values.name }}\n")
+    code, d = _json(["plan", str(tmp_path), "--format", "json"])
+    assert any(f["code"] == "MIG-SRC-004" and f["line"] == 1 for f in d["findings"])
+    assert d["changes"] == []

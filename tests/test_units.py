@@ -1,0 +1,173 @@
+"""Unit tests: masking, HCL spans, edits, selector algorithm, durations, validation, discovery, apply."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from ruamel.yaml.comments import CommentedMap
+
+from migrator.apply import ApplyError, apply_changes
+from migrator.discover import discover
+from migrator.edits import EditConflict, FileChange, TextEdit, apply_edits
+from migrator.rules.v1beta1.convert import (
+    convert_nodeclass, convert_provisioner, missing_alpha_defaults, seconds_to_duration, selector_terms)
+from migrator.sources import hcl, yaml as yamlsrc
+from migrator.sources.templates import mask
+from migrator.validate import to_plain, validate_object
+
+
+# -- templates ----------------------------------------------------------------------------------
+def test_mask_round_trips_and_keeps_escapes():
+    text = 'a: ${var.x}\nb: "${jsonencode({k = "}"})}"\nc: $${literal}\n  %{ if x ~}\nd: %{ if y }1%{ endif }\n'
+    m = mask(text)
+    assert "$${literal}" in m.text
+    assert "${" not in m.text.replace("$${", "")
+    assert [d.word for d in m.directives] == ["if"]
+    assert m.directives[0].index == 3
+    assert m.unmask(m.text).replace("#__MIGDIR_0__", "%{ if x ~}") == text
+
+
+def test_masked_template_parses_as_yaml():
+    m = mask("values: ${jsonencode(var.zones)}\nlabels:\n  %{ for k, v in l ~}\n  ${k}: ${v}\n  %{ endfor ~}\n")
+    obj = yamlsrc.load(m.text)
+    assert m.is_token(obj["values"]) and len(obj["labels"]) == 1
+
+
+# -- HCL ------------------------------------------------------------------------------------------
+def test_hcl_spans_and_heredoc_indent():
+    text = 'resource "kubectl_manifest" "x" {\n  yaml_body = <<-YAML\n    kind: A\n      x: 1\n  YAML\n}\n'
+    f = hcl.parse(text)
+    (b,) = f.blocks
+    assert b.address == "kubectl_manifest.x" and text[b.start:b.end].endswith("}")
+    h = b.attr("yaml_body").heredoc
+    assert h.trim and h.indent == 4 and text[h.body_start:h.body_end] == "    kind: A\n      x: 1\n"
+
+
+def test_hcl_parse_error_has_line():
+    with pytest.raises(hcl.HclParseError) as e:
+        hcl.parse('resource "a" "b" {\n  x = \n}\n')
+    assert e.value.line >= 2
+
+
+def test_render_value_interpolates_tokens():
+    out = hcl.render_value({"a": "__MIG_0__s", "b": "${x}"}, {"__MIG_0__": "var.ttl"})
+    assert 'a = "${var.ttl}s"' in out and 'b = "$${x}"' in out
+
+
+# -- edits ----------------------------------------------------------------------------------------
+def test_apply_edits_and_conflicts():
+    assert apply_edits("abcdef", [TextEdit("f", 1, 3, "X", "r"), TextEdit("f", 6, 6, "!", "r")]) == "aXdef!"
+    with pytest.raises(EditConflict):
+        apply_edits("abcdef", [TextEdit("f", 1, 4, "X", "r1"), TextEdit("f", 3, 5, "Y", "r2")])
+
+
+# -- conversion facts ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("secs,dur", [(2592000, "720h"), (30, "30s"), (90, "1m30s"), (3600, "1h"), (0, "0s"),
+                                      ("__MIG_3__", "__MIG_3__s"), ("x", None), (-1, None)])
+def test_seconds_to_duration(secs, dur):
+    assert seconds_to_duration(secs) == dur
+
+
+def test_selector_cartesian_order_matches_karpenter_convert():
+    notes = []
+    terms = selector_terms({"karpenter.sh/discovery-1": "a,b,c", "karpenter.sh/discovery-2": "d,e"}, "subnet",
+                           ("spec", "subnetSelector"), notes)
+    assert [dict(t["tags"]) for t in terms][:3] == [
+        {"karpenter.sh/discovery-1": "a", "karpenter.sh/discovery-2": "d"},
+        {"karpenter.sh/discovery-1": "b", "karpenter.sh/discovery-2": "d"},
+        {"karpenter.sh/discovery-1": "c", "karpenter.sh/discovery-2": "d"}]
+    assert len(terms) == 6 and not notes
+
+
+@pytest.mark.parametrize("selector,code", [({"aws::owners": "self"}, "MIG-NC-006"),
+                                           ({"aws-ids": "ami-1", "Name": "x"}, "MIG-NC-005"),
+                                           ({"Name": ""}, "MIG-NC-004")])
+def test_selectors_rejected_by_v1beta1_become_errors(selector, code):
+    notes = []
+    assert selector_terms(selector, "ami", ("spec", "amiSelector"), notes) is None
+    assert [n.code for n in notes] == [code]
+
+
+def _prov(**spec):
+    return CommentedMap(apiVersion="karpenter.sh/v1alpha5", kind="Provisioner", metadata={"name": "p"},
+                        spec={"providerRef": {"name": "p"}, "requirements": [], **spec})
+
+
+def test_disruption_mapping():
+    np, _ = convert_provisioner(_prov(consolidation={"enabled": True}, ttlSecondsUntilExpired=2592000))
+    assert dict(np.obj["spec"]["disruption"]) == {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h"}
+    np, _ = convert_provisioner(_prov(ttlSecondsAfterEmpty=30))
+    assert dict(np.obj["spec"]["disruption"]) == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s",
+                                                  "expireAfter": "Never"}
+    np, _ = convert_provisioner(_prov())
+    assert np.obj["spec"]["disruption"]["consolidateAfter"] == "Never"
+    assert validate_object(np.obj) == []
+
+
+def test_keep_alpha_defaults_adds_webhook_requirements():
+    np, _ = convert_provisioner(_prov(), keep_alpha_defaults=True)
+    keys = [r["key"] for r in np.obj["spec"]["template"]["spec"]["requirements"]]
+    assert keys == ["kubernetes.io/os", "kubernetes.io/arch", "karpenter.sh/capacity-type",
+                    "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-generation"]
+    assert missing_alpha_defaults(np.obj["spec"]["template"]["spec"]["requirements"]) == []
+
+
+def test_nodeclass_without_role_is_not_generated():
+    src = CommentedMap(apiVersion="karpenter.k8s.aws/v1alpha1", kind="AWSNodeTemplate", metadata={"name": "n"},
+                       spec={"subnetSelector": {"a": "b"}, "securityGroupSelector": {"a": "b"}})
+    assert convert_nodeclass(src).obj is None
+    assert validate_object(convert_nodeclass(src, role="r").obj) == []
+
+
+# -- validation catches what the CRD rejects ----------------------------------------------------------
+def test_validation_runs_cel_rules():
+    np, _ = convert_provisioner(_prov())
+    obj = to_plain(np.obj)
+    obj["spec"]["template"]["spec"]["requirements"] = [{"key": "karpenter.sh/provisioner-name", "operator": "Exists"}]
+    obj["spec"]["disruption"] = {"consolidationPolicy": "WhenUnderutilized", "consolidateAfter": "30s"}
+    obj["spec"]["weight"] = 500
+    errs = " | ".join(validate_object(obj))
+    assert "restricted" in errs or "karpenter.sh" in errs
+    assert "consolidateAfter cannot be combined" in errs
+    assert "above the maximum" in errs
+
+
+def test_validation_skips_placeholders_only():
+    np, _ = convert_provisioner(_prov(ttlSecondsAfterEmpty="__MIG_1__"))
+    assert validate_object(np.obj) == []
+    obj = to_plain(np.obj)
+    obj["spec"]["template"]["spec"]["unknownField"] = "__MIG_2__"
+    assert any("unknown field" in e for e in validate_object(obj))
+
+
+# -- discovery and apply --------------------------------------------------------------------------------
+def test_discovery_skips_vcs_binary_and_escaping_symlinks(tmp_path):
+    (tmp_path / ".terraform").mkdir()
+    (tmp_path / ".terraform" / "x.tf").write_text("karpenter")
+    (tmp_path / "bin.yaml").write_bytes(b"\0\1karpenter")
+    (tmp_path / "ok.yaml").write_text("kind: Provisioner\n")
+    outside = tmp_path.parent / "outside.yaml"
+    outside.write_text("kind: Provisioner\n")
+    os.symlink(outside, tmp_path / "link.yaml")
+    d = discover(tmp_path)
+    assert list(d.files) == ["ok.yaml"]
+    reasons = {s.path: s.reason for s in d.skipped}
+    assert "binary" in reasons["bin.yaml"] and "symlink" in reasons["link.yaml"]
+
+
+def test_apply_refuses_files_changed_since_plan(tmp_path):
+    (tmp_path / "a.yaml").write_text("x: 1\n")
+    with pytest.raises(ApplyError):
+        apply_changes(tmp_path, [FileChange("a.yaml", "modify", "x: 0\n", "x: 2\n")])
+    assert (tmp_path / "a.yaml").read_text() == "x: 1\n"
+    with pytest.raises(ApplyError):
+        apply_changes(tmp_path, [FileChange("../evil.yaml", "create", None, "x")])
+
+
+def test_apply_keeps_mode_and_bom(tmp_path):
+    p = tmp_path / "a.yaml"
+    p.write_bytes(b"\xef\xbb\xbfx: 1\n")
+    p.chmod(0o640)
+    apply_changes(tmp_path, [FileChange("a.yaml", "modify", "x: 1\n", "x: 2\n")])
+    assert p.read_bytes() == b"\xef\xbb\xbfx: 2\n" and (p.stat().st_mode & 0o777) == 0o640
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".migrator")]
