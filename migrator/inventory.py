@@ -127,8 +127,10 @@ class Repo:
                 yield p
 
     def blocks(self, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
+        """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing."""
+        needle = label0 or type_
         for p in self.tf_files():
-            if not p.endswith(".tf"):
+            if not p.endswith(".tf") or needle not in self.files[p].text:
                 continue
             f = self.hcl(p)
             if f is None:

@@ -86,7 +86,16 @@ def _cel_find(s, pattern):
 
 def _cel_ok(rule: str, value: Any) -> bool | None:
     """True/False, or None when the rule cannot be evaluated here (reported by tests, not users)."""
+    import json
+    return _cel_cached(rule, json.dumps(value, sort_keys=True))
+
+
+@lru_cache(maxsize=8192)
+def _cel_cached(rule: str, value_json: str) -> bool | None:
+    import json
+
     import celpy
+    value = json.loads(value_json)
     try:
         prog = _cel_program(rule)
         result = prog.evaluate({"self": celpy.json_to_cel(value)})

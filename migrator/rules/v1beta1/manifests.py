@@ -392,7 +392,8 @@ class ManifestsRule:
         if tf_path not in self._taken_labels:
             taken = set()
             for p in self.repo.tf_files():
-                if posixpath.dirname(p) == posixpath.dirname(tf_path) and p.endswith(".tf"):
+                if posixpath.dirname(p) == posixpath.dirname(tf_path) and p.endswith(".tf") \
+                        and "resource" in self.repo.files[p].text:
                     f = self.repo.hcl(p)
                     for b in (f.blocks if f else []):
                         if b.type == "resource" and len(b.labels) == 2:
@@ -532,8 +533,9 @@ class ManifestsRule:
         return self.res
 
     def _template_still_used(self, tpath: str, removed: set[tuple[str, int]]) -> bool:
+        base = posixpath.basename(tpath)
         for p in self.repo.tf_files():
-            f = self.repo.hcl(p) if p.endswith(".tf") else None
+            f = self.repo.hcl(p) if p.endswith(".tf") and base in self.repo.files[p].text else None
             for b in (f.walk() if f else []):
                 if (p, b.start) in removed:
                     continue
