@@ -15,8 +15,8 @@ def rules_markdown() -> str:
         out.append(f"| {h['from']} | {h['to']} | {h['chart']['version']} | {'yes' if h.get('implemented') else 'no'} "
                    f"| {', '.join(h['rules']) or '-'} |")
     out += ["", "## Rules", ""]
-    for name, cls in RULES.items():
-        doc = (cls.__module__ and __import__(cls.__module__, fromlist=["_"]).__doc__ or "").strip()
+    for name, (module, _) in RULES.items():
+        doc = (module.__doc__ or "").strip()
         head, _, body = doc.partition("\n")
         out += [f"### `{name}`", "", head, "", "```text", body.strip("\n"), "```", ""]
     out += ["## Provisioner -> NodePool", "", "| Provisioner | NodePool |", "|---|---|"]

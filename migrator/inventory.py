@@ -340,21 +340,6 @@ def _dedent(text: str, n: int) -> str:
     return "".join(out)
 
 
-# ----------------------------------------------------------------------------------------------
-# Helm values (the parts the manifest conversion needs; the Helm capability extends this)
-# ----------------------------------------------------------------------------------------------
-def _is_karpenter_chart(chart: Any) -> bool:
-    return isinstance(chart, str) and chart.rstrip("/").split("/")[-1] == "karpenter"
-
-
-def _flatten(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
-    else:
-        yield prefix, obj
-
-
 def _strip_interp(source: str) -> str | None:
     """`${module.x.y}` -> `module.x.y`; None when the text is not one whole interpolation."""
     s = source.strip()
@@ -363,42 +348,146 @@ def _strip_interp(source: str) -> str | None:
     return None
 
 
-def scan_helm_values(repo: Repo) -> list[HelmValue]:
-    out: list[HelmValue] = []
+# ----------------------------------------------------------------------------------------------
+# Chart installations and their values, in every shape (the Helm capability)
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class SetEntry:
+    key: str                    # dotted chart key with `\.` escapes resolved
+    raw: str                    # the name as written
+    name: hclsrc.Expr
+    value: hclsrc.Expr | None
+    start: int                  # span of the whole set block / list element (for removal)
+    end: int
+    line: int = 0
+
+
+@dataclass
+class ValuesSource:
+    kind: str                   # heredoc | yamlencode | file | flux | set | set_list | dynamic_set | other
+    path: str
+    line: int
+    tree: Any = None            # keytree.Tree for heredoc / yamlencode / file / flux
+    sets: list[SetEntry] = field(default_factory=list)
+    masked: Masked | None = None
+
+
+@dataclass
+class ChartInstall:
+    kind: str                   # terraform | flux
+    chart: str                  # karpenter | karpenter-crd
+    path: str
+    line: int
+    block: hclsrc.Block | None = None           # terraform
+    version: hclsrc.Expr | None = None          # terraform version expression
+    obj: Any = None                             # flux HelmRelease document
+    doc: yamlsrc.DocSpan | None = None
+    values: list[ValuesSource] = field(default_factory=list)
+
+    @property
+    def address(self) -> str:
+        return self.block.address if self.block is not None else f"HelmRelease/{(self.obj or {}).get('metadata', {}).get('name')}"
+
+
+def _chart_name(chart: Any) -> str | None:
+    if not isinstance(chart, str):
+        return None
+    name = chart.rstrip("/").split("/")[-1]
+    return name if name in ("karpenter", "karpenter-crd") else None
+
+
+def split_set_name(raw: str) -> str:
+    """`a.b\\.c` -> 'a.b.c' as a dotted key whose parts are a / b.c (escapes resolved, dots kept)."""
+    parts, cur, i = [], "", 0
+    while i < len(raw):
+        if raw[i] == "\\" and i + 1 < len(raw) and raw[i + 1] == ".":
+            cur += "\x00"
+            i += 2
+            continue
+        if raw[i] == ".":
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += raw[i]
+        i += 1
+    parts.append(cur)
+    return ".".join(p.replace("\x00", "\\.") for p in parts)
+
+
+def scan_charts(repo: Repo) -> list[ChartInstall]:
+    from .sources import keytree
+    out: list[ChartInstall] = []
     for p, b in repo.blocks("resource", "helm_release"):
         chart = b.attr("chart")
-        if chart is None or not _is_karpenter_chart(chart.literal()):
+        name = _chart_name(chart.literal()) if chart is not None else None
+        if name is None:
             continue
         text = repo.text(p)
+        ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"))
         values = b.attr("values")
         for item in (values.items if values is not None and values.kind == "tuple" else []):
+            line = hclsrc.line_of(text, item.start)
             if item.kind == "heredoc":
                 h = item.heredoc
                 body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
-                base_line = hclsrc.line_of(text, h.body_start) - 1
-                for doc, m, obj in _parse_yaml_docs(repo, p, body, h.body_start, base_line, p):
-                    lines = yamlsrc.line_paths(obj)
-                    for key, v in _flatten(obj):
-                        ln = next((l for l, path in lines.items() if ".".join(map(str, path)) == key), 0)
-                        src = m.unmask(v) if isinstance(v, str) else v
-                        out.append(HelmValue(key, src, _strip_interp(src) if isinstance(src, str) else None,
-                                             p, base_line + doc.first_line + ln + 1))
+                try:
+                    m = mask(body)
+                    obj = yamlsrc.load(m.text)
+                except (TemplateError, yamlsrc.YamlParseError) as e:
+                    repo.findings.append(Finding("MIG-SRC-002", "error", p, line, f"values heredoc: {e}",
+                                                 "fix the values; they are left untouched"))
+                    continue
+                if isinstance(obj, CommentedMap):
+                    tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
+                    ci.values.append(ValuesSource("heredoc", p, line, tree=tree, masked=m))
             elif item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-                m = Masked(text="")
-                obj = hcl_to_obj(item.items[0], m)
-                for key, v in _flatten(obj):
-                    expr = m.tokens.get(v) if isinstance(v, str) else None
-                    out.append(HelmValue(key, v if expr is None else f"${{{expr}}}", expr, p,
-                                         hclsrc.line_of(text, item.start)))
+                ci.values.append(ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0])))
+            elif item.kind == "call" and item.name in ("file", "templatefile") and item.items:
+                target = repo.resolve_file_arg(p, item.items[0])
+                if target is None or target not in repo.files:
+                    ci.values.append(ValuesSource("other", p, line))
+                    continue
+                repo.template_paths.add(target)
+                vtext = repo.text(target)
+                try:
+                    m = mask(vtext)
+                    obj = yamlsrc.load(m.text)
+                except (TemplateError, yamlsrc.YamlParseError) as e:
+                    repo.findings.append(Finding("MIG-SRC-002", "error", target, getattr(e, "line", 1),
+                                                 f"values file: {e}", "fix the values file; it is left untouched"))
+                    continue
+                if isinstance(obj, CommentedMap):
+                    ci.values.append(ValuesSource("file", target, 1, masked=m,
+                                                  tree=keytree.yaml_tree(vtext, target, 0, len(vtext), obj)))
+            else:
+                ci.values.append(ValuesSource("other", p, line))
+        sets = ValuesSource("set", p, ci.line)
         for s in b.sub("set") + b.sub("set_sensitive"):
-            name = s.attr("name")
-            value = s.attr("value")
-            if name is None or value is None or name.literal() is None:
-                continue
-            key = str(name.literal()).replace("\\.", "\x00").replace("\x00", ".")
-            lit = value.literal()
-            out.append(HelmValue(key, lit if lit is not None else f"${{{value.source}}}",
-                                 None if lit is not None else value.source, p, hclsrc.line_of(text, s.start)))
+            name, value = s.attr("name"), s.attr("value")
+            if name is not None and isinstance(name.literal(), str):
+                raw = name.literal()
+                sets.sets.append(SetEntry(split_set_name(raw), raw, name, value, line_start_of(text, s.start),
+                                          line_end_of(text, s.end), hclsrc.line_of(text, s.start)))
+        for attr in ("set", "set_sensitive"):
+            lst = b.attr(attr)
+            if lst is not None and lst.kind == "tuple":
+                for item in lst.items:
+                    if item.kind != "object":
+                        continue
+                    ent = {e.key: e.value for e in item.entries}
+                    if "name" in ent and isinstance(ent["name"].literal(), str):
+                        raw = ent["name"].literal()
+                        sets.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
+                                                  line_start_of(text, item.start), line_end_of(text, item.end),
+                                                  hclsrc.line_of(text, item.start)))
+            elif lst is not None:
+                ci.values.append(ValuesSource("set_list", p, hclsrc.line_of(text, lst.start)))
+        if sets.sets:
+            ci.values.append(sets)
+        for d in b.sub("dynamic"):
+            if d.labels[:1] in (["set"], ["set_sensitive"]):
+                ci.values.append(ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start)))
+        out.append(ci)
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")) or "HelmRelease" not in sf.text:
             continue
@@ -406,12 +495,53 @@ def scan_helm_values(repo: Repo) -> list[HelmValue]:
             if not isinstance(obj, dict) or obj.get("kind") != "HelmRelease":
                 continue
             chart = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")
-            if not _is_karpenter_chart(chart):
+            name = _chart_name(chart)
+            if name is None:
                 continue
-            values = (obj.get("spec") or {}).get("values") or {}
-            lines = yamlsrc.line_paths(obj)
-            for key, v in _flatten(values):
-                full = "spec.values." + key
-                ln = next((l for l, path in lines.items() if ".".join(map(str, path)) == full), 0)
-                out.append(HelmValue(key, m.unmask(v) if isinstance(v, str) else v, None, p, doc.first_line + ln + 1))
+            ci = ChartInstall("flux", name, p, doc.first_line + 1, obj=obj, doc=doc)
+            if isinstance((obj.get("spec") or {}).get("values"), CommentedMap):
+                tree = keytree.yaml_tree(sf.text, p, doc.start, doc.end, obj, under=("spec", "values"))
+                ci.values.append(ValuesSource("flux", p, ci.line, tree=tree, masked=m))
+            out.append(ci)
+    return out
+
+
+def line_start_of(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def line_end_of(text: str, offset: int) -> int:
+    i = text.find("\n", offset)
+    return len(text) if i < 0 else i + 1
+
+
+def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
+    """Every leaf value of the controller chart installations, flattened (for the resolver)."""
+    out: list[HelmValue] = []
+    for ci in charts:
+        if ci.chart != "karpenter":
+            continue
+        for vs in ci.values:
+            if vs.tree is not None:
+                text = vs.tree.text
+                for e in vs.tree.root.walk():
+                    if not e.path or e.is_map:
+                        continue
+                    key = ".".join(e.path)
+                    v = e.value
+                    if isinstance(v, hclsrc.Expr):
+                        lit = v.literal()
+                        out.append(HelmValue(key, lit if lit is not None else "${" + v.source + "}",
+                                             None if lit is not None else v.source, vs.path,
+                                             hclsrc.line_of(text, e.key_start)))
+                    else:
+                        src = vs.masked.unmask(v) if isinstance(v, str) and vs.masked else v
+                        out.append(HelmValue(key, src, _strip_interp(src) if isinstance(src, str) else None,
+                                             vs.path, hclsrc.line_of(text, e.key_start)))
+            for s in vs.sets:
+                if s.value is None:
+                    continue
+                lit = s.value.literal()
+                out.append(HelmValue(s.key.replace("\\.", "."), lit if lit is not None else "${" + s.value.source + "}",
+                                     None if lit is not None else s.value.source, vs.path, s.line))
     return out

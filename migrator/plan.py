@@ -6,7 +6,7 @@ from pathlib import Path
 
 from . import knowledge
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits
-from .inventory import Manifest, Repo, scan_helm_values, scan_manifests
+from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .model import Finding, Step
 from .rules import registry
 from .rules.v1beta1.manifests import Options
@@ -57,8 +57,9 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         raise UsageError(f"{root}: no such file or directory")
     options = options or Options()
     repo = Repo(root)
+    charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    values = scan_helm_values(repo)
+    values = values_of(charts)
     current = detect_era(manifests)
     target = to or next_hop(current) or current
     plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "prepare")
@@ -85,7 +86,7 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         plan.findings.extend(repo.findings)
         return plan
 
-    ctx = registry.Context(repo=repo, manifests=manifests, helm_values=values, options=options)
+    ctx = registry.Context(repo=repo, manifests=manifests, helm_values=values, options=options, charts=charts)
     if phase is None:
         plan.phase = registry.default_phase(hop, ctx)
     edits, findings = registry.run(hop, plan.phase, ctx)

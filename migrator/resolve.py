@@ -191,3 +191,60 @@ def resolve_node_role(repo: Repo, values: list[HelmValue]) -> tuple[Resolution, 
     res = resolve_profile_to_role(repo, str(v.value), v.expression)
     res.trail.insert(0, f"{v.key} = {v.value} ({v.path}:{v.line})")
     return res, v
+
+
+@dataclass
+class Site:
+    """A literal string in a file that defines a value (e.g. a chart version)."""
+    path: str
+    expr: hclsrc.Expr           # the string literal to replace
+    how: str                    # e.g. "var.helm_release_versions.karpenter in dev.tfvars"
+
+    @property
+    def value(self) -> str:
+        return str(self.expr.literal())
+
+
+def _entry(expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
+    if expr is None or expr.kind != "object":
+        return None
+    return next((e.value for e in expr.entries if e.key == key), None)
+
+
+def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[list[Site], str]:
+    """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
+    variable (else its default), or a local. Returns ([], reason) when it cannot be known statically."""
+    if expr.kind == "string" and expr.value is not None:
+        return [Site(tf_path, expr, "literal")], ""
+    src = expr.source.strip()
+    m = re.fullmatch(r'(var|local)\.([A-Za-z0-9_-]+)(?:\.([A-Za-z0-9_-]+)|\["([^"]+)"\])?', src)
+    if not m:
+        return [], f"{src} is not a literal, a variable or a local"
+    kind, name, key = m.group(1), m.group(2), m.group(3) or m.group(4)
+    sites: list[Site] = []
+    if kind == "local":
+        for p, b in repo.blocks("locals"):
+            e = b.attr(name)
+            e = _entry(e, key) if key else e
+            if e is not None and e.kind == "string" and e.value is not None:
+                sites.append(Site(p, e, f"local.{name}{'.' + key if key else ''} in {p}"))
+        return sites, "" if sites else f"{src} is not a literal string in any locals block"
+    for p in repo.tf_files():
+        if not p.endswith(".tfvars") or name not in repo.files[p].text:
+            continue
+        f = repo.hcl(p)
+        if f is None or name not in f.attributes:
+            continue
+        e = f.attributes[name].expr
+        e = _entry(e, key) if key else e
+        if e is not None and e.kind == "string" and e.value is not None:
+            sites.append(Site(p, e, f"var.{name}{'.' + key if key else ''} in {p}"))
+    if sites:
+        return sites, ""
+    for p, b in repo.blocks("variable"):
+        if b.labels == [name]:
+            e = b.attr("default")
+            e = _entry(e, key) if key else e
+            if e is not None and e.kind == "string" and e.value is not None:
+                return [Site(p, e, f"default of variable {name} in {p}")], ""
+    return [], f"{src} is set outside the repository (no tfvars or default sets it)"

@@ -28,7 +28,7 @@ def test_plan_json_schema(tree):
         assert set(f) == {"code", "severity", "path", "line", "message", "manual_step"}
         assert f["severity"] in ("error", "warning", "info") and not f["path"].startswith("/")
     assert {c["action"] for c in d["changes"]} <= {"modify", "create", "delete"}
-    assert {c["path"] for c in d["changes"]} == {"karpenter.tf", "configs/karpenter-nodepool.yaml.tmpl"}
+    assert {c["path"] for c in d["changes"]} == {"karpenter.tf", "configs/karpenter-nodepool.yaml.tmpl", "dev.tfvars"}
     assert all(c["diff"].startswith("---") and c["rules"] for c in d["changes"])
     kinds = [s["kind"] for s in d["steps"]]
     assert set(kinds) <= set(STEP_KINDS) and {s["phase"] for s in d["steps"]} == {"prepare", "cleanup"}

@@ -28,6 +28,8 @@ def test_every_generated_object_validates_against_the_v1beta1_crd():
     for name in FIXTURE_NAMES:
         for rel, objs in _generated(name):
             for o in objs:
+                if o.get("kind") not in ("NodePool", "EC2NodeClass"):
+                    continue
                 assert validate_object(o) == [], f"{name}/{rel}: {o.get('kind')}"
                 seen += 1
     assert seen >= 5

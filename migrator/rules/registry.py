@@ -8,10 +8,28 @@ from typing import Any
 from .. import knowledge
 from ..inventory import HelmValue, Manifest, Repo
 from ..model import Finding, Step
+from .v1beta1 import helm, manifests
+from .v1beta1.helm import HelmResult, HelmRule
 from .v1beta1.manifests import ManifestsRule, Options, Result
 
+
+def _manifests(ctx: "Context", phase: str, done: dict) -> Result:
+    rule = ManifestsRule(ctx.repo, ctx.manifests, ctx.helm_values, ctx.options)
+    return rule.prepare() if phase == "prepare" else rule.cleanup()
+
+
+def _helm(ctx: "Context", phase: str, done: dict) -> HelmResult:
+    blocked = set()
+    m = done.get("v1beta1/manifests")
+    if m is not None:
+        blocked = {(f.path, f.line) for f in m.findings if f.code == "MIG-CLN-001"}
+    return HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, blocked).run()
+
+
+# name -> (module documenting the rule, runner). Runners get the results of the rules before them.
 RULES = {
-    "v1beta1/manifests": ManifestsRule,
+    "v1beta1/manifests": (manifests, _manifests),
+    "v1beta1/helm": (helm, _helm),
 }
 
 
@@ -21,14 +39,14 @@ class Context:
     manifests: list[Manifest]
     helm_values: list[HelmValue]
     options: Options
+    charts: list = field(default_factory=list)
     results: dict[str, dict[str, Result]] = field(default_factory=dict)   # phase -> rule -> result
 
     def result(self, hop: dict, phase: str) -> dict[str, Result]:
         if phase not in self.results:
-            out = {}
+            out: dict = {}
             for name in hop["rules"]:
-                rule = RULES[name](self.repo, self.manifests, self.helm_values, self.options)
-                out[name] = rule.prepare() if phase == "prepare" else rule.cleanup()
+                out[name] = RULES[name][1](self, phase, out)
             self.results[phase] = out
         return self.results[phase]
 

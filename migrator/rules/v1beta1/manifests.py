@@ -352,40 +352,10 @@ class ManifestsRule:
         self.kustomization_entry(path, new_path, add=True)
 
     def kustomization_entry(self, old_path: str, new_path: str | None, add: bool) -> None:
-        d, base = posixpath.split(old_path)
-        for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-            kpath = posixpath.join(d, name) if d else name
-            if kpath not in self.repo.files:
-                continue
-            text = self.repo.text(kpath)
-            try:
-                obj = yamlsrc.load(text)
-            except yamlsrc.YamlParseError:
-                return
-            res = obj.get("resources") if isinstance(obj, dict) else None
-            if not isinstance(res, list):
-                return
-            names = [str(x) for x in res]
-            idx = next((i for i, x in enumerate(names) if posixpath.normpath(x) == base), None)
-            if idx is None:
-                return
-            lines = text.splitlines(keepends=True)
-            ln = res.lc.item(idx)[0]
-            off = sum(len(x) for x in lines[:ln])
-            if add:
-                new_base = posixpath.basename(new_path)
-                if any(posixpath.normpath(x) == new_base for x in names):
-                    return
-                line = lines[ln]
-                if not line.endswith("\n"):
-                    line += self.repo.files[kpath].newline
-                new_line = line.replace(names[idx], names[idx].replace(base, new_base), 1)
-                self.res.edits.append(TextEdit(kpath, off + len(lines[ln]), off + len(lines[ln]),
-                                               new_line if lines[ln].endswith("\n") else self.repo.files[kpath].newline
-                                               + new_line.rstrip("\r\n"), RULE))
-            else:
-                self.res.edits.append(TextEdit(kpath, off, off + len(lines[ln]), "", RULE))
-            return
+        e = kustomization_insert(self.repo, old_path, new_path, RULE) if add else \
+            kustomization_remove(self.repo, old_path, RULE)
+        if e is not None:
+            self.res.edits.append(e)
 
     # -- placement: Terraform ------------------------------------------------------------------
     def taken(self, tf_path: str) -> set[str]:
@@ -561,6 +531,56 @@ class ManifestsRule:
             else:
                 prev_end = docs[i - 1].end if i > 0 else 0
                 self.res.edits.append(TextEdit(path, prev_end, d.end, "", RULE))
+
+
+def _kustomization(repo: Repo, old_path: str):
+    """(path, text, resources seq, index of old_path) of the kustomization listing old_path, if any."""
+    d, base = posixpath.split(old_path)
+    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+        kpath = posixpath.join(d, name) if d else name
+        if kpath not in repo.files:
+            continue
+        text = repo.text(kpath)
+        try:
+            obj = yamlsrc.load(text)
+        except yamlsrc.YamlParseError:
+            return None
+        res = obj.get("resources") if isinstance(obj, dict) else None
+        if not isinstance(res, list):
+            return None
+        idx = next((i for i, x in enumerate(res) if posixpath.normpath(str(x)) == base), None)
+        return (kpath, text, res, idx) if idx is not None else None
+    return None
+
+
+def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) -> TextEdit | None:
+    """Edit adding new_path to the kustomization.yaml that lists old_path, right after it, same style."""
+    found = _kustomization(repo, old_path)
+    if found is None:
+        return None
+    kpath, text, res, idx = found
+    base, new_base = posixpath.basename(old_path), posixpath.basename(new_path)
+    if any(posixpath.normpath(str(x)) == new_base for x in res):
+        return None
+    lines = text.splitlines(keepends=True)
+    ln = res.lc.item(idx)[0]
+    off = sum(len(x) for x in lines[: ln + 1])
+    nl = repo.files[kpath].newline
+    line = lines[ln].rstrip("\r\n").replace(str(res[idx]), str(res[idx]).replace(base, new_base), 1)
+    if lines[ln].endswith("\n"):
+        return TextEdit(kpath, off, off, line + nl, rule)
+    return TextEdit(kpath, off, off, nl + line, rule)
+
+
+def kustomization_remove(repo: Repo, old_path: str, rule: str) -> TextEdit | None:
+    found = _kustomization(repo, old_path)
+    if found is None:
+        return None
+    kpath, text, res, idx = found
+    lines = text.splitlines(keepends=True)
+    ln = res.lc.item(idx)[0]
+    off = sum(len(x) for x in lines[:ln])
+    return TextEdit(kpath, off, off + len(lines[ln]), "", rule)
 
 
 def _comment_target(c: Converted, path: tuple) -> tuple | None:

@@ -1,0 +1,484 @@
+"""Rule `v1beta1/helm`: chart version, values renames, CRD chart, wherever the values live.
+
+Values are rewritten from the hop's table (knowledge/helm.yaml) in every shape: heredoc YAML,
+`yamlencode({...})`, values files, Flux `spec.values` (all through key trees) and `set` blocks / lists.
+The chart version is bumped where it is defined (literal, variable default, every tfvars, local); a
+frozen `https://charts.karpenter.sh` repository moves to OCI; a `karpenter-crd` release is bumped with
+the controller, or added (Terraform `helm_release`, Flux `HelmRelease`) with the controller depending on it.
+What cannot be edited statically is reported with the file, line and key.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+from jinja2 import Environment
+
+from ... import knowledge
+from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
+from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
+from ...model import Finding
+from ...resolve import definition_sites
+from ...sources import hcl as hclsrc
+from ...sources import keytree
+from ...sources import yaml as yamlsrc
+
+RULE = "v1beta1/helm"
+HOP = "v1alpha5->v1beta1"
+FACTS = knowledge.load("helm")
+
+
+def parse_version(v: str) -> tuple[int, ...] | None:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?", v.strip())
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def format_version(target: str, current: str) -> str:
+    """Target version spelled like the user's for charts published with a v prefix (< 0.35.0)."""
+    if parse_version(target) < parse_version(FACTS["chart"]["v_prefix_before"]) and current.strip().startswith("v"):
+        return "v" + target
+    return target
+
+
+@dataclass
+class HelmResult:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    new_crd_release: bool = False
+    namespaces: set[str] = field(default_factory=set)
+    controllers: list[str] = field(default_factory=list)       # addresses
+    crd_releases: list[str] = field(default_factory=list)
+    pass_through: str | None = None
+    kinds: set[str] = field(default_factory=set)               # terraform / flux
+
+
+class HelmRule:
+    def __init__(self, repo: Repo, manifests: list[Manifest], charts: list[ChartInstall], phase: str,
+                 blocked_alpha: set[tuple[str, str]] | None = None):
+        self.repo = repo
+        self.manifests = manifests
+        self.charts = charts
+        self.phase = phase
+        self.blocked = blocked_alpha or set()
+        self.res = HelmResult()
+        self._sites_done: set[tuple[str, int]] = set()
+
+    def finding(self, code, severity, path, line, message, manual=""):
+        self.res.findings.append(Finding(code, severity, path, line, message, manual))
+
+    def run(self) -> HelmResult:
+        for ci in self.charts:
+            self.res.kinds.add(ci.kind)
+            if ci.chart == "karpenter":
+                self.res.controllers.append(ci.address)
+                for vs in ci.values:
+                    self.values(ci, vs)
+            else:
+                self.res.crd_releases.append(ci.address)
+            if self.phase == "prepare":
+                self.version(ci)
+                self.repository(ci)
+        if self.phase == "prepare":
+            for ci in self.charts:
+                if ci.chart == "karpenter":
+                    self.crds(ci)
+        return self.res
+
+    # -- values ------------------------------------------------------------------------------
+    def alpha_needs_default_profile(self) -> bool:
+        """Do alpha node templates that rely on defaultInstanceProfile remain after this phase?"""
+        for m in self.manifests:
+            if m.era != "alpha" or not isinstance(m.obj, dict):
+                continue
+            spec = m.obj.get("spec") or {}
+            if m.kind == "AWSNodeTemplate":
+                relies = "instanceProfile" not in spec
+            elif m.kind == "Provisioner" and isinstance(spec.get("provider"), dict):
+                relies = "instanceProfile" not in spec["provider"]
+            else:
+                continue
+            if not relies:
+                continue
+            if self.phase == "prepare" or (m.path, m.line) in self.blocked:
+                return True
+        return False
+
+    def rows(self) -> list[dict]:
+        rows = []
+        for row in FACTS["values"][HOP]:
+            if self.phase == "prepare" and row["phase"] != "prepare":
+                if not (row.get("needed_by_alpha") and not self.alpha_needs_default_profile()):
+                    continue
+            if self.phase == "cleanup" and row.get("needed_by_alpha") and self.alpha_needs_default_profile():
+                continue
+            rows.append(row)
+        return rows
+
+    def values(self, ci: ChartInstall, vs: ValuesSource) -> None:
+        rows = self.rows()
+        if vs.kind in ("dynamic_set", "set_list", "other"):
+            what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
+                    "other": "an expression migrator cannot read"}[vs.kind]
+            keys = ", ".join(r["key"] for r in rows)
+            self.finding("MIG-HELM-001", "warning", vs.path, vs.line,
+                         f"{ci.address} passes chart values through {what}; migrator cannot rewrite them statically",
+                         f"check these keys by hand: {keys}")
+            return
+        if vs.tree is not None:
+            self.tree_values(ci, vs, rows)
+        if vs.sets:
+            self.set_values(ci, vs, rows)
+
+    def tree_values(self, ci: ChartInstall, vs: ValuesSource, rows: list[dict]) -> None:
+        tree = vs.tree
+        ops = []
+        for row in rows:
+            src = tuple(row["key"].split("."))
+            if tree.root.get(src) is None:
+                continue
+            if "rename" in row:
+                ops.append(keytree.Op("rename", src, tuple(row["rename"].split("."))))
+            else:
+                ops.append(keytree.Op("remove", src, reason=row.get("why", "")))
+        out = keytree.rewrite(tree, ops)
+        for op, e, why in out.problems:
+            self.finding("MIG-HELM-002", "error", vs.path, hclsrc.line_of(tree.text, e.key_start),
+                         f"chart value {'.'.join(op.src)} cannot be rewritten: {why}",
+                         f"change {'.'.join(op.src)} to {'.'.join(op.dst) or '(remove it)'} by hand")
+        for op in out.applied:
+            e = tree.root.get(op.src)
+            self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(tree.text, e.key_start),
+                         f"chart value {'.'.join(op.src)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
+                                                               else f"removed ({op.reason})"))
+        for s, e, t in out.edits:
+            self.res.edits.append(TextEdit(vs.path, s, e, to_newline(t, self.repo.files[vs.path].newline), RULE))
+        if self.phase == "prepare":
+            self.affinity(vs)
+
+    def set_values(self, ci: ChartInstall, vs: ValuesSource, rows: list[dict]) -> None:
+        text = self.repo.text(vs.path)
+        by_key = {r["key"]: r for r in rows}
+        present = {s.key for s in vs.sets}
+        for s in vs.sets:
+            row = next((r for k, r in by_key.items() if s.key == k or s.key.startswith(k + ".")), None)
+            if row is None:
+                continue
+            if "rename" in row and s.key == row["key"]:
+                if row["rename"] in present:
+                    self.res.edits.append(TextEdit(vs.path, s.start, s.end, "", RULE))
+                    self.finding("MIG-HELM-003", "info", vs.path, s.line,
+                                 f"set {s.raw}: removed, {row['rename']} is already set")
+                    continue
+                self.res.edits.append(TextEdit(vs.path, s.name.start, s.name.end, hclsrc.quote(row["rename"]), RULE))
+                self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} -> {row['rename']}")
+            elif "rename" not in row:
+                self.res.edits.append(TextEdit(vs.path, s.start, _eat_blank(text, s.end), "", RULE))
+                self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} removed ({row.get('why', '')})")
+
+    def affinity(self, vs: ValuesSource) -> None:
+        """The chart's affinity keeping the controller off Karpenter nodes gains the nodepool key."""
+        facts = FACTS["values"]["affinity"][HOP]
+        tree = vs.tree
+        if tree.syntax != "yaml":
+            return
+        aff = tree.root.get(("affinity",))
+        if aff is None:
+            return
+        text = tree.text
+        for seq, where in _expression_lists(aff.value):
+            keys = [x.get("key") for x in seq if isinstance(x, dict)]
+            if facts["old"] not in keys or facts["add"] in keys:
+                continue
+            i = keys.index(facts["old"])
+            # lines of that item, found from the key's own line in the text
+            ls, le = _item_lines(text, tree, aff, seq, i)
+            if ls is None:
+                self.finding("MIG-HELM-004", "warning", vs.path, hclsrc.line_of(text, aff.key_start),
+                             f"affinity: add a `{facts['add']} DoesNotExist` expression next to `{facts['old']}`",
+                             "edit the affinity by hand")
+                return
+            item = text[ls:le].replace(facts["old"], facts["add"])
+            self.res.edits.append(TextEdit(vs.path, le, le, item if item.endswith("\n") else item + "\n", RULE))
+            self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(text, ls),
+                         f"affinity: added {facts['add']} DoesNotExist next to {facts['old']}")
+
+    # -- version and repository -----------------------------------------------------------------
+    def version(self, ci: ChartInstall) -> None:
+        hop = FACTS["hops"][HOP]
+        target = hop["version"]
+        if ci.kind == "flux":
+            self.flux_version(ci, target)
+            return
+        if ci.version is None:
+            self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
+                         f"{ci.address} has no version: Helm installs the newest chart, which has no v1alpha5 support",
+                         f'pin version = "{format_version(target, "v0")}" until the migration is done')
+            return
+        sites, why = definition_sites(self.repo, ci.path, ci.version)
+        if not sites:
+            self.finding("MIG-HELM-006", "error", ci.path, hclsrc.line_of(self.repo.text(ci.path), ci.version.start),
+                         f"{ci.address}: the chart version ({ci.version.source}) cannot be changed here: {why}",
+                         f"set it to {format_version(target, 'v')} where it is defined")
+            return
+        if len(sites) > 1:
+            self.finding("MIG-HELM-007", "info", ci.path, ci.line,
+                         f"{ci.address}: the chart version is set in {len(sites)} places; each is updated: "
+                         + ", ".join(s.how for s in sites))
+        for site in sites:
+            self.bump(site.path, site.expr.start, site.expr.end, site.value, target, site.how)
+
+    def bump(self, path: str, start: int, end: int, current: str, target: str, how: str) -> None:
+        if (path, start) in self._sites_done:
+            return
+        self._sites_done.add((path, start))
+        cur = parse_version(current)
+        if cur is None:
+            self.finding("MIG-HELM-008", "warning", path, hclsrc.line_of(self.repo.text(path), start),
+                         f"chart version {current!r} ({how}) is not a plain version", "set it by hand")
+            return
+        if cur >= parse_version(target):
+            return
+        below = FACTS["hops"][HOP]["pass_through"]
+        if cur < parse_version(below["below"]):
+            self.res.pass_through = format_version(below["version"], current)
+            self.finding("MIG-HELM-009", "warning", path, hclsrc.line_of(self.repo.text(path), start),
+                         f"chart {current} is older than {below['below']}: upgrade to {self.res.pass_through} first "
+                         "and let it run before moving to v0.32 (" + "; ".join(below["notes"]) + ")",
+                         f"apply {self.res.pass_through} on its own, then this plan")
+        new = format_version(target, current)
+        quoted = self.repo.text(path)[start:end]
+        text = hclsrc.quote(new) if quoted.startswith('"') else quoted.replace(current, new)
+        self.res.edits.append(TextEdit(path, start, end, text, RULE))
+        self.finding("MIG-HELM-003", "info", path, hclsrc.line_of(self.repo.text(path), start),
+                     f"chart version {current} -> {new} ({how})")
+
+    def flux_version(self, ci: ChartInstall, target: str) -> None:
+        spec = ci.obj["spec"]["chart"]["spec"]
+        if "version" not in spec:
+            self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
+                         f"{ci.address} has no chart version: Flux installs the newest chart",
+                         f"pin spec.chart.spec.version to {format_version(target, 'v')} until the migration is done")
+            return
+        text = self.repo.text(ci.path)
+        span = _scalar_span(text, ci.doc, spec, "version")
+        if span is None:
+            return
+        s, e = span
+        raw = text[s:e]
+        current = raw.strip("\"'")
+        cur = parse_version(current)
+        if cur is None:
+            self.finding("MIG-HELM-008", "warning", ci.path, hclsrc.line_of(text, s),
+                         f"chart version {raw} is a range or not a version", f"pin it to {target}")
+            return
+        self.bump(ci.path, s, e, current, target, f"spec.chart.spec.version of {ci.address}")
+
+    def repository(self, ci: ChartInstall) -> None:
+        frozen = FACTS["chart"]["frozen_repositories"]
+        if ci.kind == "terraform":
+            repo = ci.block.attr("repository")
+            if repo is not None and repo.literal() in frozen:
+                self.res.edits.append(TextEdit(ci.path, repo.start, repo.end,
+                                               hclsrc.quote(FACTS["chart"]["repository"]), RULE))
+                self.finding("MIG-HELM-010", "info", ci.path, hclsrc.line_of(self.repo.text(ci.path), repo.start),
+                             f"repository {repo.literal()} is frozen (no releases after v0.16.3) -> "
+                             f"{FACTS['chart']['repository']}")
+            ns = ci.block.attr("namespace")
+            if ns is not None and ns.literal():
+                self.res.namespaces.add(str(ns.literal()))
+        else:
+            ns = (ci.obj.get("metadata") or {}).get("namespace") or (ci.obj.get("spec") or {}).get("targetNamespace")
+            if ns:
+                self.res.namespaces.add(str(ns))
+            for p, sf in self.repo.files.items():
+                if not p.endswith((".yaml", ".yml")) or "charts.karpenter.sh" not in sf.text:
+                    continue
+                line = sf.text[: sf.text.index("charts.karpenter.sh")].count("\n") + 1
+                self.finding("MIG-HELM-010", "warning", p, line,
+                             "a HelmRepository points at the frozen https://charts.karpenter.sh",
+                             f"use type: oci and url: {FACTS['chart']['repository']}")
+
+    # -- CRDs --------------------------------------------------------------------------------------
+    def crds(self, ci: ChartInstall) -> None:
+        crd = [c for c in self.charts if c.chart == "karpenter-crd" and c.kind == ci.kind]
+        if ci.kind == "terraform":
+            if crd:
+                self.depends_on(ci, crd[0].block.labels[1])
+                return
+            self.add_terraform_crd_release(ci)
+        else:
+            if crd:
+                return
+            self.add_flux_crd_release(ci)
+
+    def depends_on(self, ci: ChartInstall, crd_label: str) -> None:
+        b = ci.block
+        text = self.repo.text(ci.path)
+        ref = f"helm_release.{crd_label}"
+        dep = b.attr("depends_on")
+        if dep is not None and dep.kind == "tuple":
+            if any(i.source == ref for i in dep.items):
+                return
+            if dep.items:
+                last = dep.items[-1]
+                if "\n" in dep.source:
+                    ins = f",\n{indent_at(text, last.start)}{ref}" if not text[last.end:dep.end].lstrip().startswith(",") \
+                        else f"\n{indent_at(text, last.start)}{ref},"
+                    pos = last.end if not ins.endswith(",") else text.index(",", last.end) + 1
+                else:
+                    ins, pos = f", {ref}", last.end
+            else:
+                ins, pos = ref, dep.start + 1
+            self.res.edits.append(TextEdit(ci.path, pos, pos, ins, RULE))
+        elif dep is None:
+            ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
+            pos = line_start(text, b.body_end)
+            nl = self.repo.files[ci.path].newline
+            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(f"\n{ind}depends_on = [{ref}]\n", nl), RULE))
+        else:
+            self.finding("MIG-HELM-011", "warning", ci.path, hclsrc.line_of(text, dep.start),
+                         f"{ci.address}.depends_on is not a list literal", f"add {ref} to it by hand")
+            return
+        self.finding("MIG-HELM-012", "info", ci.path, ci.line, f"{ci.address} now depends on {ref} (CRDs first)")
+
+    def add_terraform_crd_release(self, ci: ChartInstall) -> None:
+        b = ci.block
+        text = self.repo.text(ci.path)
+        label = "karpenter_crd" if b.labels[1] == "karpenter" else f"{b.labels[1]}_crd"
+        attrs = []
+        for name in ("provider", "namespace", "create_namespace", "repository", "repository_username",
+                     "repository_password", "version", "timeout"):
+            a = b.attributes.get(name)
+            if a is not None:
+                attrs.append((name, a.expr.source))
+        rel = b.attr("name")
+        attrs.insert(0, ("name", hclsrc.quote(f"{rel.literal()}-crd") if rel is not None and rel.literal()
+                         else hclsrc.quote(FACTS["chart"]["crds"])))
+        attrs.insert(1, ("chart", hclsrc.quote(FACTS["chart"]["crds"])))
+        ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
+        body = _render("helm_release_crd.tf.j2", label=label, attrs=_aligned(attrs), indent=ind)
+        nl = self.repo.files[ci.path].newline
+        pos = line_start(text, b.start)
+        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(body.rstrip("\n") + "\n\n", nl), RULE, order=-1))
+        self.res.new_crd_release = True
+        self.res.crd_releases.append(f"helm_release.{label}")
+        self.finding("MIG-HELM-013", "info", ci.path, ci.line,
+                     f"no karpenter-crd release: helm_release.{label} is added so the v1beta1 CRDs get installed "
+                     "and upgraded (Helm never upgrades CRDs from the main chart's crds/ folder)")
+        self.depends_on(ci, label)
+
+    def add_flux_crd_release(self, ci: ChartInstall) -> None:
+        obj = ci.obj
+        spec = obj["spec"]
+        cs = spec["chart"]["spec"]
+        version = format_version(FACTS["hops"][HOP]["version"], str(cs.get("version", "v")))
+        name = f"{obj['metadata']['name']}-crd"
+        style = yamlsrc.detect_style(self.repo.text(ci.path))
+        body = _render("flux_helmrelease_crd.yaml.j2", api=obj["apiVersion"], name=name,
+                       namespace=(obj.get("metadata") or {}).get("namespace"), interval=spec.get("interval", "10m"),
+                       chart=FACTS["chart"]["crds"], version=version, source=dict(cs.get("sourceRef") or {}),
+                       ind=" " * style.indent)
+        d, base = posixpath.split(ci.path)
+        stem, ext = posixpath.splitext(base)
+        new_path = posixpath.join(d, f"{stem}-crd{ext}") if d else f"{stem}-crd{ext}"
+        if new_path in self.repo.files:
+            return
+        self.res.edits.append(NewFile(new_path, to_newline(body, self.repo.files[ci.path].newline), RULE))
+        self.res.new_crd_release = True
+        self.res.crd_releases.append(f"HelmRelease/{name}")
+        self.finding("MIG-HELM-013", "info", ci.path, ci.line,
+                     f"no karpenter-crd release: {new_path} adds HelmRelease {name} so the v1beta1 CRDs get installed")
+        _kustomize_add(self, ci.path, new_path)
+        text = self.repo.text(ci.path)
+        if "dependsOn" in spec:
+            return
+        kl, _ = spec.lc.key("chart")
+        lines = ci.doc.text.splitlines(keepends=True)
+        pos = ci.doc.start + sum(len(x) for x in lines[:kl])
+        ind = indent_at(text, pos + len(lines[kl]) - len(lines[kl].lstrip()))
+        seq = " " * style.indent if style.indent_sequences else ""
+        ins = f"{ind}dependsOn:\n{ind}{seq}- name: {name}\n"
+        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(ins, self.repo.files[ci.path].newline), RULE))
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+def _eat_blank(text: str, end: int) -> int:
+    """Extend a removal over one blank line that follows it, so no double blank line is left."""
+    nxt = text.find("\n", end)
+    if nxt >= 0 and not text[end:nxt].strip():
+        return nxt + 1
+    return end
+
+
+def _render(template: str, **kw) -> str:
+    src = resources.files("migrator.templates").joinpath(template).read_text(encoding="utf-8")
+    return Environment(keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True).from_string(src).render(**kw)
+
+
+def _aligned(attrs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    w = max(len(n) for n, _ in attrs)
+    return [(n.ljust(w), v) for n, v in attrs]
+
+
+def _kustomize_add(rule: HelmRule, old_path: str, new_path: str) -> None:
+    from .manifests import kustomization_insert
+    e = kustomization_insert(rule.repo, old_path, new_path, RULE)
+    if e is not None:
+        rule.res.edits.append(e)
+
+
+def _scalar_span(text: str, doc: yamlsrc.DocSpan, m, key: str) -> tuple[int, int] | None:
+    try:
+        vl, vc = m.lc.value(key)
+    except Exception:  # noqa: BLE001
+        return None
+    lines = doc.text.splitlines(keepends=True)
+    ls = doc.start + sum(len(x) for x in lines[:vl])
+    s = ls + vc
+    line = text[s:text.find("\n", s) if text.find("\n", s) >= 0 else len(text)].rstrip("\r")
+    if line[:1] in "\"'":
+        q = line[0]
+        e = line.find(q, 1)
+        return s, s + e + 1
+    tok = re.match(r"[^\s#]+", line)
+    return (s, s + tok.end()) if tok else None
+
+
+def _expression_lists(node, path=()):
+    """matchExpressions lists anywhere under an affinity value."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "matchExpressions" and isinstance(v, list):
+                yield v, path + (k,)
+            else:
+                yield from _expression_lists(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _expression_lists(v, path + (i,))
+
+
+def _item_lines(text: str, tree, aff, seq, i: int) -> tuple[int | None, int | None]:
+    """File span of the lines of item i of a YAML block sequence."""
+    if tree.offset is None or (getattr(seq, "fa", None) is not None and seq.fa.flow_style()):
+        return None, None
+    line, col = seq.lc.item(i)
+    dash = tree.offset(line, col)
+    ls = line_start(text, dash)
+    if i + 1 < len(seq):
+        nline, ncol = seq.lc.item(i + 1)
+        return ls, line_start(text, tree.offset(nline, ncol))
+    item_indent = dash - ls
+    pos = text.find("\n", dash) + 1
+    le = pos
+    while 0 < pos < len(text):
+        nxt = text.find("\n", pos)
+        nxt = len(text) if nxt < 0 else nxt + 1
+        ln = text[pos:nxt]
+        if ln.strip():
+            if len(ln) - len(ln.lstrip(" ")) <= item_indent:
+                break
+            le = nxt
+        pos = nxt
+    return ls, le
