@@ -92,6 +92,7 @@ class HelmValue:
     expression: str | None      # Terraform expression when the value is computed (no ${})
     path: str
     line: int
+    keys: tuple = ()            # the key as a path (tag keys may contain dots)
 
 
 class Repo:
@@ -533,15 +534,16 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
                         lit = v.literal()
                         out.append(HelmValue(key, lit if lit is not None else "${" + v.source + "}",
                                              None if lit is not None else v.source, vs.path,
-                                             hclsrc.line_of(text, e.key_start)))
+                                             hclsrc.line_of(text, e.key_start), e.path))
                     else:
                         src = vs.masked.unmask(v) if isinstance(v, str) and vs.masked else v
                         out.append(HelmValue(key, src, _strip_interp(src) if isinstance(src, str) else None,
-                                             vs.path, hclsrc.line_of(text, e.key_start)))
+                                             vs.path, hclsrc.line_of(text, e.key_start), e.path))
             for s in vs.sets:
                 if s.value is None:
                     continue
                 lit = s.value.literal()
+                keys = tuple(k.replace("\x00", ".") for k in s.key.replace("\\.", "\x00").split("."))
                 out.append(HelmValue(s.key.replace("\\.", "."), lit if lit is not None else "${" + s.value.source + "}",
-                                     None if lit is not None else s.value.source, vs.path, s.line))
+                                     None if lit is not None else s.value.source, vs.path, s.line, keys))
     return out

@@ -1,6 +1,7 @@
 """Rule registry: which rules a hop runs, in which phase, and the runbook steps they imply."""
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,8 @@ def _helm(ctx: "Context", phase: str, done: dict) -> HelmResult:
         blocked = {(f.path, f.line) for f in m.findings if f.code == "MIG-CLN-001"}
     return HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, blocked).run()
 
+
+LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
 
 # name -> (module documenting the rule, runner). Runners get the results of the rules before them.
 RULES = {
@@ -70,49 +73,92 @@ def default_phase(hop: dict, ctx: Context) -> str:
     return "prepare"
 
 
-def _fill(s: str, values: dict[str, Any]) -> str:
-    return s.format(**values)
+def old_count(old: list, kind: str) -> int:
+    return len({where for k, _, where in old if k == kind})
+
+
+def _taint_patch(has_taints: bool) -> str:
+    """JSON patch adding the migration taint without replacing a Provisioner's other taints."""
+    taint = {"key": LEGACY_TAINT, "value": "true", "effect": "NoSchedule"}
+    op = {"op": "add", "path": "/spec/taints/-", "value": taint} if has_taints else \
+        {"op": "add", "path": "/spec/taints", "value": [taint]}
+    return shlex.quote(json.dumps([op], separators=(",", ":")))
+
+
+def _each(command: str, var: str, names: list[str], sources: int, values: dict,
+          tainted: set[str] = frozenset()) -> list[str]:
+    """One command per known object name; a loop over the cluster when some names are only known there."""
+    out = [command.format(**{var: shlex.quote(n)}, **{**values, "legacy_taint_patch": _taint_patch(n in tainted)})
+           for n in names]
+    if sources and not names:
+        resource = {"provisioner": "provisioners", "nodetemplate": "awsnodetemplates"}[var]
+        out.append(f"for name in $(kubectl get {resource} -o name); do "
+                   + command.format(**{var: '"${name##*/}"'}, **{**values, "legacy_taint_patch": _taint_patch(True)})
+                   + "; done")
+    return out
 
 
 def steps(hop: dict, ctx: Context) -> list[Step]:
     """The whole ordered runbook of the hop, from the step table and what the rules found."""
     table = knowledge.load("runbook")[f"{hop['from']}->{hop['to']}"]
-    prep = ctx.result(hop, "prepare").get("v1beta1/manifests") or Result()
-    clean = ctx.result(hop, "cleanup").get("v1beta1/manifests") or Result()
-    old = prep.old_objects or []
+    prep = ctx.result(hop, "prepare")
+    clean = ctx.result(hop, "cleanup")
+    man = prep.get("v1beta1/manifests") or Result()
+    man_clean = clean.get("v1beta1/manifests") or Result()
+    hr = prep.get("v1beta1/helm") or HelmResult()
+    old = man.old_objects or []
     provisioners = sorted({n for k, n, _ in old if k == "Provisioner"})
     templates = sorted({n for k, n, _ in old if k == "AWSNodeTemplate"})
-    targets = " ".join(f"-target={shlex.quote(a)}" for a in prep.new_addresses)
+    tf_charts = [a for a in hr.controllers + hr.crd_releases if not a.startswith("HelmRelease/")]
+    flavours = [f for f, ok in (("terraform", bool(tf_charts)), ("flux", "flux" in hr.kinds),
+                                ("helm", not hr.kinds)) if ok]
+    chart_version = hop["chart"]["version"]
     values = {
-        "chart_version": hop["chart"]["version"],
+        "chart_version": chart_version,
+        "chart_version_spelled": ("v" + chart_version) if chart_version.startswith("0.3") else chart_version,
         "rollback_version": hop["chart"].get("rollback_to", ""),
+        "pass_through": hr.pass_through or "",
+        "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else '"${KARPENTER_NAMESPACE}"',
         "provisioners": ", ".join(provisioners) or "(none found)",
-        "new_files": ", ".join(prep.new_files) or "(none)",
-        "targets": targets,
+        "new_files": ", ".join(man.new_files) or "(none)",
+        "targets": " ".join(f"-target={shlex.quote(a)}" for a in man.new_addresses),
+        "crd_targets": " ".join(f"-target={shlex.quote(a)}" for a in hr.crd_releases if not a.startswith("HelmRelease/")),
+        "chart_targets": " ".join(f"-target={shlex.quote(a)}" for a in tf_charts),
+    }
+    flags = {
+        "terraform": bool(man.new_addresses),
+        "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
+        "new_crd_release": hr.new_crd_release,
+        "pass_through": bool(hr.pass_through),
     }
     out: list[Step] = []
-    for i, row in enumerate(table, start=1):
-        if row.get("when") == "terraform" and not prep.new_addresses:
+    for row in table:
+        if row.get("when") and not flags.get(row["when"]):
             continue
-        if row.get("when") == "yaml" and not [f for f in prep.new_files if f.endswith((".yaml", ".yml"))]:
-            continue
+        raw = row.get("commands", [])
+        if isinstance(raw, dict):
+            raw = [c for f in flavours for c in raw.get(f, [])] + raw.get("all", [])
         cmds = []
-        for c in row.get("commands", []):
+        for c in raw:
             if "{provisioner}" in c:
-                cmds.extend(c.format(provisioner=shlex.quote(p), **values) for p in provisioners)
+                todo = [p for p in provisioners if not ("patch" in c and p in man.legacy)]
+                cmds.extend(_each(c, "provisioner", todo, old_count(old, "Provisioner") if not provisioners else 0,
+                                  values, man.tainted))
             elif "{nodetemplate}" in c:
-                cmds.extend(c.format(nodetemplate=shlex.quote(t), **values) for t in templates)
+                cmds.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
             elif "{new_file}" in c:
-                cmds.extend(c.format(new_file=shlex.quote(f), **values) for f in prep.new_files
+                cmds.extend(c.format(new_file=shlex.quote(f), **values) for f in man.new_files
                             if f.endswith((".yaml", ".yml")))
             else:
-                cmds.append(_fill(c, values))
-        files = []
+                cmds.append(c.format(**values))
+        files: list[str] = []
         if row["kind"] == "manifests":
-            files = sorted(set(prep.new_files) | {e.path for e in prep.edits})
+            files = sorted(set(man.new_files) | {e.path for e in man.edits})
+        elif row["kind"] in ("crds", "chart"):
+            files = sorted({e.path for e in hr.edits})
         elif row["kind"] == "cleanup":
-            files = sorted({e.path for e in clean.edits})
+            files = sorted({e.path for r in clean.values() for e in r.edits})
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
-                        title=_fill(row["title"], values), detail=_fill(row.get("detail", ""), values).strip(),
-                        commands=cmds, files=files))
+                        title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
+                        commands=[c for c in cmds if c.strip()], files=files))
     return out

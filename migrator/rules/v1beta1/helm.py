@@ -149,6 +149,8 @@ class HelmRule:
                          f"change {'.'.join(op.src)} to {'.'.join(op.dst) or '(remove it)'} by hand")
         for op in out.applied:
             e = tree.root.get(op.src)
+            if op.kind == "remove" and e.is_map and op.src == tuple(_tags_row()["key"].split(".")):
+                self.tags_removed(vs.path, hclsrc.line_of(tree.text, e.key_start), list(e.children))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(tree.text, e.key_start),
                          f"chart value {'.'.join(op.src)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
                                                                else f"removed ({op.reason})"))
@@ -175,7 +177,21 @@ class HelmRule:
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} -> {row['rename']}")
             elif "rename" not in row:
                 self.res.edits.append(TextEdit(vs.path, s.start, _eat_blank(text, s.end), "", RULE))
+                if row.get("to_nodeclass_tags"):
+                    self.tags_removed(vs.path, s.line, [s.key[len(row["key"]) + 1:]])
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} removed ({row.get('why', '')})")
+
+    def tags_removed(self, path: str, line: int, keys: list[str]) -> None:
+        """settings.aws.tags goes away in cleanup: say so unless every EC2NodeClass already carries them."""
+        classes = [m for m in self.manifests if m.kind == "EC2NodeClass"]
+        missing = [m for m in classes if not all(k in ((m.obj.get("spec") or {}).get("tags") or {}) for k in keys)]
+        if classes and not missing:
+            return
+        where = ", ".join(f"{m.path}:{m.line}" for m in missing) or "no EC2NodeClass in this repository"
+        self.finding("MIG-HELM-014", "warning", path, line,
+                     f"global tags {', '.join(keys)} are removed from the chart values (v0.33 ignores them); "
+                     f"not every EC2NodeClass carries them ({where})",
+                     "add these tags to spec.tags of every EC2NodeClass that should keep them")
 
     def affinity(self, vs: ValuesSource) -> None:
         """The chart's affinity keeping the controller off Karpenter nodes gains the nodepool key."""
@@ -404,6 +420,10 @@ class HelmRule:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+def _tags_row() -> dict:
+    return next(r for r in FACTS["values"][HOP] if r.get("to_nodeclass_tags"))
+
+
 def _eat_blank(text: str, end: int) -> int:
     """Extend a removal over one blank line that follows it, so no double blank line is left."""
     nxt = text.find("\n", end)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ class Result:
     new_files: list[str] = field(default_factory=list)         # YAML files created (raw / templates)
     old_objects: list[tuple[str, str, str]] = field(default_factory=list)   # (kind, name, where)
     removed: list[str] = field(default_factory=list)           # what cleanup removes
+    tainted: set[str] = field(default_factory=set)             # Provisioners that already have spec.taints
+    legacy: set[str] = field(default_factory=set)              # ... and those already marked karpenter.sh/legacy
 
 
 def _scope(m: Manifest) -> str:
@@ -114,7 +117,14 @@ class ManifestsRule:
                              "Machine objects are created by the controller and migrated by Karpenter itself; "
                              "this manifest is not converted")
                 continue
-            self.res.old_objects.append((m.kind, _name_key(m, m.name), f"{m.path}:{m.line}"))
+            for name in self.display_names(m):
+                self.res.old_objects.append((m.kind, name, f"{m.path}:{m.line}"))
+                taints = (m.obj.get("spec") or {}).get("taints") if m.kind == "Provisioner" else None
+                if taints:
+                    self.res.tainted.add(name)
+                    if any(isinstance(t, dict) and t.get("key") == FACTS["nodepool"]["legacy_taint_key"]
+                           for t in taints):
+                        self.res.legacy.add(name)
             convs = self.convert(m)
             pending = [c for c in convs if (_scope(m), c.kind, _name_key(m, c.name)) not in beta]
             if not pending:
@@ -134,14 +144,76 @@ class ManifestsRule:
             self.place_yaml_file(path, items)
         return self.res
 
+    def display_names(self, m: Manifest) -> list[str]:
+        """Object names as they exist in the cluster: a template's `${name}` fed by `each.key` of a
+        `for_each = var.x` becomes the keys of x (tfvars, else default); [] when they cannot be known."""
+        name = _name_key(m, m.name)
+        if "${" not in name:
+            return [name]
+        var = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_-]*)\}", name)
+        fe = m.block.attr("for_each") if m.block is not None else None
+        if not var or fe is None or m.call is None or len(m.call.items) < 2 or m.call.items[1].kind != "object":
+            return []
+        arg = next((e.value for e in m.call.items[1].entries if e.key == var.group(1)), None)
+        src = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", fe.source.strip())
+        if arg is None or arg.source.strip() != "each.key" or not src:
+            return []
+        keys: list[str] = []
+        for p in self.repo.tf_files():
+            f = self.repo.hcl(p) if p.endswith(".tfvars") and src.group(1) in self.repo.files[p].text else None
+            if f and src.group(1) in f.attributes and f.attributes[src.group(1)].expr.kind == "object":
+                keys.extend(e.key for e in f.attributes[src.group(1)].expr.entries if e.key not in keys)
+        if not keys:
+            for p, b in self.repo.blocks("variable"):
+                d = b.attr("default") if b.labels == [src.group(1)] else None
+                if d is not None and d.kind == "object":
+                    keys = [e.key for e in d.entries]
+        return keys
+
     def convert(self, m: Manifest) -> list[Converted]:
         if m.kind == "Provisioner":
             np, nc = convert_provisioner(m.obj, keep_alpha_defaults=self.opts.keep_alpha_defaults)
             out = [np]
             if nc is not None:
-                out.append(self.with_role(m, nc, ("spec", "provider")))
+                out.append(self.global_tags(m, self.with_role(m, nc, ("spec", "provider"))))
             return out
-        return [self.with_role(m, convert_nodeclass(m.obj), ("spec",))]
+        return [self.global_tags(m, self.with_role(m, convert_nodeclass(m.obj), ("spec",)))]
+
+    def global_tags(self, m: Manifest, conv: Converted) -> Converted:
+        """Chart value settings.aws.tags (dropped in v0.33) merged into the EC2NodeClass's own tags."""
+        prefix = tuple(FACTS["global_tags_key"].split("."))
+        tags = [v for v in self.values if v.keys[: len(prefix)] == prefix and len(v.keys) == len(prefix) + 1]
+        if not tags or conv.obj is None:
+            return conv
+        spec = conv.obj["spec"]
+        own = spec.get("tags")
+        merged = CommentedMap(own) if isinstance(own, dict) else CommentedMap()
+        added = []
+        for v in tags:
+            key = v.keys[-1]
+            if key in merged:
+                continue
+            if v.expression is None:
+                merged[key] = v.value
+            elif m.container in ("kubectl_manifest", "kubernetes_manifest"):
+                tok = f"__MIG_{len(m.masked.tokens)}__"
+                m.masked.tokens[tok] = v.expression if m.container == "kubernetes_manifest" else "${" + v.expression + "}"
+                merged[key] = tok
+            else:
+                self.finding("MIG-NC-015", "warning", m.path, m.line,
+                             f"global tag {key} ({v.path}:{v.line}) is the Terraform expression {v.expression}, "
+                             f"which cannot be written into {m.path}",
+                             f"add tag {key} to the EC2NodeClass by hand before the cleanup phase removes "
+                             "settings.aws.tags")
+                continue
+            added.append(f"{key} ({v.path}:{v.line})")
+        if added:
+            spec["tags"] = merged
+            if own is None:
+                conv.obj["spec"] = _reorder_spec(spec)
+            self.finding("MIG-NC-016", "info", m.path, m.line,
+                         f"global chart tags merged into EC2NodeClass {_name_key(m, conv.name)}: {', '.join(added)}")
+        return conv
 
     def with_role(self, m: Manifest, conv: Converted, spec_path: tuple) -> Converted:
         """Re-run the EC2NodeClass conversion with the node role resolved for this container."""
@@ -531,6 +603,11 @@ class ManifestsRule:
             else:
                 prev_end = docs[i - 1].end if i > 0 else 0
                 self.res.edits.append(TextEdit(path, prev_end, d.end, "", RULE))
+
+
+def _reorder_spec(spec: CommentedMap) -> CommentedMap:
+    order = FACTS["ec2nodeclass"]["order"]["spec"]
+    return CommentedMap(sorted(spec.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 
 
 def _kustomization(repo: Repo, old_path: str):

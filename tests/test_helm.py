@@ -1,0 +1,81 @@
+"""Helm capability: values in every shape, version at its definition, CRD release, what cannot be edited."""
+from __future__ import annotations
+
+import pytest
+
+from migrator.inventory import Repo, scan_charts, values_of
+from migrator.plan import make_plan
+from migrator.rules.v1beta1.helm import format_version, parse_version
+
+from .conftest import FIXTURE_NAMES, FIXTURES
+
+
+def _settings_aws(root):
+    repo = Repo(root)
+    return [v for v in values_of(scan_charts(repo)) if v.key.startswith("settings.aws.")]
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_no_settings_aws_key_survives_cleanup(name):
+    left = _settings_aws(FIXTURES / name / "expected-cleanup")
+    assert left == [], [f"{v.path}:{v.line} {v.key}" for v in left]
+
+
+def test_alpha_dependencies_survive_prepare():
+    """defaultInstanceProfile stays while alpha AWSNodeTemplates without instanceProfile still use it."""
+    for name in ("terraform-eks", "gitops-flux"):
+        keys = {v.key for v in _settings_aws(FIXTURES / name / "expected")}
+        assert keys == {"settings.aws.defaultInstanceProfile"}, name
+    # the only alpha template of helm-set-blocks has its own instanceProfile: nothing keeps the key
+    keys = {v.key for v in _settings_aws(FIXTURES / "helm-set-blocks" / "expected")}
+    assert "settings.aws.defaultInstanceProfile" not in keys
+    assert "settings.aws.enablePodENI" in keys          # alpha-only setting, removed in cleanup
+
+
+def test_escaped_set_names_are_kept_exactly():
+    text = (FIXTURES / "helm-set-blocks" / "expected-cleanup" / "karpenter.tf").read_text()
+    assert 'name  = "serviceAccount.annotations.eks\\\\.amazonaws\\\\.com/role-arn"' in text
+    assert 'name  = "settings.clusterName"' in text and "settings.aws" not in text
+
+
+def test_dynamic_set_is_reported_with_file_line_and_keys():
+    plan = make_plan(FIXTURES / "helm-set-blocks" / "input")
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-001"]
+    assert (f.path, f.line) == ("karpenter.tf", 46)
+    assert "settings.aws.clusterName" in f.manual_step
+
+
+def test_version_is_edited_where_defined():
+    plan = make_plan(FIXTURES / "terraform-eks" / "input")
+    tfvars = next(c for c in plan.changes if c.path == "dev.tfvars")
+    assert '-  karpenter                    = "v0.30.0"' in tfvars.diff
+    assert '+  karpenter                    = "v0.32.10"' in tfvars.diff
+    assert any(f.code == "MIG-HELM-009" for f in plan.findings), "pre-v0.31 source gets the pass-through step"
+    assert any(s.id.endswith("chart-pass-through") for s in plan.steps)
+
+
+def test_version_outside_repository_is_a_finding(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = var.karpenter_version\n}\n'
+        'variable "karpenter_version" {\n  type = string\n}\n')
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-006"]
+    assert (f.path, f.line, f.severity) == ("main.tf", 3, "error")
+
+
+def test_several_tfvars_are_each_edited(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = var.v\n}\n')
+    (tmp_path / "dev.tfvars").write_text('v = "v0.31.0"\n')
+    (tmp_path / "prod.tfvars").write_text('v = "0.31.2"\n')
+    plan = make_plan(tmp_path)
+    diffs = {c.path: c.diff for c in plan.changes}
+    assert '+v = "v0.32.10"' in diffs["dev.tfvars"] and '+v = "0.32.10"' in diffs["prod.tfvars"]
+    assert any(f.code == "MIG-HELM-007" for f in plan.findings)
+
+
+@pytest.mark.parametrize("target,current,want", [("0.32.10", "v0.31.0", "v0.32.10"), ("0.32.10", "0.31.0", "0.32.10"),
+                                                 ("0.37.0", "v0.33.0", "0.37.0"), ("1.0.14", "v0.37.0", "1.0.14")])
+def test_version_prefix_follows_user_below_0_35(target, current, want):
+    assert format_version(target, current) == want
+    assert parse_version(want) == parse_version(target)
