@@ -40,6 +40,13 @@ def _atomic_write(p: Path, text: str, mode: int | None) -> None:
         raise
 
 
+def write_file(p: Path, text: str) -> None:
+    """Atomically write a standalone output file (e.g. the runbook), keeping its mode if it exists."""
+    p = Path(p)
+    mode = p.stat().st_mode if p.exists() else None
+    _atomic_write(p, text, mode)
+
+
 def _current(p: Path) -> str | None:
     try:
         raw = p.read_bytes()

@@ -12,6 +12,7 @@ from rich.console import Console
 from .apply import ApplyError, apply_changes
 from .plan import Plan, UsageError, make_plan
 from .render import json as json_render
+from .render import markdown as markdown_render
 from .render import text as text_render
 from .rules.v1beta1.manifests import Options
 
@@ -32,6 +33,7 @@ class Phase(str, Enum):
 class Format(str, Enum):
     text = "text"
     json = "json"
+    markdown = "markdown"
 
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
@@ -56,7 +58,8 @@ def _plan(path: Path, to: Optional[To], phase: Optional[Phase], keep: bool, role
 
 @app.command()
 def plan(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
-         format: Format = typer.Option(Format.text, "--format", help="text or json (one JSON object on stdout)."),
+         format: Format = typer.Option(Format.text, "--format",
+                                       help="text, json (one JSON object on stdout) or markdown (the runbook)."),
          detailed_exitcode: bool = typer.Option(False, "--detailed-exitcode",
                                                 help="Exit 0 when nothing changes, 2 when changes are pending, "
                                                      "1 on error."),
@@ -65,6 +68,8 @@ def plan(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] 
     p = _plan(path, to, phase, keep_alpha_defaults, node_role)
     if format is Format.json:
         sys.stdout.write(json_render.render(p))
+    elif format is Format.markdown:
+        sys.stdout.write(markdown_render.render(p))
     else:
         text_render.render(p, Console())
     raise typer.Exit(_exit_code(p, detailed_exitcode))
@@ -89,6 +94,22 @@ def apply(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase]
         raise typer.Exit(1) from None
     for w in written:
         console.print(f"wrote {w}")
+    raise typer.Exit(1 if p.has_errors else 0)
+
+
+@app.command()
+def runbook(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
+            output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the Markdown to this file."),
+            keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
+    """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    doc = markdown_render.render(p)
+    if output is None:
+        sys.stdout.write(doc)
+    else:
+        from .apply import write_file
+        write_file(output, doc)
+        Console(stderr=True).print(f"wrote {output}")
     raise typer.Exit(1 if p.has_errors else 0)
 
 

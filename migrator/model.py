@@ -30,6 +30,10 @@ class Step:
     detail: str = ""
     commands: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    # additions to schema 1 (issue 5): how to check the step, how to undo it, where it comes from
+    verify: list[str] = field(default_factory=list)
+    rollback: str = ""
+    refs: list[str] = field(default_factory=list)      # "path:line" of the repository lines the step is about
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -20,6 +20,15 @@ class UsageError(ValueError):
 
 
 @dataclass
+class RootStatus:
+    """Where one cluster root (a Terraform root module or a GitOps folder) stands in the migration."""
+    path: str
+    objects: str
+    state: str
+    next: str
+
+
+@dataclass
 class Plan:
     root: Path
     hop_from: str
@@ -29,10 +38,52 @@ class Plan:
     changes: list[FileChange] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     era_summary: dict[str, int] = field(default_factory=dict)
+    roots: list[RootStatus] = field(default_factory=list)
 
     @property
     def has_errors(self) -> bool:
         return any(f.severity == "error" for f in self.findings)
+
+
+def root_of(m: Manifest) -> str:
+    import posixpath
+    return posixpath.dirname(m.tf_path or m.path) or "."
+
+
+def root_statuses(manifests: list[Manifest]) -> list[RootStatus]:
+    """Per cluster root: which generations of objects it holds and the next action."""
+    import posixpath
+    by_root: dict[str, list[Manifest]] = {}
+    for m in manifests:
+        if m.kind in ("Machine", "NodeClaim"):
+            continue
+        by_root.setdefault(root_of(m), []).append(m)
+    out = []
+    for root, ms in sorted(by_root.items()):
+        eras = {m.era for m in ms}
+        counts: dict[str, int] = {}
+        for m in ms:
+            counts[m.kind] = counts.get(m.kind, 0) + 1
+        objects = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        beta = {(m.kind, m.masked.unmask(str(m.name))) for m in ms if m.era == "beta"}
+        target = {"Provisioner": "NodePool", "AWSNodeTemplate": "EC2NodeClass"}
+        pending = [m for m in ms if m.era == "alpha" and (target[m.kind], m.masked.unmask(str(m.name))) not in beta]
+        if eras == {"alpha"}:
+            state, nxt = "v1alpha5 only", "prepare: add NodePools/EC2NodeClasses next to the Provisioners"
+        elif "alpha" in eras and pending:
+            state = "v1alpha5 and v1beta1 side by side, some objects not converted yet"
+            nxt = "prepare: convert " + ", ".join(f"{m.kind} {m.masked.unmask(str(m.name))}" for m in pending)
+        elif "alpha" in eras:
+            state = "v1alpha5 and v1beta1 side by side (prepare has landed)"
+            nxt = "roll the nodes onto the NodePools, then run the cleanup phase"
+        elif eras == {"beta"}:
+            state, nxt = "v1beta1 only", "migration to v1beta1 done; the v1 hop is next"
+        elif "beta" in eras:
+            state, nxt = "v1beta1 and v1 objects", "finish the v1 hop"
+        else:
+            state, nxt = "v1", "nothing to migrate"
+        out.append(RootStatus(root, objects, state, nxt))
+    return out
 
 
 def detect_era(manifests: list[Manifest]) -> str:
@@ -63,6 +114,7 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     current = detect_era(manifests)
     target = to or next_hop(current) or current
     plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "prepare")
+    plan.roots = root_statuses(manifests)
     for m in manifests:
         plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
     hop = next((h for h in HOPS["hops"] if h["from"] == current and h["to"] == target), None)

@@ -1,4 +1,5 @@
-"""Regenerate fixtures/<name>/expected (after `prepare`) and expected-cleanup (after `cleanup`).
+"""Regenerate fixtures/<name>/expected (after `prepare`), expected-cleanup (after `cleanup`) and runbook.md
+(the Markdown runbook of the input; the bundled example's is also docs/example-runbook.md).
 
 Review the diff of the expected trees before committing: they are the golden outputs the tests compare
 byte for byte. Per-fixture CLI options live in fixtures/<name>/options.json (e.g. {"node_role": "x"}).
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from migrator.apply import apply_changes
 from migrator.plan import make_plan
+from migrator.render.markdown import render as render_markdown
 from migrator.rules.v1beta1.manifests import Options
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -34,6 +36,10 @@ def main(names: list[str]) -> None:
         if names and fx.name not in names:
             continue
         opts = options_for(fx)
+        runbook = render_markdown(make_plan(fx / "input", options=opts))
+        (fx / "runbook.md").write_text(runbook, newline="")
+        if fx.name == "terraform-eks":
+            (FIXTURES.parent / "docs" / "example-runbook.md").write_text(runbook, newline="")
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "tree"
             shutil.copytree(fx / "input", work, symlinks=True)

@@ -17,6 +17,7 @@ def to_dict(plan: Plan) -> dict:
         "findings": [f.to_json() for f in plan.findings],
         "changes": [{"path": c.path, "action": c.action, "rules": c.rules, "diff": c.diff} for c in plan.changes],
         "steps": [s.to_json() for s in plan.steps],
+        "roots": [r.__dict__ for r in plan.roots],      # addition to schema 1 (issue 5)
     }
 
 

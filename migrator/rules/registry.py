@@ -9,7 +9,8 @@ from typing import Any
 from .. import knowledge
 from ..inventory import HelmValue, Manifest, Repo
 from ..model import Finding, Step
-from .v1beta1 import helm, manifests
+from .v1beta1 import helm, manifests, workloads
+from .v1beta1.workloads import WorkloadsResult, WorkloadsRule
 from .v1beta1.helm import HelmResult, HelmRule
 from .v1beta1.manifests import ManifestsRule, Options, Result
 
@@ -29,10 +30,15 @@ def _helm(ctx: "Context", phase: str, done: dict) -> HelmResult:
 
 LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
 
+def _workloads(ctx: "Context", phase: str, done: dict) -> WorkloadsResult:
+    return WorkloadsRule(ctx.repo, phase).run()
+
+
 # name -> (module documenting the rule, runner). Runners get the results of the rules before them.
 RULES = {
     "v1beta1/manifests": (manifests, _manifests),
     "v1beta1/helm": (helm, _helm),
+    "v1beta1/workloads": (workloads, _workloads),
 }
 
 
@@ -90,7 +96,7 @@ def _each(command: str, var: str, names: list[str], sources: int, values: dict,
     """One command per known object name; a loop over the cluster when some names are only known there."""
     out = [command.format(**{var: shlex.quote(n)}, **{**values, "legacy_taint_patch": _taint_patch(n in tainted)})
            for n in names]
-    if sources and not names:
+    if not names:               # objects only known to the cluster (templated names, or kept elsewhere)
         resource = {"provisioner": "provisioners", "nodetemplate": "awsnodetemplates"}[var]
         out.append(f"for name in $(kubectl get {resource} -o name); do "
                    + command.format(**{var: '"${name##*/}"'}, **{**values, "legacy_taint_patch": _taint_patch(True)})
@@ -125,11 +131,26 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
         "crd_targets": " ".join(f"-target={shlex.quote(a)}" for a in hr.crd_releases if not a.startswith("HelmRelease/")),
         "chart_targets": " ".join(f"-target={shlex.quote(a)}" for a in tf_charts),
     }
+    table_all = knowledge.load("runbook")
+    strategy = next(x for x in table_all["strategies"] if x["id"] == "taint-drift")
+    managed = sorted({w.rsplit(":", 1)[0] for k, _, w in old if k == "Provisioner"})
+    values["recommended"] = (f"{strategy['name']}: {strategy['how']} ({strategy['tradeoff']})."
+                             + (f" The Provisioners are defined in {', '.join(managed)}: add the taint there "
+                                "(spec.taints), or the next apply or sync removes it." if managed else ""))
+    wl = prep.get("v1beta1/workloads") or WorkloadsResult()
+    refs_by_kind = {
+        "crds": hr.refs, "chart": hr.refs,
+        "manifests": [w for _, _, w in old],
+        "roll-nodes": [w for k, _, w in old if k == "Provisioner"],
+        "workloads": [f"{f.path}:{f.line}" for f in wl.findings],
+        "cleanup": [w for _, _, w in old],
+    }
     flags = {
         "terraform": bool(man.new_addresses),
         "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
         "new_crd_release": hr.new_crd_release,
         "pass_through": bool(hr.pass_through),
+        "workloads": bool((prep.get("v1beta1/workloads") or WorkloadsResult()).findings),
     }
     out: list[Step] = []
     for row in table:
@@ -158,7 +179,12 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
             files = sorted({e.path for e in hr.edits})
         elif row["kind"] == "cleanup":
             files = sorted({e.path for r in clean.values() for e in r.edits})
+        elif row["kind"] == "workloads":
+            files = sorted(set(wl.files))
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
-                        commands=[c for c in cmds if c.strip()], files=files))
+                        commands=[c for c in cmds if c.strip()], files=files,
+                        verify=[v.format(**values) for v in row.get("verify", [])],
+                        rollback=row.get("rollback", "").format(**values).strip(),
+                        refs=sorted(set(refs_by_kind.get(row["kind"], [])))))
     return out

@@ -52,6 +52,7 @@ class HelmResult:
     crd_releases: list[str] = field(default_factory=list)
     pass_through: str | None = None
     kinds: set[str] = field(default_factory=set)               # terraform / flux
+    refs: list[str] = field(default_factory=list)              # path:line of every chart installation
 
 
 class HelmRule:
@@ -71,6 +72,7 @@ class HelmRule:
     def run(self) -> HelmResult:
         for ci in self.charts:
             self.res.kinds.add(ci.kind)
+            self.res.refs.append(f"{ci.path}:{ci.line}")
             if ci.chart == "karpenter":
                 self.res.controllers.append(ci.address)
                 for vs in ci.values:

@@ -1,0 +1,84 @@
+"""The Markdown runbook: golden file per fixture, the docs example, hostile names, order, completeness."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator.cli import app
+from migrator.plan import make_plan
+from migrator.render.markdown import code, fence, md, render
+
+from .conftest import FIXTURE_NAMES, FIXTURES, ROOT, fixture_options
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_runbook_matches_golden(name):
+    got = render(make_plan(FIXTURES / name / "input", options=fixture_options(name)))
+    assert got == (FIXTURES / name / "runbook.md").read_bytes().decode("utf-8"), \
+        f"fixtures/{name}/runbook.md is stale: python scripts/update_fixtures.py {name}"
+
+
+def test_docs_example_runbook_is_current():
+    got = render(make_plan(FIXTURES / "terraform-eks" / "input"))
+    assert got == (ROOT / "docs" / "example-runbook.md").read_bytes().decode("utf-8")
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_every_step_has_command_check_and_rollback(name):
+    plan = make_plan(FIXTURES / name / "input", options=fixture_options(name))
+    for s in plan.steps:
+        assert s.commands and s.verify and s.rollback, s.id
+    kinds = [s.kind for s in plan.steps]
+    crds = [i for i, k in enumerate(kinds) if k == "crds"]
+    charts = [i for i, k in enumerate(kinds) if k == "chart"]
+    assert not crds or not charts or max(crds) < min(charts), "chart before CRDs"
+    assert kinds.index("roll-nodes") > max(i for i, k in enumerate(kinds) if k == "manifests" or k == "chart")
+
+
+HOSTILE = '<script>alert(1)</script> [x](javascript:alert(1)) `x` | # h ** _ ![i](http://e)'
+
+
+def test_filters_neutralise_markdown_and_html():
+    out = md(HOSTILE)
+    assert "<" not in out and "](" not in out.replace("\\](", "") and "\n" not in out
+    assert code("a``b").startswith("```") and code("x\ny") == "`x y`"
+    assert fence(["```", "x"]).startswith("````")
+
+
+def test_hostile_names_cannot_inject(tmp_path):
+    name = "evil<img src=x onerror=alert(1)>"
+    (tmp_path / "p.yaml").write_text(
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n"
+        f"  name: '{name} [click](http://x) ```'\nspec:\n  providerRef:\n    name: '</details><h1>x'\n")
+    doc = render(make_plan(tmp_path))
+    # render as GitHub would (CommonMark + tables, raw HTML allowed) and look at the HTML it produces
+    from markdown_it import MarkdownIt
+    out = MarkdownIt("commonmark", {"html": True}).enable("table").render(doc)
+    assert "<img" not in out and "<h1>x" not in out and "<a " not in out and "<script" not in out
+    assert out.count("<details>") == out.count("</details>")
+    assert name.replace("<", "&lt;").replace(">", "&gt;") in out      # shown, as text
+    fences = re.findall(r"(?m)^(`{3,})", doc)
+    assert len(fences) % 2 == 0
+
+
+def test_runbook_command_and_markdown_format(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "RUNBOOK.md"
+    r = runner.invoke(app, ["runbook", str(FIXTURES / "gitops-flux" / "input"), "-o", str(out)])
+    assert r.exit_code == 0 and out.read_text().startswith("# Karpenter migration runbook")
+    r = runner.invoke(app, ["plan", str(FIXTURES / "gitops-flux" / "input"), "--format", "markdown"])
+    assert r.stdout == out.read_text()
+
+
+def test_progress_after_prepare(tree):
+    """On a repository where prepare has landed, plan reports the roll as next and cleanup has edits."""
+    from migrator.apply import apply_changes
+    root = tree("gitops-flux")
+    p = make_plan(root)
+    apply_changes(p.root, p.changes)
+    again = make_plan(root)
+    assert again.phase == "cleanup" and again.changes
+    (status,) = again.roots
+    assert "prepare has landed" in status.state and status.next.startswith("roll the nodes")
