@@ -9,7 +9,9 @@ from typing import Any
 from .. import knowledge
 from ..inventory import HelmValue, Manifest, Repo
 from ..model import Finding, Step
-from .v1beta1 import helm, manifests, workloads
+from .v1beta1 import helm, iam, manifests, terraform_module, workloads
+from .v1beta1.terraform_module import ModuleResult, ModuleRule
+from .v1beta1.iam import IamResult, IamRule
 from .v1beta1.workloads import WorkloadsResult, WorkloadsRule
 from .v1beta1.helm import HelmResult, HelmRule
 from .v1beta1.manifests import ManifestsRule, Options, Result
@@ -30,6 +32,15 @@ def _helm(ctx: "Context", phase: str, done: dict) -> HelmResult:
 
 LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
 
+def _iam(ctx: "Context", phase: str, done: dict) -> IamResult:
+    return IamRule(ctx.repo, ctx.manifests, phase).run()
+
+
+def _module(ctx: "Context", phase: str, done: dict) -> ModuleResult:
+    uses_role = IamRule(ctx.repo, ctx.manifests, phase).uses_role()
+    return ModuleRule(ctx.repo, ctx.manifests, phase, uses_role).run()
+
+
 def _workloads(ctx: "Context", phase: str, done: dict) -> WorkloadsResult:
     return WorkloadsRule(ctx.repo, phase).run()
 
@@ -38,6 +49,8 @@ def _workloads(ctx: "Context", phase: str, done: dict) -> WorkloadsResult:
 RULES = {
     "v1beta1/manifests": (manifests, _manifests),
     "v1beta1/helm": (helm, _helm),
+    "v1beta1/iam": (iam, _iam),
+    "v1beta1/terraform_module": (terraform_module, _module),
     "v1beta1/workloads": (workloads, _workloads),
 }
 
@@ -138,10 +151,16 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
                              + (f" The Provisioners are defined in {', '.join(managed)}: add the taint there "
                                 "(spec.taints), or the next apply or sync removes it." if managed else ""))
     wl = prep.get("v1beta1/workloads") or WorkloadsResult()
+    iam_res = prep.get("v1beta1/iam") or IamResult()
+    mod = prep.get("v1beta1/terraform_module") or ModuleResult()
+    values["iam_targets"] = " ".join(f"-target={shlex.quote(a)}" for a in sorted(set(iam_res.targets)))
+    values["module_targets"] = " ".join(f"-target={shlex.quote(a)}" for a in mod.modules)
+    values["policy_file"] = shlex.quote(iam_res.files[0]) if iam_res.files else "policy.json"
     refs_by_kind = {
         "crds": hr.refs, "chart": hr.refs,
         "manifests": [w for _, _, w in old],
         "roll-nodes": [w for k, _, w in old if k == "Provisioner"],
+        "iam": iam_res.policies, "module": mod.refs,
         "workloads": [f"{f.path}:{f.line}" for f in wl.findings],
         "cleanup": [w for _, _, w in old],
     }
@@ -150,6 +169,8 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
         "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
         "new_crd_release": hr.new_crd_release,
         "pass_through": bool(hr.pass_through),
+        "module": bool(mod.edits),
+        "iam": bool(iam_res.edits),
         "workloads": bool((prep.get("v1beta1/workloads") or WorkloadsResult()).findings),
     }
     out: list[Step] = []
@@ -158,7 +179,9 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
             continue
         raw = row.get("commands", [])
         if isinstance(raw, dict):
-            raw = [c for f in flavours for c in raw.get(f, [])] + raw.get("all", [])
+            fl = flavours if row["kind"] != "iam" else [f for f, ok in (("terraform", bool(iam_res.targets)),
+                                                                       ("json", bool(iam_res.files))) if ok]
+            raw = [c for f in fl for c in raw.get(f, [])] + raw.get("all", [])
         cmds = []
         for c in raw:
             if "{provisioner}" in c:
@@ -181,6 +204,10 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
             files = sorted({e.path for r in clean.values() for e in r.edits})
         elif row["kind"] == "workloads":
             files = sorted(set(wl.files))
+        elif row["kind"] == "iam":
+            files = sorted({e.path for e in iam_res.edits})
+        elif row["kind"] == "module":
+            files = sorted({e.path for e in mod.edits})
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
                         commands=[c for c in cmds if c.strip()], files=files,

@@ -318,6 +318,12 @@ def quote(s: str) -> str:
     return '"' + out + '"'
 
 
+def quote_template(s: str) -> str:
+    """An HCL string literal for s in which `${...}` stays an interpolation (other text escaped)."""
+    out = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return '"' + out + '"'
+
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -346,7 +352,8 @@ def _hcl_string(s: str, tokens: dict[str, str]) -> str:
     return '"' + "".join(out) + '"'
 
 
-def render_value(v: Any, tokens: dict[str, str], indent: str = "", step: str = "  ") -> str:
+def render_value(v: Any, tokens: dict[str, str], indent: str = "", step: str = "  ",
+                 template_strings: bool = False) -> str:
     """HCL text for a Python structure, in `terraform fmt` style (aligned `=` in objects)."""
     if isinstance(v, dict):
         if not v:
@@ -355,8 +362,9 @@ def render_value(v: Any, tokens: dict[str, str], indent: str = "", step: str = "
         rendered = []
         for k, x in v.items():
             ks = tokens.get(k, None) if isinstance(k, str) and _TOKEN.fullmatch(k) else None
-            key = f"({ks})" if ks is not None else object_key(str(k))
-            rendered.append((key, render_value(x, tokens, inner, step)))
+            key = f"({ks})" if ks is not None else (
+                quote_template(str(k)) if template_strings and "${" in str(k) else object_key(str(k)))
+            rendered.append((key, render_value(x, tokens, inner, step, template_strings)))
         lines = []
         group: list[tuple[str, str]] = []
 
@@ -377,7 +385,7 @@ def render_value(v: Any, tokens: dict[str, str], indent: str = "", step: str = "
     if isinstance(v, list):
         if not v:
             return "[]"
-        items = [render_value(x, tokens, indent + step, step) for x in v]
+        items = [render_value(x, tokens, indent + step, step, template_strings) for x in v]
         if all("\n" not in i for i in items) and not any(isinstance(x, dict) for x in v):
             one = "[" + ", ".join(items) + "]"
             if len(one) + len(indent) < 100:
@@ -389,4 +397,6 @@ def render_value(v: Any, tokens: dict[str, str], indent: str = "", step: str = "
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return str(v)
+    if template_strings:
+        return quote_template(str(v))
     return _hcl_string(str(v), tokens)

@@ -1,0 +1,293 @@
+"""Rule `v1beta1/iam`: the controller policy, in the user's own syntax, for both node generations.
+
+prepare: every statement scoped by `karpenter.sh/provisioner-name` gets a twin scoped by
+`karpenter.sh/nodepool` right after it (old nodes stay manageable, new ones become manageable); a statement
+using a key with no successor gets the official successor statement; the instance-profile statements of the
+official v0.32 policy are added when an EC2NodeClass uses `spec.role`. A coverage check compares the result
+with the official policy of the target and lists what is still missing.
+cleanup: the provisioner-name statements (and those replaced by official ones) are removed.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from ... import knowledge
+from ...edits import TextEdit, indent_at, line_end, line_start, to_newline
+from ...inventory import Manifest, Repo
+from ...model import Finding
+from ...policies import Policy, Statement, scan_policies
+from ...sources import hcl as hclsrc
+
+RULE = "v1beta1/iam"
+HOP = "v1alpha5->v1beta1"
+FACTS = knowledge.load("iam")[HOP]
+
+
+@lru_cache(maxsize=None)
+def official(version: str) -> list[dict]:
+    text = resources.files("migrator.knowledge").joinpath("iam", f"{version}.json").read_text(encoding="utf-8")
+    return json.loads(text)["policy"]["Statement"]
+
+
+def _as_list(v) -> list:
+    return v if isinstance(v, list) else [v]
+
+
+def _allows(actions: set[str], action: str) -> bool:
+    a = action.lower()
+    for pat in actions:
+        if pat == a or pat == "*" or re.fullmatch(re.escape(pat).replace(r"\*", ".*"), a):
+            return True
+    return False
+
+
+@dataclass
+class IamResult:
+    edits: list = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    policies: list[str] = field(default_factory=list)       # path:line of each controller policy
+    targets: list[str] = field(default_factory=list)        # Terraform addresses that apply the policies
+    files: list[str] = field(default_factory=list)          # standalone JSON policy files
+
+
+class IamRule:
+    def __init__(self, repo: Repo, manifests: list[Manifest], phase: str):
+        self.repo = repo
+        self.manifests = manifests
+        self.phase = phase
+        self.res = IamResult()
+
+    def finding(self, *a):
+        self.res.findings.append(Finding(*a))
+
+    def applied_by(self, pol: Policy) -> list[str]:
+        """Terraform addresses that apply a policy: the resource holding it, or those using a document."""
+        if pol.syntax == "json" and pol.path.endswith(".json"):
+            self.res.files.append(pol.path)
+            return []
+        if pol.syntax == "document":
+            ref = pol.name + ".json"
+            out = []
+            for p in self.repo.tf_files():
+                if p.endswith(".tf") and ref in self.repo.files[p].text:
+                    f = self.repo.hcl(p)
+                    out += [b.address for b in (f.blocks if f else []) if b.type == "resource"
+                            and ref in self.repo.files[p].text[b.start:b.end]]
+            return out
+        return [pol.name.rsplit(".", 1)[0]]
+
+    def uses_role(self) -> bool:
+        """Will any EC2NodeClass use spec.role (Karpenter-managed instance profiles)?"""
+        for m in self.manifests:
+            spec = (m.obj.get("spec") or {}) if isinstance(m.obj, dict) else {}
+            if m.kind == "EC2NodeClass" and "role" in spec:
+                return True
+            if m.kind == "AWSNodeTemplate" and "instanceProfile" not in spec:
+                return True
+            if m.kind == "Provisioner" and isinstance(spec.get("provider"), dict) and \
+                    "instanceProfile" not in spec["provider"]:
+                return True
+        return False
+
+    def run(self) -> IamResult:
+        for pol in scan_policies(self.repo):
+            self.res.policies.append(f"{pol.path}:{pol.line}")
+            self.res.targets.extend(self.applied_by(pol))
+            for ln in pol.dynamic_lines:
+                self.finding("MIG-IAM-001", "warning", pol.path, ln,
+                             f"{pol.name} builds statements with a dynamic block; migrator cannot rewrite them",
+                             "add a karpenter.sh/nodepool twin of every provisioner-name condition by hand")
+            if self.phase == "prepare":
+                self.prepare(pol)
+            else:
+                self.cleanup(pol)
+        return self.res
+
+    # -- prepare ------------------------------------------------------------------------------------
+    def prepare(self, pol: Policy) -> None:
+        text = self.repo.text(pol.path)
+        old, new = next(iter(FACTS["tag_keys"].items()))
+        added_actions: set[str] = set()
+        have_sids = {s.sid for s in pol.statements if s.sid}
+        for i, st in enumerate(pol.statements):
+            if not any(old in c.key for c in st.conditions):
+                continue
+            line = hclsrc.line_of(text, st.start)
+            replaced = next((sid for key, sid in FACTS["replaced_by_official"].items()
+                             if any(c.key == key for c in st.conditions)), None)
+            if replaced:
+                if replaced not in have_sids:
+                    self.add_official(pol, [replaced], after=st)
+                    have_sids.add(replaced)
+                continue
+            if self.twin(pol, st) is not None:
+                continue
+            clone = text[st.start:st.end].replace(old, new)
+            if st.sid_span:
+                rel = st.sid_span[1] - st.start
+                clone = clone[:rel] + FACTS["twin_sid_suffix"] + clone[rel:]
+            self.insert_after(pol, st, clone)
+            self.finding("MIG-IAM-002", "info", pol.path, line,
+                         f"statement {st.sid or '#' + str(i + 1)} of {pol.name}: added a twin scoped by {new} "
+                         f"(the {old} one stays until cleanup)")
+        if self.uses_role():
+            missing = [sid for sid in FACTS["instance_profile_sids"] if sid not in have_sids
+                       and not all(_allows(pol.actions() | added_actions, a)
+                                   for a in _as_list(_official_sid(sid)["Action"]))]
+            if missing:
+                self.add_official(pol, missing, after=pol.statements[-1] if pol.statements else None)
+                for sid in missing:
+                    added_actions |= {a.lower() for a in _as_list(_official_sid(sid)["Action"])}
+        self.coverage(pol, added_actions)
+
+    def twin(self, pol: Policy, st: Statement) -> Statement | None:
+        old, new = next(iter(FACTS["tag_keys"].items()))
+        want = sorted((c.test, c.key.replace(old, new)) for c in st.conditions)
+        for other in pol.statements:
+            if other is not st and sorted(other.actions) == sorted(st.actions) and \
+                    sorted((c.test, c.key) for c in other.conditions) == want:
+                return other
+        return None
+
+    def coverage(self, pol: Policy, added: set[str]) -> None:
+        allowed = pol.actions() | added
+        needed = []
+        for s in official(FACTS["target"]):
+            if s.get("Sid") in FACTS["instance_profile_sids"] and not self.uses_role():
+                continue
+            needed += [a for a in _as_list(s["Action"]) if not _allows(allowed, a)]
+        if needed:
+            self.finding("MIG-IAM-003", "warning", pol.path, pol.line,
+                         f"{pol.name} lacks permissions the v{FACTS['target']} controller uses: "
+                         + ", ".join(sorted(set(needed))),
+                         "add them from the official policy (karpenter.sh getting-started CloudFormation "
+                         f"v{FACTS['target']}), scoped like the rest of this policy")
+
+    # -- rendering official statements in the user's syntax ------------------------------------------
+    def substitutions(self, pol: Policy) -> dict[str, str] | None:
+        subs: dict[str, str] = {}
+        for st in pol.statements:
+            for c in st.conditions:
+                m = re.search(r"Tag/kubernetes\.io/cluster/(.+)$", c.key)
+                if m and "ClusterName" not in subs:
+                    subs["ClusterName"] = m.group(1)
+                if c.key == "aws:RequestedRegion" and c.values and "AWS::Region" not in subs:
+                    subs["AWS::Region"] = str(c.values[0])
+            for r in st.resources:
+                m = re.match(r"arn:([^:]+):ec2:([^:*]+):", r)
+                if m and "AWS::Region" not in subs:
+                    subs["AWS::Region"] = m.group(2)
+        return subs if {"ClusterName", "AWS::Region"} <= set(subs) else None
+
+    def add_official(self, pol: Policy, sids: list[str], after: Statement | None) -> None:
+        text = self.repo.text(pol.path)
+        subs = self.substitutions(pol)
+        if subs is None or after is None:
+            self.finding("MIG-IAM-004", "error", pol.path, pol.line,
+                         f"{pol.name} needs the official statements {', '.join(sids)}, but migrator cannot tell the "
+                         "cluster name and region this policy is scoped to",
+                         f"add {', '.join(sids)} from the v{FACTS['target']} getting-started CloudFormation by hand")
+            return
+        rendered = []
+        for sid in sids:
+            st = json.loads(_substitute(json.dumps(_official_sid(sid)), subs))
+            rendered.append(self.render(pol, st, text, after))
+            self.finding("MIG-IAM-005", "info", pol.path, hclsrc.line_of(text, after.start),
+                         f"{pol.name}: added official statement {sid} (v{FACTS['target']})")
+        self.insert_after(pol, after, rendered)
+
+    def render(self, pol: Policy, st: dict, text: str, like: Statement) -> str:
+        ind = indent_at(text, like.start)
+        if pol.syntax == "document":
+            step = "  "
+            rows = [("sid", hclsrc.quote(st["Sid"])), ("effect", hclsrc.quote(st["Effect"])),
+                    ("actions", _hlist(_as_list(st["Action"]))), ("resources", _hlist(_as_list(st["Resource"])))]
+            w = max(len(k) for k, _ in rows)
+            lines = ["statement {"] + [f"{ind}{step}{k.ljust(w)} = {v}" for k, v in rows]
+            for test, kv in (st.get("Condition") or {}).items():
+                for k, v in kv.items():
+                    lines += ["", f"{ind}{step}condition {{", f"{ind}{step * 2}test     = {hclsrc.quote(test)}",
+                              f"{ind}{step * 2}variable = {hclsrc.quote_template(k)}",
+                              f"{ind}{step * 2}values   = {_hlist(_as_list(v))}", f"{ind}{step}}}"]
+            return "\n".join(lines + [f"{ind}}}"])
+        if pol.syntax == "hcl":
+            body = hclsrc.render_value(st, {}, ind, "  ", template_strings=True)
+            return body if pol.style.get("sep", "=") == "=" else re.sub(r"^(\s*\S+)( +)= ", r"\1\2: ", body, flags=re.M)
+        out = json.dumps(st, indent=len(pol.style.get("indent", "    ")) // 2 or 2)
+        return out.replace("\n", "\n" + ind)
+
+    def insert_after(self, pol: Policy, st: Statement, clones) -> None:
+        text = self.repo.text(pol.path)
+        ind = indent_at(text, st.start)
+        clones = [clones] if isinstance(clones, str) else clones
+        if pol.syntax == "document":
+            ins = "".join(f"\n\n{ind}{c}" for c in clones)
+            pos = st.end
+        else:
+            rest = text[st.end:]
+            comma = re.match(r"\s*,", rest)
+            if comma:
+                pos = st.end + comma.end()
+                ins = "".join(f"\n{ind}{c}," for c in clones)
+            else:
+                pos = st.end
+                ins = "".join(f",\n{ind}{c}" for c in clones)
+        self.res.edits.append(TextEdit(pol.path, pos, pos, to_newline(ins, self.repo.files[pol.path].newline), RULE,
+                                       order=len(self.res.edits)))
+
+    # -- cleanup ---------------------------------------------------------------------------------------
+    def cleanup(self, pol: Policy) -> None:
+        text = self.repo.text(pol.path)
+        old = next(iter(FACTS["tag_keys"]))
+        sids = {s.sid for s in pol.statements}
+        for i, st in enumerate(pol.statements):
+            if not any(old in c.key for c in st.conditions):
+                continue
+            line = hclsrc.line_of(text, st.start)
+            replaced = next((sid for key, sid in FACTS["replaced_by_official"].items()
+                             if any(c.key == key for c in st.conditions)), None)
+            if (replaced and replaced not in sids) or (not replaced and self.twin(pol, st) is None):
+                self.finding("MIG-IAM-006", "error", pol.path, line,
+                             f"statement {st.sid or '#' + str(i + 1)} of {pol.name} is scoped by {old} and has no "
+                             "karpenter.sh/nodepool successor yet; removing it would leave nodes unmanaged",
+                             "run the prepare phase first")
+                continue
+            s, e = _statement_span(text, pol, i)
+            self.res.edits.append(TextEdit(pol.path, s, e, "", RULE))
+            self.finding("MIG-IAM-002", "info", pol.path, line,
+                         f"statement {st.sid or '#' + str(i + 1)} of {pol.name} (scoped by {old}) removed")
+
+
+def _official_sid(sid: str) -> dict:
+    return next(s for s in official(FACTS["target"]) if s.get("Sid") == sid)
+
+
+def _substitute(s: str, subs: dict[str, str]) -> str:
+    s = re.sub(r"\$\{AWS::Partition\}", "aws", s)
+    for k, v in subs.items():
+        s = s.replace("${" + k + "}", v.replace("\\", "\\\\").replace('"', '\\"'))
+    return s
+
+
+def _hlist(items: list) -> str:
+    return "[" + ", ".join(hclsrc.quote_template(str(i)) for i in items) + "]"
+
+
+def _statement_span(text: str, pol: Policy, i: int) -> tuple[int, int]:
+    st = pol.statements[i]
+    if pol.syntax == "document":
+        s, e = line_start(text, st.start), line_end(text, st.end)
+        nxt = line_end(text, e)
+        if e < len(text) and not text[e:nxt].strip():
+            e = nxt
+        return s, e
+    if i + 1 < len(pol.statements):
+        return line_start(text, st.start), line_start(text, pol.statements[i + 1].start)
+    prev = pol.statements[i - 1] if i > 0 else None
+    if prev is None:
+        return st.start, st.end
+    return prev.end, st.end

@@ -1,0 +1,145 @@
+"""Rule `v1beta1/terraform_module`: the terraform-aws-modules karpenter module during alpha -> beta.
+
+Stay on v19 (v20's controller policy is scoped by `karpenter.sh/nodepool` and cannot terminate alpha
+nodes), at least the safe patch (19.18.0-19.19.0 delete the module's instance profile when instance-profile
+creation is enabled), and set `enable_karpenter_instance_profile_creation = true` when EC2NodeClasses use
+`spec.role`. v19 scopes instance termination by its discovery tag (`irsa_tag_key`), so every new
+EC2NodeClass must tag instances with it. eks-blueprints-addons' karpenter inputs are reported.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ... import knowledge
+from ...edits import TextEdit, indent_at, line_start, to_newline
+from ...inventory import Manifest, Repo
+from ...model import Finding
+from ...sources import hcl as hclsrc
+from .helm import parse_version
+
+RULE = "v1beta1/terraform_module"
+HOP = "v1alpha5->v1beta1"
+FACTS = knowledge.load("iam")["module"]
+
+
+@dataclass
+class ModuleResult:
+    edits: list = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)        # addresses
+    refs: list[str] = field(default_factory=list)
+
+
+def _constraint_version(v: str) -> tuple[str, tuple[int, ...] | None]:
+    """('~> ', (19, 16, 0)) from '~> 19.16' / '19.16.0' / '>= 19.0'."""
+    m = re.fullmatch(r"\s*(~>|>=|=|<=|>|<)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", v)
+    if not m:
+        return "", None
+    return (m.group(1) or ""), tuple(int(x or 0) for x in m.group(2, 3, 4))
+
+
+class ModuleRule:
+    def __init__(self, repo: Repo, manifests: list[Manifest], phase: str, uses_role: bool):
+        self.repo = repo
+        self.manifests = manifests
+        self.phase = phase
+        self.uses_role = uses_role
+        self.res = ModuleResult()
+
+    def finding(self, *a):
+        self.res.findings.append(Finding(*a))
+
+    def run(self) -> ModuleResult:
+        facts = FACTS[HOP]
+        for p, b in self.repo.blocks("module"):
+            src = b.attr("source").literal() if b.attr("source") is not None else None
+            if not isinstance(src, str):
+                continue
+            if "eks-blueprints-addons" in src and "karpenter" in self.repo.text(p)[b.start:b.end]:
+                self.blueprints(p, b)
+                continue
+            if not re.search(FACTS["source"], src):
+                continue
+            self.res.modules.append(b.address)
+            self.res.refs.append(f"{p}:{hclsrc.line_of(self.repo.text(p), b.start)}")
+            if self.phase == "prepare" and self.version(p, b, facts):
+                # v19-only inputs: the instance-profile flag exists from 19.18 (the version is moved there)
+                self.instance_profile_input(p, b, facts)
+                self.discovery_tag(p, b, facts)
+        return self.res
+
+    def version(self, p: str, b: hclsrc.Block, facts: dict) -> bool:
+        """Check / move the module version; True when the module is (now) on the v19 line."""
+        text = self.repo.text(p)
+        v = b.attr("version")
+        line = hclsrc.line_of(text, b.start)
+        if v is None or v.literal() is None:
+            self.finding("MIG-MOD-001", "warning", p, line,
+                         f"{b.address}: the module version is not pinned; v20+ cannot manage v1alpha5 nodes",
+                         f'pin version = "{facts["pin"]}" until the nodes have rolled')
+            return False
+        op, ver = _constraint_version(str(v.literal()))
+        if ver is None:
+            self.finding("MIG-MOD-001", "warning", p, line, f"{b.address}: version {v.literal()!r} not understood",
+                         f'pin version = "{facts["pin"]}"')
+            return False
+        if ver[0] > facts["stay_major"]:
+            self.finding("MIG-MOD-002", "error", p, hclsrc.line_of(text, v.start),
+                         f"{b.address} is v{ver[0]}: its controller policy is scoped by karpenter.sh/nodepool and "
+                         "cannot terminate nodes launched by v1alpha5 Provisioners",
+                         f'go back to version = "{facts["pin"]}" until every Machine is gone, then move to v20 '
+                         "(inputs renamed: see the v1 hop)")
+            return False
+        if ver < parse_version(facts["min_safe"]) or ver[0] < facts["stay_major"]:
+            new = facts["pin"] if op in ("", "=") else ".".join(facts["pin"].split(".")[:2])
+            rendered = f"{op} {new}".strip() if op and op != "=" else new
+            if op == "=":
+                rendered = f"= {new}"
+            self.res.edits.append(TextEdit(p, v.start, v.end, hclsrc.quote(rendered), RULE))
+            self.finding("MIG-MOD-003", "info", p, hclsrc.line_of(text, v.start),
+                         f"{b.address}: version {v.literal()} -> {rendered} (19.18.0-19.19.0 delete the module's "
+                         f"instance profile with {facts['instance_profile_input']}; v{facts['stay_major']} keeps "
+                         "managing the alpha nodes)")
+        return True
+
+    def instance_profile_input(self, p: str, b: hclsrc.Block, facts: dict) -> None:
+        if not self.uses_role:
+            return
+        name = facts["instance_profile_input"]
+        text = self.repo.text(p)
+        cur = b.attr(name)
+        if cur is not None:
+            if cur.literal() is True:
+                return
+            self.res.edits.append(TextEdit(p, cur.start, cur.end, "true", RULE))
+        else:
+            last = max(b.attributes.values(), key=lambda a: a.end) if b.attributes else None
+            ind = indent_at(text, last.start) if last else "  "
+            pos = line_start(text, b.body_end)
+            ins = f"\n{ind}# v1beta1: Karpenter creates instance profiles from EC2NodeClass.spec.role\n{ind}{name} = true\n"
+            self.res.edits.append(TextEdit(p, pos, pos, to_newline(ins, self.repo.files[p].newline), RULE))
+        self.finding("MIG-MOD-004", "info", p, hclsrc.line_of(text, b.start),
+                     f"{b.address}: {name} = true (EC2NodeClasses use spec.role; the controller needs the "
+                     "iam:*InstanceProfile permissions)")
+
+    def discovery_tag(self, p: str, b: hclsrc.Block, facts: dict) -> None:
+        attr = b.attr(facts["discovery_tag_input"])
+        key = attr.literal() if attr is not None and attr.literal() else facts["discovery_tag_default"]
+        for m in self.manifests:
+            if m.era != "alpha" or m.kind != "AWSNodeTemplate":
+                continue
+            tags = (m.obj.get("spec") or {}).get("tags") or {}
+            if key not in tags:
+                self.finding("MIG-MOD-005", "warning", m.path, m.line,
+                             f"{b.address} (v19) lets the controller terminate only instances tagged {key}; "
+                             f"AWSNodeTemplate {m.masked.unmask(str(m.name))} (and its EC2NodeClass) does not set it",
+                             f"add tag {key}: <cluster name> to spec.tags, or nodes cannot be terminated")
+
+    def blueprints(self, p: str, b: hclsrc.Block) -> None:
+        text = self.repo.text(p)
+        self.finding("MIG-MOD-006", "warning", p, hclsrc.line_of(text, b.start),
+                     f"{b.address} (eks-blueprints-addons) installs Karpenter: its karpenter inputs (chart version, "
+                     "values, karpenter_enable_instance_profile_creation) are not rewritten by migrator",
+                     "set the chart version to 0.32.10, move settings.aws.* values to settings.*, and keep "
+                     "karpenter_enable_instance_profile_creation = true")

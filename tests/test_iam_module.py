@@ -1,0 +1,86 @@
+"""IAM and the terraform-aws-modules karpenter module."""
+from __future__ import annotations
+
+import json
+
+from migrator.apply import apply_changes
+from migrator.inventory import Repo
+from migrator.plan import make_plan
+from migrator.policies import scan_policies
+from migrator.sources import hcl
+from migrator.rules.v1beta1.iam import official
+
+from .conftest import FIXTURES, fixture_options
+
+
+def _sids(root):
+    return {p.path: [s.sid for s in p.statements] for p in scan_policies(Repo(root))}
+
+
+def test_every_syntax_is_found():
+    pols = scan_policies(Repo(FIXTURES / "iam-policies" / "input"))
+    assert sorted(p.syntax for p in pols) == ["document", "hcl", "json"]
+    assert all(len(p.statements) == 11 for p in pols)          # the v0.31.5 policy, in three syntaxes
+
+
+def test_prepare_twins_adds_and_covers(tree):
+    root = tree("iam-policies")
+    before = _sids(root)
+    plan = make_plan(root, phase="prepare", options=fixture_options("iam-policies"))
+    assert not [f for f in plan.findings if f.code == "MIG-IAM-003"], "coverage before apply already counts additions"
+    apply_changes(plan.root, plan.changes)
+    after = _sids(root)
+    target = {s["Sid"] for s in official("0.32.10")}
+    for path, sids in after.items():
+        assert set(before[path]) <= set(sids), f"{path}: a statement was dropped in prepare"
+        twins = {s[: -len("NodePool")] for s in sids if s.endswith("NodePool")}
+        assert twins == {"AllowScopedEC2InstanceActionsWithTags", "AllowScopedResourceCreationTagging",
+                         "AllowScopedDeletion"}
+        assert target <= {s.removesuffix("NodePool") for s in sids}
+    for p in root.rglob("*"):
+        if p.suffix == ".tf":
+            hcl.parse(p.read_text())
+        elif p.suffix == ".json":
+            json.loads(p.read_text())
+    again = make_plan(root, phase="prepare", options=fixture_options("iam-policies"))
+    assert not [f for f in again.findings if f.code.startswith("MIG-IAM-00") and f.severity != "info"]
+    assert not [c for c in again.changes if "v1beta1/iam" in c.rules]
+
+
+def test_cleanup_removes_only_alpha_scoped_statements(tree):
+    root = tree("iam-policies")
+    opts = fixture_options("iam-policies")
+    apply_changes(root, make_plan(root, phase="prepare", options=opts).changes)
+    apply_changes(root, make_plan(root, phase="cleanup", options=opts).changes)
+    for pol in scan_policies(Repo(root)):
+        keys = [c.key for s in pol.statements for c in s.conditions]
+        assert not any("provisioner-name" in k or "managed-by" in k for k in keys), pol.path
+        assert len(pol.statements) == len(official("0.32.10"))
+
+
+def test_cleanup_before_prepare_refuses(tree):
+    plan = make_plan(tree("iam-policies"), phase="cleanup", options=fixture_options("iam-policies"))
+    assert {f.code for f in plan.findings if f.severity == "error"} >= {"MIG-IAM-006"}
+    assert not [c for c in plan.changes if "v1beta1/iam" in c.rules]
+
+
+def test_module_versions():
+    v19_16 = make_plan(FIXTURES / "terraform-eks" / "input")
+    diff = next(c.diff for c in v19_16.changes if c.path == "karpenter.tf")
+    assert '+  version = "19.21.0"' in diff and "+  enable_karpenter_instance_profile_creation = true" in diff
+    v19_21 = make_plan(FIXTURES / "module-v19-21" / "input")
+    diff = next(c.diff for c in v19_21.changes if c.path == "main.tf")
+    assert '-  version = "~> 19.21"' not in diff and "enable_karpenter_instance_profile_creation = true" in diff
+    assert any(f.code == "MIG-MOD-005" for f in v19_21.findings), "missing discovery tag is reported"
+    v20 = make_plan(FIXTURES / "module-v20" / "input")
+    assert any(f.code == "MIG-MOD-002" and f.severity == "error" for f in v20.findings)
+    assert "enable_karpenter_instance_profile_creation" not in "".join(c.diff for c in v20.changes)
+
+
+def test_iam_and_module_steps_come_before_crds_and_chart():
+    plan = make_plan(FIXTURES / "iam-policies" / "input", options=fixture_options("iam-policies"))
+    kinds = [s.kind for s in plan.steps]
+    assert kinds.index("iam") < kinds.index("crds") < kinds.index("chart")
+    plan = make_plan(FIXTURES / "terraform-eks" / "input")
+    kinds = [s.kind for s in plan.steps]
+    assert kinds.index("module") < kinds.index("crds")
