@@ -1,6 +1,7 @@
 """Orchestration: discover -> inventory -> rules(hop, phase) -> checked plan."""
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,13 +47,11 @@ class Plan:
 
 
 def root_of(m: Manifest) -> str:
-    import posixpath
     return posixpath.dirname(m.tf_path or m.path) or "."
 
 
 def root_statuses(manifests: list[Manifest]) -> list[RootStatus]:
     """Per cluster root: which generations of objects it holds and the next action."""
-    import posixpath
     by_root: dict[str, list[Manifest]] = {}
     for m in manifests:
         if m.kind in ("Machine", "NodeClaim"):

@@ -7,13 +7,11 @@ or holds the controller's characteristic actions.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
-from .edits import indent_at, line_start
+from .edits import line_start
 from .inventory import Repo
-from .model import Finding
 from .sources import hcl as hclsrc
 from .sources import jsonspan
 from .sources.templates import find_sequences

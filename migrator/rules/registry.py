@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
 
 from .. import knowledge
 from ..inventory import HelmValue, Manifest, Repo
@@ -123,7 +122,6 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
     prep = ctx.result(hop, "prepare")
     clean = ctx.result(hop, "cleanup")
     man = prep.get("v1beta1/manifests") or Result()
-    man_clean = clean.get("v1beta1/manifests") or Result()
     hr = prep.get("v1beta1/helm") or HelmResult()
     old = man.old_objects or []
     provisioners = sorted({n for k, n, _ in old if k == "Provisioner"})

@@ -113,12 +113,7 @@ class IamRule:
         old, new = next(iter(FACTS["tag_keys"].items()))
         added_actions: set[str] = set()
         have_sids = {s.sid for s in pol.statements if s.sid}
-        for i, st in enumerate(pol.statements):
-            if not any(old in c.key for c in st.conditions):
-                continue
-            line = hclsrc.line_of(text, st.start)
-            replaced = next((sid for key, sid in FACTS["replaced_by_official"].items()
-                             if any(c.key == key for c in st.conditions)), None)
+        for i, st, line, replaced in _alpha_scoped(pol, text):
             if replaced:
                 if replaced not in have_sids:
                     self.add_official(pol, [replaced], after=st)
@@ -244,12 +239,7 @@ class IamRule:
         text = self.repo.text(pol.path)
         old = next(iter(FACTS["tag_keys"]))
         sids = {s.sid for s in pol.statements}
-        for i, st in enumerate(pol.statements):
-            if not any(old in c.key for c in st.conditions):
-                continue
-            line = hclsrc.line_of(text, st.start)
-            replaced = next((sid for key, sid in FACTS["replaced_by_official"].items()
-                             if any(c.key == key for c in st.conditions)), None)
+        for i, st, line, replaced in _alpha_scoped(pol, text):
             if (replaced and replaced not in sids) or (not replaced and self.twin(pol, st) is None):
                 self.finding("MIG-IAM-006", "error", pol.path, line,
                              f"statement {st.sid or '#' + str(i + 1)} of {pol.name} is scoped by {old} and has no "
@@ -260,6 +250,17 @@ class IamRule:
             self.res.edits.append(TextEdit(pol.path, s, e, "", RULE))
             self.finding("MIG-IAM-002", "info", pol.path, line,
                          f"statement {st.sid or '#' + str(i + 1)} of {pol.name} (scoped by {old}) removed")
+
+
+def _alpha_scoped(pol: Policy, text: str):
+    """(index, statement, line, official successor Sid or None) of each statement scoped by an alpha tag key."""
+    old = next(iter(FACTS["tag_keys"]))
+    for i, st in enumerate(pol.statements):
+        if not any(old in c.key for c in st.conditions):
+            continue
+        replaced = next((sid for key, sid in FACTS["replaced_by_official"].items()
+                         if any(c.key == key for c in st.conditions)), None)
+        yield i, st, hclsrc.line_of(text, st.start), replaced
 
 
 def _official_sid(sid: str) -> dict:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,7 +236,6 @@ class ManifestsRule:
     def role_for(self, m: Manifest) -> Any:
         """Role value for the container of m: a literal, or a placeholder for a Terraform expression."""
         r = self.role()
-        where = f"{m.path}:{m.line}"
         name = _name_key(m, m.obj.get("metadata", {}).get("name") if isinstance(m.obj, dict) else "")
         if not r.ok:
             self.finding("MIG-NC-011", "error", m.path, m.line,

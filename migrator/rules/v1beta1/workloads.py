@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ... import knowledge
-from ...edits import TextEdit, line_end, line_start, to_newline
+from ...edits import TextEdit, line_end, line_start
 from ...inventory import Repo, _parse_yaml_docs
 from ...model import Finding
 
