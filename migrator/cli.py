@@ -113,6 +113,24 @@ def runbook(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phas
     raise typer.Exit(1 if p.has_errors else 0)
 
 
+@app.command()
+def explain(what: str = typer.Argument(..., help="A finding code (MIG-NP-005) or a rule name (v1beta1/helm).")) -> None:
+    """Explain a finding code or a rule."""
+    from . import knowledge
+    from .rules.registry import RULES
+    catalogue = knowledge.load("findings")
+    console = Console()
+    if what.upper() in catalogue:
+        f = catalogue[what.upper()]
+        console.print(f"[bold]{what.upper()}[/bold] ({f['severity']}): {f['title']}")
+        raise typer.Exit(0)
+    if what in RULES:
+        console.print(f"[bold]{what}[/bold]\n{(RULES[what][0].__doc__ or '').strip()}")
+        raise typer.Exit(0)
+    Console(stderr=True).print(f"[red]error:[/red] unknown finding code or rule {what!r}; rules: {', '.join(RULES)}")
+    raise typer.Exit(1)
+
+
 def _exit_code(p: Plan, detailed: bool) -> int:
     if p.has_errors:
         return 1

@@ -91,3 +91,11 @@ def test_helm_templated_manifest_is_reported(tmp_path):
     code, d = _json(["plan", str(tmp_path), "--format", "json"])
     assert any(f["code"] == "MIG-SRC-004" and f["line"] == 1 for f in d["findings"])
     assert d["changes"] == []
+
+
+def test_explain():
+    r = runner.invoke(app, ["explain", "MIG-NP-005"])
+    assert r.exit_code == 0 and "alpha webhook" in r.stdout
+    r = runner.invoke(app, ["explain", "v1beta1/helm"])
+    assert r.exit_code == 0 and "values" in r.stdout
+    assert runner.invoke(app, ["explain", "nope"]).exit_code == 1
