@@ -365,7 +365,7 @@ class SetEntry:
 
 @dataclass
 class ValuesSource:
-    kind: str                   # heredoc | yamlencode | file | flux | set | set_list | dynamic_set | other
+    kind: str           # heredoc | yamlencode | file | flux | set | set_list | dynamic_set | values_from | other
     path: str
     line: int
     tree: Any = None            # keytree.Tree for heredoc / yamlencode / file / flux
@@ -500,6 +500,9 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
             if name is None:
                 continue
             ci = ChartInstall("flux", name, p, doc.first_line + 1, obj=obj, doc=doc)
+            if (obj.get("spec") or {}).get("valuesFrom"):
+                kl = obj["spec"].lc.key("valuesFrom")[0]
+                ci.values.append(ValuesSource("values_from", p, doc.first_line + kl + 1))
             if isinstance((obj.get("spec") or {}).get("values"), CommentedMap):
                 tree = keytree.yaml_tree(sf.text, p, doc.start, doc.end, obj, under=("spec", "values"))
                 ci.values.append(ValuesSource("flux", p, ci.line, tree=tree, masked=m))

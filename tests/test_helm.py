@@ -79,3 +79,13 @@ def test_several_tfvars_are_each_edited(tmp_path):
 def test_version_prefix_follows_user_below_0_35(target, current, want):
     assert format_version(target, current) == want
     assert parse_version(want) == parse_version(target)
+
+
+def test_flux_values_from_is_reported(tmp_path):
+    (tmp_path / "hr.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: karpenter\nspec:\n"
+        "  chart:\n    spec:\n      chart: karpenter\n      version: v0.32.10\n"
+        "  valuesFrom:\n    - kind: ConfigMap\n      name: karpenter-values\n")
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-001"]
+    assert (f.path, f.line) == ("hr.yaml", 10) and "settings.aws.clusterName" in f.manual_step

@@ -171,3 +171,15 @@ def test_apply_keeps_mode_and_bom(tmp_path):
     apply_changes(tmp_path, [FileChange("a.yaml", "modify", "x: 1\n", "x: 2\n")])
     assert p.read_bytes() == b"\xef\xbb\xbfx: 2\n" and (p.stat().st_mode & 0o777) == 0o640
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".migrator")]
+
+
+def test_plain_heredoc_keeps_column_zero_body(tmp_path):
+    """`<<YAML` (no dash): the body is not dedented and the new block's body stays at column 0."""
+    (tmp_path / "main.tf").write_text(
+        'resource "kubectl_manifest" "provisioner" {\n  yaml_body = <<YAML\napiVersion: karpenter.sh/v1alpha5\n'
+        'kind: Provisioner\nmetadata:\n  name: default\nspec:\n  providerRef:\n    name: default\nYAML\n}\n')
+    from migrator.plan import make_plan
+    plan = make_plan(tmp_path)
+    (c,) = plan.changes
+    assert '+resource "kubectl_manifest" "nodepool" {\n+  yaml_body = <<YAML\n+apiVersion: karpenter.sh/v1beta1\n' in c.diff
+    assert "+YAML\n" in c.diff

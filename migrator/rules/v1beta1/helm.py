@@ -120,8 +120,9 @@ class HelmRule:
 
     def values(self, ci: ChartInstall, vs: ValuesSource) -> None:
         rows = self.rows()
-        if vs.kind in ("dynamic_set", "set_list", "other"):
+        if vs.kind in ("dynamic_set", "set_list", "values_from", "other"):
             what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
+                    "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
                     "other": "an expression migrator cannot read"}[vs.kind]
             keys = ", ".join(r["key"] for r in rows)
             self.finding("MIG-HELM-001", "warning", vs.path, vs.line,
