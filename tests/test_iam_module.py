@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from migrator.apply import apply_changes
 from migrator.inventory import Repo
@@ -95,3 +96,38 @@ def test_iam_and_module_steps_come_before_crds_and_chart():
     plan = make_plan(FIXTURES / "terraform-eks" / "input")
     kinds = [s.kind for s in plan.steps]
     assert kinds.index("module") < kinds.index("crds")
+
+
+def test_v20_move_in_cleanup_is_one_mapping_pass(tmp_path):
+    """v19 names reused by v20 with another meaning are mapped from the v19 argument set in one step."""
+    (tmp_path / "main.tf").write_text(
+        'module "karpenter" {\n'
+        '  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n'
+        '  version = "19.21.0"\n\n'
+        '  cluster_name           = var.cluster\n'
+        '  irsa_name              = "ctrl-role"\n'
+        '  iam_role_name          = "node-role"\n'
+        '  irsa_path              = "/k/"\n'
+        '  irsa_oidc_provider_arn = var.oidc\n'
+        '  irsa_tag_key           = "karpenter.sh/discovery"\n'
+        '}\n\n'
+        'output "controller" {\n  value = module.karpenter.irsa_arn\n}\n'
+        'output "node" {\n  value = module.karpenter.role_name\n}\n')
+    plan = make_plan(tmp_path, phase="cleanup")
+    (c,) = plan.changes
+    new = c.new
+    assert 'version = "20.37.2"' in new
+    assert '  iam_role_name          = "ctrl-role"' in new           # controller role, from irsa_name
+    assert '  node_iam_role_name     = "node-role"' in new           # node role, from v19 iam_role_name
+    assert 'iam_role_path          = "/k/"' in new and 'iam_policy_path        = "/k/"' in new
+    assert "irsa_tag_key" not in new and re.search(r"enable_irsa +=  ?true", new)
+    assert "module.karpenter.iam_role_arn" in new and "module.karpenter.node_iam_role_name" in new
+    assert hcl.parse(new)
+    apply_changes(plan.root, plan.changes)
+    assert make_plan(tmp_path, phase="cleanup").changes == []
+
+
+def test_v20_waits_while_alpha_objects_stay():
+    plan = make_plan(FIXTURES / "terraform-eks" / "input", phase="cleanup")
+    assert any(f.code == "MIG-MOD-007" for f in plan.findings)
+    assert not any("v1beta1/terraform_module" in c.rules for c in plan.changes)
