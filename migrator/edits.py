@@ -93,6 +93,17 @@ def line_end(text: str, offset: int) -> int:
     return len(text) if i < 0 else i + 1
 
 
+def comments_above(text: str, ls: int) -> int:
+    """Start of the comment lines (`#`, `//`) directly above the line starting at ls."""
+    while ls > 0:
+        prev = line_start(text, ls - 1)
+        if text[prev:ls].lstrip().startswith(("#", "//")):
+            ls = prev
+        else:
+            break
+    return ls
+
+
 def indent_at(text: str, offset: int) -> str:
     ls = line_start(text, offset)
     line = text[ls:offset]

@@ -18,7 +18,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge
-from ...edits import DeleteFile, Edit, NewFile, TextEdit, indent_at, line_end, line_start, to_newline
+from ...edits import (DeleteFile, Edit, NewFile, TextEdit, comments_above, indent_at, line_end, line_start,
+                      to_newline)
 from ...inventory import HelmValue, Manifest, Repo
 from ...model import Finding
 from ...resolve import Resolution, resolve_node_role
@@ -727,13 +728,7 @@ def _hcl_step(text: str, b: hclsrc.Block) -> str:
 
 def _block_span(text: str, b: hclsrc.Block) -> tuple[int, int]:
     """Span of a block's lines, with the comment lines directly above it and one blank line."""
-    s = line_start(text, b.start)
-    while s > 0:
-        prev = line_start(text, s - 1)
-        if text[prev:s].lstrip().startswith(("#", "//")):
-            s = prev
-        else:
-            break
+    s = comments_above(text, line_start(text, b.start))
     e = line_end(text, b.end)
     nxt = line_end(text, e)
     if e < len(text) and not text[e:nxt].strip():

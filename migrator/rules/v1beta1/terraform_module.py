@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ... import knowledge
-from ...edits import TextEdit, indent_at, line_start, to_newline
+from ...edits import TextEdit, comments_above, indent_at, line_start, to_newline
 from ...inventory import Manifest, Repo
 from ...model import Finding
 from ...sources import hcl as hclsrc
@@ -61,17 +61,6 @@ def _realigned(text: str, path: str, b: hclsrc.Block, new_names: dict[str, str],
             if text[a.start:eq] != repl:
                 out.append(TextEdit(path, a.start, eq, repl, RULE))
     return out, widths
-
-
-def _comments_above(text: str, ls: int) -> int:
-    """Start of the comment lines directly above the line starting at ls."""
-    while ls > 0:
-        prev = line_start(text, ls - 1)
-        if text[prev:ls].lstrip().startswith(("#", "//")):
-            ls = prev
-        else:
-            break
-    return ls
 
 
 def _line_after(text: str, offset: int) -> int:
@@ -144,7 +133,7 @@ class ModuleRule:
         new_names: dict[str, str] = {}
         for name, a in present.items():
             if name in V20["removed"]:
-                s0 = _comments_above(text, line_start(text, a.start))
+                s0 = comments_above(text, line_start(text, a.start))
                 if s0 > 0 and not text[line_start(text, s0 - 1):s0].strip():
                     s0 = line_start(text, s0 - 1)          # and the blank line that separated it
                 edits.append(TextEdit(p, s0, _line_after(text, a.end), "", RULE))
