@@ -131,3 +131,25 @@ def test_v20_waits_while_alpha_objects_stay():
     plan = make_plan(FIXTURES / "terraform-eks" / "input", phase="cleanup")
     assert any(f.code == "MIG-MOD-007" for f in plan.findings)
     assert not any("v1beta1/terraform_module" in c.rules for c in plan.changes)
+
+
+def test_unreferenced_instance_profile_is_removed_in_cleanup(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'resource "aws_iam_instance_profile" "karpenter" {\n  name = "KarpenterNodeInstanceProfile"\n'
+        '  role = aws_iam_role.node.name\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "v0.32.10"\n\n'
+        '  set {\n    name  = "settings.aws.defaultInstanceProfile"\n'
+        '    value = aws_iam_instance_profile.karpenter.name\n  }\n}\n\n'
+        'resource "kubectl_manifest" "node_class" {\n  yaml_body = <<-YAML\n'
+        '    apiVersion: karpenter.k8s.aws/v1beta1\n    kind: EC2NodeClass\n    metadata:\n      name: default\n'
+        '    spec:\n      amiFamily: AL2\n      role: ${aws_iam_role.node.name}\n'
+        '      subnetSelectorTerms:\n        - tags:\n            a: b\n'
+        '      securityGroupSelectorTerms:\n        - tags:\n            a: b\n  YAML\n}\n\n'
+        'resource "kubectl_manifest" "node_template" {\n  yaml_body = <<-YAML\n'
+        '    apiVersion: karpenter.k8s.aws/v1alpha1\n    kind: AWSNodeTemplate\n    metadata:\n      name: default\n'
+        '    spec:\n      subnetSelector:\n        a: b\n      securityGroupSelector:\n        a: b\n  YAML\n}\n')
+    plan = make_plan(tmp_path, phase="cleanup")
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert "aws_iam_instance_profile" not in c.new and "defaultInstanceProfile" not in c.new
+    assert 'resource "helm_release" "karpenter"' in c.new and c.new.startswith('resource "helm_release"')
+    assert "AWSNodeTemplate" not in c.new and any(f.code == "MIG-IAM-007" for f in plan.findings)

@@ -27,8 +27,14 @@ def _helm(ctx: "Context", phase: str, done: dict) -> HelmResult:
 
 LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
 
+def _deleted(done: dict) -> list[tuple[str, int, int]]:
+    """Spans the rules before this one delete in this phase."""
+    return [(e.path, e.start, e.end) for r in done.values() for e in r.edits
+            if getattr(e, "text", None) == "" and e.end > e.start]
+
+
 def _iam(ctx: "Context", phase: str, done: dict) -> IamResult:
-    return IamRule(ctx.repo, ctx.manifests, phase).run()
+    return IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, _deleted(done)).run()
 
 
 def _blocked(done: dict) -> set[tuple[str, int]]:
@@ -39,9 +45,7 @@ def _blocked(done: dict) -> set[tuple[str, int]]:
 
 def _module(ctx: "Context", phase: str, done: dict) -> ModuleResult:
     uses_role = IamRule(ctx.repo, ctx.manifests, phase).uses_role()
-    deleted = [(e.path, e.start, e.end) for r in done.values() for e in r.edits
-               if getattr(e, "text", None) == "" and e.end > e.start]
-    return ModuleRule(ctx.repo, ctx.manifests, phase, uses_role, _blocked(done), deleted).run()
+    return ModuleRule(ctx.repo, ctx.manifests, phase, uses_role, _blocked(done), _deleted(done)).run()
 
 
 def _workloads(ctx: "Context", phase: str, done: dict) -> WorkloadsResult:

@@ -55,7 +55,10 @@ class IamResult:
 
 
 class IamRule:
-    def __init__(self, repo: Repo, manifests: list[Manifest], phase: str):
+    def __init__(self, repo: Repo, manifests: list[Manifest], phase: str, values: list | None = None,
+                 deleted: list | None = None):
+        self.values = values or []          # chart values (which instance profile served defaultInstanceProfile)
+        self.deleted = deleted or []        # spans other rules delete in this phase
         self.repo = repo
         self.manifests = manifests
         self.phase = phase
@@ -105,7 +108,58 @@ class IamRule:
                 self.prepare(pol)
             else:
                 self.cleanup(pol)
+        if self.phase == "cleanup":
+            self.instance_profiles()
         return self.res
+
+    def instance_profiles(self) -> None:
+        """Remove the Terraform-managed instance profile that served defaultInstanceProfile, once nothing else
+        in the repository refers to it (by address or by name) after this phase's deletions."""
+        from ...resolve import default_instance_profile
+        served = {str(v.value) for v in default_instance_profile(self.values)} | \
+                 {v.expression for v in default_instance_profile(self.values) if v.expression}
+        if not served:
+            return
+        for p, b in self.repo.blocks("resource", "aws_iam_instance_profile"):
+            name = b.attr("name").literal() if b.attr("name") is not None else None
+            addr = b.address
+            if not ({name, f"{addr}.name", f"{addr}.id"} & served):
+                continue
+            refs = self._references(p, b, [addr + ".", name] if name else [addr + "."])
+            text = self.repo.text(p)
+            line = hclsrc.line_of(text, b.start)
+            if refs:
+                self.finding("MIG-IAM-007", "info", p, line,
+                             f"{addr} served settings.aws.defaultInstanceProfile; it is kept because "
+                             + ", ".join(refs[:3]) + " still refer to it",
+                             "remove it by hand once nothing uses it (alpha nodes are gone)")
+                continue
+            from ...edits import comments_above
+            s0, e0 = comments_above(text, line_start(text, b.start)), line_end(text, b.end)
+            nxt = line_end(text, e0)
+            if e0 < len(text) and not text[e0:nxt].strip():
+                e0 = nxt
+            self.res.edits.append(TextEdit(p, s0, e0, "", RULE))
+            self.finding("MIG-IAM-007", "info", p, line,
+                         f"{addr} served settings.aws.defaultInstanceProfile and nothing refers to it any more: removed "
+                         "(EC2NodeClasses use spec.role; Karpenter manages their instance profiles)")
+
+    def _references(self, path: str, block, needles: list[str]) -> list[str]:
+        out = []
+        for p, sf in self.repo.files.items():
+            for needle in needles:
+                start = 0
+                while True:
+                    i = sf.text.find(needle, start)
+                    if i < 0:
+                        break
+                    start = i + 1
+                    if p == path and block.start <= i < block.end:
+                        continue
+                    if any(dp == p and s <= i < e for dp, s, e in self.deleted):
+                        continue
+                    out.append(f"{p}:{hclsrc.line_of(sf.text, i)}")
+        return sorted(set(out))
 
     # -- prepare ------------------------------------------------------------------------------------
     def prepare(self, pol: Policy) -> None:
