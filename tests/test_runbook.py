@@ -82,3 +82,15 @@ def test_progress_after_prepare(tree):
     assert again.phase == "cleanup" and again.changes
     (status,) = again.roots
     assert "prepare has landed" in status.state and status.next.startswith("roll the nodes")
+
+
+def test_terraform_commands_run_per_root_module(tmp_path):
+    """In a monorepo, -target addresses of different root modules never share one terraform command."""
+    import shutil
+    for env in ("dev", "prod"):
+        shutil.copytree(FIXTURES / "helm-values-files" / "input", tmp_path / "envs" / env)
+    plan = make_plan(tmp_path)
+    chart = next(s for s in plan.steps if s.kind == "chart")
+    assert "terraform -chdir=envs/dev plan -target=helm_release.karpenter" in chart.commands[0]
+    assert any(c.startswith("terraform -chdir=envs/prod plan") for c in chart.commands)
+    assert not any("envs/dev" in c and "envs/prod" in c for c in chart.commands)

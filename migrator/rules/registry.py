@@ -99,6 +99,29 @@ def default_phase(hop: dict, ctx: Context) -> str:
     return "prepare"
 
 
+def _by_dir(targets: list[tuple[str, str]]) -> dict[str, str]:
+    """`-target=` arguments grouped by Terraform root module directory."""
+    out: dict[str, list[str]] = {}
+    for d, addr in targets:
+        out.setdefault(d or ".", [])
+        if addr not in out[d or "."]:
+            out[d or "."].append(addr)
+    return {d: " ".join(f"-target={shlex.quote(a)}" for a in addrs) for d, addrs in sorted(out.items())}
+
+
+def _terraform(command: str, key: str, groups: dict[str, str], values: dict) -> list[str]:
+    """One command per root module: `terraform -chdir=<dir> ...` unless the only root is the repository root."""
+    if not groups:
+        return []
+    out = []
+    for d, args in groups.items():
+        cmd = command.format(**{**values, key: args})
+        if not (len(groups) == 1 and d == "."):
+            cmd = cmd.replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1)
+        out.append(cmd)
+    return out
+
+
 def old_count(old: list, kind: str) -> int:
     return len({where for k, _, where in old if k == kind})
 
@@ -146,9 +169,6 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
         "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else '"${KARPENTER_NAMESPACE}"',
         "provisioners": ", ".join(provisioners) or "(none found)",
         "new_files": ", ".join(man.new_files) or "(none)",
-        "targets": " ".join(f"-target={shlex.quote(a)}" for a in man.new_addresses),
-        "crd_targets": " ".join(f"-target={shlex.quote(a)}" for a in hr.crd_releases if not a.startswith("HelmRelease/")),
-        "chart_targets": " ".join(f"-target={shlex.quote(a)}" for a in tf_charts),
     }
     table_all = knowledge.load("runbook")
     strategy = next(x for x in table_all["strategies"] if x["id"] == "taint-drift")
@@ -159,8 +179,13 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
     wl = prep.get("v1beta1/workloads") or WorkloadsResult()
     iam_res = prep.get("v1beta1/iam") or IamResult()
     mod = prep.get("v1beta1/terraform_module") or ModuleResult()
-    values["iam_targets"] = " ".join(f"-target={shlex.quote(a)}" for a in sorted(set(iam_res.targets)))
-    values["module_targets"] = " ".join(f"-target={shlex.quote(a)}" for a in mod.modules)
+    target_groups = {
+        "targets": _by_dir(man.tf_targets),
+        "crd_targets": _by_dir(hr.crd_tf),
+        "chart_targets": _by_dir(hr.chart_tf),
+        "iam_targets": _by_dir(iam_res.targets),
+        "module_targets": _by_dir(mod.tf_targets),
+    }
     values["policy_file"] = shlex.quote(iam_res.files[0]) if iam_res.files else "policy.json"
     refs_by_kind = {
         "crds": hr.refs, "chart": hr.refs,
@@ -190,19 +215,26 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
             fl = flavours if row["kind"] != "iam" else [f for f, ok in (("terraform", bool(iam_res.targets)),
                                                                        ("json", bool(iam_res.files))) if ok]
             raw = [c for f in fl for c in raw.get(f, [])] + raw.get("all", [])
-        cmds = []
-        for c in raw:
-            if "{provisioner}" in c:
-                todo = [p for p in provisioners if not ("patch" in c and p in man.legacy)]
-                cmds.extend(_each(c, "provisioner", todo, old_count(old, "Provisioner") if not provisioners else 0,
-                                  values, man.tainted))
-            elif "{nodetemplate}" in c:
-                cmds.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
-            elif "{new_file}" in c:
-                cmds.extend(c.format(new_file=shlex.quote(f), **values) for f in man.new_files
-                            if f.endswith((".yaml", ".yml")))
-            else:
-                cmds.append(c.format(**values))
+        def expand(lines: list[str]) -> list[str]:
+            out: list[str] = []
+            for c in lines:
+                if "{provisioner}" in c:
+                    todo = [p for p in provisioners if not ("patch" in c and p in man.legacy)]
+                    out.extend(_each(c, "provisioner", todo, old_count(old, "Provisioner") if not provisioners else 0,
+                                     values, man.tainted))
+                elif "{nodetemplate}" in c:
+                    out.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
+                elif any("{" + k + "}" in c for k in target_groups):
+                    key = next(k for k in target_groups if "{" + k + "}" in c)
+                    out.extend(_terraform(c, key, target_groups[key], values))
+                elif "{new_file}" in c:
+                    out.extend(c.format(new_file=shlex.quote(f), **values) for f in man.new_files
+                               if f.endswith((".yaml", ".yml")))
+                else:
+                    out.append(c.format(**values))
+            return out
+
+        cmds = expand(raw)
         files: list[str] = []
         if row["kind"] == "manifests":
             files = sorted(set(man.new_files) | {e.path for e in man.edits})
@@ -220,7 +252,7 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
                         commands=[c for c in cmds if c.strip()], files=files,
-                        verify=[v.format(**values) for v in row.get("verify", [])],
+                        verify=expand(row.get("verify", [])),
                         rollback=row.get("rollback", "").format(**values).strip(),
                         refs=sorted(set(refs_by_kind.get(row["kind"], [])))))
     return out

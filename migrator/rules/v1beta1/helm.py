@@ -53,6 +53,8 @@ class HelmResult:
     pass_through: str | None = None
     kinds: set[str] = field(default_factory=set)               # terraform / flux
     refs: list[str] = field(default_factory=list)              # path:line of every chart installation
+    chart_tf: list[tuple[str, str]] = field(default_factory=list)   # (root module dir, address), all releases
+    crd_tf: list[tuple[str, str]] = field(default_factory=list)     # (root module dir, address), CRD releases
 
 
 class HelmRule:
@@ -73,6 +75,10 @@ class HelmRule:
         for ci in self.charts:
             self.res.kinds.add(ci.kind)
             self.res.refs.append(f"{ci.path}:{ci.line}")
+            if ci.kind == "terraform":
+                self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
+                if ci.chart != "karpenter":
+                    self.res.crd_tf.append((posixpath.dirname(ci.path), ci.address))
             if ci.chart == "karpenter":
                 self.res.controllers.append(ci.address)
                 for vs in ci.values:
@@ -383,6 +389,8 @@ class HelmRule:
         self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(body.rstrip("\n") + "\n\n", nl), RULE, order=-1))
         self.res.new_crd_release = True
         self.res.crd_releases.append(f"helm_release.{label}")
+        self.res.crd_tf.append((posixpath.dirname(ci.path), f"helm_release.{label}"))
+        self.res.chart_tf.append((posixpath.dirname(ci.path), f"helm_release.{label}"))
         self.finding("MIG-HELM-013", "info", ci.path, ci.line,
                      f"no karpenter-crd release: helm_release.{label} is added so the v1beta1 CRDs get installed "
                      "and upgraded (Helm never upgrades CRDs from the main chart's crds/ folder)")

@@ -10,6 +10,7 @@ cleanup: the provisioner-name statements (and those replaced by official ones) a
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -50,7 +51,7 @@ class IamResult:
     edits: list = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     policies: list[str] = field(default_factory=list)       # path:line of each controller policy
-    targets: list[str] = field(default_factory=list)        # Terraform addresses that apply the policies
+    targets: list[tuple[str, str]] = field(default_factory=list)   # (root module dir, address) applying them
     files: list[str] = field(default_factory=list)          # standalone JSON policy files
 
 
@@ -78,10 +79,10 @@ class IamRule:
             for p in self.repo.tf_files():
                 if p.endswith(".tf") and ref in self.repo.files[p].text:
                     f = self.repo.hcl(p)
-                    out += [b.address for b in (f.blocks if f else []) if b.type == "resource"
-                            and ref in self.repo.files[p].text[b.start:b.end]]
+                    out += [(posixpath.dirname(p), b.address) for b in (f.blocks if f else [])
+                            if b.type == "resource" and ref in self.repo.files[p].text[b.start:b.end]]
             return out
-        return [pol.name.rsplit(".", 1)[0]]
+        return [(posixpath.dirname(pol.path), pol.name.rsplit(".", 1)[0])]
 
     def uses_role(self) -> bool:
         """Will any EC2NodeClass use spec.role (Karpenter-managed instance profiles)?"""

@@ -44,6 +44,7 @@ class Result:
     edits: list[Edit] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     new_addresses: list[str] = field(default_factory=list)     # Terraform addresses created
+    tf_targets: list[tuple[str, str]] = field(default_factory=list)   # (root module dir, address) created
     new_files: list[str] = field(default_factory=list)         # YAML files created (raw / templates)
     old_objects: list[tuple[str, str, str]] = field(default_factory=list)   # (kind, name, where)
     removed: list[str] = field(default_factory=list)           # what cleanup removes
@@ -526,6 +527,7 @@ class ManifestsRule:
         self._inserts_after[key] = order + 1
         self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, nl), RULE, order=order))
         self.res.new_addresses.append(f"{b.labels[0]}.{label}")
+        self.res.tf_targets.append((posixpath.dirname(tf), f"{b.labels[0]}.{label}"))
 
     def _template_path_fail(self, m: Manifest) -> None:
         self.finding("MIG-TPL-002", "error", m.tf_path, hclsrc.line_of(self.repo.text(m.tf_path), m.call.start),

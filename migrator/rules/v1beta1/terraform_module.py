@@ -8,6 +8,7 @@ EC2NodeClass must tag instances with it. eks-blueprints-addons' karpenter inputs
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -29,6 +30,7 @@ class ModuleResult:
     edits: list = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)        # addresses
+    tf_targets: list[tuple[str, str]] = field(default_factory=list)   # (root module dir, address)
     refs: list[str] = field(default_factory=list)
 
 
@@ -102,6 +104,7 @@ class ModuleRule:
             if not re.search(FACTS["source"], src):
                 continue
             self.res.modules.append(b.address)
+            self.res.tf_targets.append((posixpath.dirname(p), b.address))
             self.res.refs.append(f"{p}:{hclsrc.line_of(self.repo.text(p), b.start)}")
             if self.phase == "prepare" and self.version(p, b, facts):
                 # v19-only inputs: the instance-profile flag exists from 19.18 (the version is moved there)
