@@ -89,3 +89,15 @@ def test_flux_values_from_is_reported(tmp_path):
     plan = make_plan(tmp_path)
     (f,) = [f for f in plan.findings if f.code == "MIG-HELM-001"]
     assert (f.path, f.line) == ("hr.yaml", 10) and "settings.aws.clusterName" in f.manual_step
+
+
+def test_affinity_in_yamlencode_is_reported(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "v0.32.10"\n'
+        '  values = [yamlencode({\n    affinity = {\n      nodeAffinity = {\n'
+        '        requiredDuringSchedulingIgnoredDuringExecution = {\n          nodeSelectorTerms = [{\n'
+        '            matchExpressions = [{ key = "karpenter.sh/provisioner-name", operator = "DoesNotExist" }]\n'
+        '          }]\n        }\n      }\n    }\n  })]\n}\n')
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-004"]
+    assert (f.path, f.line) == ("main.tf", 5)

@@ -206,10 +206,15 @@ class HelmRule:
         """The chart's affinity keeping the controller off Karpenter nodes gains the nodepool key."""
         facts = FACTS["values"]["affinity"][HOP]
         tree = vs.tree
-        if tree.syntax != "yaml":
-            return
         aff = tree.root.get(("affinity",))
         if aff is None:
+            return
+        if tree.syntax != "yaml":
+            src = tree.text[aff.start:aff.end]
+            if facts["old"] in src and facts["add"] not in src:
+                self.finding("MIG-HELM-004", "warning", vs.path, hclsrc.line_of(tree.text, aff.key_start),
+                             f"affinity: add a `{facts['add']} DoesNotExist` expression next to `{facts['old']}`",
+                             "edit the yamlencode() affinity by hand (migrator edits affinity in YAML values only)")
             return
         text = tree.text
         for seq, where in _expression_lists(aff.value):
