@@ -34,6 +34,7 @@ class Step:
     verify: list[str] = field(default_factory=list)
     rollback: str = ""
     refs: list[str] = field(default_factory=list)      # "path:line" of the repository lines the step is about
+    root: str = ""          # the cluster root the step belongs to, when the repository holds several
 
     def to_json(self) -> dict:
         return asdict(self)

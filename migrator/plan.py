@@ -50,15 +50,46 @@ def root_of(m: Manifest) -> str:
     return posixpath.dirname(m.tf_path or m.path) or "."
 
 
-def root_statuses(manifests: list[Manifest]) -> list[RootStatus]:
+def cluster_roots(manifests: list[Manifest], charts: list) -> list[str]:
+    """Directories that each stand for one cluster: where the Karpenter chart is installed or Karpenter objects
+    are kept (Terraform root module / GitOps folder); a directory inside another root belongs to it."""
+    dirs = {root_of(m) for m in manifests if m.kind not in ("Machine", "NodeClaim")}
+    dirs |= {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+    roots = sorted(d for d in dirs if not any(a != d and (a == "." or d.startswith(a + "/")) for a in dirs))
+    return roots or ["."]
+
+
+def owner(path: str, roots: list[str]) -> str:
+    """The cluster root a file belongs to: its nearest root ancestor, else the root sharing most of its path."""
+    d = posixpath.dirname(path) or "."
+    above = [r for r in roots if r == "." or d == r or d.startswith(r + "/")]
+    if above:
+        return max(above, key=len)
+
+    def shared(r: str) -> int:
+        n = 0
+        for a, b in zip(d.split("/"), r.split("/")):
+            if a != b:
+                break
+            n += 1
+        return n
+    return max(roots, key=lambda r: (shared(r), -roots.index(r)))
+
+
+def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> list[RootStatus]:
     """Per cluster root: which generations of objects it holds and the next action."""
-    by_root: dict[str, list[Manifest]] = {}
+    roots = roots or cluster_roots(manifests, [])
+    by_root: dict[str, list[Manifest]] = {r: [] for r in roots}
     for m in manifests:
         if m.kind in ("Machine", "NodeClaim"):
             continue
-        by_root.setdefault(root_of(m), []).append(m)
+        by_root.setdefault(owner(m.tf_path or m.path, roots), []).append(m)
     out = []
     for root, ms in sorted(by_root.items()):
+        if not ms:
+            out.append(RootStatus(root, "none", "no Karpenter objects in this root",
+                                  "chart, IAM and module changes only"))
+            continue
         eras = {m.era for m in ms}
         counts: dict[str, int] = {}
         for m in ms:
@@ -109,11 +140,11 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     repo = Repo(root)
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    values = values_of(charts)
     current = detect_era(manifests)
     target = to or next_hop(current) or current
     plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "prepare")
-    plan.roots = root_statuses(manifests)
+    roots = cluster_roots(manifests, charts)
+    plan.roots = root_statuses(manifests, roots)
     for m in manifests:
         plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
     hop = next((h for h in HOPS["hops"] if h["from"] == current and h["to"] == target), None)
@@ -137,13 +168,30 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         plan.findings.extend(repo.findings)
         return plan
 
-    ctx = registry.Context(repo=repo, manifests=manifests, helm_values=values, options=options, charts=charts)
+    # one rule run per cluster root: each cluster resolves its own role, chart, policy and runbook
+    contexts = []
+    for r in roots:
+        def owns(path: str, r: str = r) -> bool:
+            return owner(path, roots) == r
+        mine = [c for c in charts if owns(c.path)]
+        contexts.append((r, registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
+                                             helm_values=values_of(mine), options=options, charts=mine, owns=owns)))
     if phase is None:
-        plan.phase = registry.default_phase(hop, ctx)
-    edits, findings = registry.run(hop, plan.phase, ctx)
-    plan.findings.extend(findings)
+        chosen = [registry.default_phase(hop, ctx) for _, ctx in contexts]
+        plan.phase = "prepare" if any(
+            c == "prepare" and any(x.edits for x in ctx.result(hop, "prepare").values())
+            for c, (_, ctx) in zip(chosen, contexts)) else ("cleanup" if "cleanup" in chosen else "prepare")
+    edits: list = []
+    for r, ctx in contexts:
+        e, f = registry.run(hop, plan.phase, ctx)
+        edits.extend(e)
+        plan.findings.extend(f)
+        for st in registry.steps(hop, ctx):
+            if len(contexts) > 1:
+                st.root = r
+                st.id = f"{r}:{st.id}"
+            plan.steps.append(st)
     plan.changes = build_changes(repo, edits, plan.findings)
-    plan.steps = registry.steps(hop, ctx)
     plan.findings.extend(repo.findings)
     order = {"error": 0, "warning": 1, "info": 2}
     seen = set()

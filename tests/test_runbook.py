@@ -30,11 +30,15 @@ def test_every_step_has_command_check_and_rollback(name):
     plan = make_plan(FIXTURES / name / "input", options=fixture_options(name))
     for s in plan.steps:
         assert s.commands and s.verify and s.rollback, s.id
-    kinds = [s.kind for s in plan.steps]
-    crds = [i for i, k in enumerate(kinds) if k == "crds"]
-    charts = [i for i, k in enumerate(kinds) if k == "chart"]
-    assert not crds or not charts or max(crds) < min(charts), "chart before CRDs"
-    assert kinds.index("roll-nodes") > max(i for i, k in enumerate(kinds) if k == "manifests" or k == "chart")
+    for root in {s.root for s in plan.steps}:            # the order holds within each cluster root
+        kinds = [s.kind for s in plan.steps if s.root == root]
+        crds = [i for i, k in enumerate(kinds) if k == "crds"]
+        charts = [i for i, k in enumerate(kinds) if k == "chart"]
+        phases = [s.phase for s in plan.steps if s.root == root]
+        iam = [i for i, k in enumerate(kinds) if k in ("iam", "module") and phases[i] == "prepare"]
+        assert not crds or not charts or max(crds) < min(charts), "chart before CRDs"
+        assert not iam or not charts or min(iam) < min(charts), "chart before IAM"
+        assert kinds.index("roll-nodes") > max(i for i, k in enumerate(kinds) if k in ("manifests", "chart"))
 
 
 HOSTILE = '<script>alert(1)</script> [x](javascript:alert(1)) `x` | # h ** _ ![i](http://e)'
@@ -90,7 +94,20 @@ def test_terraform_commands_run_per_root_module(tmp_path):
     for env in ("dev", "prod"):
         shutil.copytree(FIXTURES / "helm-values-files" / "input", tmp_path / "envs" / env)
     plan = make_plan(tmp_path)
-    chart = next(s for s in plan.steps if s.kind == "chart")
-    assert "terraform -chdir=envs/dev plan -target=helm_release.karpenter" in chart.commands[0]
-    assert any(c.startswith("terraform -chdir=envs/prod plan") for c in chart.commands)
-    assert not any("envs/dev" in c and "envs/prod" in c for c in chart.commands)
+    assert [r.path for r in plan.roots] == ["envs/dev", "envs/prod"]
+    charts = [s for s in plan.steps if s.kind == "chart"]
+    assert [s.root for s in charts] == ["envs/dev", "envs/prod"]
+    assert "terraform -chdir=envs/dev plan -target=helm_release.karpenter" in charts[0].commands[0]
+    assert charts[1].commands[0].startswith("terraform -chdir=envs/prod plan")
+    assert not any("envs/dev" in c and "envs/prod" in c for s in plan.steps for c in s.commands)
+
+
+def test_monorepo_has_one_section_per_cluster_root():
+    plan = make_plan(FIXTURES / "monorepo" / "input")
+    assert [r.path for r in plan.roots] == ["clusters/dev/karpenter", "clusters/prod/karpenter"]
+    doc = render(plan)
+    assert doc.count("## Cluster root `clusters/") == 2
+    dev, prod = doc.split("## Cluster root `clusters/prod/karpenter`")
+    assert "### Phase 1: prepare" in dev and "### Phase 1: prepare" in prod
+    assert "role: node-karpenter-dev" in dev and "role: node-karpenter-prod" in prod
+    assert "node-karpenter-prod" not in dev.split("## Cluster root")[1]

@@ -13,7 +13,7 @@ from importlib import resources
 from jinja2 import Environment, StrictUndefined
 
 from .. import knowledge
-from ..plan import Plan
+from ..plan import Plan, owner
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START = re.compile(r"^([#+\-=>]|\d+[.)])")
@@ -65,24 +65,32 @@ def render(plan: Plan) -> str:
     src = resources.files("migrator.templates").joinpath("runbook.md.j2").read_text(encoding="utf-8")
     hop = f"{plan.hop_from}->{plan.hop_to}"
     table = knowledge.load("runbook")
-    phases = []
+    multi = len(plan.roots) > 1
+    roots = [r.path for r in plan.roots] or ["."]
+    sections = []
     number = 0
-    for name in ("prepare", "cleanup"):
-        steps = []
-        for s in plan.steps:
-            if s.phase == name:
-                number += 1
-                steps.append({**s.to_json(), "number": number})
-        phases.append({"name": name, "intro": PHASE_INTRO[name], "steps": steps,
-                       "changes": [{"path": c.path, "action": c.action, "diff": c.diff}
-                                   for c in plan.changes] if plan.phase == name else []})
+    for root in (roots if multi else [None]):
+        phases = []
+        for name in ("prepare", "cleanup"):
+            steps = []
+            for s in plan.steps:
+                if s.phase == name and (root is None or s.root == root):
+                    number += 1
+                    steps.append({**s.to_json(), "number": number})
+            changes = [c for c in plan.changes if root is None or owner(c.path, roots) == root]
+            phases.append({"name": name, "intro": PHASE_INTRO[name], "steps": steps,
+                           "changes": [{"path": c.path, "action": c.action, "diff": c.diff}
+                                       for c in changes] if plan.phase == name else []})
+        status = next((f"{r.state}; next: {r.next}" for r in plan.roots if r.path == root), "")
+        sections.append({"root": root, "status": status, "h": "###" if multi else "##",
+                         "phases": phases if plan.steps else []})
     strategies = [{**st, "recommended": st["id"] == "taint-drift"} for st in table.get("strategies", [])]
     ctx = {
         "plan": plan,
         "root": plan.root.name,
         "roots": [r.__dict__ for r in plan.roots],
         "blocking": [f for f in plan.findings if f.severity in ("error", "warning")],
-        "phases": phases if plan.steps else [],
+        "sections": sections,
         "strategies": strategies,
         "drift": knowledge.load("drift").get(hop, []),
     }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from typing import Any
 from dataclasses import dataclass, field
 
 from .. import knowledge
@@ -34,7 +35,7 @@ def _deleted(done: dict) -> list[tuple[str, int, int]]:
 
 
 def _iam(ctx: "Context", phase: str, done: dict) -> IamResult:
-    return IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, _deleted(done)).run()
+    return IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, _deleted(done), ctx.owns).run()
 
 
 def _blocked(done: dict) -> set[tuple[str, int]]:
@@ -45,11 +46,11 @@ def _blocked(done: dict) -> set[tuple[str, int]]:
 
 def _module(ctx: "Context", phase: str, done: dict) -> ModuleResult:
     uses_role = IamRule(ctx.repo, ctx.manifests, phase).uses_role()
-    return ModuleRule(ctx.repo, ctx.manifests, phase, uses_role, _blocked(done), _deleted(done)).run()
+    return ModuleRule(ctx.repo, ctx.manifests, phase, uses_role, _blocked(done), _deleted(done), ctx.owns).run()
 
 
 def _workloads(ctx: "Context", phase: str, done: dict) -> WorkloadsResult:
-    return WorkloadsRule(ctx.repo, phase).run()
+    return WorkloadsRule(ctx.repo, phase, ctx.owns).run()
 
 
 # name -> (module documenting the rule, runner). Runners get the results of the rules before them.
@@ -69,6 +70,7 @@ class Context:
     helm_values: list[HelmValue]
     options: Options
     charts: list = field(default_factory=list)
+    owns: Any = lambda path: True          # does a file belong to this cluster root?
     results: dict[str, dict[str, Result]] = field(default_factory=dict)   # phase -> rule -> result
 
     def result(self, hop: dict, phase: str) -> dict[str, Result]:

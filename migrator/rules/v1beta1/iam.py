@@ -57,7 +57,8 @@ class IamResult:
 
 class IamRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], phase: str, values: list | None = None,
-                 deleted: list | None = None):
+                 deleted: list | None = None, owns=None):
+        self.owns = owns or (lambda path: True)
         self.values = values or []          # chart values (which instance profile served defaultInstanceProfile)
         self.deleted = deleted or []        # spans other rules delete in this phase
         self.repo = repo
@@ -99,6 +100,8 @@ class IamRule:
 
     def run(self) -> IamResult:
         for pol in scan_policies(self.repo):
+            if not self.owns(pol.path):
+                continue
             self.res.policies.append(f"{pol.path}:{pol.line}")
             self.res.targets.extend(self.applied_by(pol))
             for ln in pol.dynamic_lines:
@@ -122,6 +125,8 @@ class IamRule:
         if not served:
             return
         for p, b in self.repo.blocks("resource", "aws_iam_instance_profile"):
+            if not self.owns(p):
+                continue
             name = b.attr("name").literal() if b.attr("name") is not None else None
             addr = b.address
             if not ({name, f"{addr}.name", f"{addr}.id"} & served):

@@ -80,7 +80,8 @@ def _constraint_version(v: str) -> tuple[str, tuple[int, ...] | None]:
 
 class ModuleRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], phase: str, uses_role: bool,
-                 blocked: set[tuple[str, int]] | None = None, deleted: list | None = None):
+                 blocked: set[tuple[str, int]] | None = None, deleted: list | None = None, owns=None):
+        self.owns = owns or (lambda path: True)
         self.blocked = blocked or set()
         self.deleted = deleted or []          # spans other rules delete in this phase
         self.repo = repo
@@ -95,6 +96,8 @@ class ModuleRule:
     def run(self) -> ModuleResult:
         facts = FACTS[HOP]
         for p, b in self.repo.blocks("module"):
+            if not self.owns(p):
+                continue
             src = b.attr("source").literal() if b.attr("source") is not None else None
             if not isinstance(src, str):
                 continue

@@ -47,7 +47,8 @@ def _hits(node, path=()):
 
 
 class WorkloadsRule:
-    def __init__(self, repo: Repo, phase: str):
+    def __init__(self, repo: Repo, phase: str, owns=None):
+        self.owns = owns or (lambda path: True)
         self.repo = repo
         self.phase = phase
         self.res = WorkloadsResult()
@@ -58,7 +59,7 @@ class WorkloadsRule:
     def run(self) -> WorkloadsResult:
         needles = tuple(set(FACTS["annotations"]) | set(FACTS["selector_labels"]))
         for p, sf in self.repo.files.items():
-            if not p.endswith((".yaml", ".yml")) or not any(n in sf.text for n in needles):
+            if not p.endswith((".yaml", ".yml")) or not any(n in sf.text for n in needles) or not self.owns(p):
                 continue
             if p in self.repo.template_paths:      # Karpenter's own templates and chart values files
                 continue
