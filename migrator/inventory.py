@@ -15,24 +15,15 @@ from typing import Any, Iterator
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from . import knowledge
 from .discover import Discovery, SourceFile, discover
 from .model import Finding
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
 from .sources.templates import Masked, TemplateError, mask
 
-KARPENTER_KINDS = {
-    ("karpenter.sh/v1alpha5", "Provisioner"): "alpha",
-    ("karpenter.k8s.aws/v1alpha1", "AWSNodeTemplate"): "alpha",
-    ("karpenter.sh/v1alpha5", "Machine"): "alpha",
-    ("karpenter.sh/v1beta1", "NodePool"): "beta",
-    ("karpenter.k8s.aws/v1beta1", "EC2NodeClass"): "beta",
-    ("karpenter.sh/v1beta1", "NodeClaim"): "beta",
-    ("karpenter.sh/v1", "NodePool"): "v1",
-    ("karpenter.k8s.aws/v1", "EC2NodeClass"): "v1",
-    ("karpenter.sh/v1", "NodeClaim"): "v1",
-}
-_KIND_RE = re.compile(r"\b(Provisioner|AWSNodeTemplate|NodePool|EC2NodeClass)\b")
+KARPENTER_KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
+_KIND_RE = re.compile(r"\b(" + "|".join(sorted({k for _, k in KARPENTER_KINDS} - {"Machine", "NodeClaim"})) + r")\b")
 _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
 
 

@@ -10,6 +10,7 @@ from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, appl
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .model import Finding, Step
 from .rules import registry
+from .rules.v1beta1.convert import TARGET_KIND
 from .rules.v1beta1.manifests import Options
 from .validate import reparse
 
@@ -96,8 +97,8 @@ def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> 
             counts[m.kind] = counts.get(m.kind, 0) + 1
         objects = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         beta = {(m.kind, m.masked.unmask(str(m.name))) for m in ms if m.era == "beta"}
-        target = {"Provisioner": "NodePool", "AWSNodeTemplate": "EC2NodeClass"}
-        pending = [m for m in ms if m.era == "alpha" and (target[m.kind], m.masked.unmask(str(m.name))) not in beta]
+        pending = [m for m in ms if m.era == "alpha" and m.kind in TARGET_KIND
+                   and (TARGET_KIND[m.kind], m.masked.unmask(str(m.name))) not in beta]
         if eras == {"alpha"}:
             state, nxt = "v1alpha5 only", "prepare: add NodePools/EC2NodeClasses next to the Provisioners"
         elif "alpha" in eras and pending:

@@ -101,3 +101,12 @@ def test_affinity_in_yamlencode_is_reported(tmp_path):
     plan = make_plan(tmp_path)
     (f,) = [f for f in plan.findings if f.code == "MIG-HELM-004"]
     assert (f.path, f.line) == ("main.tf", 5)
+
+
+def test_flux_crd_release_needs_an_interval_to_copy(tmp_path):
+    (tmp_path / "hr.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: karpenter\nspec:\n"
+        "  chart:\n    spec:\n      chart: karpenter\n      version: v0.31.0\n")
+    plan = make_plan(tmp_path)
+    assert any(f.code == "MIG-HELM-015" for f in plan.findings)
+    assert [c.path for c in plan.changes] == ["hr.yaml"]      # version bumped, no invented release file

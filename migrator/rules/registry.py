@@ -165,7 +165,8 @@ def steps(hop: dict, ctx: Context) -> list[Step]:
     chart_version = hop["chart"]["version"]
     values = {
         "chart_version": chart_version,
-        "chart_version_spelled": ("v" + chart_version) if chart_version.startswith("0.3") else chart_version,
+        # OCI tags below 0.35.0 carry a v prefix (knowledge/helm.yaml v_prefix_before)
+        "chart_version_spelled": helm.format_version(chart_version, "v"),
         "rollback_version": hop["chart"].get("rollback_to", ""),
         "pass_through": hr.pass_through or "",
         "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else '"${KARPENTER_NAMESPACE}"',

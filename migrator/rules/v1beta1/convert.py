@@ -17,6 +17,8 @@ from ... import knowledge
 from ...sources.templates import TOKEN_RE
 
 FACTS = knowledge.load("v1beta1")
+# Provisioner -> NodePool, AWSNodeTemplate -> EC2NodeClass (the hop's kind table)
+TARGET_KIND = {src: k["to"]["kind"] for src, k in FACTS["kinds"].items() if src != "Machine"}
 
 
 @dataclass

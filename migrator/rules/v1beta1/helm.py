@@ -406,10 +406,16 @@ class HelmRule:
         spec = obj["spec"]
         cs = spec["chart"]["spec"]
         version = format_version(FACTS["hops"][HOP]["version"], str(cs.get("version", "v")))
+        if "interval" not in spec:
+            self.finding("MIG-HELM-015", "warning", ci.path, ci.line,
+                         f"{ci.address} has no spec.interval to copy into a karpenter-crd HelmRelease; none is added",
+                         "add a HelmRelease for chart karpenter-crd (same sourceRef and version) and make the "
+                         "controller's release dependsOn it")
+            return
         name = f"{obj['metadata']['name']}-crd"
         style = yamlsrc.detect_style(self.repo.text(ci.path))
         body = _render("flux_helmrelease_crd.yaml.j2", api=obj["apiVersion"], name=name,
-                       namespace=(obj.get("metadata") or {}).get("namespace"), interval=spec.get("interval", "10m"),
+                       namespace=(obj.get("metadata") or {}).get("namespace"), interval=spec["interval"],
                        chart=FACTS["chart"]["crds"], version=version, source=dict(cs.get("sourceRef") or {}),
                        ind=" " * style.indent)
         d, base = posixpath.split(ci.path)

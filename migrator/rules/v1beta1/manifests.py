@@ -26,11 +26,10 @@ from ...resolve import Resolution, resolve_node_role
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...validate import validate_object
-from .convert import Converted, convert_nodeclass, convert_provisioner, needs_role
+from .convert import TARGET_KIND, Converted, convert_nodeclass, convert_provisioner, needs_role
 
 RULE = "v1beta1/manifests"
 FACTS = knowledge.load("v1beta1")
-TARGET_KIND = {"Provisioner": "NodePool", "AWSNodeTemplate": "EC2NodeClass"}
 
 
 @dataclass

@@ -16,12 +16,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ... import knowledge
 from ...edits import TextEdit, line_end, line_start
-from ...inventory import Repo, _parse_yaml_docs
+from ...inventory import KARPENTER_KINDS, Repo, _parse_yaml_docs
 from ...model import Finding
 
 RULE = "v1beta1/workloads"
 FACTS = knowledge.load("workloads")["v1alpha5->v1beta1"]
-KARPENTER_KINDS = {"Provisioner", "AWSNodeTemplate", "Machine", "NodePool", "EC2NodeClass", "NodeClaim"}
 
 
 @dataclass
@@ -70,7 +69,7 @@ class WorkloadsRule:
                 continue
             before = len(self.res.edits)
             for doc, m, obj in _parse_yaml_docs(self.repo, p, sf.text, 0, 0, p):
-                if isinstance(obj, CommentedMap) and (obj.get("kind") in KARPENTER_KINDS or self._karpenter_chart(obj)):
+                if isinstance(obj, CommentedMap) and ((obj.get("apiVersion"), obj.get("kind")) in KARPENTER_KINDS or self._karpenter_chart(obj)):
                     continue
                 self.document(p, sf, doc, obj)
             if len(self.res.edits) > before:
@@ -118,17 +117,18 @@ class WorkloadsRule:
                         self.res.edits.append(TextEdit(p, ls, ls, added, RULE, order=-1))
                     self.finding("MIG-WL-001", "info", p, lineno, f"{key} removed ({new} replaces it)", "")
                 continue
-            # selectors on provisioner-name
-            new_label = FACTS["selector_labels"]["karpenter.sh/provisioner-name"]
+            # selectors on an old node label (key of a nodeSelector, or the `key` of a match expression)
+            old_label = mp[key] if key == "key" else key
+            new_label = FACTS["selector_labels"][old_label]
             is_expr = key == "key"
             if self.phase == "prepare":
                 value = mp.get("values") if is_expr else mp[key]
                 self.finding(
                     "MIG-WL-002", "warning", p, lineno,
-                    f"pods select nodes by karpenter.sh/provisioner-name{'' if is_expr else ' (nodeSelector)'}: once "
+                    f"pods select nodes by {old_label}{'' if is_expr else ' (nodeSelector)'}: once "
                     "the old nodes are tainted they can only run on nodes that no longer get created",
                     f"until cleanup, let them run on both: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-                    f".nodeSelectorTerms with one term `karpenter.sh/provisioner-name In {value}` and another "
+                    f".nodeSelectorTerms with one term `{old_label} In {value}` and another "
                     f"`{new_label} In {value}` (terms are ORed); cleanup renames the key to {new_label}")
             else:
                 if is_expr:
@@ -136,10 +136,10 @@ class WorkloadsRule:
                     vs = offset(vl, vc)
                     ve = vs + len(text[vs:le].rstrip().split("#")[0].rstrip())
                     raw = text[vs:ve]
-                    self.res.edits.append(TextEdit(p, vs, ve, raw.replace("karpenter.sh/provisioner-name", new_label), RULE))
+                    self.res.edits.append(TextEdit(p, vs, ve, raw.replace(old_label, new_label), RULE))
                 else:
                     ke = ks + len(text[ks:le].split(":")[0]) if text[ks] not in "\"'" else \
                         text.index(text[ks], ks + 1) + 1
                     raw = text[ks:ke]
-                    self.res.edits.append(TextEdit(p, ks, ke, raw.replace("karpenter.sh/provisioner-name", new_label), RULE))
-                self.finding("MIG-WL-002", "info", p, lineno, f"selector karpenter.sh/provisioner-name -> {new_label}", "")
+                    self.res.edits.append(TextEdit(p, ks, ke, raw.replace(old_label, new_label), RULE))
+                self.finding("MIG-WL-002", "info", p, lineno, f"selector {old_label} -> {new_label}", "")
