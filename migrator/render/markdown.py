@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import html as _html
 import re
-from importlib import resources
 
 from jinja2 import Environment, StrictUndefined
 
 from .. import knowledge
+from ..templating import template_text
 from ..plan import Plan, owner
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -62,7 +62,7 @@ PHASE_INTRO = {
 
 
 def render(plan: Plan) -> str:
-    src = resources.files("migrator.templates").joinpath("runbook.md.j2").read_text(encoding="utf-8")
+    src = template_text("runbook.md.j2")
     hop = f"{plan.hop_from}->{plan.hop_to}"
     table = knowledge.load("runbook")
     multi = len(plan.roots) > 1

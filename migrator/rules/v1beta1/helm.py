@@ -12,11 +12,8 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
-from jinja2 import Environment
-
-from ... import knowledge
+from ... import knowledge, templating
 from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
 from ...model import Finding
@@ -455,8 +452,7 @@ def _eat_blank(text: str, end: int) -> int:
 
 
 def _render(template: str, **kw) -> str:
-    src = resources.files("migrator.templates").joinpath(template).read_text(encoding="utf-8")
-    return Environment(keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True).from_string(src).render(**kw)
+    return templating.render(template, **kw)
 
 
 def _aligned(attrs: list[tuple[str, str]]) -> list[tuple[str, str]]:
