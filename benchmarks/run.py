@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from migrator.plan import make_plan
-from migrator.rules.v1beta1.manifests import Options
+from migrator.options import Options
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 NOISE_TF = 'resource "aws_s3_bucket" "b{i}" {{\n  bucket = "bucket-{i}"\n  tags = {{ team = "x" }}\n}}\n' * 20

@@ -14,7 +14,7 @@ from .plan import Plan, UsageError, make_plan
 from .render import json as json_render
 from .render import markdown as markdown_render
 from .render import text as text_render
-from .rules.v1beta1.manifests import Options
+from .options import Options
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Plan and apply Karpenter API migrations (v1alpha5 -> v1beta1 -> v1) in a repository.")
@@ -117,7 +117,8 @@ def runbook(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phas
 def explain(what: str = typer.Argument(..., help="A finding code (MIG-NP-005) or a rule name (v1beta1/helm).")) -> None:
     """Explain a finding code or a rule."""
     from . import knowledge
-    from .rules.registry import RULES
+    from .rules.registry import all_rules
+    RULES = all_rules()
     catalogue = knowledge.load("findings")
     console = Console()
     if what.upper() in catalogue:

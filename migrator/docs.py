@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import knowledge
-from .rules.registry import RULES
+from .rules.registry import all_rules
 
 
 def rules_markdown() -> str:
@@ -15,7 +15,7 @@ def rules_markdown() -> str:
         out.append(f"| {h['from']} | {h['to']} | {h['chart']['version']} | {'yes' if h.get('implemented') else 'no'} "
                    f"| {', '.join(h['rules']) or '-'} |")
     out += ["", "## Rules", ""]
-    for name, (module, _) in RULES.items():
+    for name, (module, _) in all_rules().items():
         doc = (module.__doc__ or "").strip()
         head, _, body = doc.partition("\n")
         out += [f"### `{name}`", "", head, "", "```text", body.strip("\n"), "```", ""]

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
 STEP_KINDS = ("module", "iam", "crds", "chart", "manifests", "workloads", "roll-nodes", "verify", "cleanup")
-PHASES = ("prepare", "cleanup")
+PHASES = ("prepare", "cleanup")   # the first hop's; every hop lists its own in knowledge/hops.yaml
 
 
 @dataclass

@@ -9,12 +9,13 @@ from . import knowledge
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .model import Finding, Step
+from .options import Options
 from .rules import registry
-from .rules.v1beta1.convert import TARGET_KIND
-from .rules.v1beta1.manifests import Options
 from .validate import reparse
 
 HOPS = knowledge.load("hops")
+# alpha kind -> the beta kind that succeeds it (knowledge/v1beta1.yaml `kinds`), for where a root stands
+SUCCESSOR = {k: v["to"]["kind"] for k, v in knowledge.load("v1beta1")["kinds"].items() if k != "Machine"}
 
 
 class UsageError(ValueError):
@@ -97,8 +98,8 @@ def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> 
             counts[m.kind] = counts.get(m.kind, 0) + 1
         objects = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         beta = {(m.kind, m.masked.unmask(str(m.name))) for m in ms if m.era == "beta"}
-        pending = [m for m in ms if m.era == "alpha" and m.kind in TARGET_KIND
-                   and (TARGET_KIND[m.kind], m.masked.unmask(str(m.name))) not in beta]
+        pending = [m for m in ms if m.era == "alpha" and m.kind in SUCCESSOR
+                   and (SUCCESSOR[m.kind], m.masked.unmask(str(m.name))) not in beta]
         if eras == {"alpha"}:
             state, nxt = "v1alpha5 only", "prepare: add NodePools/EC2NodeClasses next to the Provisioners"
         elif "alpha" in eras and pending:
@@ -143,7 +144,7 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     manifests = scan_manifests(repo)
     current = detect_era(manifests)
     target = to or next_hop(current) or current
-    plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "prepare")
+    plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "")
     roots = cluster_roots(manifests, charts)
     plan.roots = root_statuses(manifests, roots)
     for m in manifests:
@@ -177,11 +178,13 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         mine = [c for c in charts if owns(c.path)]
         contexts.append((r, registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                              helm_values=values_of(mine), options=options, charts=mine, owns=owns)))
+    names = registry.phases(hop)
     if phase is None:
-        chosen = [registry.default_phase(hop, ctx) for _, ctx in contexts]
-        plan.phase = "prepare" if any(
-            c == "prepare" and any(x.edits for x in ctx.result(hop, "prepare").values())
-            for c, (_, ctx) in zip(chosen, contexts)) else ("cleanup" if "cleanup" in chosen else "prepare")
+        # the earliest phase, in the hop's order, that some cluster root still has work in
+        chosen = {registry.next_phase(hop, ctx) for _, ctx in contexts}
+        plan.phase = next((n for n in names if n in chosen), names[0])
+    elif phase not in names:
+        raise UsageError(f"--phase {phase}: the {current} -> {target} hop has the phases {', '.join(names)}")
     edits: list = []
     for r, ctx in contexts:
         e, f = registry.run(hop, plan.phase, ctx)

@@ -16,7 +16,7 @@ from pathlib import Path
 from migrator.apply import apply_changes
 from migrator.plan import make_plan
 from migrator.render.markdown import render as render_markdown
-from migrator.rules.v1beta1.manifests import Options
+from migrator.options import Options
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.rules.v1beta1.manifests import Options
+from migrator.options import Options
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

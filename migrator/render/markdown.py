@@ -54,16 +54,11 @@ def _env() -> Environment:
     return env
 
 
-PHASE_INTRO = {
-    "prepare": "Everything here can land while the old nodes keep running: CRDs, controller, new objects next to "
-               "the old ones, workloads; then the nodes roll.",
-    "cleanup": "Only after no Machine is left: remove the alpha objects and the settings that only served them.",
-}
-
-
 def render(plan: Plan) -> str:
     src = template_text("runbook.md.j2")
     hop = f"{plan.hop_from}->{plan.hop_to}"
+    hop_phases = next((h.get("phases", []) for h in knowledge.load("hops")["hops"]
+                       if h["from"] == plan.hop_from and h["to"] == plan.hop_to), [])
     table = knowledge.load("runbook")
     multi = len(plan.roots) > 1
     roots = [r.path for r in plan.roots] or ["."]
@@ -71,14 +66,15 @@ def render(plan: Plan) -> str:
     number = 0
     for root in (roots if multi else [None]):
         phases = []
-        for name in ("prepare", "cleanup"):
+        for ph in hop_phases:
+            name = ph["name"]
             steps = []
             for s in plan.steps:
                 if s.phase == name and (root is None or s.root == root):
                     number += 1
                     steps.append({**s.to_json(), "number": number})
             changes = [c for c in plan.changes if root is None or owner(c.path, roots) == root]
-            phases.append({"name": name, "intro": PHASE_INTRO[name], "steps": steps,
+            phases.append({"name": name, "intro": ph.get("intro", ""), "steps": steps,
                            "changes": [{"path": c.path, "action": c.action, "diff": c.diff}
                                        for c in changes] if plan.phase == name else []})
         status = next((f"{r.state}; next: {r.next}" for r in plan.roots if r.path == root), "")

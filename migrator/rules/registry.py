@@ -1,66 +1,45 @@
-"""Rule registry: which rules a hop runs, in which phase, and the runbook steps they imply."""
+"""Rule registry: which rules a hop runs, in which phase, and the runbook steps they imply.
+
+Hop-generic: a hop (knowledge/hops.yaml) names its rules package (`migrator/rules/<package>/`), its rules in
+order and its phases. The package exposes `RULES` (name -> (module documenting the rule, runner)) and
+`steps(hop, ctx)`. Adding a hop touches the table and a new package, never this module.
+"""
 from __future__ import annotations
 
-import json
-import shlex
-from typing import Any
+import importlib
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
 
 from .. import knowledge
 from ..inventory import HelmValue, Manifest, Repo
 from ..model import Finding, Step
-from .v1beta1 import helm, iam, manifests, terraform_module, workloads
-from .v1beta1.terraform_module import ModuleResult, ModuleRule
-from .v1beta1.iam import IamResult, IamRule
-from .v1beta1.workloads import WorkloadsResult, WorkloadsRule
-from .v1beta1.helm import HelmResult, HelmRule
-from .v1beta1.manifests import ManifestsRule, Options, Result
+from ..options import Options
+
+HOPS = knowledge.load("hops")
 
 
-def _manifests(ctx: "Context", phase: str, done: dict) -> Result:
-    rule = ManifestsRule(ctx.repo, ctx.manifests, ctx.helm_values, ctx.options)
-    return rule.prepare() if phase == "prepare" else rule.cleanup()
+@lru_cache(maxsize=None)
+def package(name: str) -> ModuleType:
+    return importlib.import_module(f"{__package__}.{name}")
 
 
-def _helm(ctx: "Context", phase: str, done: dict) -> HelmResult:
-    return HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, _blocked(done)).run()
+def hop_package(hop: dict) -> ModuleType:
+    return package(hop["package"])
 
 
-LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
-
-def _deleted(done: dict) -> list[tuple[str, int, int]]:
-    """Spans the rules before this one delete in this phase."""
-    return [(e.path, e.start, e.end) for r in done.values() for e in r.edits
-            if getattr(e, "text", None) == "" and e.end > e.start]
-
-
-def _iam(ctx: "Context", phase: str, done: dict) -> IamResult:
-    return IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, _deleted(done), ctx.owns).run()
+def all_rules() -> dict[str, tuple[ModuleType, Any]]:
+    """Every rule of every implemented hop (for `explain` and the generated docs)."""
+    out: dict = {}
+    for hop in HOPS["hops"]:
+        if hop.get("implemented"):
+            out.update(hop_package(hop).RULES)
+    return out
 
 
-def _blocked(done: dict) -> set[tuple[str, int]]:
-    """Alpha objects the manifests rule could not remove in this cleanup (their successors are missing)."""
-    m = done.get("v1beta1/manifests")
-    return {(f.path, f.line) for f in m.findings if f.code == "MIG-CLN-001"} if m is not None else set()
-
-
-def _module(ctx: "Context", phase: str, done: dict) -> ModuleResult:
-    uses_role = IamRule(ctx.repo, ctx.manifests, phase).uses_role()
-    return ModuleRule(ctx.repo, ctx.manifests, phase, uses_role, _blocked(done), _deleted(done), ctx.owns).run()
-
-
-def _workloads(ctx: "Context", phase: str, done: dict) -> WorkloadsResult:
-    return WorkloadsRule(ctx.repo, phase, ctx.owns).run()
-
-
-# name -> (module documenting the rule, runner). Runners get the results of the rules before them.
-RULES = {
-    "v1beta1/manifests": (manifests, _manifests),
-    "v1beta1/helm": (helm, _helm),
-    "v1beta1/iam": (iam, _iam),
-    "v1beta1/terraform_module": (terraform_module, _module),
-    "v1beta1/workloads": (workloads, _workloads),
-}
+def phases(hop: dict) -> list[str]:
+    return [p["name"] for p in hop.get("phases", [])]
 
 
 @dataclass
@@ -71,13 +50,15 @@ class Context:
     options: Options
     charts: list = field(default_factory=list)
     owns: Any = lambda path: True          # does a file belong to this cluster root?
-    results: dict[str, dict[str, Result]] = field(default_factory=dict)   # phase -> rule -> result
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)   # phase -> rule -> result
+    position: Any = None                   # where this cluster root stands on the path (plan.Position)
 
-    def result(self, hop: dict, phase: str) -> dict[str, Result]:
+    def result(self, hop: dict, phase: str) -> dict[str, Any]:
         if phase not in self.results:
+            rules = hop_package(hop).RULES
             out: dict = {}
             for name in hop["rules"]:
-                out[name] = RULES[name][1](self, phase, out)
+                out[name] = rules[name][1](self, phase, out)
             self.results[phase] = out
         return self.results[phase]
 
@@ -90,172 +71,14 @@ def run(hop: dict, phase: str, ctx: Context) -> tuple[list, list[Finding]]:
     return edits, findings
 
 
-def default_phase(hop: dict, ctx: Context) -> str:
-    """The next phase with work: prepare until the new objects exist, then cleanup."""
-    prep = ctx.result(hop, "prepare")
-    if any(r.edits for r in prep.values()):
-        return "prepare"
-    clean = ctx.result(hop, "cleanup")
-    if any(r.edits for r in clean.values()):
-        return "cleanup"
-    return "prepare"
-
-
-def _by_dir(targets: list[tuple[str, str]]) -> dict[str, str]:
-    """`-target=` arguments grouped by Terraform root module directory."""
-    out: dict[str, list[str]] = {}
-    for d, addr in targets:
-        out.setdefault(d or ".", [])
-        if addr not in out[d or "."]:
-            out[d or "."].append(addr)
-    return {d: " ".join(f"-target={shlex.quote(a)}" for a in addrs) for d, addrs in sorted(out.items())}
-
-
-def _terraform(command: str, key: str, groups: dict[str, str], values: dict) -> list[str]:
-    """One command per root module: `terraform -chdir=<dir> ...` unless the only root is the repository root."""
-    if not groups:
-        return []
-    out = []
-    for d, args in groups.items():
-        cmd = command.format(**{**values, key: args})
-        if not (len(groups) == 1 and d == "."):
-            cmd = cmd.replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1)
-        out.append(cmd)
-    return out
-
-
-def old_count(old: list, kind: str) -> int:
-    return len({where for k, _, where in old if k == kind})
-
-
-def _taint_patch(has_taints: bool) -> str:
-    """JSON patch adding the migration taint without replacing a Provisioner's other taints."""
-    taint = {"key": LEGACY_TAINT, "value": "true", "effect": "NoSchedule"}
-    op = {"op": "add", "path": "/spec/taints/-", "value": taint} if has_taints else \
-        {"op": "add", "path": "/spec/taints", "value": [taint]}
-    return shlex.quote(json.dumps([op], separators=(",", ":")))
-
-
-def _each(command: str, var: str, names: list[str], sources: int, values: dict,
-          tainted: set[str] = frozenset()) -> list[str]:
-    """One command per known object name; a loop over the cluster when some names are only known there."""
-    out = [command.format(**{var: shlex.quote(n)}, **{**values, "legacy_taint_patch": _taint_patch(n in tainted)})
-           for n in names]
-    if not names:               # objects only known to the cluster (templated names, or kept elsewhere)
-        resource = {"provisioner": "provisioners", "nodetemplate": "awsnodetemplates"}[var]
-        out.append(f"for name in $(kubectl get {resource} -o name); do "
-                   + command.format(**{var: '"${name##*/}"'}, **{**values, "legacy_taint_patch": _taint_patch(True)})
-                   + "; done")
-    return out
+def next_phase(hop: dict, ctx: Context) -> str | None:
+    """The next phase with work in this cluster root, in the hop's order; None when no phase has any."""
+    for name in phases(hop):
+        if any(r.edits for r in ctx.result(hop, name).values()):
+            return name
+    return None
 
 
 def steps(hop: dict, ctx: Context) -> list[Step]:
-    """The whole ordered runbook of the hop, from the step table and what the rules found."""
-    table = knowledge.load("runbook")[f"{hop['from']}->{hop['to']}"]
-    prep = ctx.result(hop, "prepare")
-    clean = ctx.result(hop, "cleanup")
-    man = prep.get("v1beta1/manifests") or Result()
-    hr = prep.get("v1beta1/helm") or HelmResult()
-    old = man.old_objects or []
-    provisioners = sorted({n for k, n, _ in old if k == "Provisioner"})
-    templates = sorted({n for k, n, _ in old if k == "AWSNodeTemplate"})
-    tf_charts = [a for a in hr.controllers + hr.crd_releases if not a.startswith("HelmRelease/")]
-    flavours = [f for f, ok in (("terraform", bool(tf_charts)), ("flux", "flux" in hr.kinds),
-                                ("helm", not hr.kinds)) if ok]
-    chart_version = hop["chart"]["version"]
-    values = {
-        "chart_version": chart_version,
-        # OCI tags below 0.35.0 carry a v prefix (knowledge/helm.yaml v_prefix_before)
-        "chart_version_spelled": helm.format_version(chart_version, "v"),
-        "rollback_version": hop["chart"].get("rollback_to", ""),
-        "pass_through": hr.pass_through or "",
-        "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else '"${KARPENTER_NAMESPACE}"',
-        "provisioners": ", ".join(provisioners) or "(none found)",
-        "new_files": ", ".join(man.new_files) or "(none)",
-    }
-    table_all = knowledge.load("runbook")
-    strategy = next(x for x in table_all["strategies"] if x["id"] == "taint-drift")
-    managed = sorted({w.rsplit(":", 1)[0] for k, _, w in old if k == "Provisioner"})
-    values["recommended"] = (f"{strategy['name']}: {strategy['how']} ({strategy['tradeoff']})."
-                             + (f" The Provisioners are defined in {', '.join(managed)}: add the taint there "
-                                "(spec.taints), or the next apply or sync removes it." if managed else ""))
-    wl = prep.get("v1beta1/workloads") or WorkloadsResult()
-    iam_res = prep.get("v1beta1/iam") or IamResult()
-    mod = prep.get("v1beta1/terraform_module") or ModuleResult()
-    target_groups = {
-        "targets": _by_dir(man.tf_targets),
-        "crd_targets": _by_dir(hr.crd_tf),
-        "chart_targets": _by_dir(hr.chart_tf),
-        "iam_targets": _by_dir(iam_res.targets),
-        "module_targets": _by_dir(mod.tf_targets),
-    }
-    values["policy_file"] = shlex.quote(iam_res.files[0]) if iam_res.files else "policy.json"
-    refs_by_kind = {
-        "crds": hr.refs, "chart": hr.refs,
-        "manifests": [w for _, _, w in old],
-        "roll-nodes": [w for k, _, w in old if k == "Provisioner"],
-        "iam": iam_res.policies, "module": mod.refs,
-        "workloads": [f"{f.path}:{f.line}" for f in wl.findings],
-        "cleanup": [w for _, _, w in old],
-    }
-    flags = {
-        "terraform": bool(man.new_addresses),
-        "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
-        "new_crd_release": hr.new_crd_release,
-        "pass_through": bool(hr.pass_through),
-        "module": bool(mod.edits),
-        # the v20 move happens in cleanup for every module kept on v19 during the migration
-        "module_v20": bool(mod.modules) and not any(f.code == "MIG-MOD-002" for f in mod.findings),
-        "iam": bool(iam_res.edits),
-        "workloads": bool((prep.get("v1beta1/workloads") or WorkloadsResult()).findings),
-    }
-    out: list[Step] = []
-    for row in table:
-        if row.get("when") and not flags.get(row["when"]):
-            continue
-        raw = row.get("commands", [])
-        if isinstance(raw, dict):
-            fl = flavours if row["kind"] != "iam" else [f for f, ok in (("terraform", bool(iam_res.targets)),
-                                                                       ("json", bool(iam_res.files))) if ok]
-            raw = [c for f in fl for c in raw.get(f, [])] + raw.get("all", [])
-        def expand(lines: list[str]) -> list[str]:
-            out: list[str] = []
-            for c in lines:
-                if "{provisioner}" in c:
-                    todo = [p for p in provisioners if not ("patch" in c and p in man.legacy)]
-                    out.extend(_each(c, "provisioner", todo, old_count(old, "Provisioner") if not provisioners else 0,
-                                     values, man.tainted))
-                elif "{nodetemplate}" in c:
-                    out.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
-                elif any("{" + k + "}" in c for k in target_groups):
-                    key = next(k for k in target_groups if "{" + k + "}" in c)
-                    out.extend(_terraform(c, key, target_groups[key], values))
-                elif "{new_file}" in c:
-                    out.extend(c.format(new_file=shlex.quote(f), **values) for f in man.new_files
-                               if f.endswith((".yaml", ".yml")))
-                else:
-                    out.append(c.format(**values))
-            return out
-
-        cmds = expand(raw)
-        files: list[str] = []
-        if row["kind"] == "manifests":
-            files = sorted(set(man.new_files) | {e.path for e in man.edits})
-        elif row["kind"] in ("crds", "chart"):
-            files = sorted({e.path for e in hr.edits})
-        elif row["kind"] == "cleanup":
-            files = sorted({e.path for r in clean.values() for e in r.edits})
-        elif row["kind"] == "workloads":
-            files = sorted(set(wl.files))
-        elif row["kind"] == "iam":
-            files = sorted({e.path for e in iam_res.edits})
-        elif row["kind"] == "module":
-            src = mod if row["phase"] == "prepare" else (clean.get("v1beta1/terraform_module") or ModuleResult())
-            files = sorted({e.path for e in src.edits})
-        out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
-                        title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
-                        commands=[c for c in cmds if c.strip()], files=files,
-                        verify=expand(row.get("verify", [])),
-                        rollback=row.get("rollback", "").format(**values).strip(),
-                        refs=sorted(set(refs_by_kind.get(row["kind"], [])))))
-    return out
+    """The whole ordered runbook of the hop (the hop package builds it from its step table)."""
+    return hop_package(hop).steps(hop, ctx)

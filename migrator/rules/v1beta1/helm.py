@@ -461,7 +461,7 @@ def _aligned(attrs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _kustomize_add(rule: HelmRule, old_path: str, new_path: str) -> None:
-    from .manifests import kustomization_insert
+    from ...placement import kustomization_insert
     e = kustomization_insert(rule.repo, old_path, new_path, RULE)
     if e is not None:
         rule.res.edits.append(e)

@@ -28,14 +28,11 @@ from ...sources import yaml as yamlsrc
 from ...validate import validate_object
 from .convert import TARGET_KIND, Converted, convert_nodeclass, convert_provisioner, needs_role
 
+from ...options import Options  # noqa: F401  (re-exported for older imports)
+from ...placement import block_span, file_calls, hcl_step, kustomization_insert, kustomization_remove, splice
+
 RULE = "v1beta1/manifests"
 FACTS = knowledge.load("v1beta1")
-
-
-@dataclass
-class Options:
-    keep_alpha_defaults: bool = False
-    node_role: str | None = None
 
 
 @dataclass
@@ -460,7 +457,7 @@ class ManifestsRule:
         elif m.container == "kubernetes_manifest":
             attr = b.attributes["manifest"]
             ind = indent_at(text, attr.start)
-            step = _hcl_step(text, b)
+            step = hcl_step(text, b)
             repl.append((m.expr.start, m.expr.end, hclsrc.render_value(c.obj, m.masked.tokens, ind, step)))
             cf = b.attributes.get("computed_fields")
             if cf is not None and cf.expr.kind == "tuple":
@@ -519,7 +516,7 @@ class ManifestsRule:
                 self._new_files.add(new_tpath)
                 self.res.edits.append(NewFile(new_tpath, to_newline(body, self.repo.files[m.path].newline), RULE))
                 self.res.new_files.append(new_tpath)
-        clone = _splice(text, b.start, b.end, repl)
+        clone = splice(text, b.start, b.end, repl)
         self.taken(tf).add(label)
         key = (tf, b.end)
         order = self._inserts_after.get(key, 0)
@@ -564,7 +561,7 @@ class ManifestsRule:
         for tf, blocks in remove_blocks.items():
             text = self.repo.text(tf)
             for b in blocks:
-                s, e = _block_span(text, b)
+                s, e = block_span(text, b)
                 self.res.edits.append(TextEdit(tf, s, e, "", RULE))
         removed_starts = {(tf, b.start) for tf, bs in remove_blocks.items() for b in bs}
         for tpath, ms in templates.items():
@@ -582,7 +579,7 @@ class ManifestsRule:
                 if (p, b.start) in removed:
                     continue
                 for a in b.attributes.values():
-                    for call in _calls(a.expr):
+                    for call in file_calls(a.expr):
                         if call.items and self.repo.resolve_file_arg(p, call.items[0]) == tpath:
                             return True
         return False
@@ -608,56 +605,6 @@ class ManifestsRule:
 def _reorder_spec(spec: CommentedMap) -> CommentedMap:
     order = FACTS["ec2nodeclass"]["order"]["spec"]
     return CommentedMap(sorted(spec.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
-
-
-def _kustomization(repo: Repo, old_path: str):
-    """(path, text, resources seq, index of old_path) of the kustomization listing old_path, if any."""
-    d, base = posixpath.split(old_path)
-    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-        kpath = posixpath.join(d, name) if d else name
-        if kpath not in repo.files:
-            continue
-        text = repo.text(kpath)
-        try:
-            obj = yamlsrc.load(text)
-        except yamlsrc.YamlParseError:
-            return None
-        res = obj.get("resources") if isinstance(obj, dict) else None
-        if not isinstance(res, list):
-            return None
-        idx = next((i for i, x in enumerate(res) if posixpath.normpath(str(x)) == base), None)
-        return (kpath, text, res, idx) if idx is not None else None
-    return None
-
-
-def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) -> TextEdit | None:
-    """Edit adding new_path to the kustomization.yaml that lists old_path, right after it, same style."""
-    found = _kustomization(repo, old_path)
-    if found is None:
-        return None
-    kpath, text, res, idx = found
-    base, new_base = posixpath.basename(old_path), posixpath.basename(new_path)
-    if any(posixpath.normpath(str(x)) == new_base for x in res):
-        return None
-    lines = text.splitlines(keepends=True)
-    ln = res.lc.item(idx)[0]
-    off = sum(len(x) for x in lines[: ln + 1])
-    nl = repo.files[kpath].newline
-    line = lines[ln].rstrip("\r\n").replace(str(res[idx]), str(res[idx]).replace(base, new_base), 1)
-    if lines[ln].endswith("\n"):
-        return TextEdit(kpath, off, off, line + nl, rule)
-    return TextEdit(kpath, off, off, nl + line, rule)
-
-
-def kustomization_remove(repo: Repo, old_path: str, rule: str) -> TextEdit | None:
-    found = _kustomization(repo, old_path)
-    if found is None:
-        return None
-    kpath, text, res, idx = found
-    lines = text.splitlines(keepends=True)
-    ln = res.lc.item(idx)[0]
-    off = sum(len(x) for x in lines[:ln])
-    return TextEdit(kpath, off, off + len(lines[ln]), "", rule)
 
 
 def _comment_target(c: Converted, path: tuple) -> tuple | None:
@@ -691,51 +638,3 @@ def _eol_comment(obj: Any, path: tuple) -> str | None:
         return None
     first = tok.value.split("\n", 1)[0].strip()
     return first if first.startswith("#") else None
-
-
-def _calls(e: hclsrc.Expr):
-    if e.kind == "call":
-        if e.name in ("templatefile", "file"):
-            yield e
-        for i in e.items:
-            yield from _calls(i)
-    for i in e.items:
-        if e.kind != "call":
-            yield from _calls(i)
-    for en in e.entries:
-        yield from _calls(en.value)
-
-
-def _splice(text: str, start: int, end: int, repl: list[tuple[int, int, str]]) -> str:
-    out, pos = [], start
-    for s, e, t in sorted(repl):
-        out.append(text[pos:s])
-        out.append(t)
-        pos = e
-    out.append(text[pos:end])
-    return "".join(out)
-
-
-def _hcl_step(text: str, b: hclsrc.Block) -> str:
-    """Indentation step used inside a block (for nested objects)."""
-    first = text[b.body_start:b.body_end]
-    for ln in first.splitlines():
-        if ln.strip():
-            ind = len(ln) - len(ln.lstrip(" "))
-            outer = len(indent_at(text, b.start))
-            return " " * max(ind - outer, 2)
-    return "  "
-
-
-def _block_span(text: str, b: hclsrc.Block) -> tuple[int, int]:
-    """Span of a block's lines, with the comment lines directly above it and one blank line."""
-    s = comments_above(text, line_start(text, b.start))
-    e = line_end(text, b.end)
-    nxt = line_end(text, e)
-    if e < len(text) and not text[e:nxt].strip():
-        e = nxt
-    elif s > 0:
-        prev = line_start(text, s - 1)
-        if not text[prev:s].strip():
-            s = prev
-    return s, e

@@ -1,0 +1,111 @@
+"""Placing text in a repository, shared by every hop: kustomization entries, HCL blocks and spans.
+
+The first hop adds new objects beside the old ones and the v1 hop rewrites objects in place; both find
+the exact spans here and write only inside them, in the file's own style.
+"""
+from __future__ import annotations
+
+import posixpath
+
+from .edits import TextEdit, comments_above, indent_at, line_end, line_start
+from .inventory import Repo
+from .sources import hcl as hclsrc
+from .sources import yaml as yamlsrc
+
+
+def _kustomization(repo: Repo, old_path: str):
+    """(path, text, resources seq, index of old_path) of the kustomization listing old_path, if any."""
+    d, base = posixpath.split(old_path)
+    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+        kpath = posixpath.join(d, name) if d else name
+        if kpath not in repo.files:
+            continue
+        text = repo.text(kpath)
+        try:
+            obj = yamlsrc.load(text)
+        except yamlsrc.YamlParseError:
+            return None
+        res = obj.get("resources") if isinstance(obj, dict) else None
+        if not isinstance(res, list):
+            return None
+        idx = next((i for i, x in enumerate(res) if posixpath.normpath(str(x)) == base), None)
+        return (kpath, text, res, idx) if idx is not None else None
+    return None
+
+
+def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) -> TextEdit | None:
+    """Edit adding new_path to the kustomization.yaml that lists old_path, right after it, same style."""
+    found = _kustomization(repo, old_path)
+    if found is None:
+        return None
+    kpath, text, res, idx = found
+    base, new_base = posixpath.basename(old_path), posixpath.basename(new_path)
+    if any(posixpath.normpath(str(x)) == new_base for x in res):
+        return None
+    lines = text.splitlines(keepends=True)
+    ln = res.lc.item(idx)[0]
+    off = sum(len(x) for x in lines[: ln + 1])
+    nl = repo.files[kpath].newline
+    line = lines[ln].rstrip("\r\n").replace(str(res[idx]), str(res[idx]).replace(base, new_base), 1)
+    if lines[ln].endswith("\n"):
+        return TextEdit(kpath, off, off, line + nl, rule)
+    return TextEdit(kpath, off, off, nl + line, rule)
+
+
+def kustomization_remove(repo: Repo, old_path: str, rule: str) -> TextEdit | None:
+    found = _kustomization(repo, old_path)
+    if found is None:
+        return None
+    kpath, text, res, idx = found
+    lines = text.splitlines(keepends=True)
+    ln = res.lc.item(idx)[0]
+    off = sum(len(x) for x in lines[:ln])
+    return TextEdit(kpath, off, off + len(lines[ln]), "", rule)
+
+
+def file_calls(e: hclsrc.Expr):
+    if e.kind == "call":
+        if e.name in ("templatefile", "file"):
+            yield e
+        for i in e.items:
+            yield from file_calls(i)
+    for i in e.items:
+        if e.kind != "call":
+            yield from file_calls(i)
+    for en in e.entries:
+        yield from file_calls(en.value)
+
+
+def splice(text: str, start: int, end: int, repl: list[tuple[int, int, str]]) -> str:
+    out, pos = [], start
+    for s, e, t in sorted(repl):
+        out.append(text[pos:s])
+        out.append(t)
+        pos = e
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+def hcl_step(text: str, b: hclsrc.Block) -> str:
+    """Indentation step used inside a block (for nested objects)."""
+    first = text[b.body_start:b.body_end]
+    for ln in first.splitlines():
+        if ln.strip():
+            ind = len(ln) - len(ln.lstrip(" "))
+            outer = len(indent_at(text, b.start))
+            return " " * max(ind - outer, 2)
+    return "  "
+
+
+def block_span(text: str, b: hclsrc.Block) -> tuple[int, int]:
+    """Span of a block's lines, with the comment lines directly above it and one blank line."""
+    s = comments_above(text, line_start(text, b.start))
+    e = line_end(text, b.end)
+    nxt = line_end(text, e)
+    if e < len(text) and not text[e:nxt].strip():
+        e = nxt
+    elif s > 0:
+        prev = line_start(text, s - 1)
+        if not text[prev:s].strip():
+            s = prev
+    return s, e
