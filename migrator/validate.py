@@ -170,11 +170,11 @@ def _errors_of(schema: dict, v: Any, path: str) -> list[str]:
     return errs
 
 
-def validate_object(obj: dict) -> list[str]:
-    """Schema errors of a generated object; [] when valid."""
+def validate_object(obj: dict, release: str = "") -> list[str]:
+    """Schema errors of a generated object against the CRD of its version (of a given release); [] when valid."""
     api, kind = obj.get("apiVersion"), obj.get("kind")
     try:
-        schema = knowledge.crd_schema(str(api), str(kind))
+        schema = knowledge.crd_schema(str(api), str(kind), release)
     except (KeyError, FileNotFoundError):
         return [f"no packaged CRD schema for {api} {kind}"]
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}

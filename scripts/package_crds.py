@@ -13,9 +13,15 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 # (source CRD dir under shared/karpenter/crds, CRD file, served version, output folder)
+# v1 is checked twice: against Karpenter 1.0 (the hop's target, still serving v1beta1) and against the newest
+# 1.x, so a rewritten object is valid at every step of the onward path (knowledge/minors.yaml `newest`).
 SOURCES = [
     ("v0.32.10", "karpenter.sh_nodepools.yaml", "v1beta1", "v1beta1"),
     ("v0.32.10", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1beta1", "v1beta1"),
+    ("v1.0.14", "karpenter.sh_nodepools.yaml", "v1", "v1"),
+    ("v1.0.14", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1", "v1"),
+    ("v1.14.1", "karpenter.sh_nodepools.yaml", "v1", "v1@1.14.1"),
+    ("v1.14.1", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1", "v1@1.14.1"),
 ]
 
 

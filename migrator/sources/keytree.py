@@ -53,6 +53,9 @@ class Tree:
     step: str = "  "            # indentation step
     base_indent: str = ""       # indentation of root-level entries
     offset: Any = None          # YAML: (line, col) of the parsed document -> file offset
+    style: Any = None           # YAML: sources.yaml.Style of the document (indentation of new values)
+    unmask: Any = None          # placeholder tokens in parsed values -> their source text (YAML)
+    tokens: dict = field(default_factory=dict)      # placeholder token -> HCL expression (HCL)
 
 
 # -- building ----------------------------------------------------------------------------------
@@ -219,10 +222,26 @@ def _fill_hcl(parent: Entry, obj: hclsrc.Expr, text: str) -> None:
 # -- rewriting ----------------------------------------------------------------------------------
 @dataclass
 class Op:
-    kind: str                   # rename | remove
-    src: tuple
+    """One change to a key tree.
+
+    rename: move the entry at `src` to `dst` (same value text); remove: delete `src`;
+    set: replace the scalar value at `src` with `value`; replace: put `dst[-1]: value` where `src` was;
+    add: insert `dst: value` (creating missing parent maps), before the sibling `before` or after the sibling
+    `after` when it exists, else after the last entry.
+    """
+    kind: str                   # rename | remove | set | replace | add
+    src: tuple = ()
     dst: tuple = ()
     reason: str = ""
+    value: Any = None
+    after: str | None = None
+    before: str | None = None
+
+
+@dataclass
+class _Value:
+    """A value to render (add / replace), as opposed to an existing entry to move."""
+    value: Any
 
 
 @dataclass
@@ -280,6 +299,9 @@ def rewrite(tree: Tree, ops: list[Op]) -> Outcome:
     # inserts grouped by anchor: (offset, indent) -> nested {key: (lines | dict)}
     groups: dict[tuple[int, str], dict] = {}
     for op in ops:
+        if op.kind == "add":
+            _add(tree, op, groups, out)
+            continue
         e = root.get(op.src)
         if e is None:
             continue
@@ -289,6 +311,19 @@ def rewrite(tree: Tree, ops: list[Op]) -> Outcome:
             continue
         if op.kind == "remove":
             deleted.add(e.path)
+            out.applied.append(op)
+            continue
+        if op.kind == "set":
+            span = value_span(tree, e)
+            if span is None:
+                out.problems.append((op, e, "its value is not a one-line scalar"))
+                continue
+            out.edits.append((span[0], span[1], render_scalar(tree, op.value, tree.text[span[0]:span[1]])))
+            out.applied.append(op)
+            continue
+        if op.kind == "replace":
+            ls = line_start(tree.text, e.key_start)
+            out.edits.append((ls, e.end, _render_group(tree, {op.dst[-1]: _Value(op.value)}, e.indent)))
             out.applied.append(op)
             continue
         existing = root.get(op.dst)
@@ -356,10 +391,87 @@ def _end_of_children(tree: Tree, anchor: Entry) -> int:
     return anchor.end
 
 
+def _add(tree: Tree, op: Op, groups: dict, out: Outcome) -> None:
+    root = tree.root
+    if root.get(op.dst) is not None:
+        return
+    depth = len(op.dst) - 1
+    while depth > 0 and (root.get(op.dst[:depth]) is None or not root.get(op.dst[:depth]).is_map):
+        depth -= 1
+    anchor = root.get(op.dst[:depth])
+    if depth < len(op.dst) - 1 and root.get(op.dst[:depth + 1]) is not None:
+        out.problems.append((op, anchor, f"{'.'.join(op.dst[:depth + 1])} is not a block mapping"))
+        return
+    if not anchor.editable:
+        out.problems.append((op, anchor, f"{'.'.join(op.dst[:depth]) or 'the object'} is written in flow style"))
+        return
+    ind = _child_indent(tree, anchor)
+    last = depth == len(op.dst) - 1
+    before = anchor.children.get(op.before) if op.before and last else None
+    sibling = anchor.children.get(op.after) if op.after and last else None
+    if before is not None:
+        where = line_start(tree.text, before.key_start)
+    else:
+        where = sibling.end if sibling is not None else _end_of_children(tree, anchor)
+    node = groups.setdefault((where, ind), {})
+    for k in op.dst[depth:-1]:
+        node = node.setdefault(k, {})
+    node[op.dst[-1]] = _Value(op.value)
+    out.applied.append(op)
+
+
+def value_span(tree: Tree, e: Entry) -> tuple[int, int] | None:
+    """Span of a one-line scalar value (YAML: after `key:` up to a comment; HCL: the expression)."""
+    if tree.syntax == "hcl":
+        v = e.value
+        return (v.start, v.end) if isinstance(v, hclsrc.Expr) and v.kind in ("string", "number", "bool") else None
+    if e.is_map or isinstance(e.value, (dict, list)):
+        return None
+    text = tree.text
+    i = text.find(":", e.key_end)
+    if i < 0:
+        return None
+    i += 1
+    eol = line_end(text, i)
+    line = text[i:eol].rstrip("\r\n")
+    start = i + len(line) - len(line.lstrip(" \t"))
+    body = text[start:i + len(line)]
+    cut = body.find(" #")
+    if cut >= 0:
+        body = body[:cut]
+    body = body.rstrip(" \t")
+    if not body or body[0] in "|>&*!{[":
+        return None
+    return start, start + len(body)
+
+
+def render_scalar(tree: Tree, value: Any, old: str = "") -> str:
+    """A scalar in the tree's syntax, keeping the quote style of the value it replaces."""
+    if tree.syntax == "hcl":
+        return hclsrc.render_value(value, tree.tokens)
+    from .yaml import _double, _single, format_scalar
+    if isinstance(value, str) and old[:1] == '"':
+        return _double(value)
+    if isinstance(value, str) and old[:1] == "'":
+        return _single(value)
+    return format_scalar(value)
+
+
+def _render_value_lines(tree: Tree, key: str, value: Any, indent: str) -> str:
+    if tree.syntax == "hcl":
+        return f"{indent}{_key_text(tree, key)} = {hclsrc.render_value(value, tree.tokens, indent, tree.step)}\n"
+    from .yaml import Emitter, Style
+    style = tree.style or Style(indent=len(tree.step))
+    text = Emitter(style).emit({key: value}, base_indent=len(indent)).text
+    return tree.unmask(text) if tree.unmask else text
+
+
 def _render_group(tree: Tree, group: dict, indent: str) -> str:
     out = []
     for k, v in group.items():
-        if isinstance(v, Entry):
+        if isinstance(v, _Value):
+            out.append(_render_value_lines(tree, k, v.value, indent))
+        elif isinstance(v, Entry):
             out.append(_moved_lines(tree, v, k, indent))
         else:
             out.append(_open_line(tree, k, indent))

@@ -1,0 +1,290 @@
+"""Rule `v1/manifests`: NodePools and EC2NodeClasses rewritten in place from v1beta1 to v1.
+
+Phase `manifests` (after the v1 CRDs and controller 1.0.x are running, before 1.1). Every object is
+rewritten where it lives (raw YAML, `kubectl_manifest` heredocs, `templatefile()` targets,
+`kubernetes_manifest` HCL objects) by span edits through key trees, so comments, order and quoting stay:
+  NodePool      apiVersion; WhenUnderutilized -> WhenEmptyOrUnderutilized + consolidateAfter;
+                disruption.expireAfter -> template.spec.expireAfter; nodeClassRef -> {group, kind, name}
+  EC2NodeClass  apiVersion; amiFamily -> alias amiSelectorTerms; Ubuntu -> AL2 with its root device;
+                metadataOptions made explicit (v1beta1 IMDS defaults)
+  kubelet       NodePools grouped by EC2NodeClass: one kubelet moves into the class; different kubelets
+                split the class (a new class per kubelet, NodePools repointed, their nodes replaced)
+Every rewritten object is validated against the v1 CRD of Karpenter 1.0 and of the newest 1.x. A Terraform
+resource whose apiVersion changes gets a warning and the state commands that avoid delete-and-recreate.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from ...edits import Edit, TextEdit, indent_at, line_start, to_newline
+from ...inventory import Manifest, Repo
+from ...model import Finding
+from ...placement import hcl_step, splice
+from ...sources import hcl as hclsrc
+from ...sources import keytree
+from ...sources import yaml as yamlsrc
+from ...validate import validate_object
+from . import convert
+from .convert import FACTS, Rewrite, apply_ops, get, is_templated, plain
+
+RULE = "v1/manifests"
+PHASE = "manifests"
+SCHEMAS = FACTS["validate_against"]
+
+
+@dataclass
+class Result:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    rewritten: list[tuple[str, str, str]] = field(default_factory=list)      # (kind, name, path:line)
+    pending: list[tuple[str, str, str]] = field(default_factory=list)        # v1beta1 objects still to rewrite
+    tf_objects: list[dict] = field(default_factory=list)   # Terraform resources whose apiVersion changes
+    split: list[tuple[str, str, list[str]]] = field(default_factory=list)   # (class, new class, nodepools)
+    files: list[str] = field(default_factory=list)
+
+
+def _name(m: Manifest) -> str:
+    return m.masked.unmask(str(m.name)) if m.name is not None else ""
+
+
+class ManifestsRule:
+    def __init__(self, repo: Repo, manifests: list[Manifest], phase: str):
+        self.repo = repo
+        self.manifests = manifests
+        self.phase = phase
+        self.res = Result()
+
+    def finding(self, code, severity, path, line, message, manual=""):
+        self.res.findings.append(Finding(code, severity, path, line, message, manual))
+
+    def run(self) -> Result:
+        beta = [m for m in self.manifests if m.era == "beta" and m.kind in ("NodePool", "EC2NodeClass")]
+        self.res.pending = [(m.kind, _name(m), f"{m.path}:{m.line}") for m in beta]
+        if self.phase != PHASE:
+            return self.res
+        for m in self.manifests:
+            if m.era == "beta" and m.kind == "NodeClaim":
+                self.finding("MIG-V1-001", "info", m.path, m.line, FACTS["kinds"]["NodeClaim"]["note"])
+        pools = [m for m in beta if m.kind == "NodePool"]
+        classes = {(_name(m)): m for m in self.manifests if m.kind == "EC2NodeClass"}
+        pinned = convert.pinned_ami_version([m.obj for m in classes.values()])
+        kubelet_of, drop, repoint, splits = self.plan_kubelets(pools, classes)
+        for m in pools:
+            if id(m) in drop and drop[id(m)] is False:
+                continue            # its kubelet could not be placed: reported, object left as it is
+            self.rewrite(m, convert.nodepool_ops(m.obj, drop_kubelet=True, repoint=repoint.get(id(m))))
+        for name, m in classes.items():
+            if m.era != "beta":
+                if name in kubelet_of:
+                    self.finding("MIG-V1-KL-004", "error", m.path, m.line,
+                                 f"EC2NodeClass {name} is already v1 but NodePools referencing it still carry a "
+                                 "kubelet", f"add spec.kubelet {plain(kubelet_of[name])} to it by hand")
+                continue
+            rw = convert.nodeclass_ops(m.obj, kubelet=kubelet_of.get(name), pinned=pinned)
+            if self.rewrite(m, rw):
+                for new_name, kubelet, users in splits.get(name, []):
+                    self.split(m, rw, new_name, kubelet, users)
+        return self.res
+
+    # -- kubelet -------------------------------------------------------------------------------------
+    def plan_kubelets(self, pools: list[Manifest], classes: dict[str, Manifest]):
+        """Which kubelet each class receives, which NodePools drop theirs, and which are repointed (KB G.3)."""
+        kubelet_path = convert._path(convert.NP["kubelet"])
+        ref_name = convert._path(convert.NP["node_class_ref"]["path"]) + ("name",)
+        by_class: dict[str, list[Manifest]] = {}
+        for m in pools:
+            by_class.setdefault(str(m.masked.unmask(str(get(m.obj, ref_name)))), []).append(m)
+        kubelet_of: dict[str, Any] = {}
+        drop: dict[int, bool] = {}
+        repoint: dict[int, str] = {}
+        splits: dict[str, list[tuple[str, Any, list[str]]]] = {}
+        for cname, users in by_class.items():
+            groups: list[tuple[Any, list[Manifest]]] = []
+            for m in users:
+                k = get(m.obj, kubelet_path)
+                key = plain(k) if k is not None else None
+                for g in groups:
+                    if g[0] == key:
+                        g[1].append(m)
+                        break
+                else:
+                    groups.append((key, [m]))
+            if all(k is None for k, _ in groups):
+                continue
+            cls = classes.get(cname)
+            if cls is None or is_templated(cname):
+                for m in users:
+                    if get(m.obj, kubelet_path) is not None:
+                        drop[id(m)] = False
+                        self.finding("MIG-V1-KL-001", "error", m.path, m.line_of(kubelet_path),
+                                     f"NodePool {_name(m)} has a kubelet, which v1 keeps on its EC2NodeClass "
+                                     f"{cname}, and that class is not in this cluster root",
+                                     f"add this kubelet to EC2NodeClass {cname} (spec.kubelet), then remove it from "
+                                     "the NodePool and run migrator again")
+                continue
+            # the group kept on the original class: the NodePools without kubelet, else the largest group
+            keep = next((i for i, g in enumerate(groups) if g[0] is None), None)
+            if keep is None:
+                keep = max(range(len(groups)), key=lambda i: len(groups[i][1]))
+            if groups[keep][0] is not None:
+                kubelet_of[cname] = get(groups[keep][1][0].obj, kubelet_path)
+            for i, (k, ms) in enumerate(groups):
+                if i == keep:
+                    continue
+                new_name = f"{cname}{convert.NC['split_suffix']}{_name(ms[0])}"
+                splits.setdefault(cname, []).append((new_name, get(ms[0].obj, kubelet_path), [_name(x) for x in ms]))
+                for x in ms:
+                    repoint[id(x)] = new_name
+                    self.finding("MIG-V1-KL-002", "warning", x.path, x.line,
+                                 f"NodePool {_name(x)} shares EC2NodeClass {cname} with NodePools whose kubelet "
+                                 f"differs: it moves to a new class {new_name} carrying its kubelet, which replaces "
+                                 "all its nodes (nodeClassRef is part of the node template)",
+                                 "roll it out with a disruption budget, or give the NodePools one kubelet first")
+            if len(groups) == 1:
+                self.finding("MIG-V1-KL-003", "info", cls.path, cls.line,
+                             f"kubelet of {', '.join(_name(m) for m in users)} moves into EC2NodeClass {cname} "
+                             "(identical for all its NodePools: no drift)")
+        return kubelet_of, drop, repoint, splits
+
+    # -- rewriting -----------------------------------------------------------------------------------
+    def rewrite(self, m: Manifest, rw: Rewrite) -> bool:
+        for n in rw.notes:
+            self.finding(n.code, n.severity, m.path, m.line_of(n.field), f"{m.kind} {_name(m)}: {n.message}",
+                         n.manual_step)
+        if rw.blocked:
+            return False
+        after = apply_ops(m.obj, rw.ops)
+        if not self.valid(m, after):
+            return False
+        tree = tree_of(self.repo, m)
+        if tree is None:
+            self.finding("MIG-V1-002", "error", m.path, m.line,
+                         f"{m.kind} {_name(m)}: its container cannot be edited in place",
+                         "rewrite it to v1 by hand (see docs/rules.md)")
+            return False
+        out = keytree.rewrite(tree, rw.ops)
+        if out.problems:
+            for op, e, why in out.problems:
+                self.finding("MIG-V1-003", "error", m.path, hclsrc.line_of(tree.text, e.key_start or e.start),
+                             f"{m.kind} {_name(m)}: cannot change {'.'.join(map(str, op.src or op.dst))}: {why}",
+                             "rewrite this object to v1 by hand")
+            return False
+        nl = self.repo.files[tree.path].newline
+        for s, e, t in out.edits:
+            self.res.edits.append(TextEdit(tree.path, s, e, to_newline(t, nl), RULE))
+        self.res.rewritten.append((m.kind, _name(m), f"{m.path}:{m.line}"))
+        if m.path not in self.res.files:
+            self.res.files.append(m.path)
+        self.terraform_hazard(m)
+        return True
+
+    def valid(self, m: Manifest, obj: Any) -> bool:
+        errors = []
+        for release in SCHEMAS:
+            errors += [f"{e} (CRD of Karpenter {release})" for e in validate_object(obj, release)]
+        if errors:
+            self.finding("MIG-V1-004", "error", m.path, m.line,
+                         f"{m.kind} {_name(m)}: the v1 object would not validate: " + "; ".join(errors[:3]),
+                         "fix the source object (or rewrite it by hand); nothing is written for it")
+            return False
+        return True
+
+    def terraform_hazard(self, m: Manifest) -> None:
+        if m.block is None or m.tf_path is None:
+            return
+        rtype = m.block.labels[0]
+        facts = FACTS["terraform_replacement"].get(rtype)
+        if facts is None:
+            return
+        api = FACTS["kinds"][m.kind]["to"]
+        name = _name(m)
+        address = m.block.address
+        multi = m.block.attr("for_each") is not None or m.block.attr("count") is not None
+        obj = {"address": address, "dir": posixpath.dirname(m.tf_path) or ".", "kind": m.kind, "name": name,
+               "type": rtype, "import_id": facts["import_id"].format(api=api, kind=m.kind, name=name),
+               "templated": multi or is_templated(name),
+               "where": f"{m.tf_path}:{hclsrc.line_of(self.repo.text(m.tf_path), m.block.start)}"}
+        self.res.tf_objects.append(obj)
+        self.finding("MIG-V1-TF-001", "warning", m.tf_path, hclsrc.line_of(self.repo.text(m.tf_path), m.block.start),
+                     f"{address}: {facts['why']}",
+                     "before `terraform apply`, move the state instead: `terraform state rm "
+                     f"'{address}'` then `terraform import '{address}' '{obj['import_id']}'`"
+                     + (" (once per instance: the name is templated or the resource uses for_each/count)"
+                        if obj["templated"] else "") + "; `terraform plan` must then show an in-place update only")
+
+    # -- splitting a class -----------------------------------------------------------------------------
+    def split(self, m: Manifest, rw: Rewrite, new_name: str, kubelet: Any, users: list[str]) -> None:
+        data = apply_ops(m.obj, rw.ops)
+        data.pop("kubelet", None)
+        spec = data.get("spec")
+        if isinstance(spec, dict):
+            spec.pop("kubelet", None)
+            spec["kubelet"] = kubelet
+        data["metadata"]["name"] = new_name
+        if not self.valid(m, data):
+            return
+        self.res.split.append((_name(m), new_name, users))
+        nl_of = self.repo.files[m.tf_path or m.path].newline
+        if m.container == "yaml":
+            text = self.repo.text(m.path)
+            body = yamlsrc.Emitter(m.style).emit(data).text
+            body = m.masked.unmask(body)
+            sep = "" if text[:m.doc_end].endswith("\n") else "\n"
+            self.res.edits.append(TextEdit(m.path, m.doc_end, m.doc_end, to_newline(f"{sep}---\n{body}", nl_of),
+                                           RULE, order=1))
+        elif m.container in ("kubectl_manifest", "kubernetes_manifest") and m.container == m.block.labels[0] \
+                and (m.container == "kubernetes_manifest" or m.block.attr("yaml_body").kind == "heredoc"):
+            self.split_block(m, data, new_name)
+        else:
+            self.finding("MIG-V1-KL-005", "error", m.path, m.line,
+                         f"EC2NodeClass {_name(m)} lives in a template; migrator cannot add the split class "
+                         f"{new_name} for NodePools {', '.join(users)}",
+                         f"add an EC2NodeClass {new_name} (a copy of {_name(m)} with spec.kubelet {plain(kubelet)}) "
+                         f"and point NodePools {', '.join(users)} at it")
+            return
+        self.finding("MIG-V1-KL-006", "info", m.path, m.line,
+                     f"EC2NodeClass {new_name} added (copy of {_name(m)} with the kubelet of {', '.join(users)})")
+
+    def split_block(self, m: Manifest, data: Any, new_name: str) -> None:
+        tf = m.tf_path
+        text = self.repo.text(tf)
+        b = m.block
+        label = f"{b.labels[1]}_{new_name.replace('-', '_')}"
+        repl = [(b.label_spans[1][0], b.label_spans[1][1], hclsrc.quote(label))]
+        if m.container == "kubectl_manifest":
+            h = b.attr("yaml_body").heredoc
+            body = m.masked.unmask(yamlsrc.Emitter(m.style).emit(data).text)
+            pad = text[line_start(text, h.body_start): line_start(text, h.body_start) + h.indent] if h.trim else ""
+            repl.append((h.body_start, h.body_end,
+                         "".join((pad + ln if ln.strip() else ln) for ln in body.splitlines(keepends=True))))
+        else:
+            attr = b.attributes["manifest"]
+            repl.append((m.expr.start, m.expr.end,
+                         hclsrc.render_value(data, m.masked.tokens, indent_at(text, attr.start), hcl_step(text, b))))
+        clone = splice(text, b.start, b.end, repl)
+        self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, self.repo.files[tf].newline),
+                                       RULE, order=1))
+
+
+def tree_of(repo: Repo, m: Manifest) -> keytree.Tree | None:
+    """A key tree over one object wherever it lives (the span-editing view the rewrite uses)."""
+    if m.container == "kubernetes_manifest":
+        if m.expr is None or m.expr.kind != "object":
+            return None
+        tree = keytree.hcl_tree(repo.text(m.tf_path), m.tf_path, m.expr)
+        tree.tokens = m.masked.tokens
+        return tree
+    if not isinstance(m.obj, CommentedMap):
+        return None
+    strip = 0
+    if m.container == "kubectl_manifest":
+        h = m.block.attr("yaml_body").heredoc
+        strip = h.indent if h.trim else 0
+    tree = keytree.yaml_tree(repo.text(m.path), m.path, m.doc_start, m.doc_end, m.obj, strip=strip)
+    tree.style = m.style
+    tree.unmask = m.masked.unmask
+    return tree
