@@ -20,16 +20,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Plan and apply Karpenter API migrations (v1alpha5 -> v1beta1 -> v1) in a repository.")
 
 
-class To(str, Enum):
-    v1beta1 = "v1beta1"
-    v1 = "v1"
-
-
-class Phase(str, Enum):
-    prepare = "prepare"
-    cleanup = "cleanup"
-
-
 class Format(str, Enum):
     text = "text"
     json = "json"
@@ -37,9 +27,11 @@ class Format(str, Enum):
 
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
-ToOpt = typer.Option(None, "--to", help="Target API version; default: the next hop after the detected era.")
-PhaseOpt = typer.Option(None, "--phase", help="prepare (add new objects) or cleanup (remove old ones); "
-                                              "default: the next phase with work.")
+ToOpt = typer.Option(None, "--to", help="Where to go: v1beta1, v1, a Karpenter version (1.8, 1.8.3) or latest; "
+                                         "default: the next hop after the detected era. One hop is planned per run.")
+PhaseOpt = typer.Option(None, "--phase", help="A phase of the planned hop (v1alpha5->v1beta1: prepare, cleanup; "
+                                              "v1beta1->v1: patch-upgrade, controller, manifests, webhooks-off; "
+                                              "1.x: upgrade); default: the next phase with work.")
 KeepDefaults = typer.Option(False, "--keep-alpha-defaults",
                             help="Add the requirements the alpha webhook defaulted (os, arch, capacity-type, "
                                  "instance category/generation) to new NodePools.")
@@ -47,9 +39,9 @@ NodeRole = typer.Option(None, "--node-role", help="Node IAM role name for EC2Nod
                                                   "repository does not say it.")
 
 
-def _plan(path: Path, to: Optional[To], phase: Optional[Phase], keep: bool, role: Optional[str]) -> Plan:
+def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str]) -> Plan:
     try:
-        return make_plan(path, to=to.value if to else None, phase=phase.value if phase else None,
+        return make_plan(path, to=to, phase=phase,
                          options=Options(keep_alpha_defaults=keep, node_role=role))
     except UsageError as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}")
@@ -57,7 +49,7 @@ def _plan(path: Path, to: Optional[To], phase: Optional[Phase], keep: bool, role
 
 
 @app.command()
-def plan(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
+def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
          format: Format = typer.Option(Format.text, "--format",
                                        help="text, json (one JSON object on stdout) or markdown (the runbook)."),
          detailed_exitcode: bool = typer.Option(False, "--detailed-exitcode",
@@ -76,7 +68,7 @@ def plan(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] 
 
 
 @app.command()
-def apply(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
+def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
           write: bool = typer.Option(False, "--write", help="Write the changes (otherwise only show the diff)."),
           keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
     """Write the patched files (with --write); without --write only show the diff."""
@@ -98,7 +90,7 @@ def apply(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase]
 
 
 @app.command()
-def runbook(path: Path = PathArg, to: Optional[To] = ToOpt, phase: Optional[Phase] = PhaseOpt,
+def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
             output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the Markdown to this file."),
             keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""

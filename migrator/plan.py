@@ -9,6 +9,7 @@ from . import knowledge
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .model import Finding, Step
+from . import path
 from .options import Options
 from .rules import registry
 from .validate import reparse
@@ -42,6 +43,7 @@ class Plan:
     steps: list[Step] = field(default_factory=list)
     era_summary: dict[str, int] = field(default_factory=dict)
     roots: list[RootStatus] = field(default_factory=list)
+    later: list[str] = field(default_factory=list)      # the hops after this one, for the next runs
 
     @property
     def has_errors(self) -> bool:
@@ -118,19 +120,28 @@ def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> 
     return out
 
 
-def detect_era(manifests: list[Manifest]) -> str:
-    eras = {m.era for m in manifests}
-    for era in HOPS["eras"]:
-        if era["name"] in eras:
-            return era["api"]
-    return HOPS["eras"][0]["api"]
+def detect_era(manifests: list[Manifest], chart: str | None = None) -> str:
+    return path.current_era(manifests, chart)
 
 
-def next_hop(api: str) -> str | None:
-    for hop in HOPS["hops"]:
-        if hop["from"] == api:
-            return hop["to"]
-    return None
+def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: list, options: Options,
+              target: path.Target | None) -> list[tuple[str, registry.Context]]:
+    """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
+    out = []
+    for r in roots:
+        def owns(p: str, r: str = r) -> bool:
+            return owner(p, roots) == r
+        mine = [c for c in charts if owns(c.path)]
+        ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
+                               helm_values=values_of(mine), options=options, charts=mine, owns=owns)
+        ctx.target = target
+        ctx.chart_version = path.chart_version(repo, mine)
+        out.append((r, ctx))
+    return out
+
+
+def _has_work(hop: dict, contexts, phases: list[str]) -> bool:
+    return any(any(x.edits for x in ctx.result(hop, p).values()) for _, ctx in contexts for p in phases)
 
 
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,
@@ -138,53 +149,64 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     root = Path(root)
     if not root.exists():
         raise UsageError(f"{root}: no such file or directory")
+    try:
+        target = path.parse_target(to)
+    except path.PathError as e:
+        raise UsageError(str(e)) from None
     options = options or Options()
     repo = Repo(root)
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    current = detect_era(manifests)
-    target = to or next_hop(current) or current
-    plan = Plan(root=repo.root, hop_from=current, hop_to=target, phase=phase or "")
+    current = detect_era(manifests, path.chart_version(repo, charts))
     roots = cluster_roots(manifests, charts)
+    plan = Plan(root=repo.root, hop_from=current, hop_to=str(target or current), phase=phase or "")
     plan.roots = root_statuses(manifests, roots)
     for m in manifests:
         plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
-    hop = next((h for h in HOPS["hops"] if h["from"] == current and h["to"] == target), None)
-    if hop is None:
-        known = [h["to"] for h in HOPS["hops"] if h["from"] == current]
-        if target == current:
-            plan.findings.append(Finding("MIG-HOP-001", "info", "", 0,
-                                         f"the repository is already on {current}; nothing to migrate"))
-        else:
-            plan.findings.append(Finding(
-                "MIG-HOP-002", "error", "", 0,
-                f"cannot migrate from {current} to {target} in one run",
-                f"migrate one hop at a time: --to {known[0]}" if known else
-                f"the {current} -> {target} hop is not supported by this version of migrator"))
+
+    # the hops from here to the target; with no --to, the next hop (or the onward 1.x hop once on v1)
+    goal = target or path.Target(current, None)
+    chain = path.hops_between(current, goal)
+    if target is None:
+        chain = chain[:1] or path.hops_between(current, path.parse_target("latest"))[:1]
+        goal = path.parse_target("latest") if chain and chain[0].get("onward") else \
+            path.Target(chain[0]["to"]) if chain else goal
+    contexts = _contexts(repo, roots, manifests, charts, options, goal)
+    # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
+    finishing = next((h for h in HOPS["hops"] if h["to"] == current and h.get("finish_phases")
+                      and h.get("implemented")), None)
+    if finishing is not None and _has_work(finishing, contexts, finishing["finish_phases"]):
+        chain = [finishing] + chain
+    if not chain:
+        plan.findings.append(Finding("MIG-HOP-001", "info", "", 0,
+                                     f"the repository is already on {goal}; nothing to migrate"))
         plan.findings.extend(repo.findings)
         return plan
+    hop = chain[0]
+    plan.hop_from = hop["from"]
+    plan.hop_to = str(goal) if hop.get("onward") else hop["to"]
+    plan.later = [path.describe(h, goal) for h in chain[1:]]
+    if len(chain) > 1:
+        plan.findings.append(Finding("MIG-HOP-004", "info", "", 0,
+                                     f"this run plans {path.describe(hop, goal)}; then run migrator again for: "
+                                     + "; ".join(plan.later) + " (one hop at a time)"))
     if not hop.get("implemented", False):
         plan.findings.append(Finding("MIG-HOP-003", "error", "", 0,
-                                     f"the {current} -> {target} hop is not implemented in this version of migrator",
-                                     "follow the upstream v1 migration guide by hand"))
+                                     f"the {hop['from']} -> {hop['to']} hop is not implemented in this version of migrator",
+                                     "follow the upstream migration guide by hand"))
         plan.findings.extend(repo.findings)
         return plan
-
-    # one rule run per cluster root: each cluster resolves its own role, chart, policy and runbook
-    contexts = []
-    for r in roots:
-        def owns(path: str, r: str = r) -> bool:
-            return owner(path, roots) == r
-        mine = [c for c in charts if owns(c.path)]
-        contexts.append((r, registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
-                                             helm_values=values_of(mine), options=options, charts=mine, owns=owns)))
+    if hop.get("onward") and goal.chart is None:
+        goal = path.parse_target("latest")
+        for _, ctx in contexts:
+            ctx.target = goal
     names = registry.phases(hop)
     if phase is None:
         # the earliest phase, in the hop's order, that some cluster root still has work in
         chosen = {registry.next_phase(hop, ctx) for _, ctx in contexts}
         plan.phase = next((n for n in names if n in chosen), names[0])
     elif phase not in names:
-        raise UsageError(f"--phase {phase}: the {current} -> {target} hop has the phases {', '.join(names)}")
+        raise UsageError(f"--phase {phase}: the {hop['from']} -> {plan.hop_to} hop has the phases {', '.join(names)}")
     edits: list = []
     for r, ctx in contexts:
         e, f = registry.run(hop, plan.phase, ctx)

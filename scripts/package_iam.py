@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-VERSIONS = ["v0.31.5", "v0.32.10", "v0.37.8", "v1.0.14"]
+VERSIONS = ["v0.31.5", "v0.32.10", "v0.37.8", "v1.0.14", "v1.1.10", "v1.2.8", "v1.3.8", "v1.4.4", "v1.5.8", "v1.6.8",
+            "v1.7.6", "v1.8.8", "v1.9.2", "v1.10.2", "v1.11.3", "v1.12.2", "v1.13.1", "v1.14.1"]
 
 
 def _loader() -> YAML:
@@ -35,10 +36,21 @@ def main() -> None:
     for v in VERSIONS:
         src = Path(args.shared, "karpenter", "iam", f"{v}-cloudformation.yaml")
         doc = _loader().load(src.read_text())
-        policy = json.loads(str(doc["Resources"]["KarpenterControllerPolicy"]["Properties"]["PolicyDocument"]))
+        # one KarpenterControllerPolicy up to 1.8; from 1.9 split into several managed policies (minors §4 v1.9),
+        # merged here in the file's order, each statement tagged with the managed policy it belongs to
+        statements, parts = [], []
+        for name, res in doc["Resources"].items():
+            if res.get("Type") != "AWS::IAM::ManagedPolicy" or not name.endswith("Policy") \
+                    or "ManagedPolicyName" in res["Properties"] and "KarpenterController" not in \
+                    str(res["Properties"]["ManagedPolicyName"]):
+                continue
+            part = json.loads(str(res["Properties"]["PolicyDocument"]))
+            parts.append(name)
+            statements.extend(part["Statement"])
+        policy = {"Version": "2012-10-17", "Statement": statements}
         data = {"source": f"aws/karpenter-provider-aws website/content/en/preview/getting-started/"
                           f"getting-started-with-karpenter/cloudformation.yaml @ {v}", "version": v.lstrip("v"),
-                "policy": policy}
+                "managed_policies": parts, "policy": policy}
         (out / f"{v.lstrip('v')}.json").write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {v}: {len(policy['Statement'])} statements")
 

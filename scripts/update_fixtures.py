@@ -26,9 +26,19 @@ def options_for(fixture: Path) -> Options:
     return Options(**json.loads(f.read_text())) if f.exists() else Options()
 
 
-def run_phase(tree: Path, phase: str, opts: Options) -> None:
-    plan = make_plan(tree, phase=phase, options=opts)
+def hop_of(fixture: Path) -> tuple[str, list[tuple[str, str]]]:
+    """Same layout as tests/conftest.py fixture_hop: hop.json {"to", "phases"}, else the first hop."""
+    f = fixture / "hop.json"
+    if not f.exists():
+        return "v1beta1", [("prepare", "expected"), ("cleanup", "expected-cleanup")]
+    d = json.loads(f.read_text())
+    return d["to"], [(p, f"expected-{p}") for p in d["phases"]]
+
+
+def run_phase(tree: Path, phase: str, opts: Options, to: str | None = None) -> bool:
+    plan = make_plan(tree, to=to, phase=phase, options=opts)
     apply_changes(plan.root, plan.changes)
+    return bool(plan.changes)
 
 
 def main(names: list[str]) -> None:
@@ -40,17 +50,18 @@ def main(names: list[str]) -> None:
         (fx / "runbook.md").write_text(runbook, newline="")
         if fx.name == "terraform-eks":
             (FIXTURES.parent / "docs" / "example-runbook.md").write_text(runbook, newline="")
+        to, phases = hop_of(fx)
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "tree"
             shutil.copytree(fx / "input", work, symlinks=True)
-            run_phase(work, "prepare", opts)
-            for name, phase in (("expected", None), ("expected-cleanup", "cleanup")):
-                if phase:
-                    run_phase(work, phase, opts)
+            first_hop = not (fx / "hop.json").exists()
+            for phase, name in phases:
+                changed = run_phase(work, phase, opts, to)
                 dest = fx / name
                 if dest.exists():
                     shutil.rmtree(dest)
-                shutil.copytree(work, dest, symlinks=True)
+                if changed or first_hop:
+                    shutil.copytree(work, dest, symlinks=True)
         print(f"updated {fx.name}")
 
 

@@ -14,6 +14,15 @@ SHARED = ROOT.parent / "shared"
 FIXTURE_NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "input").is_dir())
 
 
+def fixture_hop(name: str) -> tuple[str, list[tuple[str, str]]]:
+    """(target, [(phase, expected tree folder)]) of a fixture: fixtures/<name>/hop.json, else the first hop."""
+    f = FIXTURES / name / "hop.json"
+    if not f.exists():
+        return "v1beta1", [("prepare", "expected"), ("cleanup", "expected-cleanup")]
+    d = json.loads(f.read_text())
+    return d["to"], [(p, f"expected-{p}") for p in d["phases"]]
+
+
 def fixture_options(name: str) -> Options:
     f = FIXTURES / name / "options.json"
     return Options(**json.loads(f.read_text())) if f.exists() else Options()

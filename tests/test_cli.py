@@ -66,10 +66,16 @@ def test_node_role_option_resolves_missing_role(tree):
     assert "+  role: KarpenterNodeRole-dev" in new["diff"]
 
 
-def test_unsupported_hop_and_bad_path(tree, tmp_path):
+def test_far_target_plans_one_hop_and_lists_the_rest(tree, tmp_path):
     root = tree("gitops-flux")
-    code, d = _json(["plan", str(root), "--format", "json", "--to", "v1"])
-    assert code == 1 and d["findings"][0]["code"] == "MIG-HOP-002"
+    code, d = _json(["plan", str(root), "--format", "json", "--to", "latest"])
+    assert d["hop"] == {"from": "v1alpha5", "to": "v1beta1"} and d["phase"] == "prepare"
+    later = next(f for f in d["findings"] if f["code"] == "MIG-HOP-004")
+    assert "v1beta1 -> v1" in later["message"] and "1.14.1" in later["message"]
+    assert d["path"] == ["v1beta1 -> v1 (chart 1.0.14)", "v1 -> 1.14.1 (chart 1.14.1)"]
+    for bad in ("2.0", "1.99", "1.8.0", "v9"):
+        r = runner.invoke(app, ["plan", str(root), "--to", bad])
+        assert r.exit_code == 1, bad
     r = runner.invoke(app, ["plan", str(tmp_path / "missing")])
     assert r.exit_code == 1
 

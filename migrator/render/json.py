@@ -18,6 +18,7 @@ def to_dict(plan: Plan) -> dict:
         "changes": [{"path": c.path, "action": c.action, "rules": c.rules, "diff": c.diff} for c in plan.changes],
         "steps": [s.to_json() for s in plan.steps],
         "roots": [r.__dict__ for r in plan.roots],      # addition to schema 1 (issue 5)
+        "path": plan.later,                             # addition: the hops after this one, for the next runs
     }
 
 

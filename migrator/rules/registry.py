@@ -51,7 +51,8 @@ class Context:
     charts: list = field(default_factory=list)
     owns: Any = lambda path: True          # does a file belong to this cluster root?
     results: dict[str, dict[str, Any]] = field(default_factory=dict)   # phase -> rule -> result
-    position: Any = None                   # where this cluster root stands on the path (plan.Position)
+    target: Any = None                     # path.Target this run moves towards
+    chart_version: str | None = None       # the controller chart version this root pins, if static
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         if phase not in self.results:

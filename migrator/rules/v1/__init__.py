@@ -5,7 +5,7 @@ phase it is run for and returns edits only for that phase.
 """
 from __future__ import annotations
 
-from . import manifests
+from . import helm, iam, manifests, workloads
 from .runbook import steps  # noqa: F401
 
 
@@ -13,6 +13,21 @@ def _manifests(ctx, phase: str, done: dict):
     return manifests.ManifestsRule(ctx.repo, ctx.manifests, phase).run()
 
 
+def _helm(ctx, phase: str, done: dict):
+    return helm.run(ctx, phase)
+
+
+def _iam(ctx, phase: str, done: dict):
+    return iam.run(ctx, phase)
+
+
+def _workloads(ctx, phase: str, done: dict):
+    return workloads.run(ctx, phase)
+
+
 RULES = {
+    "v1/helm": (helm, _helm),
+    "v1/iam": (iam, _iam),
     "v1/manifests": (manifests, _manifests),
+    "v1/workloads": (workloads, _workloads),
 }

@@ -56,11 +56,23 @@ class HelmResult:
 
 class HelmRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], charts: list[ChartInstall], phase: str,
-                 blocked_alpha: set[tuple[str, str]] | None = None):
+                 blocked_alpha: set[tuple[str, str]] | None = None, *, hop: str = HOP, rule: str = RULE,
+                 targets: dict[str, str] | None = None, rows: list[dict] | None = None, bump: bool | None = None,
+                 add_crd_release: bool | None = None, crd_rows: list[dict] | None = None):
+        """Defaults are the first hop's; a later hop passes its own key, chart targets (chart -> version, a
+        missing chart is left alone), value rows, and whether this phase bumps versions / adds a CRD release."""
         self.repo = repo
         self.manifests = manifests
         self.charts = charts
         self.phase = phase
+        self.hop = hop
+        self.rule = rule
+        default = FACTS["hops"][hop]["version"]
+        self.targets = targets if targets is not None else {"karpenter": default, "karpenter-crd": default}
+        self._rows = rows
+        self.crd_rows = crd_rows or []          # value rows for the karpenter-crd chart
+        self.bumps = (phase == "prepare") if bump is None else bump
+        self.adds_crd_release = self.bumps if add_crd_release is None else add_crd_release
         self.blocked = blocked_alpha or set()
         self.res = HelmResult()
         self._sites_done: set[tuple[str, int]] = set()
@@ -82,10 +94,12 @@ class HelmRule:
                     self.values(ci, vs)
             else:
                 self.res.crd_releases.append(ci.address)
-            if self.phase == "prepare":
+                for vs in ci.values if self.crd_rows else []:
+                    self.values(ci, vs, self.crd_rows)
+            if self.bumps:
                 self.version(ci)
                 self.repository(ci)
-        if self.phase == "prepare":
+        if self.adds_crd_release:
             for ci in self.charts:
                 if ci.chart == "karpenter":
                     self.crds(ci)
@@ -111,6 +125,8 @@ class HelmRule:
         return False
 
     def rows(self) -> list[dict]:
+        if self._rows is not None:
+            return self._rows
         rows = []
         for row in FACTS["values"][HOP]:
             if self.phase == "prepare" and row["phase"] != "prepare":
@@ -121,8 +137,8 @@ class HelmRule:
             rows.append(row)
         return rows
 
-    def values(self, ci: ChartInstall, vs: ValuesSource) -> None:
-        rows = self.rows()
+    def values(self, ci: ChartInstall, vs: ValuesSource, rows: list[dict] | None = None) -> None:
+        rows = self.rows() if rows is None else rows
         if vs.kind in ("dynamic_set", "set_list", "values_from", "other"):
             what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
@@ -142,9 +158,19 @@ class HelmRule:
         ops = []
         for row in rows:
             src = tuple(row["key"].split("."))
-            if tree.root.get(src) is None:
+            entry = tree.root.get(src)
+            if entry is None:
                 continue
-            if "rename" in row:
+            if "note" in row:
+                self.finding("MIG-HELM-016", "info", vs.path, hclsrc.line_of(tree.text, entry.key_start),
+                             f"chart value {row['key']}: {row['note']}")
+                continue
+            if "set" in row:
+                current = entry.value.literal() if isinstance(entry.value, hclsrc.Expr) else entry.value
+                if "when" in row and str(current).lower() != str(row["when"]).lower():
+                    continue
+                ops.append(keytree.Op("set", src, value=row["set"], reason=row.get("why", "")))
+            elif "rename" in row:
                 ops.append(keytree.Op("rename", src, tuple(row["rename"].split("."))))
             else:
                 ops.append(keytree.Op("remove", src, reason=row.get("why", "")))
@@ -159,10 +185,12 @@ class HelmRule:
                 self.tags_removed(vs.path, hclsrc.line_of(tree.text, e.key_start), list(e.children))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(tree.text, e.key_start),
                          f"chart value {'.'.join(op.src)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
-                                                               else f"removed ({op.reason})"))
+                                                               else f"set to {op.value} ({op.reason})"
+                                                               if op.kind == "set" else f"removed ({op.reason})"))
         for s, e, t in out.edits:
-            self.res.edits.append(TextEdit(vs.path, s, e, to_newline(t, self.repo.files[vs.path].newline), RULE))
-        if self.phase == "prepare":
+            self.res.edits.append(TextEdit(vs.path, s, e, to_newline(t, self.repo.files[vs.path].newline),
+                                           self.rule))
+        if self.bumps:
             self.affinity(vs)
 
     def set_values(self, ci: ChartInstall, vs: ValuesSource, rows: list[dict]) -> None:
@@ -173,16 +201,29 @@ class HelmRule:
             row = next((r for k, r in by_key.items() if s.key == k or s.key.startswith(k + ".")), None)
             if row is None:
                 continue
+            if "note" in row:
+                self.finding("MIG-HELM-016", "info", vs.path, s.line, f"chart value {row['key']}: {row['note']}")
+                continue
+            if "set" in row:
+                lit = s.value.literal() if s.value is not None else None
+                if s.key != row["key"] or s.value is None or lit is None or \
+                        ("when" in row and str(lit).lower() != str(row["when"]).lower()):
+                    continue
+                new = hclsrc.quote(str(row["set"]).lower() if isinstance(row["set"], bool) else str(row["set"])) \
+                    if s.value.kind == "string" else hclsrc.render_value(row["set"], {})
+                self.res.edits.append(TextEdit(vs.path, s.value.start, s.value.end, new, self.rule))
+                self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} = {row['set']} ({row.get('why', '')})")
+                continue
             if "rename" in row and s.key == row["key"]:
                 if row["rename"] in present:
-                    self.res.edits.append(TextEdit(vs.path, s.start, s.end, "", RULE))
+                    self.res.edits.append(TextEdit(vs.path, s.start, s.end, "", self.rule))
                     self.finding("MIG-HELM-003", "info", vs.path, s.line,
                                  f"set {s.raw}: removed, {row['rename']} is already set")
                     continue
-                self.res.edits.append(TextEdit(vs.path, s.name.start, s.name.end, hclsrc.quote(row["rename"]), RULE))
+                self.res.edits.append(TextEdit(vs.path, s.name.start, s.name.end, hclsrc.quote(row["rename"]), self.rule))
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} -> {row['rename']}")
             elif "rename" not in row:
-                self.res.edits.append(TextEdit(vs.path, s.start, _eat_blank(text, s.end), "", RULE))
+                self.res.edits.append(TextEdit(vs.path, s.start, _eat_blank(text, s.end), "", self.rule))
                 if row.get("to_nodeclass_tags"):
                     self.tags_removed(vs.path, s.line, [s.key[len(row["key"]) + 1:]])
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} removed ({row.get('why', '')})")
@@ -201,7 +242,9 @@ class HelmRule:
 
     def affinity(self, vs: ValuesSource) -> None:
         """The chart's affinity keeping the controller off Karpenter nodes gains the nodepool key."""
-        facts = FACTS["values"]["affinity"][HOP]
+        facts = FACTS["values"]["affinity"].get(self.hop)
+        if facts is None:
+            return
         tree = vs.tree
         aff = tree.root.get(("affinity",))
         if aff is None:
@@ -227,14 +270,15 @@ class HelmRule:
                              "edit the affinity by hand")
                 return
             item = text[ls:le].replace(facts["old"], facts["add"])
-            self.res.edits.append(TextEdit(vs.path, le, le, item if item.endswith("\n") else item + "\n", RULE))
+            self.res.edits.append(TextEdit(vs.path, le, le, item if item.endswith("\n") else item + "\n", self.rule))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(text, ls),
                          f"affinity: added {facts['add']} DoesNotExist next to {facts['old']}")
 
     # -- version and repository -----------------------------------------------------------------
     def version(self, ci: ChartInstall) -> None:
-        hop = FACTS["hops"][HOP]
-        target = hop["version"]
+        target = self.targets.get(ci.chart)
+        if target is None:
+            return
         if ci.kind == "flux":
             self.flux_version(ci, target)
             return
@@ -267,8 +311,8 @@ class HelmRule:
             return
         if cur >= parse_version(target):
             return
-        below = FACTS["hops"][HOP]["pass_through"]
-        if cur < parse_version(below["below"]):
+        below = FACTS["hops"][self.hop].get("pass_through")
+        if below and cur < parse_version(below["below"]):
             self.res.pass_through = format_version(below["version"], current)
             self.finding("MIG-HELM-009", "warning", path, hclsrc.line_of(self.repo.text(path), start),
                          f"chart {current} is older than {below['below']}: upgrade to {self.res.pass_through} first "
@@ -277,7 +321,7 @@ class HelmRule:
         new = format_version(target, current)
         quoted = self.repo.text(path)[start:end]
         text = hclsrc.quote(new) if quoted.startswith('"') else quoted.replace(current, new)
-        self.res.edits.append(TextEdit(path, start, end, text, RULE))
+        self.res.edits.append(TextEdit(path, start, end, text, self.rule))
         self.finding("MIG-HELM-003", "info", path, hclsrc.line_of(self.repo.text(path), start),
                      f"chart version {current} -> {new} ({how})")
 
@@ -308,7 +352,7 @@ class HelmRule:
             repo = ci.block.attr("repository")
             if repo is not None and repo.literal() in frozen:
                 self.res.edits.append(TextEdit(ci.path, repo.start, repo.end,
-                                               hclsrc.quote(FACTS["chart"]["repository"]), RULE))
+                                               hclsrc.quote(FACTS["chart"]["repository"]), self.rule))
                 self.finding("MIG-HELM-010", "info", ci.path, hclsrc.line_of(self.repo.text(ci.path), repo.start),
                              f"repository {repo.literal()} is frozen (no releases after v0.16.3) -> "
                              f"{FACTS['chart']['repository']}")
@@ -358,12 +402,12 @@ class HelmRule:
                     ins, pos = f", {ref}", last.end
             else:
                 ins, pos = ref, dep.start + 1
-            self.res.edits.append(TextEdit(ci.path, pos, pos, ins, RULE))
+            self.res.edits.append(TextEdit(ci.path, pos, pos, ins, self.rule))
         elif dep is None:
             ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
             pos = line_start(text, b.body_end)
             nl = self.repo.files[ci.path].newline
-            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(f"\n{ind}depends_on = [{ref}]\n", nl), RULE))
+            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(f"\n{ind}depends_on = [{ref}]\n", nl), self.rule))
         else:
             self.finding("MIG-HELM-011", "warning", ci.path, hclsrc.line_of(text, dep.start),
                          f"{ci.address}.depends_on is not a list literal", f"add {ref} to it by hand")
@@ -378,7 +422,15 @@ class HelmRule:
         for name in ("provider", "namespace", "create_namespace", "repository", "repository_username",
                      "repository_password", "version", "timeout"):
             a = b.attributes.get(name)
-            if a is not None:
+            if a is None:
+                continue
+            lit = a.expr.literal()
+            if name == "version" and isinstance(lit, str):
+                # the planned version, never the pre-edit literal (a literal is bumped in this same run)
+                attrs.append((name, hclsrc.quote(format_version(self.targets["karpenter-crd"], lit))))
+            elif name == "repository" and lit in FACTS["chart"]["frozen_repositories"]:
+                attrs.append((name, hclsrc.quote(FACTS["chart"]["repository"])))
+            else:
                 attrs.append((name, a.expr.source))
         rel = b.attr("name")
         attrs.insert(0, ("name", hclsrc.quote(f"{rel.literal()}-crd") if rel is not None and rel.literal()
@@ -388,13 +440,13 @@ class HelmRule:
         body = _render("helm_release_crd.tf.j2", label=label, attrs=_aligned(attrs), indent=ind)
         nl = self.repo.files[ci.path].newline
         pos = line_start(text, b.start)
-        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(body.rstrip("\n") + "\n\n", nl), RULE, order=-1))
+        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(body.rstrip("\n") + "\n\n", nl), self.rule, order=-1))
         self.res.new_crd_release = True
         self.res.crd_releases.append(f"helm_release.{label}")
         self.res.crd_tf.append((posixpath.dirname(ci.path), f"helm_release.{label}"))
         self.res.chart_tf.append((posixpath.dirname(ci.path), f"helm_release.{label}"))
         self.finding("MIG-HELM-013", "info", ci.path, ci.line,
-                     f"no karpenter-crd release: helm_release.{label} is added so the v1beta1 CRDs get installed "
+                     f"no karpenter-crd release: helm_release.{label} is added so the CRDs get installed "
                      "and upgraded (Helm never upgrades CRDs from the main chart's crds/ folder)")
         self.depends_on(ci, label)
 
@@ -402,7 +454,7 @@ class HelmRule:
         obj = ci.obj
         spec = obj["spec"]
         cs = spec["chart"]["spec"]
-        version = format_version(FACTS["hops"][HOP]["version"], str(cs.get("version", "v")))
+        version = format_version(self.targets["karpenter-crd"], str(cs.get("version", "v")))
         if "interval" not in spec:
             self.finding("MIG-HELM-015", "warning", ci.path, ci.line,
                          f"{ci.address} has no spec.interval to copy into a karpenter-crd HelmRelease; none is added",
@@ -420,11 +472,11 @@ class HelmRule:
         new_path = posixpath.join(d, f"{stem}-crd{ext}") if d else f"{stem}-crd{ext}"
         if new_path in self.repo.files:
             return
-        self.res.edits.append(NewFile(new_path, to_newline(body, self.repo.files[ci.path].newline), RULE))
+        self.res.edits.append(NewFile(new_path, to_newline(body, self.repo.files[ci.path].newline), self.rule))
         self.res.new_crd_release = True
         self.res.crd_releases.append(f"HelmRelease/{name}")
         self.finding("MIG-HELM-013", "info", ci.path, ci.line,
-                     f"no karpenter-crd release: {new_path} adds HelmRelease {name} so the v1beta1 CRDs get installed")
+                     f"no karpenter-crd release: {new_path} adds HelmRelease {name} so the CRDs get installed")
         _kustomize_add(self, ci.path, new_path)
         text = self.repo.text(ci.path)
         if "dependsOn" in spec:
@@ -435,7 +487,7 @@ class HelmRule:
         ind = indent_at(text, pos + len(lines[kl]) - len(lines[kl].lstrip()))
         seq = " " * style.indent if style.indent_sequences else ""
         ins = f"{ind}dependsOn:\n{ind}{seq}- name: {name}\n"
-        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(ins, self.repo.files[ci.path].newline), RULE))
+        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(ins, self.repo.files[ci.path].newline), self.rule))
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -462,7 +514,7 @@ def _aligned(attrs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def _kustomize_add(rule: HelmRule, old_path: str, new_path: str) -> None:
     from ...placement import kustomization_insert
-    e = kustomization_insert(rule.repo, old_path, new_path, RULE)
+    e = kustomization_insert(rule.repo, old_path, new_path, rule.rule)
     if e is not None:
         rule.res.edits.append(e)
 

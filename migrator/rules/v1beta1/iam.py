@@ -57,7 +57,11 @@ class IamResult:
 
 class IamRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], phase: str, values: list | None = None,
-                 deleted: list | None = None, owns=None):
+                 deleted: list | None = None, owns=None, *, facts: dict | None = None, rule: str = RULE):
+        """A later hop passes its own facts table (knowledge/iam.yaml) and rule name; the rendering of official
+        statements in the user's syntax, the insertion and the coverage check are shared."""
+        self.facts = facts or FACTS
+        self.rule = rule
         self.owns = owns or (lambda path: True)
         self.values = values or []          # chart values (which instance profile served defaultInstanceProfile)
         self.deleted = deleted or []        # spans other rules delete in this phase
@@ -145,7 +149,7 @@ class IamRule:
             nxt = line_end(text, e0)
             if e0 < len(text) and not text[e0:nxt].strip():
                 e0 = nxt
-            self.res.edits.append(TextEdit(p, s0, e0, "", RULE))
+            self.res.edits.append(TextEdit(p, s0, e0, "", self.rule))
             self.finding("MIG-IAM-007", "info", p, line,
                          f"{addr} served settings.aws.defaultInstanceProfile and nothing refers to it any more: removed "
                          "(EC2NodeClasses use spec.role; Karpenter manages their instance profiles)")
@@ -170,10 +174,10 @@ class IamRule:
     # -- prepare ------------------------------------------------------------------------------------
     def prepare(self, pol: Policy) -> None:
         text = self.repo.text(pol.path)
-        old, new = next(iter(FACTS["tag_keys"].items()))
+        old, new = next(iter(self.facts["tag_keys"].items()))
         added_actions: set[str] = set()
         have_sids = {s.sid for s in pol.statements if s.sid}
-        for i, st, line, replaced in _alpha_scoped(pol, text):
+        for i, st, line, replaced in _alpha_scoped(pol, text, self.facts):
             if replaced:
                 if replaced not in have_sids:
                     self.add_official(pol, [replaced], after=st)
@@ -184,23 +188,23 @@ class IamRule:
             clone = text[st.start:st.end].replace(old, new)
             if st.sid_span:
                 rel = st.sid_span[1] - st.start
-                clone = clone[:rel] + FACTS["twin_sid_suffix"] + clone[rel:]
+                clone = clone[:rel] + self.facts["twin_sid_suffix"] + clone[rel:]
             self.insert_after(pol, st, clone)
             self.finding("MIG-IAM-002", "info", pol.path, line,
                          f"statement {st.sid or '#' + str(i + 1)} of {pol.name}: added a twin scoped by {new} "
                          f"(the {old} one stays until cleanup)")
         if self.uses_role():
-            missing = [sid for sid in FACTS["instance_profile_sids"] if sid not in have_sids
+            missing = [sid for sid in self.facts["instance_profile_sids"] if sid not in have_sids
                        and not all(_allows(pol.actions() | added_actions, a)
-                                   for a in _as_list(_official_sid(sid)["Action"]))]
+                                   for a in _as_list(_official_sid(sid, self.facts["target"])["Action"]))]
             if missing:
                 self.add_official(pol, missing, after=pol.statements[-1] if pol.statements else None)
                 for sid in missing:
-                    added_actions |= {a.lower() for a in _as_list(_official_sid(sid)["Action"])}
+                    added_actions |= {a.lower() for a in _as_list(_official_sid(sid, self.facts["target"])["Action"])}
         self.coverage(pol, added_actions)
 
     def twin(self, pol: Policy, st: Statement) -> Statement | None:
-        old, new = next(iter(FACTS["tag_keys"].items()))
+        old, new = next(iter(self.facts["tag_keys"].items()))
         want = sorted((c.test, c.key.replace(old, new)) for c in st.conditions)
         for other in pol.statements:
             if other is not st and sorted(other.actions) == sorted(st.actions) and \
@@ -211,16 +215,16 @@ class IamRule:
     def coverage(self, pol: Policy, added: set[str]) -> None:
         allowed = pol.actions() | added
         needed = []
-        for s in official(FACTS["target"]):
-            if s.get("Sid") in FACTS["instance_profile_sids"] and not self.uses_role():
+        for s in official(self.facts["target"]):
+            if s.get("Sid") in self.facts["instance_profile_sids"] and not self.uses_role():
                 continue
             needed += [a for a in _as_list(s["Action"]) if not _allows(allowed, a)]
         if needed:
             self.finding("MIG-IAM-003", "warning", pol.path, pol.line,
-                         f"{pol.name} lacks permissions the v{FACTS['target']} controller uses: "
+                         f"{pol.name} lacks permissions the v{self.facts['target']} controller uses: "
                          + ", ".join(sorted(set(needed))),
                          "add them from the official policy (karpenter.sh getting-started CloudFormation "
-                         f"v{FACTS['target']}), scoped like the rest of this policy")
+                         f"v{self.facts['target']}), scoped like the rest of this policy")
 
     # -- rendering official statements in the user's syntax ------------------------------------------
     def substitutions(self, pol: Policy) -> dict[str, str] | None:
@@ -236,6 +240,9 @@ class IamRule:
                 m = re.match(r"arn:([^:]+):ec2:([^:*]+):", r)
                 if m and "AWS::Region" not in subs:
                     subs["AWS::Region"] = m.group(2)
+                m = re.match(r"arn:[^:]+:[^:]+:[^:]*:([^:*]+):", r)
+                if m and "AWS::AccountId" not in subs:
+                    subs["AWS::AccountId"] = m.group(1)
         return subs if {"ClusterName", "AWS::Region"} <= set(subs) else None
 
     def add_official(self, pol: Policy, sids: list[str], after: Statement | None) -> None:
@@ -245,14 +252,14 @@ class IamRule:
             self.finding("MIG-IAM-004", "error", pol.path, pol.line,
                          f"{pol.name} needs the official statements {', '.join(sids)}, but migrator cannot tell the "
                          "cluster name and region this policy is scoped to",
-                         f"add {', '.join(sids)} from the v{FACTS['target']} getting-started CloudFormation by hand")
+                         f"add {', '.join(sids)} from the v{self.facts['target']} getting-started CloudFormation by hand")
             return
         rendered = []
         for sid in sids:
-            st = json.loads(_substitute(json.dumps(_official_sid(sid)), subs))
+            st = json.loads(_substitute(json.dumps(_official_sid(sid, self.facts["target"])), subs))
             rendered.append(self.render(pol, st, text, after))
             self.finding("MIG-IAM-005", "info", pol.path, hclsrc.line_of(text, after.start),
-                         f"{pol.name}: added official statement {sid} (v{FACTS['target']})")
+                         f"{pol.name}: added official statement {sid} (v{self.facts['target']})")
         self.insert_after(pol, after, rendered)
 
     def render(self, pol: Policy, st: dict, text: str, like: Statement) -> str:
@@ -291,15 +298,15 @@ class IamRule:
             else:
                 pos = st.end
                 ins = "".join(f",\n{ind}{c}" for c in clones)
-        self.res.edits.append(TextEdit(pol.path, pos, pos, to_newline(ins, self.repo.files[pol.path].newline), RULE,
+        self.res.edits.append(TextEdit(pol.path, pos, pos, to_newline(ins, self.repo.files[pol.path].newline), self.rule,
                                        order=len(self.res.edits)))
 
     # -- cleanup ---------------------------------------------------------------------------------------
     def cleanup(self, pol: Policy) -> None:
         text = self.repo.text(pol.path)
-        old = next(iter(FACTS["tag_keys"]))
+        old = next(iter(self.facts["tag_keys"]))
         sids = {s.sid for s in pol.statements}
-        for i, st, line, replaced in _alpha_scoped(pol, text):
+        for i, st, line, replaced in _alpha_scoped(pol, text, self.facts):
             if (replaced and replaced not in sids) or (not replaced and self.twin(pol, st) is None):
                 self.finding("MIG-IAM-006", "error", pol.path, line,
                              f"statement {st.sid or '#' + str(i + 1)} of {pol.name} is scoped by {old} and has no "
@@ -307,24 +314,24 @@ class IamRule:
                              "run the prepare phase first")
                 continue
             s, e = _statement_span(text, pol, i)
-            self.res.edits.append(TextEdit(pol.path, s, e, "", RULE))
+            self.res.edits.append(TextEdit(pol.path, s, e, "", self.rule))
             self.finding("MIG-IAM-002", "info", pol.path, line,
                          f"statement {st.sid or '#' + str(i + 1)} of {pol.name} (scoped by {old}) removed")
 
 
-def _alpha_scoped(pol: Policy, text: str):
+def _alpha_scoped(pol: Policy, text: str, facts: dict = FACTS):
     """(index, statement, line, official successor Sid or None) of each statement scoped by an alpha tag key."""
-    old = next(iter(FACTS["tag_keys"]))
+    old = next(iter(facts["tag_keys"]))
     for i, st in enumerate(pol.statements):
         if not any(old in c.key for c in st.conditions):
             continue
-        replaced = next((sid for key, sid in FACTS["replaced_by_official"].items()
+        replaced = next((sid for key, sid in facts["replaced_by_official"].items()
                          if any(c.key == key for c in st.conditions)), None)
         yield i, st, hclsrc.line_of(text, st.start), replaced
 
 
-def _official_sid(sid: str) -> dict:
-    return next(s for s in official(FACTS["target"]) if s.get("Sid") == sid)
+def _official_sid(sid: str, version: str = FACTS["target"]) -> dict:
+    return next(s for s in official(version) if s.get("Sid") == sid)
 
 
 def _substitute(s: str, subs: dict[str, str]) -> str:

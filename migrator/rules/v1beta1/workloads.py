@@ -30,32 +30,37 @@ class WorkloadsResult:
     files: list[str] = field(default_factory=list)
 
 
-def _hits(node, path=()):
+def _hits(node, facts: dict, path=()):
     """(map, key, path) for every Karpenter workload key in a parsed document."""
-    keys = set(FACTS["annotations"]) | set(FACTS["selector_labels"])
+    keys = set(facts["annotations"]) | set(facts["selector_labels"])
     if isinstance(node, CommentedMap):
         for k, v in node.items():
             if k in keys:
                 yield node, k, path + (k,)
-            elif k == "key" and v in FACTS["selector_labels"]:
+            elif k == "key" and v in facts["selector_labels"]:
                 yield node, k, path + (k,)
-            yield from _hits(v, path + (k,))
+            yield from _hits(v, facts, path + (k,))
     elif isinstance(node, CommentedSeq):
         for i, v in enumerate(node):
-            yield from _hits(v, path + (i,))
+            yield from _hits(v, facts, path + (i,))
 
 
 class WorkloadsRule:
-    def __init__(self, repo: Repo, phase: str, owns=None):
+    def __init__(self, repo: Repo, phase: str, owns=None, *, facts: dict | None = None, rule: str = RULE):
+        """`phase` prepare adds the new keys beside the old ones, anything else replaces them; a later hop
+        passes its own table (knowledge/workloads.yaml) and rule name."""
         self.owns = owns or (lambda path: True)
         self.repo = repo
         self.phase = phase
+        self.facts = facts or FACTS
+        self.rule = rule
         self.res = WorkloadsResult()
 
     def finding(self, *a):
         self.res.findings.append(Finding(*a))
 
     def run(self) -> WorkloadsResult:
+        FACTS = self.facts
         needles = tuple(set(FACTS["annotations"]) | set(FACTS["selector_labels"]))
         for p, sf in self.repo.files.items():
             if not p.endswith((".yaml", ".yml")) or not any(n in sf.text for n in needles) or not self.owns(p):
@@ -65,7 +70,7 @@ class WorkloadsRule:
             if "{{" in sf.text:
                 self.finding("MIG-WL-003", "warning", p, 1,
                              "Helm chart template uses Karpenter workload keys; migrator does not edit chart templates",
-                             f"replace {', '.join(needles)} by hand: " + self._advice())
+                             f"replace {', '.join(needles)} by hand: " + self._advice(FACTS))
                 continue
             before = len(self.res.edits)
             for doc, m, obj in _parse_yaml_docs(self.repo, p, sf.text, 0, 0, p):
@@ -83,18 +88,19 @@ class WorkloadsRule:
         return isinstance(chart, str) and chart.split("/")[-1] in ("karpenter", "karpenter-crd")
 
     @staticmethod
-    def _advice() -> str:
-        return ("do-not-evict/do-not-consolidate -> karpenter.sh/do-not-disrupt; "
-                "provisioner-name selectors -> karpenter.sh/nodepool")
+    def _advice(facts: dict) -> str:
+        return "; ".join(f"{a} -> {b}" for a, b in {**facts["annotations"], **facts["selector_labels"]}.items())
 
     def document(self, p, sf, doc, obj) -> None:
+        FACTS = self.facts
+        RULE = self.rule
         text = sf.text
         lines = doc.text.splitlines(keepends=True)
 
         def offset(line: int, col: int) -> int:
             return doc.start + sum(len(x) for x in lines[:line]) + col
 
-        for mp, key, path in _hits(obj):
+        for mp, key, path in _hits(obj, FACTS):
             kl, kc = mp.lc.key(key)
             ks = offset(kl, kc)
             ls, le = line_start(text, ks), line_end(text, ks)
@@ -131,6 +137,12 @@ class WorkloadsRule:
                     f".nodeSelectorTerms with one term `{old_label} In {value}` and another "
                     f"`{new_label} In {value}` (terms are ORed); cleanup renames the key to {new_label}")
             else:
+                if is_expr and "value" in mp and old_label in FACTS.get("valueless", {}):
+                    self.finding("MIG-WL-004", "warning", p, lineno,
+                                 f"toleration of {old_label} with value {mp['value']!r}: "
+                                 f"{FACTS['valueless'][old_label]}",
+                                 f"use key {new_label} with operator: Exists and no value")
+                    continue
                 if is_expr:
                     vl, vc = mp.lc.value("key")
                     vs = offset(vl, vc)

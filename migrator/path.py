@@ -1,0 +1,129 @@
+"""The whole path: v1alpha5 -> v1beta1 -> v1 (1.0) -> the newest 1.x, and where a repository stands on it.
+
+Position = the API era of the Karpenter objects (the oldest one present decides) and, for the chart-only view,
+the controller chart version. `--to` names a point on the path: an API version (`v1beta1`, `v1`), a chart
+version (`1.8`, `1.8.3`) or `latest`. One run plans one hop; the later hops are listed for the next runs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import knowledge
+from .inventory import ChartInstall, Manifest, Repo
+from .resolve import definition_sites
+
+HOPS = knowledge.load("hops")
+MINORS = knowledge.load("minors")
+ERAS = [e["api"] for e in HOPS["eras"]]
+
+
+class PathError(ValueError):
+    """A --to the path does not know."""
+
+
+def parse_version(v: str) -> tuple[int, ...] | None:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?", str(v).strip())
+    if not m:
+        return None
+    return tuple(int(x) for x in m.groups() if x is not None)
+
+
+def newest_patch(minor: str) -> str | None:
+    return next((r["newest"] for r in MINORS["minors"] if r["minor"] == minor), None)
+
+
+@dataclass(frozen=True)
+class Target:
+    era: str                    # API version the objects end on
+    chart: str | None = None    # chart version for the onward 1.x hop (None: the era's own hop target)
+
+    def __str__(self) -> str:
+        return self.chart or self.era
+
+
+def parse_target(to: str | None) -> Target | None:
+    if to is None:
+        return None
+    t = to.strip()
+    if t in ERAS:
+        return Target(t)
+    if t == "latest":
+        return Target("v1", MINORS["newest"])
+    v = parse_version(t)
+    if v is None or v[0] != 1:
+        known = ", ".join(ERAS + ["latest", "1.<minor>[.<patch>]"])
+        raise PathError(f"--to {to}: expected one of {known}")
+    minor = f"{v[0]}.{v[1]}"
+    newest = newest_patch(minor)
+    if newest is None:
+        raise PathError(f"--to {to}: Karpenter {minor} is not known to this version of migrator "
+                        f"(newest known: {MINORS['newest']})")
+    if len(v) == 3:
+        exact = ".".join(map(str, v))
+        if exact in MINORS["skip"]:
+            raise PathError(f"--to {to}: do not install {exact}: {MINORS['skip'][exact]}; use {newest}")
+        if parse_version(exact) > parse_version(newest):
+            raise PathError(f"--to {to}: newest known {minor} patch is {newest}")
+        return Target("v1", exact)
+    return Target("v1", newest)
+
+
+def chart_version(repo: Repo, charts: list[ChartInstall], chart: str = "karpenter") -> str | None:
+    """The controller chart version the repository pins, when it is written statically."""
+    for ci in charts:
+        if ci.chart != chart:
+            continue
+        if ci.kind == "flux":
+            v = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")
+            if v is not None and parse_version(str(v)):
+                return str(v).lstrip("v")
+        elif ci.version is not None:
+            sites, _ = definition_sites(repo, ci.path, ci.version)
+            for s in sites:
+                if parse_version(s.value):
+                    return s.value.lstrip("v")
+    return None
+
+
+def era_of_chart(version: str | None) -> str | None:
+    v = parse_version(version) if version else None
+    if v is None:
+        return None
+    if v < (0, 32):
+        return ERAS[0]
+    if v < (1, 0):
+        return ERAS[1]
+    return ERAS[2]
+
+
+def current_era(manifests: list[Manifest], chart: str | None) -> str:
+    """The oldest API era of the objects; without objects, the era the chart version serves."""
+    eras = {m.era for m in manifests}
+    for era in HOPS["eras"]:
+        if era["name"] in eras:
+            return era["api"]
+    return era_of_chart(chart) or ERAS[0]
+
+
+def hops_between(current: str, target: Target) -> list[dict]:
+    """The hops from the current era to the target, in order (the onward 1.x hop last, when asked for)."""
+    out = []
+    era = current
+    while era != target.era:
+        hop = next((h for h in HOPS["hops"] if h["from"] == era and not h.get("onward")), None)
+        if hop is None:
+            break
+        out.append(hop)
+        era = hop["to"]
+    if target.chart and target.era == ERAS[-1]:
+        onward = next((h for h in HOPS["hops"] if h.get("onward")), None)
+        if onward is not None:
+            out.append(onward)
+    return out
+
+
+def describe(hop: dict, target: Target | None = None) -> str:
+    to = target.chart if hop.get("onward") and target and target.chart else hop["to"]
+    chart = to if hop.get("onward") else hop["chart"]["version"]
+    return f"{hop['from']} -> {to} (chart {chart})"

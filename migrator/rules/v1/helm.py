@@ -1,0 +1,63 @@
+"""Rule `v1/helm`: both charts through the v1 rollout, in every values shape the Helm capability supports.
+
+patch-upgrade  controller and karpenter-crd to the newest patch of the current minor (the rollback-capable
+               release with conversion webhooks, knowledge/helm.yaml `patch_first`); `webhook.enabled: false`
+               turned on; a karpenter-crd release added when there is none (it templates the conversion config).
+controller     both charts to 1.0.x; the v1 values table (assumeRole*, drift gate, logConfig.* removed or renamed;
+               metrics port and spread defaults reported).
+webhooks-off   the webhook values 1.1 no longer has, removed from both charts (knowledge/minors.yaml, 1.1 row),
+               once every object is v1.
+The version is edited where it is defined (literal, variable default, tfvars, local, Flux) by the shared
+machinery of the first hop's Helm rule.
+"""
+from __future__ import annotations
+
+from ... import knowledge
+from ...path import MINORS, parse_version
+from ...model import Finding
+from ..v1beta1.helm import HelmResult, HelmRule
+
+RULE = "v1/helm"
+HOP = "v1beta1->v1"
+FACTS = knowledge.load("helm")
+
+
+def _gate_rows(chart: str) -> list[dict]:
+    """Values the 1.1 chart removed (the minors table), as removal rows for the webhooks-off phase."""
+    gate = next(r for r in MINORS["minors"] if r.get("gate"))
+    table = gate.get("values" if chart == "karpenter" else "crd_values", {}).get("remove", {})
+    return [{"key": k, "remove": True, "why": why} for k, why in table.items()]
+
+
+def targets(phase: str, current: str | None) -> dict[str, str]:
+    """Chart versions this phase moves to (only charts that need moving)."""
+    if phase == "controller":
+        v = FACTS["hops"][HOP]["version"]
+        return {"karpenter": v, "karpenter-crd": v}
+    if phase == "patch-upgrade" and current:
+        cur = parse_version(current)
+        if cur is not None and cur < (1, 0):
+            minor = f"{cur[0]}.{cur[1]}"
+            patch = FACTS["hops"][HOP]["patch_first"].get(minor)
+            if patch:
+                return {"karpenter": patch, "karpenter-crd": patch}
+    return {}
+
+
+def run(ctx, phase: str) -> HelmResult:
+    rows = [r for r in FACTS["values"][HOP] if r["phase"] == phase]
+    crd_rows = [r for r in rows if r["key"].startswith("webhook.")]
+    if phase == "webhooks-off":
+        rows, crd_rows = _gate_rows("karpenter"), _gate_rows("karpenter-crd")
+    tgt = targets(phase, ctx.chart_version)
+    res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets=tgt, rows=rows,
+                   crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt)).run()
+    if phase == "patch-upgrade" and ctx.chart_version and tgt:
+        minor = ".".join(ctx.chart_version.split(".")[:2])
+        note = FACTS["hops"][HOP].get("patch_notes", {}).get(minor)
+        ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
+        if note and ci is not None:
+            res.findings.append(Finding("MIG-V1-HELM-001", "warning", ci.path, ci.line,
+                                        f"chart {ctx.chart_version} -> {tgt['karpenter']}: {note}",
+                                        "read the upgrade guide sections of the minors you cross"))
+    return res
