@@ -90,7 +90,7 @@ def era_of_chart(version: str | None) -> str | None:
     v = parse_version(version) if version else None
     if v is None:
         return None
-    if v < (0, 32):
+    if v < (0, 33):             # 0.32 still serves the alpha kinds: its hop may have cleanup left
         return ERAS[0]
     if v < (1, 0):
         return ERAS[1]
@@ -126,4 +126,4 @@ def hops_between(current: str, target: Target) -> list[dict]:
 def describe(hop: dict, target: Target | None = None) -> str:
     to = target.chart if hop.get("onward") and target and target.chart else hop["to"]
     chart = to if hop.get("onward") else hop["chart"]["version"]
-    return f"{hop['from']} -> {to} (chart {chart})"
+    return f"{hop['from']} → {to} (chart {chart})"

@@ -44,6 +44,8 @@ class Plan:
     era_summary: dict[str, int] = field(default_factory=dict)
     roots: list[RootStatus] = field(default_factory=list)
     later: list[str] = field(default_factory=list)      # the hops after this one, for the next runs
+    phases: list[dict] = field(default_factory=list)    # the planned hop's phases (name, intro), in order
+    key: str = ""                                       # the hop's key in the knowledge tables (runbook, drift)
 
     @property
     def has_errors(self) -> bool:
@@ -111,11 +113,13 @@ def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> 
             state = "v1alpha5 and v1beta1 side by side (prepare has landed)"
             nxt = "roll the nodes onto the NodePools, then run the cleanup phase"
         elif eras == {"beta"}:
-            state, nxt = "v1beta1 only", "migration to v1beta1 done; the v1 hop is next"
+            state, nxt = "v1beta1 only", "the v1 hop: newest patch and v1 IAM, then CRDs and controller 1.0, then " \
+                                         "the manifests (migrator plan --to v1)"
         elif "beta" in eras:
-            state, nxt = "v1beta1 and v1 objects", "finish the v1 hop"
+            state, nxt = "v1beta1 and v1 objects", "finish the v1 hop: rewrite the remaining v1beta1 objects"
         else:
-            state, nxt = "v1", "nothing to migrate"
+            state, nxt = "v1", "the 1.1 gate (stored versions, webhook settings), then the newest 1.x " \
+                               "(migrator plan --to latest)"
         out.append(RootStatus(root, objects, state, nxt))
     return out
 
@@ -138,6 +142,10 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
         ctx.chart_version = path.chart_version(repo, mine)
         out.append((r, ctx))
     return out
+
+
+def hop_key(hop: dict) -> str:
+    return hop.get("key") or f"{hop['from']}->{hop['to']}"
 
 
 def _has_work(hop: dict, contexts, phases: list[str]) -> bool:
@@ -164,29 +172,42 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     for m in manifests:
         plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
 
-    # the hops from here to the target; with no --to, the next hop (or the onward 1.x hop once on v1)
-    goal = target or path.Target(current, None)
+    # the hops from here to the target (with no --to: to the newest 1.x, planning only the first)
+    latest = path.parse_target("latest")
+    goal = target or latest
     chain = path.hops_between(current, goal)
-    if target is None:
-        chain = chain[:1] or path.hops_between(current, path.parse_target("latest"))[:1]
-        goal = path.parse_target("latest") if chain and chain[0].get("onward") else \
-            path.Target(chain[0]["to"]) if chain else goal
     contexts = _contexts(repo, roots, manifests, charts, options, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
     finishing = next((h for h in HOPS["hops"] if h["to"] == current and h.get("finish_phases")
                       and h.get("implemented")), None)
     if finishing is not None and _has_work(finishing, contexts, finishing["finish_phases"]):
         chain = [finishing] + chain
+    if phase is not None and chain:
+        # an explicit phase names its hop (e.g. re-checking a finished hop's cleanup)
+        chain = chain[next((i for i, h in enumerate(chain) if phase in registry.phases(h)), 0):]
+    elif not any(m.kind != "NodeClaim" for m in manifests):
+        # no Karpenter objects: the era comes from the chart version alone; skip hops with nothing left to do
+        while len(chain) > 1 and chain[0].get("implemented") and \
+                not _has_work(chain[0], contexts, registry.phases(chain[0])):
+            chain.pop(0)
+    if target is None and chain and not chain[0].get("onward"):
+        goal = path.Target(chain[0]["to"])
+        for _, ctx in contexts:
+            ctx.target = goal
     if not chain:
         plan.findings.append(Finding("MIG-HOP-001", "info", "", 0,
                                      f"the repository is already on {goal}; nothing to migrate"))
         plan.findings.extend(repo.findings)
         return plan
     hop = chain[0]
+    plan.phases = hop.get("phases", [])
+    plan.key = hop_key(hop)
     plan.hop_from = hop["from"]
     plan.hop_to = str(goal) if hop.get("onward") else hop["to"]
-    plan.later = [path.describe(h, goal) for h in chain[1:]]
-    if len(chain) > 1:
+    plan.later = [path.describe(h, latest if target is None else goal)
+                  for h in (path.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
+                            else chain[1:])]
+    if plan.later:
         plan.findings.append(Finding("MIG-HOP-004", "info", "", 0,
                                      f"this run plans {path.describe(hop, goal)}; then run migrator again for: "
                                      + "; ".join(plan.later) + " (one hop at a time)"))
@@ -196,10 +217,6 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
                                      "follow the upstream migration guide by hand"))
         plan.findings.extend(repo.findings)
         return plan
-    if hop.get("onward") and goal.chart is None:
-        goal = path.parse_target("latest")
-        for _, ctx in contexts:
-            ctx.target = goal
     names = registry.phases(hop)
     if phase is None:
         # the earliest phase, in the hop's order, that some cluster root still has work in

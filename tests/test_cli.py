@@ -71,8 +71,8 @@ def test_far_target_plans_one_hop_and_lists_the_rest(tree, tmp_path):
     code, d = _json(["plan", str(root), "--format", "json", "--to", "latest"])
     assert d["hop"] == {"from": "v1alpha5", "to": "v1beta1"} and d["phase"] == "prepare"
     later = next(f for f in d["findings"] if f["code"] == "MIG-HOP-004")
-    assert "v1beta1 -> v1" in later["message"] and "1.14.1" in later["message"]
-    assert d["path"] == ["v1beta1 -> v1 (chart 1.0.14)", "v1 -> 1.14.1 (chart 1.14.1)"]
+    assert "v1beta1 → v1" in later["message"] and "1.14.1" in later["message"]
+    assert d["path"] == ["v1beta1 → v1 (chart 1.0.14)", "v1 → 1.14.1 (chart 1.14.1)"]
     for bad in ("2.0", "1.99", "1.8.0", "v9"):
         r = runner.invoke(app, ["plan", str(root), "--to", bad])
         assert r.exit_code == 1, bad

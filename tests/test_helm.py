@@ -86,7 +86,7 @@ def test_flux_values_from_is_reported(tmp_path):
         "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: karpenter\nspec:\n"
         "  chart:\n    spec:\n      chart: karpenter\n      version: v0.32.10\n"
         "  valuesFrom:\n    - kind: ConfigMap\n      name: karpenter-values\n")
-    plan = make_plan(tmp_path)
+    plan = make_plan(tmp_path, to="v1beta1")
     (f,) = [f for f in plan.findings if f.code == "MIG-HELM-001"]
     assert (f.path, f.line) == ("hr.yaml", 10) and "settings.aws.clusterName" in f.manual_step
 

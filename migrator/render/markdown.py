@@ -56,9 +56,8 @@ def _env() -> Environment:
 
 def render(plan: Plan) -> str:
     src = template_text("runbook.md.j2")
-    hop = f"{plan.hop_from}->{plan.hop_to}"
-    hop_phases = next((h.get("phases", []) for h in knowledge.load("hops")["hops"]
-                       if h["from"] == plan.hop_from and h["to"] == plan.hop_to), [])
+    hop = plan.key or f"{plan.hop_from}->{plan.hop_to}"
+    hop_phases = plan.phases
     table = knowledge.load("runbook")
     multi = len(plan.roots) > 1
     roots = [r.path for r in plan.roots] or ["."]
@@ -80,7 +79,9 @@ def render(plan: Plan) -> str:
         status = next((f"{r.state}; next: {r.next}" for r in plan.roots if r.path == root), "")
         sections.append({"root": root, "status": status, "h": "###" if multi else "##",
                          "phases": phases if plan.steps else []})
-    strategies = [{**st, "recommended": st["id"] == "taint-drift"} for st in table.get("strategies", [])]
+    # node-rolling strategies belong to the hop that replaces every node (v1alpha5 -> v1beta1)
+    strategies = [{**st, "recommended": st["id"] == "taint-drift"} for st in table.get("strategies", [])
+                  if hop in st.get("hops", [hop])]
     ctx = {
         "plan": plan,
         "root": plan.root.name,
@@ -88,6 +89,7 @@ def render(plan: Plan) -> str:
         "blocking": [f for f in plan.findings if f.severity in ("error", "warning")],
         "sections": sections,
         "strategies": strategies,
+        "later": plan.later,
         "drift": knowledge.load("drift").get(hop, []),
     }
     out = _env().from_string(src).render(**ctx)

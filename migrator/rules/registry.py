@@ -50,18 +50,19 @@ class Context:
     options: Options
     charts: list = field(default_factory=list)
     owns: Any = lambda path: True          # does a file belong to this cluster root?
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)   # phase -> rule -> result
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)   # hop:phase -> rule -> result
     target: Any = None                     # path.Target this run moves towards
     chart_version: str | None = None       # the controller chart version this root pins, if static
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
-        if phase not in self.results:
+        key = f"{hop['from']}->{hop['to']}:{phase}"
+        if key not in self.results:
             rules = hop_package(hop).RULES
             out: dict = {}
             for name in hop["rules"]:
                 out[name] = rules[name][1](self, phase, out)
-            self.results[phase] = out
-        return self.results[phase]
+            self.results[key] = out
+        return self.results[key]
 
 
 def run(hop: dict, phase: str, ctx: Context) -> tuple[list, list[Finding]]:

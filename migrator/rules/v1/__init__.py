@@ -5,7 +5,7 @@ phase it is run for and returns edits only for that phase.
 """
 from __future__ import annotations
 
-from . import helm, iam, manifests, workloads
+from . import helm, iam, manifests, terraform_module, workloads
 from .runbook import steps  # noqa: F401
 
 
@@ -21,6 +21,10 @@ def _iam(ctx, phase: str, done: dict):
     return iam.run(ctx, phase)
 
 
+def _module(ctx, phase: str, done: dict):
+    return terraform_module.run(ctx, phase)
+
+
 def _workloads(ctx, phase: str, done: dict):
     return workloads.run(ctx, phase)
 
@@ -28,6 +32,7 @@ def _workloads(ctx, phase: str, done: dict):
 RULES = {
     "v1/helm": (helm, _helm),
     "v1/iam": (iam, _iam),
+    "v1/terraform_module": (terraform_module, _module),
     "v1/manifests": (manifests, _manifests),
     "v1/workloads": (workloads, _workloads),
 }

@@ -41,8 +41,10 @@ class V1IamRule(IamRule):
         if any(c.key == "aws:TagKeys" and tag not in map(str, c.values) for c in st.conditions) and \
                 any(a.lower() == "ec2:createtags" for a in st.actions):
             return FACTS["tagging_sid"]
-        if st.sid in FACTS["replace_sids"] and not any(c.key.endswith(tag) for c in st.conditions):
-            return st.sid
+        # the first hop names its nodepool twins <Sid>NodePool: they are the same statements
+        sid = next((x for x in FACTS["replace_sids"] if st.sid and st.sid.startswith(x)), None)
+        if sid is not None and not any(c.key.endswith(tag) for c in st.conditions):
+            return sid
         return None
 
     def upgrade(self, pol: Policy) -> set[str]:
@@ -75,6 +77,15 @@ class V1IamRule(IamRule):
             if "${AWS::AccountId}" in json.dumps(body.get("Resource")):
                 # the account is not written anywhere in this policy: keep the statement's own resources
                 body["Resource"] = st.resources if len(st.resources) != 1 else st.resources[0]
+            wider = [r for r in st.resources if r != "*" and r not in _as_list(body["Resource"])]
+            if wider:
+                self.finding("MIG-V1-IAM-002", "warning", pol.path, line,
+                             f"statement {st.sid or sid} of {pol.name} needs the v1 {FACTS['cluster_tag']} scoping but "
+                             f"also covers {', '.join(wider)}, so it is not replaced",
+                             f"add {FACTS['cluster_tag']} as the official v{FACTS['target']} {sid} statement does")
+                continue
+            if st.sid:
+                body["Sid"] = st.sid            # the user's own name for it
             rendered = self.render(pol, body, text, st)
             self.res.edits.append(TextEdit(pol.path, st.start, st.end,
                                            to_newline(rendered, self.repo.files[pol.path].newline), RULE))

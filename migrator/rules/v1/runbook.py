@@ -1,8 +1,111 @@
-"""Runbook steps of the v1beta1 -> v1 hop."""
+"""Runbook steps of the v1beta1 -> v1 hop, and the table-driven step builder the onward 1.x hop shares.
+
+Rows come from knowledge/runbook.yaml. `{x_targets}` placeholders expand to one `terraform -chdir=...` command per
+root module; list placeholders (`{state_moves}`, `{manifest_file}`, `{workload_file}`) to one command per item;
+`commands` split by how the charts are installed (terraform / flux / helm) and how the manifests are kept
+(terraform / yaml / flux), so every command fits the setup.
+"""
 from __future__ import annotations
 
+import shlex
+
+from ... import knowledge
 from ...model import Step
+from ..v1beta1.runbook import _by_dir, _terraform
+
+
+def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
+          targets: dict[str, list[tuple[str, str]]], lists: dict[str, list[str]],
+          files: dict[str, list[str]], refs: dict[str, list[str]]) -> list[Step]:
+    rows = knowledge.load("runbook")[table]
+    groups = {k: _by_dir(v) for k, v in targets.items()}
+    out: list[Step] = []
+
+    def expand(lines: list[str]) -> list[str]:
+        res: list[str] = []
+        for c in lines:
+            key = next((k for k in groups if "{" + k + "}" in c), None)
+            lst = next((k for k in lists if "{" + k + "}" in c), None)
+            if key is not None:
+                res.extend(_terraform(c, key, groups[key], values))
+            elif lst is not None:
+                if c.strip() == "{" + lst + "}":
+                    res.extend(lists[lst])
+                else:
+                    res.extend(c.format(**{**values, lst: shlex.quote(x)}) for x in lists[lst])
+            else:
+                res.append(c.format(**values))
+        return res
+
+    for row in rows:
+        if row.get("when") and not flags.get(row["when"]):
+            continue
+        raw = row.get("commands", [])
+        if isinstance(raw, dict):
+            raw = [c for f in flavours.get(row["kind"], flavours["chart"]) for c in raw.get(f, [])] + raw.get("all", [])
+        out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
+                        title=row["title"].format(**values), detail=str(row.get("detail", "")).format(**values).strip(),
+                        commands=[c for c in expand(raw) if c.strip()], files=sorted(set(files.get(row["id"], []))),
+                        verify=expand(row.get("verify", [])), rollback=str(row.get("rollback", "")).format(**values).strip(),
+                        refs=sorted(set(refs.get(row["kind"], [])))))
+    return out
+
+
+def chart_flavours(helm_results: list) -> list[str]:
+    kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
+    tf = any(a for r in helm_results for a in r.chart_tf)
+    return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("helm", not kinds)) if ok]
+
+
+def common_values(ctx, helm_results: list) -> dict:
+    ns = sorted(set().union(*(r.namespaces for r in helm_results))) if helm_results else []
+    crd = next((a.split("/", 1)[1] for r in helm_results for a in r.crd_releases if a.startswith("HelmRelease/")),
+               "karpenter-crd")
+    return {"namespace": shlex.quote(ns[0]) if ns else '"${KARPENTER_NAMESPACE}"', "crd_release": shlex.quote(crd)}
 
 
 def steps(hop: dict, ctx) -> list[Step]:
-    return []
+    from . import helm as helm_rule
+    res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
+    helms = [res[p]["v1/helm"] for p in res]
+    man = res["manifests"]["v1/manifests"]
+    wl = res["manifests"]["v1/workloads"]
+    iam = res["patch-upgrade"]["v1/iam"]
+    mod = res["patch-upgrade"]["v1/terraform_module"]
+    patch = helm_rule.targets("patch-upgrade", ctx.chart_version).get("karpenter")
+    values = {**common_values(ctx, helms), "chart_version": hop["chart"]["version"],
+              "patch_version": patch or '"${KARPENTER_PATCH_VERSION}"',
+              "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json",
+              "rewritten": ", ".join(f"{k} {n}" for k, n, _ in man.rewritten) or "none in this repository",
+              "flux_kustomization": "flux-system"}
+    moves = []
+    for o in man.tf_objects:
+        chdir = "" if o["dir"] == "." else f"-chdir={shlex.quote(o['dir'])} "
+        if o["templated"]:
+            moves.append(f"# {o['address']}: once per instance, with the instance key and the object's name")
+        moves.append(f"terraform {chdir}state rm {shlex.quote(o['address'])}")
+        moves.append(f"terraform {chdir}import {shlex.quote(o['address'])} {shlex.quote(o['import_id'])}")
+    yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
+    tf_manifests = [(o["dir"], o["address"]) for o in man.tf_objects]
+    flags = {"module": bool(mod.edits), "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
+             "chart": True, "tf_objects": bool(man.tf_objects),
+             "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files),
+             "webhook_values": bool(res["webhooks-off"]["v1/helm"].edits)}
+    chart_fl = chart_flavours(helms)
+    man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(yaml_files))) if ok] or ["yaml"]
+    flavours = {"chart": chart_fl, "crds": chart_fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
+                                                                                 ("json", bool(iam.files))) if ok],
+                "manifests": man_fl}
+    targets = {"chart_targets": [x for h in helms for x in h.chart_tf], "crd_targets": [x for h in helms for x in h.crd_tf],
+               "iam_targets": iam.targets, "module_targets": mod.tf_targets, "manifest_targets": tf_manifests}
+    lists = {"state_moves": moves, "manifest_file": yaml_files, "workload_file": sorted(wl.files)}
+    files = {"module": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
+             "patch": [e.path for e in res["patch-upgrade"]["v1/helm"].edits],
+             "crds": [e.path for e in res["controller"]["v1/helm"].edits],
+             "controller": [e.path for e in res["controller"]["v1/helm"].edits],
+             "manifests": man.files, "state-moves": [o["where"].split(":")[0] for o in man.tf_objects],
+             "workloads": wl.files, "webhooks-off": [e.path for e in res["webhooks-off"]["v1/helm"].edits]}
+    refs = {"chart": [r for h in helms for r in h.refs], "crds": [r for h in helms for r in h.refs],
+            "iam": iam.policies, "module": mod.refs, "manifests": [w for _, _, w in man.pending],
+            "workloads": [f"{f.path}:{f.line}" for f in wl.findings]}
+    return build("v1beta1->v1", hop, values, flags, flavours, targets, lists, files, refs)

@@ -67,8 +67,10 @@ class HelmRule:
         self.phase = phase
         self.hop = hop
         self.rule = rule
-        default = FACTS["hops"][hop]["version"]
-        self.targets = targets if targets is not None else {"karpenter": default, "karpenter-crd": default}
+        if targets is None:
+            default = FACTS["hops"][hop]["version"]
+            targets = {"karpenter": default, "karpenter-crd": default}
+        self.targets = targets
         self._rows = rows
         self.crd_rows = crd_rows or []          # value rows for the karpenter-crd chart
         self.bumps = (phase == "prepare") if bump is None else bump
@@ -185,7 +187,7 @@ class HelmRule:
                 self.tags_removed(vs.path, hclsrc.line_of(tree.text, e.key_start), list(e.children))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(tree.text, e.key_start),
                          f"chart value {'.'.join(op.src)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
-                                                               else f"set to {op.value} ({op.reason})"
+                                                               else f"set to {keytree.render_scalar(tree, op.value)} ({op.reason})"
                                                                if op.kind == "set" else f"removed ({op.reason})"))
         for s, e, t in out.edits:
             self.res.edits.append(TextEdit(vs.path, s, e, to_newline(t, self.repo.files[vs.path].newline),
@@ -311,7 +313,7 @@ class HelmRule:
             return
         if cur >= parse_version(target):
             return
-        below = FACTS["hops"][self.hop].get("pass_through")
+        below = FACTS["hops"].get(self.hop, {}).get("pass_through")
         if below and cur < parse_version(below["below"]):
             self.res.pass_through = format_version(below["version"], current)
             self.finding("MIG-HELM-009", "warning", path, hclsrc.line_of(self.repo.text(path), start),

@@ -267,7 +267,8 @@ class IamRule:
         if pol.syntax == "document":
             step = "  "
             rows = [("sid", hclsrc.quote(st["Sid"])), ("effect", hclsrc.quote(st["Effect"])),
-                    ("actions", _hlist(_as_list(st["Action"]))), ("resources", _hlist(_as_list(st["Resource"])))]
+                    ("actions", _hlist(_as_list(st["Action"]), ind + step)),
+                    ("resources", _hlist(_as_list(st["Resource"]), ind + step))]
             w = max(len(k) for k, _ in rows)
             lines = ["statement {"] + [f"{ind}{step}{k.ljust(w)} = {v}" for k, v in rows]
             for test, kv in (st.get("Condition") or {}).items():
@@ -341,8 +342,13 @@ def _substitute(s: str, subs: dict[str, str]) -> str:
     return s
 
 
-def _hlist(items: list) -> str:
-    return "[" + ", ".join(hclsrc.quote_template(str(i)) for i in items) + "]"
+def _hlist(items: list, indent: str = "") -> str:
+    """An HCL list of strings: on one line when short, else one item per line (trailing commas, fmt style)."""
+    quoted = [hclsrc.quote_template(str(i)) for i in items]
+    one = "[" + ", ".join(quoted) + "]"
+    if len(one) + len(indent) <= 100 or not indent:
+        return one
+    return "[\n" + "".join(f"{indent}  {q},\n" for q in quoted) + indent + "]"
 
 
 def _statement_span(text: str, pol: Policy, i: int) -> tuple[int, int]:

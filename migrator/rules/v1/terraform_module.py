@@ -1,0 +1,128 @@
+"""Rule `v1/terraform_module`: terraform-aws-modules/eks `modules/karpenter` gives the controller the v1 IAM.
+
+patch-upgrade: a v20 module older than 20.24 moves to the newest v20 with `enable_v1_permissions = true`; a
+20.24+ module gets the input set. A module that uses IRSA stays on v20 (v21 removed IRSA; the finding says
+so and what moving to v21 with Pod Identity takes); v21 already carries the v1 policy.
+The coverage table (knowledge/minors.yaml `module_coverage`) also serves the onward 1.x hop: which Karpenter
+minor a module version can run.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ... import knowledge
+from ...edits import TextEdit, indent_at, line_start, to_newline
+from ...model import Finding
+from ...path import MINORS, parse_version
+from ...sources import hcl as hclsrc
+from ..v1beta1.terraform_module import _constraint_version
+
+RULE = "v1/terraform_module"
+FACTS = knowledge.load("iam")["module"]
+V1 = knowledge.load("iam")["module_v1"]
+
+
+@dataclass
+class ModuleResult:
+    edits: list = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
+    refs: list[str] = field(default_factory=list)
+    tf_targets: list[tuple[str, str]] = field(default_factory=list)
+    covers: str | None = None          # newest Karpenter minor the module's IAM supports (onward hop cap)
+    irsa: bool = False
+
+
+def modules(ctx):
+    """(path, block, (op, version) or None) of every karpenter module this cluster root calls."""
+    for p, b in ctx.repo.blocks("module"):
+        if not ctx.owns(p):
+            continue
+        src = b.attr("source").literal() if b.attr("source") is not None else None
+        if not isinstance(src, str) or not re.search(FACTS["source"], src):
+            continue
+        v = b.attr("version")
+        yield p, b, (_constraint_version(str(v.literal())) if v is not None and v.literal() else None)
+
+
+def uses_irsa(b: hclsrc.Block) -> bool:
+    return any(name in b.attributes for name in V1["irsa_inputs"])
+
+
+def covers(version: tuple[int, ...] | None, b: hclsrc.Block) -> str | None:
+    """Newest Karpenter minor this module version's policy supports (None: unknown / older than v20)."""
+    if version is None:
+        return None
+    best = None
+    for row in MINORS["module_coverage"]:
+        if version >= parse_version(row["from"]):
+            needs = row.get("needs", {})
+            if all((b.attr(k).literal() if b.attr(k) is not None else None) == v for k, v in needs.items()):
+                best = row["karpenter"]
+    return best
+
+
+def run(ctx, phase: str) -> ModuleResult:
+    res = ModuleResult()
+    for p, b, ver in modules(ctx):
+        text = ctx.repo.text(p)
+        line = hclsrc.line_of(text, b.start)
+        res.modules.append(b.address)
+        res.refs.append(f"{p}:{line}")
+        res.tf_targets.append((posixpath.dirname(p), b.address))
+        res.irsa = res.irsa or uses_irsa(b)
+        version = ver[1] if ver else None
+        if phase == V1["phase"]:
+            _v1_permissions(ctx, res, p, b, ver, text, line)
+        c = covers(version, b)
+        if c is not None and (res.covers is None or parse_version(c) < parse_version(res.covers)):
+            res.covers = c
+    return res
+
+
+def _v1_permissions(ctx, res: ModuleResult, p: str, b: hclsrc.Block, ver, text: str, line: int) -> None:
+    if ver is None or ver[1] is None:
+        res.findings.append(Finding("MIG-V1-MOD-001", "warning", p, line,
+                                    f"{b.address}: the module version is not pinned; migrator cannot tell whether "
+                                    "it gives the controller the v1 permissions",
+                                    f'pin version = "{V1["pin"]}" and set {V1["input"]} = true'))
+        return
+    op, version = ver
+    if version[0] < 20:
+        res.findings.append(Finding("MIG-V1-MOD-002", "error", p, line,
+                                    f"{b.address} is v{version[0]}: its policy predates v1beta1",
+                                    "finish the v1alpha5 -> v1beta1 cleanup (it moves the module to v20) first"))
+        return
+    if version[0] >= 21:
+        return
+    if version < parse_version(V1["min"]):
+        v = b.attr("version")
+        new = V1["pin"] if op in ("", "=") else ".".join(V1["pin"].split(".")[:2])
+        rendered = f"{op} {new}".strip() if op and op != "=" else (f"= {new}" if op == "=" else new)
+        res.edits.append(TextEdit(p, v.start, v.end, hclsrc.quote(rendered), RULE))
+        res.findings.append(Finding("MIG-V1-MOD-003", "info", p, hclsrc.line_of(text, v.start),
+                                    f"{b.address}: version {v.literal()} -> {rendered} ({V1['input']} exists from "
+                                    f"{V1['min']})"))
+    cur = b.attr(V1["input"])
+    if cur is not None and cur.literal() is True:
+        pass
+    elif cur is not None:
+        res.edits.append(TextEdit(p, cur.start, cur.end, "true", RULE))
+    else:
+        last = max(b.attributes.values(), key=lambda a: a.end) if b.attributes else None
+        ind = indent_at(text, last.start) if last else "  "
+        pos = line_start(text, b.body_end)
+        ins = f"\n{ind}# Karpenter v1: the policy scoped by eks:eks-cluster-name\n{ind}{V1['input']} = true\n"
+        res.edits.append(TextEdit(p, pos, pos, to_newline(ins, ctx.repo.files[p].newline), RULE))
+    if cur is None or cur.literal() is not True:
+        res.findings.append(Finding("MIG-V1-MOD-004", "info", p, line,
+                                    f"{b.address}: {V1['input']} = true (the v1 controller policy)"))
+    if uses_irsa(b):
+        res.findings.append(Finding("MIG-V1-MOD-005", "info", p, line,
+                                    f"{b.address} stays on v20: it uses IRSA ({', '.join(a for a in V1['irsa_inputs'] if a in b.attributes)}), "
+                                    "which v21 removed",
+                                    "to move to v21 later: switch the controller to EKS Pod Identity "
+                                    "(create_pod_identity_association, drop the irsa_* inputs and the role-arn "
+                                    "service-account annotation), then bump the module"))

@@ -1,0 +1,46 @@
+"""Rule `v1x/helm`: both charts to the target's newest patch, with every crossed minor's values changes.
+
+Removed keys are removed in every values shape (the first hop's Helm machinery); keys a minor's chart refuses
+to install without (1.5: settings.clusterName) are errors when the repository does not set them; defaults that
+change behaviour (1.6: reservedCapacity on) are warnings unless the repository sets the key itself.
+"""
+from __future__ import annotations
+
+from ...model import Finding
+from ...path import parse_version
+from ..v1beta1.helm import HelmResult, HelmRule
+from .plan import crossed, stop
+
+RULE = "v1x/helm"
+HOP = "v1->1.x"
+
+
+def run(ctx, phase: str, done: dict) -> HelmResult:
+    target, why = stop(ctx, done)
+    current = ctx.chart_version
+    if current and parse_version(current) >= parse_version(target):
+        return HelmResult()
+    rows = crossed(current, target)
+    values = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("values", {}).get("remove", {}).items()]
+    crd = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("crd_values", {}).get("remove", {}).items()]
+    res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
+                   targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
+                   bump=True, add_crd_release=True).run()
+    keys = {v.key for v in ctx.helm_values}
+    ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
+    where = (ci.path, ci.line) if ci else ("", 0)
+    for r in rows:
+        for key, reason in r.get("require", {}).items():
+            if ci is not None and key not in keys:
+                res.findings.append(Finding("MIG-V1X-HELM-001", "error", *where,
+                                            f"chart {r['minor']}: {reason}; {ci.address} does not set {key}",
+                                            f"set {key} in the chart values"))
+        for key, note in r.get("values", {}).get("defaults", {}).items():
+            if ci is not None and key not in keys:
+                res.findings.append(Finding("MIG-V1X-HELM-002", "warning", *where, f"chart {r['minor']}: {note}",
+                                            f"decide, and set {key} explicitly"))
+    if why:
+        res.findings.append(Finding("MIG-V1X-HELM-003", "warning", *where,
+                                    f"the chart goes to {target}, not {ctx.target.chart}: {why}",
+                                    "see the module finding for the ways on"))
+    return res

@@ -1,0 +1,91 @@
+"""Rule `v1x/iam`: a hand-written controller policy aligned with the official policy of the target minor.
+
+For every statement of the official policy (packaged per minor, knowledge/minors.yaml `iam`): a statement with
+the same Sid that lacks some of its actions and grants nothing more is replaced by the official one (in the
+user's syntax, with the cluster name, region and account the policy already uses); a missing statement is
+added; actions only needed with an opt-in feature are reported, not added. The 1.9 split into several managed
+policies changes no permission: a single hand-written policy stays one policy.
+"""
+from __future__ import annotations
+
+import json
+
+from ... import knowledge
+from ...path import MINORS
+from ...policies import Policy, scan_policies
+from ...sources import hcl as hclsrc
+from ...edits import TextEdit, to_newline
+from ..v1.iam import V1IamRule
+from ..v1beta1.iam import IamResult, _allows, _as_list, official, _substitute
+from .plan import minor_of, stop
+
+RULE = "v1x/iam"
+BASE = knowledge.load("iam")["v1beta1->v1"]
+
+
+class OnwardIamRule(V1IamRule):
+    def run(self) -> IamResult:
+        for pol in scan_policies(self.repo):
+            if not self.owns(pol.path) or not pol.is_karpenter:
+                continue
+            self.res.policies.append(f"{pol.path}:{pol.line}")
+            self.res.targets.extend(self.applied_by(pol))
+            if pol.path.endswith(".json") and pol.path not in self.res.files:
+                self.res.files.append(pol.path)
+            self.align(pol)
+        return self.res
+
+    def align(self, pol: Policy) -> None:
+        text = self.repo.text(pol.path)
+        version = self.facts["target"]
+        allowed = pol.actions()
+        by_sid = {s.sid: s for s in pol.statements if s.sid}
+        missing_sids, conditional = [], []
+        subs = None
+        for off in official(version):
+            actions = _as_list(off["Action"])
+            sid = off.get("Sid")
+            st = by_sid.get(sid)
+            if all(a in MINORS["conditional_actions"] for a in actions):
+                if not all(_allows(allowed, a) for a in actions):
+                    conditional += [f"{a} ({MINORS['conditional_actions'][a]})" for a in actions]
+                continue
+            if st is None:
+                if not all(_allows(allowed, a) for a in actions):
+                    missing_sids.append(sid)
+                continue
+            mine = {a.lower() for a in st.actions}
+            lacking = [a for a in actions if not _allows(mine, a) and a not in MINORS["conditional_actions"]]
+            if not lacking:
+                continue
+            extra = sorted(a for a in st.actions if a.lower() not in {x.lower() for x in actions})
+            line = hclsrc.line_of(text, st.start)
+            subs = subs or self.substitutions(pol)
+            if extra or subs is None:
+                self.finding("MIG-V1X-IAM-001", "warning", pol.path, line,
+                             f"statement {sid} of {pol.name} lacks {', '.join(lacking)}, which Karpenter {version} uses",
+                             f"add {', '.join(lacking)} to it (official {version} policy, Sid {sid})")
+                continue
+            body = json.loads(_substitute(json.dumps(off), subs))
+            if "${AWS::AccountId}" in json.dumps(body.get("Resource")):
+                body["Resource"] = st.resources if len(st.resources) != 1 else st.resources[0]
+            self.res.edits.append(TextEdit(pol.path, st.start, st.end,
+                                           to_newline(self.render(pol, body, text, st),
+                                                      self.repo.files[pol.path].newline), self.rule))
+            self.finding("MIG-V1X-IAM-002", "info", pol.path, line,
+                         f"statement {sid} of {pol.name} -> official Karpenter {version} statement "
+                         f"(adds {', '.join(lacking)})")
+        if missing_sids and pol.statements:
+            self.add_official(pol, missing_sids, after=pol.statements[-1])
+        if conditional:
+            self.finding("MIG-V1X-IAM-003", "info", pol.path, pol.line,
+                         f"{pol.name} lacks actions Karpenter {version} uses only for opt-in features: "
+                         + ", ".join(conditional), "add them when you turn the feature on")
+
+
+def run(ctx, phase: str, done: dict) -> IamResult:
+    target, _ = stop(ctx, done)
+    row = next(r for r in MINORS["minors"] if r["minor"] == minor_of(target))
+    facts = {**BASE, "target": row["iam"]}
+    return OnwardIamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=facts,
+                         rule=RULE).run()
