@@ -14,7 +14,8 @@ def rules_markdown() -> str:
     for h in hops["hops"]:
         out.append(f"| {h['from']} | {h['to']} | {h['chart']['version']} | {'yes' if h.get('implemented') else 'no'} "
                    f"| {', '.join(h['rules']) or '-'} |")
-    out += ["", "## Rules", ""]
+    out += ["", "Phases: " + "; ".join(f"{h['from']} -> {h['to']}: " + ", ".join(p["name"] for p in h.get("phases", []))
+                                      for h in hops["hops"]) + ".", "", "## Rules", ""]
     for name, (module, _) in all_rules().items():
         doc = (module.__doc__ or "").strip()
         head, _, body = doc.partition("\n")
@@ -34,6 +35,7 @@ def rules_markdown() -> str:
     for rule in v["nodepool"]["alpha_defaults"]:
         adds = "; ".join(f"`{a['key']} {a['operator']} {a['values']}`" for a in rule["add"])
         out.append(f"- when none of {', '.join(f'`{k}`' for k in rule['when_missing'])}: {adds}")
+    out += _v1_sections()
     out += ["", "## AWSNodeTemplate -> EC2NodeClass", "", "| AWSNodeTemplate | EC2NodeClass |", "|---|---|"]
     out += [f"| `{m['from']}` | `{m['to']}` |" for m in v["ec2nodeclass"]["moves"]]
     out += [f"| `spec.{s['from']}` | `spec.{s['to']}` |" for s in v["ec2nodeclass"]["selectors"]]
@@ -43,6 +45,29 @@ def rules_markdown() -> str:
     for code, f in knowledge.load("findings").items():
         out.append(f"| {code} | {f['severity']} | {f['title']} |")
     return "\n".join(out) + "\n"
+
+
+def _v1_sections() -> list[str]:
+    v1 = knowledge.load("v1")
+    np, nc = v1["nodepool"], v1["ec2nodeclass"]
+    out = ["", "## NodePool / EC2NodeClass v1beta1 -> v1 (in place)", "", "| v1beta1 | v1 |", "|---|---|",
+           "| `apiVersion: karpenter.sh/v1beta1` / `karpenter.k8s.aws/v1beta1` | `karpenter.sh/v1` / `karpenter.k8s.aws/v1` |"]
+    out += [f"| `consolidationPolicy: {a}` | `consolidationPolicy: {b}` + `consolidateAfter: {np['consolidate_after_default']}` |"
+            for a, b in np["consolidation_policy"].items()]
+    out += [f"| `{m['from']}` | `{m['to']}` |" for m in np["moves"]]
+    out += [f"| `nodeClassRef.apiVersion` | `nodeClassRef.group` (`{np['node_class_ref']['group']}`), `kind` added |",
+            f"| `{np['kubelet']}` | EC2NodeClass `spec.kubelet` (one class per distinct kubelet) |"]
+    out += [f"| `amiFamily: {f}` without terms | `amiSelectorTerms: [{{alias: {a}@latest}}]` |"
+            for f, a in nc["alias_families"].items()]
+    out += [f"| `amiFamily: {f}` | `amiFamily: {x['to']}`, its amiSelectorTerms kept, root device added |"
+            for f, x in nc["removed_families"].items()]
+    out += ["| no `metadataOptions` | the v1beta1 defaults written out (hop limit 2) |", "",
+            "## Karpenter 1.x minors (the onward hop)", "", "| minor | newest | Kubernetes | IAM | values removed | requires |",
+            "|---|---|---|---|---|---|"]
+    for r in knowledge.load("minors")["minors"]:
+        out.append(f"| {r['minor']} | {r['newest']} | {'-'.join(r['k8s'])} | {r['iam']} | "
+                   f"{', '.join(r.get('values', {}).get('remove', {})) or '-'} | {', '.join(r.get('require', {})) or '-'} |")
+    return out
 
 
 if __name__ == "__main__":
