@@ -16,7 +16,7 @@ from .render import markdown as markdown_render
 from .render import text as text_render
 from .options import Options
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan and apply Karpenter API migrations (v1alpha5 -> v1beta1 -> v1) in a repository.")
 
 
@@ -133,7 +133,18 @@ def _exit_code(p: Plan, detailed: bool) -> int:
 
 
 def main() -> None:
-    app()
+    """Entry point: no traceback reaches the user unless --debug is given."""
+    debug = "--debug" in sys.argv[1:]
+    if debug:
+        sys.argv.remove("--debug")
+    try:
+        app()
+    except Exception as e:  # noqa: BLE001
+        if debug:
+            raise
+        Console(stderr=True).print(f"[red]internal error:[/red] {type(e).__name__}: {e}\n"
+                                   "nothing was written; run again with --debug for the traceback and report it")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -105,3 +105,18 @@ def test_explain():
     r = runner.invoke(app, ["explain", "v1beta1/helm"])
     assert r.exit_code == 0 and "values" in r.stdout
     assert runner.invoke(app, ["explain", "nope"]).exit_code == 1
+
+
+def test_a_failing_rule_becomes_a_finding_and_the_rest_is_planned(tree, monkeypatch):
+    """Never a traceback: a rule that raises is an error finding; the other rules' changes stand."""
+    from migrator.rules import v1
+
+    def boom(ctx, phase, done):
+        raise KeyError("spec")
+    monkeypatch.setitem(v1.RULES, "v1/workloads", (v1.workloads, boom))
+    root = tree("v1-workloads")
+    code, d = _json(["plan", str(root), "--format", "json", "--to", "v1", "--phase", "manifests"])
+    assert code == 1
+    (f,) = [f for f in d["findings"] if f["code"] == "MIG-INT-001"]
+    assert "v1/workloads" in f["message"] and "KeyError" in f["message"]
+    assert [c["path"] for c in d["changes"]] == ["karpenter/batch.yaml"]      # the manifests rule still ran

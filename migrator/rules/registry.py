@@ -43,6 +43,28 @@ def phases(hop: dict) -> list[str]:
 
 
 @dataclass
+class Failed:
+    """The result of a rule that raised: no edits, one error finding; any other attribute reads as empty."""
+    edits: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
+
+    @classmethod
+    def of(cls, rule: str, e: Exception) -> "Failed":
+        import traceback
+        where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+        at = f" at {where.filename.rsplit('/migrator/', 1)[-1]}:{where.lineno}" if where else ""
+        return cls(findings=[Finding("MIG-INT-001", "error", "", 0,
+                                     f"internal error in rule {rule}: {type(e).__name__}: {e}{at}; its changes "
+                                     "are left out, the rest of the plan stands",
+                                     "report this with `migrator plan --debug` output and the files involved")])
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return []
+
+
+@dataclass
 class Context:
     repo: Repo
     manifests: list[Manifest]
@@ -60,7 +82,10 @@ class Context:
             rules = hop_package(hop).RULES
             out: dict = {}
             for name in hop["rules"]:
-                out[name] = rules[name][1](self, phase, out)
+                try:
+                    out[name] = rules[name][1](self, phase, out)
+                except Exception as e:  # noqa: BLE001 - one rule's bug must not stop the plan
+                    out[name] = Failed.of(name, e)
             self.results[key] = out
         return self.results[key]
 

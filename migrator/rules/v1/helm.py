@@ -44,8 +44,23 @@ def targets(phase: str, current: str | None) -> dict[str, str]:
     return {}
 
 
+def _stale_alpha_rows() -> list[dict]:
+    """settings.aws.* keys the first hop renames or drops: 0.33+ ignores them, so a repository that still has
+    them runs without them (an interruption queue it names is not used). Renamed or removed with the newest patch."""
+    out = []
+    for r in FACTS["values"]["v1alpha5->v1beta1"]:
+        if not r["key"].startswith("settings.aws."):
+            continue
+        why = "ignored since chart 0.33"
+        out.append({"key": r["key"], "rename": r["rename"], "phase": "patch-upgrade", "why": why} if "rename" in r
+                   else {"key": r["key"], "remove": True, "phase": "patch-upgrade", "why": f"{why} ({r.get('why', '')})"})
+    return out
+
+
 def run(ctx, phase: str) -> HelmResult:
     rows = [r for r in FACTS["values"][HOP] if r["phase"] == phase]
+    if phase == "patch-upgrade":
+        rows = _stale_alpha_rows() + rows
     crd_rows = [r for r in rows if r["key"].startswith("webhook.")]
     if phase == "webhooks-off":
         rows, crd_rows = _gate_rows("karpenter"), _gate_rows("karpenter-crd")
