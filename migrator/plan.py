@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import knowledge
-from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits
+from .discover import Discovery, SourceFile
+from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits, newline_of
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .model import Finding, Step
 from . import path
@@ -46,6 +47,7 @@ class Plan:
     later: list[str] = field(default_factory=list)      # the hops after this one, for the next runs
     phases: list[dict] = field(default_factory=list)    # the planned hop's phases (name, intro), in order
     key: str = ""                                       # the hop's key in the knowledge tables (runbook, drift)
+    hop: dict | None = None                             # the planned hop (knowledge/hops.yaml row)
 
     @property
     def has_errors(self) -> bool:
@@ -154,6 +156,8 @@ def _has_work(hop: dict, contexts, phases: list[str]) -> bool:
 
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,
               options: Options | None = None) -> Plan:
+    """The checked plan: computed, then planned again on the patched files (same hop and phase), which must
+    find nothing more; files a second pass would still change are not written (MIG-EDIT-004)."""
     root = Path(root)
     if not root.exists():
         raise UsageError(f"{root}: no such file or directory")
@@ -163,6 +167,36 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         raise UsageError(str(e)) from None
     options = options or Options()
     repo = Repo(root)
+    plan = _make_plan(repo, target, phase, options)
+    if plan.changes and plan.phase:
+        second_pass(repo, plan, target, options)
+    return plan
+
+
+def second_pass(repo: Repo, plan: Plan, target, options: Options) -> None:
+    files = dict(repo.files)
+    for c in plan.changes:
+        if c.action == "delete":
+            files.pop(c.path, None)
+        else:
+            old = repo.files.get(c.path)
+            files[c.path] = SourceFile(c.path, repo.root / c.path, c.new, newline_of(c.new),
+                                       old.mode if old else 0o644, True)
+    patched = Repo(repo.root, Discovery(repo.root, files, []))
+    again = _make_plan(patched, target, plan.phase, options, hop=plan.hop)
+    if not again.changes:
+        return
+    bad = {c.path: c.rules for c in again.changes}
+    plan.changes = [c for c in plan.changes if c.path not in bad]
+    for p_, rules in sorted(bad.items()):
+        plan.findings.append(Finding("MIG-EDIT-004", "error", p_, 0,
+                                     f"a second pass over the patched files would change {p_} again (rules "
+                                     f"{', '.join(rules)} did not converge); it is not written",
+                                     "report this as a bug with the files involved"))
+    plan.findings.sort(key=lambda f: ({"error": 0, "warning": 1, "info": 2}[f.severity], f.path, f.line, f.code))
+
+
+def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dict | None = None) -> Plan:
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
     current = detect_era(manifests, path.chart_version(repo, charts))
@@ -182,7 +216,9 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
                       and h.get("implemented")), None)
     if finishing is not None and _has_work(finishing, contexts, finishing["finish_phases"]):
         chain = [finishing] + chain
-    if phase is not None and chain:
+    if hop is not None:                    # the second pass plans the very same hop
+        chain = [hop]
+    elif phase is not None and chain:
         # an explicit phase names its hop (e.g. re-checking a finished hop's cleanup)
         chain = chain[next((i for i, h in enumerate(chain) if phase in registry.phases(h)), 0):]
     elif not any(m.kind != "NodeClaim" for m in manifests):
@@ -200,6 +236,7 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         plan.findings.extend(repo.findings)
         return plan
     hop = chain[0]
+    plan.hop = hop
     plan.phases = hop.get("phases", [])
     plan.key = hop_key(hop)
     plan.hop_from = hop["from"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from migrator.inventory import Repo, scan_charts, values_of
+from migrator.options import Options
 from migrator.plan import make_plan
 from migrator.rules.v1beta1.helm import format_version, parse_version
 
@@ -110,3 +111,35 @@ def test_flux_crd_release_needs_an_interval_to_copy(tmp_path):
     plan = make_plan(tmp_path)
     assert any(f.code == "MIG-HELM-015" for f in plan.findings)
     assert [c.path for c in plan.changes] == ["hr.yaml"]      # version bumped, no invented release file
+
+
+def test_added_crd_release_takes_the_planned_version_and_repository(tmp_path):
+    """A literal old version/repository is never copied into the new karpenter-crd release (issue 9)."""
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n'
+        '  repository = "https://charts.karpenter.sh"\n  chart      = "karpenter"\n  version    = "v0.31.1"\n}\n'
+        'resource "kubectl_manifest" "p" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1alpha5\n'
+        '    kind: Provisioner\n    metadata:\n      name: default\n    spec:\n      providerRef:\n'
+        '        name: default\n  YAML\n}\n')
+    plan = make_plan(tmp_path, phase="prepare", options=Options(node_role="r"))
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    crd = c.new[c.new.index('resource "helm_release" "karpenter_crd"'):]
+    crd = crd[:crd.index("}\n")]
+    assert 'version    = "v0.32.10"' in crd and "oci://public.ecr.aws/karpenter" in crd
+    assert "charts.karpenter.sh" not in crd and "v0.31.1" not in crd
+    assert not [f for f in plan.findings if f.code == "MIG-EDIT-004"]
+
+
+def test_second_pass_refuses_a_rule_that_does_not_converge(tree, monkeypatch):
+    from migrator.edits import TextEdit
+    from migrator.rules import v1
+    from migrator.rules.v1beta1.workloads import WorkloadsResult
+
+    def again_and_again(ctx, phase, done):
+        text = ctx.repo.text("karpenter/batch.yaml")
+        return WorkloadsResult(edits=[TextEdit("karpenter/batch.yaml", len(text), len(text), "# more\n", "x")])
+    monkeypatch.setitem(v1.RULES, "v1/workloads", (v1.workloads, again_and_again))
+    root = tree("v1-workloads")
+    plan = make_plan(root, to="v1", phase="manifests")
+    assert "karpenter/batch.yaml" not in [c.path for c in plan.changes]
+    assert any(f.code == "MIG-EDIT-004" and f.path == "karpenter/batch.yaml" for f in plan.findings)
