@@ -161,6 +161,10 @@ class HelmRule:
         for row in rows:
             src = tuple(row["key"].split("."))
             entry = tree.root.get(src)
+            if "add" in row:            # a value the target needs, taken from the repository by the caller
+                if entry is None:
+                    ops.append(keytree.Op("add", dst=src, value=row["add"], reason=row.get("why", "")))
+                continue
             if entry is None:
                 continue
             if "note" in row:
@@ -186,9 +190,11 @@ class HelmRule:
             if op.kind == "remove" and e.is_map and op.src == tuple(_tags_row()["key"].split(".")):
                 self.tags_removed(vs.path, hclsrc.line_of(tree.text, e.key_start), list(e.children))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(tree.text, e.key_start),
-                         f"chart value {'.'.join(op.src)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
+                         f"chart value {'.'.join(op.src or op.dst)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
                                                                else f"set to {keytree.render_scalar(tree, op.value)} ({op.reason})"
-                                                               if op.kind == "set" else f"removed ({op.reason})"))
+                                                               if op.kind == "set" else
+                                                               f"added: {op.value} ({op.reason})" if op.kind == "add"
+                                                               else f"removed ({op.reason})"))
         for s, e, t in out.edits:
             self.res.edits.append(TextEdit(vs.path, s, e, to_newline(t, self.repo.files[vs.path].newline),
                                            self.rule))

@@ -7,7 +7,7 @@ change behaviour (1.6: reservedCapacity on) are warnings unless the repository s
 from __future__ import annotations
 
 from ...model import Finding
-from ...path import parse_version
+from ...path import MINORS, parse_version
 from ..v1beta1.helm import HelmResult, HelmRule
 from .plan import crossed, stop
 
@@ -15,26 +15,51 @@ RULE = "v1x/helm"
 HOP = "v1->1.x"
 
 
+def _stated(ctx, key: str):
+    """A value the repository states for a required chart key elsewhere (knowledge/minors.yaml `require_from`)."""
+    for src in MINORS.get("require_from", {}).get(key, []):
+        for v in ctx.helm_values:
+            if v.key == src["key"] and isinstance(v.value, list):
+                for item in v.value:
+                    if isinstance(item, dict) and item.get(src["match"]) == src["name"] and item.get("value"):
+                        return str(item["value"]), f"{src['key']} {src['name']} ({v.path}:{v.line})"
+    return None, None
+
+
 def run(ctx, phase: str, done: dict) -> HelmResult:
     target, why = stop(ctx, done)
     current = ctx.chart_version
     if current and parse_version(current) >= parse_version(target):
         return HelmResult()
+    keys = {v.key for v in ctx.helm_values}
+    ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
+    adds, held = [], []
+    for r in crossed(current, target):
+        for key, reason in r.get("require", {}).items():
+            if ci is None or key in keys:
+                continue
+            value, source = _stated(ctx, key)
+            if value is not None:
+                adds.append({"key": key, "add": value, "why": f"{reason}; taken from {source}"})
+            else:
+                held.append((r, key, reason))
+    if held:        # the chart would refuse to install: stay below the first minor that requires the key
+        r, key, reason = held[0]
+        below = [m for m in MINORS["minors"] if parse_version(m["minor"]) < parse_version(r["minor"])][-1]
+        target, why = below["newest"], f"{reason}, and {ci.address} does not set {key}"
     rows = crossed(current, target)
     values = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("values", {}).get("remove", {}).items()]
+    values += adds
     crd = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("crd_values", {}).get("remove", {}).items()]
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=True).run()
-    keys = {v.key for v in ctx.helm_values}
-    ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
     where = (ci.path, ci.line) if ci else ("", 0)
+    for r, key, reason in held:
+        res.findings.append(Finding("MIG-V1X-HELM-001", "error", *where,
+                                    f"chart {r['minor']}: {reason}; {ci.address} does not set {key}, so the chart "
+                                    f"is held at {target}", f"set {key} in the chart values, then run migrator again"))
     for r in rows:
-        for key, reason in r.get("require", {}).items():
-            if ci is not None and key not in keys:
-                res.findings.append(Finding("MIG-V1X-HELM-001", "error", *where,
-                                            f"chart {r['minor']}: {reason}; {ci.address} does not set {key}",
-                                            f"set {key} in the chart values"))
         for key, note in r.get("values", {}).get("defaults", {}).items():
             if ci is not None and key not in keys:
                 res.findings.append(Finding("MIG-V1X-HELM-002", "warning", *where, f"chart {r['minor']}: {note}",

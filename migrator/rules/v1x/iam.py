@@ -58,7 +58,8 @@ class OnwardIamRule(V1IamRule):
             lacking = [a for a in actions if not _allows(mine, a) and a not in MINORS["conditional_actions"]]
             if not lacking:
                 continue
-            extra = sorted(a for a in st.actions if a.lower() not in {x.lower() for x in actions})
+            extra = sorted(a for a in st.actions if a.lower() not in {x.lower() for x in actions}
+                           and a not in MINORS["obsolete_actions"])
             line = hclsrc.line_of(text, st.start)
             subs = subs or self.substitutions(pol)
             if extra or subs is None:

@@ -1,0 +1,86 @@
+"""The v1beta1 -> v1 hop and the onward 1.x hop: targeted behaviours beyond the golden trees."""
+from __future__ import annotations
+
+import pytest
+
+from migrator.apply import apply_changes
+from migrator.inventory import Repo, scan_manifests
+from migrator.plan import make_plan
+from migrator.validate import validate_object
+
+from .conftest import FIXTURE_NAMES, FIXTURES, fixture_hop
+
+V1_FIXTURES = [n for n in FIXTURE_NAMES if fixture_hop(n)[0] != "v1beta1"]
+
+HELM_ONLY = ('resource "helm_release" "karpenter" {{\n  name    = "karpenter"\n  chart   = "karpenter"\n'
+             '  version = "{version}"\n  values = [<<-EOT\n    settings:\n      interruptionQueue: q\n  EOT\n  ]\n}}\n')
+
+
+@pytest.mark.parametrize("name", V1_FIXTURES)
+def test_every_v1_object_after_the_hop_validates_against_the_1_0_and_newest_crds(name, tree):
+    root = tree(name)
+    to, phases = fixture_hop(name)
+    for phase, _ in phases:
+        apply_changes(root, make_plan(root, to=to, phase=phase).changes)
+    objs = [m for m in scan_manifests(Repo(root)) if m.kind in ("NodePool", "EC2NodeClass")]
+    assert objs and all(m.era == "v1" for m in objs), name
+    for m in objs:
+        for release in ("1.0.14", "1.14.1"):
+            assert validate_object(m.obj, release) == [], (m.path, m.line, release)
+
+
+def test_onward_hop_holds_the_chart_below_a_minor_whose_required_value_is_unknown(tmp_path):
+    (tmp_path / "main.tf").write_text(HELM_ONLY.format(version="1.0.14"))
+    plan = make_plan(tmp_path)
+    assert plan.hop_to == "1.14.1" and plan.phase == "upgrade"
+    (c,) = plan.changes
+    assert 'version = "1.4.4"' in c.new
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1X-HELM-001"]
+    assert "settings.clusterName" in f.message and f.severity == "error"
+
+
+def test_to_a_minor_moves_to_its_newest_patch_and_a_bad_patch_is_refused(tmp_path):
+    (tmp_path / "main.tf").write_text(HELM_ONLY.format(version="1.0.14"))
+    plan = make_plan(tmp_path, to="1.3")
+    assert 'version = "1.3.8"' in plan.changes[0].new
+    from migrator.plan import UsageError
+    with pytest.raises(UsageError, match="1.8.4"):
+        make_plan(tmp_path, to="1.8.4")
+
+
+def test_a_repository_on_0_3x_without_objects_starts_the_v1_hop_with_the_newest_patch(tmp_path):
+    (tmp_path / "main.tf").write_text(HELM_ONLY.format(version="0.34.1"))
+    plan = make_plan(tmp_path)
+    assert (plan.hop_from, plan.hop_to, plan.phase) == ("v1beta1", "v1", "patch-upgrade")
+    assert any('version = "0.34.13"' in c.new for c in plan.changes)
+
+
+def test_ubuntu_without_ami_terms_is_an_error_and_left_alone(tmp_path):
+    (tmp_path / "nc.yaml").write_text(
+        "apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: u\nspec:\n"
+        "  amiFamily: Ubuntu\n  role: r\n  subnetSelectorTerms:\n    - tags: {a: b}\n"
+        "  securityGroupSelectorTerms:\n    - tags: {a: b}\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert plan.changes == []
+    assert any(f.code == "MIG-V1-NC-004" and f.line == 6 for f in plan.findings)
+
+
+def test_split_class_in_kubectl_manifest_gets_its_own_block(tmp_path):
+    pool = ("resource \"kubectl_manifest\" \"{n}\" {{\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1beta1\n"
+            "    kind: NodePool\n    metadata:\n      name: {n}\n    spec:\n      template:\n        spec:\n"
+            "          nodeClassRef:\n            name: default\n          requirements: []\n"
+            "          kubelet:\n            maxPods: {p}\n  YAML\n}}\n")
+    (tmp_path / "main.tf").write_text(
+        pool.format(n="a", p=110) + "\n" + pool.format(n="b", p=58) + "\n"
+        "resource \"kubectl_manifest\" \"nodeclass\" {\n  yaml_body = <<-YAML\n"
+        "    apiVersion: karpenter.k8s.aws/v1beta1\n    kind: EC2NodeClass\n    metadata:\n      name: default\n"
+        "    spec:\n      amiFamily: AL2023\n      role: r\n      subnetSelectorTerms:\n        - tags: {a: b}\n"
+        "      securityGroupSelectorTerms:\n        - tags: {a: b}\n  YAML\n}\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    (c,) = plan.changes
+    assert 'resource "kubectl_manifest" "nodeclass_default_b"' in c.new
+    assert "name: default-b" in c.new and "maxPods: 58" in c.new
+    assert c.new.count("maxPods: 110") == 1 and "kubelet:\n        maxPods: 110" in c.new
+    assert any(f.code == "MIG-V1-KL-002" for f in plan.findings)
+    apply_changes(plan.root, plan.changes)
+    assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
