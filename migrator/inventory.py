@@ -51,6 +51,12 @@ class Manifest:
     def name(self) -> Any:
         return (self.obj.get("metadata") or {}).get("name") if isinstance(self.obj, dict) else None
 
+    def obj_at(self, path: tuple) -> Any:
+        node = self.obj
+        for k in path:
+            node = node[k]
+        return node
+
     def line_of(self, path: tuple) -> int:
         """Best line for an object path: its own line, else its nearest ancestor's."""
         if self.container == "kubernetes_manifest" and self.expr is not None:
@@ -211,7 +217,47 @@ def _token(m: Masked, source: str) -> str:
     return tok
 
 
+STRUCTURAL = set(knowledge.load("hops")["structural_keys"])
+
+
+def computed_structure(m: Manifest) -> tuple | None:
+    """Path of a map or list the object builds with a Terraform expression (`spec = each.value.spec`), if any:
+    such an object cannot be rewritten statically."""
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in STRUCTURAL and m.masked.is_token(v):
+                    return path + (k,)
+                found = walk(v, path + (k,))
+                if found:
+                    return found
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                found = walk(v, path + (i,))
+                if found:
+                    return found
+        return None
+    return walk(m.obj, ())
+
+
 def scan_manifests(repo: Repo) -> list[Manifest]:
+    found = _scan_manifests(repo)
+    out = []
+    for m in found:
+        where = computed_structure(m)
+        if where is None:
+            out.append(m)
+            continue
+        key = ".".join(map(str, where))
+        repo.findings.append(Finding(
+            "MIG-SRC-008", "warning", m.tf_path or m.path, m.line_of(where),
+            f"{m.kind} {m.masked.unmask(str(m.name))}: {key} is built by the expression "
+            f"{m.masked.unmask(m.obj_at(where))}; migrator cannot rewrite it statically and leaves this object alone",
+            f"migrate the values behind that expression by hand (see docs/rules.md for the {m.kind} mapping)"))
+    return out
+
+
+def _scan_manifests(repo: Repo) -> list[Manifest]:
     out: list[Manifest] = []
     # 1. Terraform containers (this also tells which YAML files are templates)
     for p in list(repo.tf_files(interesting_only=True)):

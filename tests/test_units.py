@@ -183,3 +183,17 @@ def test_plain_heredoc_keeps_column_zero_body(tmp_path):
     (c,) = plan.changes
     assert '+resource "kubectl_manifest" "nodepool" {\n+  yaml_body = <<YAML\n+apiVersion: karpenter.sh/v1beta1\n' in c.diff
     assert "+YAML\n" in c.diff
+
+
+def test_object_built_from_an_expression_is_reported_not_rewritten(tmp_path):
+    """Issue 9: `spec = each.value.spec` is a manual step, never a traceback or a half-rewritten object."""
+    from migrator.plan import make_plan
+    (tmp_path / "main.tf").write_text(
+        'resource "kubernetes_manifest" "nodepool" {\n  for_each = var.nodepools\n  manifest = {\n'
+        '    apiVersion = "karpenter.sh/v1beta1"\n    kind       = "NodePool"\n    metadata = {\n'
+        '      name = each.key\n    }\n    spec = each.value.spec\n  }\n}\n')
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert plan.changes == []
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-008"]
+    assert (f.path, f.line) == ("main.tf", 9) and "each.value.spec" in f.message
+    assert not [f for f in plan.findings if f.code == "MIG-INT-001"]
