@@ -84,3 +84,22 @@ def test_split_class_in_kubectl_manifest_gets_its_own_block(tmp_path):
     assert any(f.code == "MIG-V1-KL-002" for f in plan.findings)
     apply_changes(plan.root, plan.changes)
     assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
+
+
+@pytest.mark.parametrize("name, final", [("v1-gitops-flux", "1.14.1"), ("v1-terraform", "1.2.8")])
+def test_a_v1beta1_repository_walks_the_documented_phases_to_the_newest_1x(name, final, tree):
+    """Default runs only: each run plans the next phase with work; the last hop ends on the newest 1.x, or where
+    the terraform-aws-modules module's IAM holds it (IRSA on v20 covers Karpenter 1.2)."""
+    root = tree(name)
+    seen = []
+    for _ in range(10):
+        plan = make_plan(root)
+        if not plan.changes:
+            break
+        seen.append((plan.hop_to, plan.phase))
+        apply_changes(plan.root, plan.changes)
+    assert seen[-1] == ("1.14.1", "upgrade")
+    assert [p for _, p in seen if _ == "v1"] == [p for p in ("patch-upgrade", "controller", "manifests", "webhooks-off")
+                                                 if p in [x for _, x in seen]]
+    text = "".join(p.read_text() for p in root.rglob("*") if p.is_file() and p.suffix in (".tf", ".tfvars", ".yaml"))
+    assert f'"{final}"' in text
