@@ -97,6 +97,7 @@ class Repo:
         self.discovery = discovery or discover(root)
         self.root = self.discovery.root
         self._hcl: dict[str, hclsrc.HclFile | None] = {}
+        self.yaml_docs: dict[tuple, list] = {}        # (path, offset, text) -> parsed documents
         self.findings: list[Finding] = []
         self.template_paths: set[str] = set()
         for s in self.discovery.skipped:
@@ -160,7 +161,15 @@ def _era(obj: Any) -> tuple[str, str, str] | None:
 
 def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_line: int,
                      report_path: str) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
-    """Mask and parse each document of a YAML text; parse errors become findings."""
+    """Mask and parse each document of a YAML text (once per run: cached on the repository); parse errors
+    become findings."""
+    key = (path, base_offset, text)
+    if key not in repo.yaml_docs:
+        repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path))
+    yield from repo.yaml_docs[key]
+
+
+def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str):
     for doc in yamlsrc.split_documents(text):
         try:
             m = mask(doc.text)

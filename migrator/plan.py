@@ -183,6 +183,9 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options) -> None:
             files[c.path] = SourceFile(c.path, repo.root / c.path, c.new, newline_of(c.new),
                                        old.mode if old else 0o644, True)
     patched = Repo(repo.root, Discovery(repo.root, files, []))
+    changed = {c.path for c in plan.changes}
+    patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
+    patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
     again = _make_plan(patched, target, plan.phase, options, hop=plan.hop)
     if not again.changes:
         return
