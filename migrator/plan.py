@@ -10,7 +10,7 @@ from .discover import Discovery, SourceFile
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits, newline_of
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .model import Finding, Step
-from . import path
+from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
 from .rules import registry
 from .validate import reparse
@@ -127,11 +127,11 @@ def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> 
 
 
 def detect_era(manifests: list[Manifest], chart: str | None = None) -> str:
-    return path.current_era(manifests, chart)
+    return route.current_era(manifests, chart)
 
 
 def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: list, options: Options,
-              target: path.Target | None) -> list[tuple[str, registry.Context]]:
+              target: route.Target | None) -> list[tuple[str, registry.Context]]:
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
     for r in roots:
@@ -141,7 +141,7 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                helm_values=values_of(mine), options=options, charts=mine, owns=owns)
         ctx.target = target
-        ctx.chart_version = path.chart_version(repo, mine)
+        ctx.chart_version = route.chart_version(repo, mine)
         out.append((r, ctx))
     return out
 
@@ -162,8 +162,8 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     if not root.exists():
         raise UsageError(f"{root}: no such file or directory")
     try:
-        target = path.parse_target(to)
-    except path.PathError as e:
+        target = route.parse_target(to)
+    except route.PathError as e:
         raise UsageError(str(e)) from None
     options = options or Options()
     repo = Repo(root)
@@ -202,7 +202,7 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options) -> None:
 def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dict | None = None) -> Plan:
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    current = detect_era(manifests, path.chart_version(repo, charts))
+    current = detect_era(manifests, route.chart_version(repo, charts))
     roots = cluster_roots(manifests, charts)
     plan = Plan(root=repo.root, hop_from=current, hop_to=str(target or current), phase=phase or "")
     plan.roots = root_statuses(manifests, roots)
@@ -210,9 +210,9 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
         plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
 
     # the hops from here to the target (with no --to: to the newest 1.x, planning only the first)
-    latest = path.parse_target("latest")
+    latest = route.parse_target("latest")
     goal = target or latest
-    chain = path.hops_between(current, goal)
+    chain = route.hops_between(current, goal)
     contexts = _contexts(repo, roots, manifests, charts, options, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
     finishing = next((h for h in HOPS["hops"] if h["to"] == current and h.get("finish_phases")
@@ -230,7 +230,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
                 not _has_work(chain[0], contexts, registry.phases(chain[0])):
             chain.pop(0)
     if target is None and chain and not chain[0].get("onward"):
-        goal = path.Target(chain[0]["to"])
+        goal = route.Target(chain[0]["to"])
         for _, ctx in contexts:
             ctx.target = goal
     if not chain:
@@ -244,12 +244,12 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
     plan.key = hop_key(hop)
     plan.hop_from = hop["from"]
     plan.hop_to = str(goal) if hop.get("onward") else hop["to"]
-    plan.later = [path.describe(h, latest if target is None else goal)
-                  for h in (path.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
+    plan.later = [route.describe(h, latest if target is None else goal)
+                  for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                             else chain[1:])]
     if plan.later:
         plan.findings.append(Finding("MIG-HOP-004", "info", "", 0,
-                                     f"this run plans {path.describe(hop, goal)}; then run migrator again for: "
+                                     f"this run plans {route.describe(hop, goal)}; then run migrator again for: "
                                      + "; ".join(plan.later) + " (one hop at a time)"))
     if not hop.get("implemented", False):
         plan.findings.append(Finding("MIG-HOP-003", "error", "", 0,

@@ -17,6 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ... import knowledge
 from ...sources.keytree import Op
 from ...sources.templates import TOKEN_RE
+from ..v1beta1.convert import _get, _has
 
 FACTS = knowledge.load("v1")
 NP = FACTS["nodepool"]
@@ -48,20 +49,8 @@ class Rewrite:
             self.blocked = True
 
 
-def get(obj: Any, path: tuple) -> Any:
-    for k in path:
-        if not isinstance(obj, dict) or k not in obj:
-            return None
-        obj = obj[k]
-    return obj
-
-
-def has(obj: Any, path: tuple) -> bool:
-    for k in path[:-1]:
-        if not isinstance(obj, dict) or k not in obj:
-            return False
-        obj = obj[k]
-    return isinstance(obj, dict) and path[-1] in obj
+get = _get      # the first hop's path helpers: value at a path / whether the path exists
+has = _has
 
 
 def is_templated(v: Any) -> bool:

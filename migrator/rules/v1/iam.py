@@ -30,10 +30,12 @@ class V1IamRule(IamRule):
             self.res.targets.extend(self.applied_by(pol))
             if pol.path.endswith(".json") and pol.path not in self.res.files:
                 self.res.files.append(pol.path)
-            if self.phase == FACTS["phase"]:
-                added = self.upgrade(pol)
-                self.coverage(pol, added)
+            self.handle(pol)
         return self.res
+
+    def handle(self, pol: Policy) -> None:
+        if self.phase == FACTS["phase"]:
+            self.coverage(pol, self.upgrade(pol))
 
     def successor(self, st: Statement) -> str | None:
         """The official v1 Sid that replaces this statement, if it lacks what v1 needs."""

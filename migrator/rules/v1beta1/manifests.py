@@ -18,7 +18,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge
-from ...edits import (DeleteFile, Edit, NewFile, TextEdit, comments_above, indent_at, line_end, line_start,
+from ...edits import (DeleteFile, Edit, NewFile, TextEdit, indent_at, line_end, line_start,
                       to_newline)
 from ...inventory import HelmValue, Manifest, Repo
 from ...model import Finding

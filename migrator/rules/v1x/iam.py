@@ -12,7 +12,7 @@ import json
 
 from ... import knowledge
 from ...path import MINORS
-from ...policies import Policy, scan_policies
+from ...policies import Policy
 from ...sources import hcl as hclsrc
 from ...edits import TextEdit, to_newline
 from ..v1.iam import V1IamRule
@@ -24,18 +24,7 @@ BASE = knowledge.load("iam")["v1beta1->v1"]
 
 
 class OnwardIamRule(V1IamRule):
-    def run(self) -> IamResult:
-        for pol in scan_policies(self.repo):
-            if not self.owns(pol.path) or not pol.is_karpenter:
-                continue
-            self.res.policies.append(f"{pol.path}:{pol.line}")
-            self.res.targets.extend(self.applied_by(pol))
-            if pol.path.endswith(".json") and pol.path not in self.res.files:
-                self.res.files.append(pol.path)
-            self.align(pol)
-        return self.res
-
-    def align(self, pol: Policy) -> None:
+    def handle(self, pol: Policy) -> None:
         text = self.repo.text(pol.path)
         version = self.facts["target"]
         allowed = pol.actions()
