@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ... import knowledge
 from ...edits import TextEdit, indent_at, line_start, to_newline
 from ...model import Finding
 from ...path import MINORS, parse_version
 from ...sources import hcl as hclsrc
+from ..v1beta1.terraform_module import ModuleResult as BaseResult
 from ..v1beta1.terraform_module import _constraint_version
 
 RULE = "v1/terraform_module"
@@ -25,12 +26,7 @@ V1 = knowledge.load("iam")["module_v1"]
 
 
 @dataclass
-class ModuleResult:
-    edits: list = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    modules: list[str] = field(default_factory=list)
-    refs: list[str] = field(default_factory=list)
-    tf_targets: list[tuple[str, str]] = field(default_factory=list)
+class ModuleResult(BaseResult):
     covers: str | None = None          # newest Karpenter minor the module's IAM supports (onward hop cap)
     irsa: bool = False
 
