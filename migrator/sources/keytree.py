@@ -236,12 +236,15 @@ class Op:
     value: Any = None
     after: str | None = None
     before: str | None = None
+    lines: tuple[str, str] | None = None    # add, YAML: (text of the entry in another YAML tree, its indent),
+                                            # re-indented as written (comments kept) instead of rendering `value`
 
 
 @dataclass
 class _Value:
     """A value to render (add / replace), as opposed to an existing entry to move."""
     value: Any
+    lines: tuple[str, str] | None = None
 
 
 @dataclass
@@ -416,7 +419,7 @@ def _add(tree: Tree, op: Op, groups: dict, out: Outcome) -> None:
     node = groups.setdefault((where, ind), {})
     for k in op.dst[depth:-1]:
         node = node.setdefault(k, {})
-    node[op.dst[-1]] = _Value(op.value)
+    node[op.dst[-1]] = _Value(op.value, op.lines if tree.syntax == "yaml" else None)
     out.applied.append(op)
 
 
@@ -466,10 +469,18 @@ def _render_value_lines(tree: Tree, key: str, value: Any, indent: str) -> str:
     return tree.unmask(text) if tree.unmask else text
 
 
+def _reindent(text: str, old: str, new: str) -> str:
+    out = [new + ln[len(old):] if ln.startswith(old) else ln for ln in text.splitlines(keepends=True)]
+    s = "".join(out)
+    return s if s.endswith("\n") else s + "\n"
+
+
 def _render_group(tree: Tree, group: dict, indent: str) -> str:
     out = []
     for k, v in group.items():
-        if isinstance(v, _Value):
+        if isinstance(v, _Value) and v.lines is not None:
+            out.append(_reindent(v.lines[0], v.lines[1], indent))
+        elif isinstance(v, _Value):
             out.append(_render_value_lines(tree, k, v.value, indent))
         elif isinstance(v, Entry):
             out.append(_moved_lines(tree, v, k, indent))

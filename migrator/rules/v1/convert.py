@@ -148,7 +148,8 @@ def _controller_annotation_ops(obj: Any) -> list[Op]:
 
 
 # -- EC2NodeClass ----------------------------------------------------------------------------------
-def nodeclass_ops(obj: Any, kubelet: Any = None, pinned: str | None = None) -> Rewrite:
+def nodeclass_ops(obj: Any, kubelet: Any = None, pinned: str | None = None,
+                  kubelet_lines: tuple[str, str] | None = None) -> Rewrite:
     rw = Rewrite()
     rw.ops.append(Op("set", ("apiVersion",), value=FACTS["kinds"]["EC2NodeClass"]["to"]))
     spec = obj.get("spec") or {}
@@ -188,7 +189,8 @@ def nodeclass_ops(obj: Any, kubelet: Any = None, pinned: str | None = None) -> R
                 "drifts nodes", "remove it later if you want v1's hop limit 1 (that replaces the nodes)")
     if kubelet is not None:
         after = next((k for k in reversed(NC["kubelet_order_after"]) if k in spec), None)
-        rw.ops.append(Op("add", dst=("spec", "kubelet"), value=copy.deepcopy(kubelet), after=after))
+        rw.ops.append(Op("add", dst=("spec", "kubelet"), value=copy.deepcopy(kubelet), after=after,
+                         lines=kubelet_lines))
     rw.ops.extend(_controller_annotation_ops(obj))
     return rw
 

@@ -72,7 +72,7 @@ class ManifestsRule:
         pools = [m for m in beta if m.kind == "NodePool"]
         classes = {(_name(m)): m for m in self.manifests if m.kind == "EC2NodeClass"}
         pinned = convert.pinned_ami_version([m.obj for m in classes.values()])
-        kubelet_of, drop, repoint, splits = self.plan_kubelets(pools, classes)
+        kubelet_of, drop, repoint, splits, kubelet_src = self.plan_kubelets(pools, classes)
         for m in pools:
             if id(m) in drop and drop[id(m)] is False:
                 continue            # its kubelet could not be placed: reported, object left as it is
@@ -84,7 +84,8 @@ class ManifestsRule:
                                  f"EC2NodeClass {name} is already v1 but NodePools referencing it still carry a "
                                  "kubelet", f"add spec.kubelet {plain(kubelet_of[name])} to it by hand")
                 continue
-            rw = convert.nodeclass_ops(m.obj, kubelet=kubelet_of.get(name), pinned=pinned)
+            rw = convert.nodeclass_ops(m.obj, kubelet=kubelet_of.get(name), pinned=pinned,
+                                       kubelet_lines=self.kubelet_lines(kubelet_src.get(name), m))
             if self.rewrite(m, rw):
                 for new_name, kubelet, users in splits.get(name, []):
                     self.split(m, rw, new_name, kubelet, users)
@@ -99,6 +100,7 @@ class ManifestsRule:
         for m in pools:
             by_class.setdefault(str(m.masked.unmask(str(get(m.obj, ref_name)))), []).append(m)
         kubelet_of: dict[str, Any] = {}
+        kubelet_src: dict[str, Manifest] = {}          # the NodePool whose kubelet text a class receives
         drop: dict[int, bool] = {}
         repoint: dict[int, str] = {}
         splits: dict[str, list[tuple[str, Any, list[str]]]] = {}
@@ -126,12 +128,24 @@ class ManifestsRule:
                                      f"add this kubelet to EC2NodeClass {cname} (spec.kubelet), then remove it from "
                                      "the NodePool and run migrator again")
                 continue
+            templated = [m for m in users if get(m.obj, kubelet_path) is not None and m.container == "template"
+                         and m.path != cls.path and m.masked.has_token(str(plain(get(m.obj, kubelet_path))))]
+            if templated:
+                for m in templated:
+                    drop[id(m)] = False
+                    self.finding("MIG-V1-KL-007", "error", m.path, m.line_of(kubelet_path),
+                                 f"NodePool {_name(m)}: its kubelet uses template variables of {m.path}, which the "
+                                 f"EC2NodeClass {cname} in {cls.path} does not receive",
+                                 f"move the kubelet into EC2NodeClass {cname} by hand (spec.kubelet, passing the "
+                                 "variables it needs), then run migrator again")
+                continue
             # the group kept on the original class: the NodePools without kubelet, else the largest group
             keep = next((i for i, g in enumerate(groups) if g[0] is None), None)
             if keep is None:
                 keep = max(range(len(groups)), key=lambda i: len(groups[i][1]))
             if groups[keep][0] is not None:
                 kubelet_of[cname] = get(groups[keep][1][0].obj, kubelet_path)
+                kubelet_src[cname] = groups[keep][1][0]
             for i, (k, ms) in enumerate(groups):
                 if i == keep:
                     continue
@@ -148,7 +162,19 @@ class ManifestsRule:
                 self.finding("MIG-V1-KL-003", "info", cls.path, cls.line,
                              f"kubelet of {', '.join(_name(m) for m in users)} moves into EC2NodeClass {cname} "
                              "(identical for all its NodePools: no drift)")
-        return kubelet_of, drop, repoint, splits
+        return kubelet_of, drop, repoint, splits, kubelet_src
+
+    def kubelet_lines(self, pool: Manifest | None, cls: Manifest) -> tuple[str, str] | None:
+        """The NodePool's kubelet as written (comments kept), when both objects are YAML in the same file kind."""
+        if pool is None or "kubernetes_manifest" in (pool.container, cls.container):
+            return None
+        if pool.container == "template" and pool.path != cls.path:
+            return None                 # template variables belong to that template's call
+        tree = tree_of(self.repo, pool)
+        e = tree.root.get(convert._path(convert.NP["kubelet"])) if tree else None
+        if e is None or not e.is_map:
+            return None
+        return tree.text[line_start(tree.text, e.key_start):e.end], e.indent
 
     # -- rewriting -----------------------------------------------------------------------------------
     def rewrite(self, m: Manifest, rw: Rewrite) -> bool:
