@@ -14,7 +14,9 @@ resource whose apiVersion changes gets a warning and the state commands that avo
 """
 from __future__ import annotations
 
+import json
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,17 +232,50 @@ class ManifestsRule:
         name = _name(m)
         address = m.block.address
         multi = m.block.attr("for_each") is not None or m.block.attr("count") is not None
-        obj = {"address": address, "dir": posixpath.dirname(m.tf_path) or ".", "kind": m.kind, "name": name,
-               "type": rtype, "import_id": facts["import_id"].format(api=api, kind=m.kind, name=name),
-               "templated": multi or is_templated(name),
-               "where": f"{m.tf_path}:{hclsrc.line_of(self.repo.text(m.tf_path), m.block.start)}"}
-        self.res.tf_objects.append(obj)
+        where = f"{m.tf_path}:{hclsrc.line_of(self.repo.text(m.tf_path), m.block.start)}"
+        instances = self.instances(m, name) if multi or is_templated(name) else [(address, name)]
+        for addr, obj_name in instances or [(address, name)]:
+            self.res.tf_objects.append({
+                "address": addr, "dir": posixpath.dirname(m.tf_path) or ".", "kind": m.kind, "name": obj_name,
+                "type": rtype, "import_id": facts["import_id"].format(api=api, kind=m.kind, name=obj_name),
+                "templated": not instances, "where": where})
+        obj = self.res.tf_objects[-1]
         self.finding("MIG-V1-TF-001", "warning", m.tf_path, hclsrc.line_of(self.repo.text(m.tf_path), m.block.start),
                      f"{address}: {facts['why']}",
                      "before `terraform apply`, move the state instead: `terraform state rm "
                      f"'{address}'` then `terraform import '{address}' '{obj['import_id']}'`"
                      + (" (once per instance: the name is templated or the resource uses for_each/count)"
                         if obj["templated"] else "") + "; `terraform plan` must then show an in-place update only")
+
+    def instances(self, m: Manifest, name: str) -> list[tuple[str, str]]:
+        """(address, object name) of each instance of a for_each resource whose keys the repository states
+        (a map variable set in tfvars or its default) and whose object is named by each.key."""
+        fe = m.block.attr("for_each")
+        ref = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", fe.source.strip()) if fe is not None else None
+        if ref is None or not self._named_by_key(m, name):
+            return []
+        keys: list[str] = []
+        for p in self.repo.tf_files():
+            f = self.repo.hcl(p) if p.endswith(".tfvars") or "variable" in self.repo.text(p) else None
+            if f is None:
+                continue
+            exprs = [f.attributes[ref.group(1)].expr] if p.endswith(".tfvars") and ref.group(1) in f.attributes else \
+                [b.attr("default") for b in f.blocks if b.type == "variable" and b.labels == [ref.group(1)]
+                 and b.attr("default") is not None]
+            for e in exprs:
+                if e.kind == "object":
+                    keys += [en.key for en in e.entries if en.key not in keys]
+        return [(f"{m.block.address}[{json.dumps(k)}]", k) for k in keys]
+
+    @staticmethod
+    def _named_by_key(m: Manifest, name: str) -> bool:
+        if name.replace(" ", "") == "${each.key}":
+            return True
+        var = re.fullmatch(r"\$\{\s*([A-Za-z0-9_-]+)\s*\}", name)
+        args = m.call.items[1] if m.call is not None and len(m.call.items) > 1 else None
+        if var is None or args is None or args.kind != "object":
+            return False
+        return any(e.key == var.group(1) and e.value.source.strip() == "each.key" for e in args.entries)
 
     # -- splitting a class -----------------------------------------------------------------------------
     def split(self, m: Manifest, rw: Rewrite, new_name: str, kubelet: Any, users: list[str]) -> None:

@@ -82,11 +82,12 @@ def steps(hop: dict, ctx) -> list[Step]:
     for o in man.tf_objects:
         chdir = "" if o["dir"] == "." else f"-chdir={shlex.quote(o['dir'])} "
         if o["templated"]:
-            moves.append(f"# {o['address']}: once per instance, with the instance key and the object's name")
+            moves.append(f"# {o['address']}: the instances are not known statically; run the two commands below "
+                         "once per instance, with its key and the object's name")
         moves.append(f"terraform {chdir}state rm {shlex.quote(o['address'])}")
         moves.append(f"terraform {chdir}import {shlex.quote(o['address'])} {shlex.quote(o['import_id'])}")
     yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
-    tf_manifests = [(o["dir"], o["address"]) for o in man.tf_objects]
+    tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects})
     flags = {"module": bool(mod.edits), "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
              "chart": True, "tf_objects": bool(man.tf_objects),
              "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files),
