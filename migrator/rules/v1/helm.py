@@ -59,18 +59,26 @@ def _stale_alpha_rows() -> list[dict]:
 
 def run(ctx, phase: str) -> HelmResult:
     rows = [r for r in FACTS["values"][HOP] if r["phase"] == phase]
+    cur = parse_version(ctx.chart_version) if ctx.chart_version else None
     if phase == "patch-upgrade":
-        rows = _stale_alpha_rows() + rows
+        # already on 1.x: the patch release and its webhook switch are behind this repository
+        rows = _stale_alpha_rows() + ([] if cur is not None and cur >= (1, 0) else rows)
     crd_rows = [r for r in rows if r["key"].startswith("webhook.")]
     if phase == "webhooks-off":
         rows, crd_rows = _gate_rows("karpenter"), _gate_rows("karpenter-crd")
     tgt = targets(phase, ctx.chart_version)
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets=tgt, rows=rows,
                    crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt)).run()
+    ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
+    beta = [m for m in ctx.manifests if m.era == "beta" and m.kind in ("NodePool", "EC2NodeClass")]
+    if phase == "manifests" and cur is not None and cur >= (1, 1) and beta and ci is not None:
+        res.findings.append(Finding("MIG-V1-HELM-002", "warning", ci.path, ci.line,
+                                    f"chart {ctx.chart_version} no longer serves v1beta1: the {len(beta)} v1beta1 "
+                                    "objects in this cluster root fail to apply until this phase rewrites them",
+                                    "apply this phase's changes before anything else touches these objects"))
     if phase == "patch-upgrade" and ctx.chart_version and tgt:
         minor = ".".join(ctx.chart_version.split(".")[:2])
         note = FACTS["hops"][HOP].get("patch_notes", {}).get(minor)
-        ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
         if note and ci is not None:
             res.findings.append(Finding("MIG-V1-HELM-001", "warning", ci.path, ci.line,
                                         f"chart {ctx.chart_version} -> {tgt['karpenter']}: {note}",

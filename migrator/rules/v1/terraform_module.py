@@ -79,6 +79,9 @@ def run(ctx, phase: str) -> ModuleResult:
 
 
 def _v1_permissions(ctx, res: ModuleResult, p: str, b: hclsrc.Block, ver, text: str, line: int) -> None:
+    local = str(b.attr("source").literal()).startswith(("./", "../"))
+    if local and (b.attr(V1["input"]) is None or b.attr(V1["input"]).literal() is True):
+        return                  # a module kept in this repository: no registry version to pin
     if ver is None or ver[1] is None:
         res.findings.append(Finding("MIG-V1-MOD-001", "warning", p, line,
                                     f"{b.address}: the module version is not pinned; migrator cannot tell whether "

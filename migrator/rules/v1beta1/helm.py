@@ -434,8 +434,11 @@ class HelmRule:
                 continue
             lit = a.expr.literal()
             if name == "version" and isinstance(lit, str):
-                # the planned version, never the pre-edit literal (a literal is bumped in this same run)
-                attrs.append((name, hclsrc.quote(format_version(self.targets["karpenter-crd"], lit))))
+                # the planned version, never the pre-edit literal (a literal is bumped in this same run) unless the
+                # controller is already newer: CRDs never move below their controller
+                target = self.targets.get("karpenter-crd") or lit
+                newer = parse_version(lit) and parse_version(target) and parse_version(lit) > parse_version(target)
+                attrs.append((name, hclsrc.quote(lit if newer else format_version(target, lit))))
             elif name == "repository" and lit in FACTS["chart"]["frozen_repositories"]:
                 attrs.append((name, hclsrc.quote(FACTS["chart"]["repository"])))
             else:
@@ -462,7 +465,10 @@ class HelmRule:
         obj = ci.obj
         spec = obj["spec"]
         cs = spec["chart"]["spec"]
-        version = format_version(self.targets["karpenter-crd"], str(cs.get("version", "v")))
+        current = str(cs.get("version", "v"))
+        target = self.targets.get("karpenter-crd") or current
+        newer = parse_version(current) and parse_version(target) and parse_version(current) > parse_version(target)
+        version = current if newer else format_version(target, current)
         if "interval" not in spec:
             self.finding("MIG-HELM-015", "warning", ci.path, ci.line,
                          f"{ci.address} has no spec.interval to copy into a karpenter-crd HelmRelease; none is added",
