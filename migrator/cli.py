@@ -17,7 +17,7 @@ from .render import text as text_render
 from .options import Options
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Plan and apply Karpenter API migrations (v1alpha5 -> v1beta1 -> v1) in a repository.")
+                  help="Plan and apply Karpenter migrations in a repository, hop by hop: v1alpha5 -> v1beta1 -> v1 -> the newest 1.x.")
 
 
 class Format(str, Enum):

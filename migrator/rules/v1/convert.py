@@ -109,6 +109,13 @@ def nodepool_ops(obj: Any, drop_kubelet: bool, repoint: str | None = None) -> Re
         if has(obj, _path(dotted)):
             rw.ops.append(Op("remove", _path(dotted), reason=why))
     rw.ops.extend(_controller_annotation_ops(obj))
+    tmpl = get(obj, ("spec", "template", "spec")) or {}
+    offers = [why for key, why in NP["offered"].items()
+              if (key == "terminationGracePeriod" and "terminationGracePeriod" not in tmpl)
+              or (key == "budget_reasons" and isinstance(dis, dict) and dis.get("budgets")
+                  and not any(isinstance(b, dict) and b.get("reasons") for b in dis["budgets"]))]
+    if offers:
+        rw.note("MIG-V1-NP-004", "info", ("spec",), "; ".join(offers) + " (not set by migrator)")
     return rw
 
 
