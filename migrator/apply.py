@@ -47,6 +47,11 @@ def write_file(p: Path, text: str) -> None:
     _atomic_write(p, text, mode)
 
 
+def read_text(p: Path) -> str | None:
+    """A file's text as migrator reads it (UTF-8, BOM removed); None when it does not exist."""
+    return _current(p)
+
+
 def _current(p: Path) -> str | None:
     try:
         raw = p.read_bytes()
@@ -56,8 +61,9 @@ def _current(p: Path) -> str | None:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def apply_changes(root: Path, changes: list[FileChange]) -> list[str]:
-    """Write every change; returns the paths written. Checks all files before writing any."""
+def apply_changes(root: Path, changes: list[FileChange], backup: bool = False) -> list[str]:
+    """Write every change; returns the paths written. Checks all files before writing any. With `backup`, each
+    existing file is first copied to `<file>.orig` (atomically, mode kept)."""
     root = Path(root).resolve()
     for c in changes:
         p = _target(root, c.path)
@@ -67,6 +73,8 @@ def apply_changes(root: Path, changes: list[FileChange]) -> list[str]:
     written = []
     for c in changes:
         p = _target(root, c.path)
+        if backup and p.exists():
+            _atomic_write(p.with_name(p.name + ".orig"), p.read_bytes().decode("utf-8"), p.stat().st_mode)
         if c.action == "delete":
             p.unlink()
         else:

@@ -55,9 +55,17 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
          detailed_exitcode: bool = typer.Option(False, "--detailed-exitcode",
                                                 help="Exit 0 when nothing changes, 2 when changes are pending, "
                                                      "1 on error."),
-         keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
+         keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
+         out: Optional[Path] = typer.Option(None, "-out", "--out",
+                                            help="Save the plan (changes + SHA-256 of every input) for "
+                                                 "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
     p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    if out is not None:
+        from . import saved
+        from .apply import write_file
+        write_file(out, saved.dump(p, p.inputs))
+        Console(stderr=True).print(f"saved the plan to {out}; apply it with: migrator apply {out} --write")
     if format is Format.json:
         sys.stdout.write(json_render.render(p))
     elif format is Format.markdown:
@@ -70,8 +78,14 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
 @app.command()
 def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
           write: bool = typer.Option(False, "--write", help="Write the changes (otherwise only show the diff)."),
+          backup: bool = typer.Option(False, "--backup", help="Keep a <file>.orig copy of every file changed."),
           keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
-    """Write the patched files (with --write); without --write only show the diff."""
+    """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
+    with `plan --out FILE`: its changes are written only if no input changed since."""
+    from . import saved
+    if saved.is_saved_plan(path):
+        _apply_saved(path, write, backup)
+        return
     p = _plan(path, to, phase, keep_alpha_defaults, node_role)
     console = Console()
     text_render.render(p, console)
@@ -80,13 +94,34 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
             console.print("[dim]dry run: nothing written (add --write)[/dim]")
         raise typer.Exit(1 if p.has_errors else 0)
     try:
-        written = apply_changes(p.root, p.changes)
+        written = apply_changes(p.root, p.changes, backup=backup)
     except (ApplyError, OSError) as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}; nothing was written")
         raise typer.Exit(1) from None
     for w in written:
         console.print(f"wrote {w}")
     raise typer.Exit(1 if p.has_errors else 0)
+
+
+def _apply_saved(path: Path, write: bool, backup: bool) -> None:
+    from . import saved
+    console = Console()
+    try:
+        root, changes, doc = saved.load(path)
+        console.print(f"saved plan {path}: {doc['hop']['from']} -> {doc['hop']['to']}, phase {doc['phase']}, "
+                      f"{len(changes)} file(s)")
+        for c in changes:
+            console.print(c.diff, markup=False, highlight=False)
+        if not write:
+            console.print("[dim]dry run: nothing written (add --write)[/dim]")
+            raise typer.Exit(0)
+        written = apply_changes(root, changes, backup=backup)
+    except (ApplyError, OSError, ValueError, KeyError) as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}; nothing was written")
+        raise typer.Exit(1) from None
+    for w in written:
+        console.print(f"wrote {w}")
+    raise typer.Exit(1 if doc.get("errors") else 0)
 
 
 @app.command()

@@ -48,6 +48,7 @@ class Plan:
     phases: list[dict] = field(default_factory=list)    # the planned hop's phases (name, intro), in order
     key: str = ""                                       # the hop's key in the knowledge tables (runbook, drift)
     hop: dict | None = None                             # the planned hop (knowledge/hops.yaml row)
+    inputs: dict[str, str] = field(default_factory=dict)   # every file read: path -> text (saved plans)
 
     @property
     def has_errors(self) -> bool:
@@ -170,6 +171,7 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     plan = _make_plan(repo, target, phase, options)
     if plan.changes and plan.phase:
         second_pass(repo, plan, target, options)
+    plan.inputs = {p: f.text for p, f in repo.files.items()}
     return plan
 
 

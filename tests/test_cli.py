@@ -120,3 +120,21 @@ def test_a_failing_rule_becomes_a_finding_and_the_rest_is_planned(tree, monkeypa
     (f,) = [f for f in d["findings"] if f["code"] == "MIG-INT-001"]
     assert "v1/workloads" in f["message"] and "KeyError" in f["message"]
     assert [c["path"] for c in d["changes"]] == ["karpenter/batch.yaml"]      # the manifests rule still ran
+
+
+def test_saved_plan_applies_only_while_every_input_is_unchanged(tree, tmp_path):
+    root = tree("v1-raw-yaml")
+    saved = tmp_path / "plan.json"
+    assert runner.invoke(app, ["plan", str(root), "--out", str(saved)]).exit_code == 0
+    before = (root / "karpenter" / "nodepools.yaml").read_bytes()
+    (root / "kustomization.yaml").write_text((root / "kustomization.yaml").read_text() + "# edited\n")
+    r = runner.invoke(app, ["apply", str(saved), "--write"])
+    assert r.exit_code == 1 and "changed since the plan was saved" in r.output
+    assert (root / "karpenter" / "nodepools.yaml").read_bytes() == before          # nothing written
+    (root / "kustomization.yaml").write_text((root / "kustomization.yaml").read_text().replace("# edited\n", ""))
+    r = runner.invoke(app, ["apply", str(saved), "--write", "--backup"])
+    assert r.exit_code == 0, r.output
+    assert (root / "karpenter" / "nodepools.yaml.orig").read_bytes() == before
+    assert b"karpenter.sh/v1\n" in (root / "karpenter" / "nodepools.yaml").read_bytes()
+    code, d = _json(["plan", str(root), "--format", "json", "--to", "v1", "--phase", "manifests"])
+    assert d["changes"] == []
