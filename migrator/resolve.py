@@ -8,6 +8,7 @@ it could not.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -222,16 +223,21 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[list[
         return [], f"{src} is not a literal, a variable or a local"
     kind, name, key = m.group(1), m.group(2), m.group(3) or m.group(4)
     sites: list[Site] = []
+    module = posixpath.dirname(tf_path)          # a Terraform module is a directory: locals and variables live there
     if kind == "local":
         for p, b in repo.blocks("locals"):
+            if posixpath.dirname(p) != module:
+                continue
             e = b.attr(name)
             e = _entry(e, key) if key else e
             if e is not None and e.kind == "string" and e.value is not None:
                 sites.append(Site(p, e, f"local.{name}{'.' + key if key else ''} in {p}"))
         return sites, "" if sites else f"{src} is not a literal string in any locals block"
-    for p in repo.tf_files():
-        if not p.endswith(".tfvars") or name not in repo.files[p].text:
-            continue
+    # tfvars of this root module (its directory and below, e.g. envs/dev.tfvars), never a sibling root's; a
+    # module whose tfvars live elsewhere (a shared module) falls back to every tfvars that sets the variable
+    tfvars = [p for p in repo.tf_files() if p.endswith(".tfvars") and name in repo.files[p].text]
+    own = [p for p in tfvars if not module or p.startswith(module + "/")]
+    for p in own or tfvars:
         f = repo.hcl(p)
         if f is None or name not in f.attributes:
             continue
@@ -242,7 +248,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[list[
     if sites:
         return sites, ""
     for p, b in repo.blocks("variable"):
-        if b.labels == [name]:
+        if b.labels == [name] and posixpath.dirname(p) == module:
             e = b.attr("default")
             e = _entry(e, key) if key else e
             if e is not None and e.kind == "string" and e.value is not None:

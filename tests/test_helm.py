@@ -143,3 +143,25 @@ def test_second_pass_refuses_a_rule_that_does_not_converge(tree, monkeypatch):
     plan = make_plan(root, to="v1", phase="manifests")
     assert "karpenter/batch.yaml" not in [c.path for c in plan.changes]
     assert any(f.code == "MIG-EDIT-004" and f.path == "karpenter/batch.yaml" for f in plan.findings)
+
+
+def test_each_cluster_root_edits_only_its_own_tfvars(tmp_path):
+    """Issue 10: with several roots, a chart version in var.x resolves within its own root module only."""
+    for c in ("dev", "prod"):
+        d = tmp_path / "clusters" / c
+        (d / "envs").mkdir(parents=True)
+        (d / "main.tf").write_text(
+            'variable "versions" {\n  type = map(string)\n}\n'
+            'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n'
+            '  version = var.versions.karpenter\n}\n'
+            'resource "kubectl_manifest" "p" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1alpha5\n'
+            f'    kind: Provisioner\n    metadata:\n      name: {c}\n    spec:\n      providerRef:\n'
+            '        name: default\n  YAML\n}\n')
+        (d / "envs" / f"{c}.tfvars").write_text('versions = {\n  karpenter = "v0.31.1"\n}\n')
+    plan = make_plan(tmp_path, phase="prepare", options=Options(node_role="r"))
+    assert not [f for f in plan.findings if f.code == "MIG-EDIT-003"]
+    paths = {c.path for c in plan.changes}
+    assert {"clusters/dev/envs/dev.tfvars", "clusters/prod/envs/prod.tfvars"} <= paths
+    for c in plan.changes:
+        if c.path.endswith(".tfvars"):
+            assert c.new.count("v0.32.10") == 1
