@@ -1,0 +1,56 @@
+"""Bad input: every broken or odd file is reported or skipped, never a traceback; broken files stay byte-identical;
+line endings, BOM and a missing final newline survive the rewrite; a second plan finds nothing."""
+from __future__ import annotations
+
+import os
+
+from migrator.apply import apply_changes
+from migrator.plan import make_plan
+
+NP = ("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: {n}\nspec:\n  template:\n    spec:\n"
+      "      nodeClassRef:\n        name: default\n      requirements: []\n  disruption:\n"
+      "    consolidationPolicy: WhenUnderutilized\n    expireAfter: 720h")
+
+
+def _corpus(d):
+    files = {
+        "crlf.yaml": NP.format(n="crlf").replace("\n", "\r\n").encode(),                 # CRLF, no final newline
+        "bom.yaml": b"\xef\xbb\xbf" + NP.format(n="bom").encode() + b"\n",
+        "anchors.yaml": b"base: &b\n  x: 1\n---\n" + NP.format(n="a").replace(
+            "  disruption:\n    consolidationPolicy: WhenUnderutilized\n    expireAfter: 720h", "  disruption: *b").encode(),
+        "dup.yaml": (NP.format(n="dup") + "\nspec:\n  weight: 1\n").encode(),
+        "tabs.yaml": (NP.format(n="tab").replace("  name: tab", "\tname: tab") + "\n").encode(),
+        "empty.yaml": b"",
+        "bin.yaml": b"\x00\x01karpenter\xff",
+        "latin1.yaml": NP.format(n="lat").encode() + b"\n# caf\xe9\n",
+        "chart/templates/np.yaml": (NP.format(n="{{ .Values.name }}") + "\n").encode(),
+        "broken.tf": b'resource "kubectl_manifest" "x" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1beta1\n',
+        "unknown.yaml": b"apiVersion: karpenter.sh/v9\nkind: NodePool\nmetadata:\n  name: x\n",
+    }
+    for rel, data in files.items():
+        p = d / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    os.symlink(d, d / "loop")
+    os.symlink("/", d / "outside")
+    return files
+
+
+def test_hostile_corpus(tmp_path):
+    files = _corpus(tmp_path)
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    codes = {(f.code, f.path) for f in plan.findings}
+    assert not [f for f in plan.findings if f.code.startswith("MIG-INT")]
+    for bad in ("anchors.yaml", "dup.yaml", "tabs.yaml"):
+        assert ("MIG-SRC-002", bad) in codes, bad
+    assert ("MIG-SRC-001", "broken.tf") in codes and ("MIG-SRC-004", "chart/templates/np.yaml") in codes
+    assert {"bin.yaml", "latin1.yaml", "loop", "outside"} <= {p for c, p in codes if c == "MIG-SRC-003"}
+    assert sorted(c.path for c in plan.changes) == ["bom.yaml", "crlf.yaml"]
+    apply_changes(plan.root, plan.changes)
+    crlf = (tmp_path / "crlf.yaml").read_bytes()
+    assert b"karpenter.sh/v1\r\n" in crlf and b"\n" not in crlf.replace(b"\r\n", b"")     # CRLF only
+    assert (tmp_path / "bom.yaml").read_bytes().startswith(b"\xef\xbb\xbfapiVersion: karpenter.sh/v1\n")
+    for rel, data in files.items():
+        if rel not in ("crlf.yaml", "bom.yaml"):
+            assert (tmp_path / rel).read_bytes() == data, rel
+    assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
