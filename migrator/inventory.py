@@ -49,7 +49,8 @@ class Manifest:
 
     @property
     def name(self) -> Any:
-        return (self.obj.get("metadata") or {}).get("name") if isinstance(self.obj, dict) else None
+        meta = self.obj.get("metadata") if isinstance(self.obj, dict) else None
+        return meta.get("name") if isinstance(meta, dict) else None
 
     def obj_at(self, path: tuple) -> Any:
         node = self.obj
@@ -227,6 +228,7 @@ def _token(m: Masked, source: str) -> str:
 
 
 STRUCTURAL = set(knowledge.load("hops")["structural_keys"])
+MAPS = set(knowledge.load("hops")["structural_maps"])
 
 
 def computed_structure(m: Manifest) -> tuple | None:
@@ -235,7 +237,7 @@ def computed_structure(m: Manifest) -> tuple | None:
     def walk(node, path):
         if isinstance(node, dict):
             for k, v in node.items():
-                if k in STRUCTURAL and m.masked.is_token(v):
+                if k in STRUCTURAL and (m.masked.is_token(v) or (k in MAPS and v is not None and not isinstance(v, dict))):
                     return path + (k,)
                 found = walk(v, path + (k,))
                 if found:
@@ -258,11 +260,19 @@ def scan_manifests(repo: Repo) -> list[Manifest]:
             out.append(m)
             continue
         key = ".".join(map(str, where))
-        repo.findings.append(Finding(
-            "MIG-SRC-008", "warning", m.tf_path or m.path, m.line_of(where),
-            f"{m.kind} {m.masked.unmask(str(m.name))}: {key} is built by the expression "
-            f"{m.masked.unmask(m.obj_at(where))}; migrator cannot rewrite it statically and leaves this object alone",
-            f"migrate the values behind that expression by hand (see docs/rules.md for the {m.kind} mapping)"))
+        value = m.obj_at(where)
+        if m.masked.is_token(value):
+            repo.findings.append(Finding(
+                "MIG-SRC-008", "warning", m.tf_path or m.path, m.line_of(where),
+                f"{m.kind} {m.masked.unmask(str(m.name))}: {key} is built by the expression "
+                f"{m.masked.unmask(value)}; migrator cannot rewrite it statically and leaves this object alone",
+                f"migrate the values behind that expression by hand (see docs/rules.md for the {m.kind} mapping)"))
+        else:
+            repo.findings.append(Finding(
+                "MIG-SRC-009", "error", m.tf_path or m.path, m.line_of(where),
+                f"{m.kind} {m.masked.unmask(str(m.name))}: {key} is {type(value).__name__} {value!r}, not a map; "
+                "the object is not valid for any Karpenter version and is left alone",
+                f"fix {key} in this object, then run migrator again"))
     return out
 
 
