@@ -54,3 +54,35 @@ def test_hostile_corpus(tmp_path):
         if rel not in ("crlf.yaml", "bom.yaml"):
             assert (tmp_path / rel).read_bytes() == data, rel
     assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
+
+
+def test_a_killed_apply_leaves_every_file_old_or_new(tmp_path):
+    """SIGKILL in the middle of an apply: each file is either its old or its new text, never half-written."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    olds = {f"f{i}.yaml": f"old {i}\n" * 2000 for i in range(4)}
+    for rel, text in olds.items():
+        (tmp_path / rel).write_text(text)
+    news = {rel: text.replace("old", "new") for rel, text in olds.items()}
+    code = (
+        "import json, os, sys, time\n"
+        "from migrator.apply import apply_changes\nfrom migrator.edits import FileChange\n"
+        "real = os.fsync\n"
+        "def slow(fd):\n    time.sleep(0.4)\n    real(fd)\n"
+        "os.fsync = slow\n"
+        "olds, news = json.loads(sys.argv[2]), json.loads(sys.argv[3])\n"
+        "apply_changes(sys.argv[1], [FileChange(p, 'modify', olds[p], news[p], ['t']) for p in sorted(olds)])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), json.dumps(olds), json.dumps(news)])
+    time.sleep(1.5)                     # imports, then about two files written
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    states = []
+    for rel in sorted(olds):
+        now = (tmp_path / rel).read_text()
+        assert now in (olds[rel], news[rel]), rel
+        states.append(now == news[rel])
+    assert states == sorted(states, reverse=True)       # written in order: new ones first, then old ones
