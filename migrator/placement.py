@@ -6,6 +6,7 @@ the exact spans here and write only inside them, in the file's own style.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from .edits import TextEdit, comments_above, indent_at, line_end, line_start
 from .inventory import Repo
@@ -109,3 +110,39 @@ def block_span(text: str, b: hclsrc.Block) -> tuple[int, int]:
         if not text[prev:s].strip():
             s = prev
     return s, e
+
+
+_ATTR = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_-]*)([ \t]*)=(?!=)")
+
+
+def align_attributes(text: str) -> str:
+    """`terraform fmt` alignment of `=` in runs of consecutive attribute lines at one indentation (used on blocks
+    migrator writes, e.g. after dropping an attribute from a copied block)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    run: list[tuple[re.Match, str]] = []
+
+    def flush():
+        width = max((len(m.group(2)) for m, _ in run), default=0)
+        for m, ln in run:
+            out.append(m.group(1) + m.group(2).ljust(width) + " =" + ln[m.end():])
+        run.clear()
+
+    for ln in lines:
+        m = _ATTR.match(ln)
+        rest = ln[m.end():] if m else ""
+        if m and (sum(rest.count(c) for c in "{[(") > sum(rest.count(c) for c in "}])") or "<<" in rest):
+            m = None                    # a value spanning several lines ends a run, as in terraform fmt
+            flush()
+            out.append(ln)
+            continue
+        if m and (not run or run[0][0].group(1) == m.group(1)):
+            run.append((m, ln))
+            continue
+        flush()
+        if m:
+            run.append((m, ln))
+        else:
+            out.append(ln)
+    flush()
+    return "".join(out)

@@ -29,7 +29,8 @@ from ...validate import validate_object
 from .convert import TARGET_KIND, Converted, convert_nodeclass, convert_provisioner, needs_role
 
 from ...options import Options  # noqa: F401  (re-exported for older imports)
-from ...placement import block_span, file_calls, hcl_step, kustomization_insert, kustomization_remove, splice
+from ...placement import (align_attributes, block_span, file_calls, hcl_step, kustomization_insert,
+                          kustomization_remove, splice)
 
 RULE = "v1beta1/manifests"
 FACTS = knowledge.load("v1beta1")
@@ -517,6 +518,8 @@ class ManifestsRule:
                 self.res.edits.append(NewFile(new_tpath, to_newline(body, self.repo.files[m.path].newline), RULE))
                 self.res.new_files.append(new_tpath)
         clone = splice(text, b.start, b.end, repl)
+        if m.container == "kubernetes_manifest":
+            clone = align_attributes(clone)         # a dropped computed_fields line leaves `=` padding
         self.taken(tf).add(label)
         key = (tf, b.end)
         order = self._inserts_after.get(key, 0)
