@@ -31,6 +31,12 @@ def _atomic_write(p: Path, text: str, mode: int | None) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode & 0o7777)
+        if p.exists():
+            st = p.stat()
+            try:                                    # keep the owner where the user may (root, or same owner)
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except (PermissionError, AttributeError):
+                pass
         os.replace(tmp, p)
     except BaseException:
         try:
