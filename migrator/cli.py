@@ -9,12 +9,9 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from .apply import ApplyError, apply_changes
-from .plan import Plan, UsageError, make_plan
-from .render import json as json_render
-from .render import markdown as markdown_render
-from .render import text as text_render
 from .options import Options
+
+# parsers, schemas and Jinja2 load only when a command needs them (`--help` and `explain` stay fast)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan and apply Karpenter migrations in a repository, hop by hop: v1alpha5 -> v1beta1 -> v1 -> the newest 1.x.")
@@ -39,7 +36,8 @@ NodeRole = typer.Option(None, "--node-role", help="Node IAM role name for EC2Nod
                                                   "repository does not say it.")
 
 
-def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str]) -> Plan:
+def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str]):
+    from .plan import UsageError, make_plan
     try:
         return make_plan(path, to=to, phase=phase,
                          options=Options(keep_alpha_defaults=keep, node_role=role))
@@ -60,6 +58,9 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
+    from .render import json as json_render
+    from .render import markdown as markdown_render
+    from .render import text as text_render
     p = _plan(path, to, phase, keep_alpha_defaults, node_role)
     if out is not None:
         from . import saved
@@ -83,6 +84,8 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
+    from .apply import ApplyError, apply_changes
+    from .render import text as text_render
     if saved.is_saved_plan(path):
         _apply_saved(path, write, backup)
         return
@@ -105,6 +108,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
 
 def _apply_saved(path: Path, write: bool, backup: bool) -> None:
     from . import saved
+    from .apply import ApplyError, apply_changes
     console = Console()
     try:
         root, changes, doc = saved.load(path)
@@ -129,6 +133,7 @@ def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str
             output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the Markdown to this file."),
             keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
+    from .render import markdown as markdown_render
     p = _plan(path, to, phase, keep_alpha_defaults, node_role)
     doc = markdown_render.render(p)
     if output is None:
@@ -144,14 +149,14 @@ def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str
 def explain(what: str = typer.Argument(..., help="A finding code (MIG-NP-005) or a rule name (v1beta1/helm).")) -> None:
     """Explain a finding code or a rule."""
     from . import knowledge
-    from .rules.registry import all_rules
-    RULES = all_rules()
     catalogue = knowledge.load("findings")
     console = Console()
     if what.upper() in catalogue:
         f = catalogue[what.upper()]
         console.print(f"[bold]{what.upper()}[/bold] ({f['severity']}): {f['title']}")
         raise typer.Exit(0)
+    from .rules.registry import all_rules       # rule docs: imports every hop's rules
+    RULES = all_rules()
     if what in RULES:
         console.print(f"[bold]{what}[/bold]\n{(RULES[what][0].__doc__ or '').strip()}")
         raise typer.Exit(0)
@@ -159,7 +164,7 @@ def explain(what: str = typer.Argument(..., help="A finding code (MIG-NP-005) or
     raise typer.Exit(1)
 
 
-def _exit_code(p: Plan, detailed: bool) -> int:
+def _exit_code(p, detailed: bool) -> int:
     if p.has_errors:
         return 1
     if detailed and p.changes:
