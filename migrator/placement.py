@@ -146,3 +146,21 @@ def align_attributes(text: str) -> str:
             out.append(ln)
     flush()
     return "".join(out)
+
+
+def relabel(b: hclsrc.Block, label: str) -> tuple[int, int, str]:
+    """Replacement giving a copied resource block a new name."""
+    return b.label_spans[1][0], b.label_spans[1][1], hclsrc.quote(label)
+
+
+def heredoc_body(text: str, b: hclsrc.Block, body: str) -> tuple[int, int, str]:
+    """Replacement of a kubectl_manifest heredoc body by `body`, indented like the heredoc (`<<-` keeps its pad)."""
+    h = b.attr("yaml_body").heredoc
+    pad = text[line_start(text, h.body_start): line_start(text, h.body_start) + h.indent] if h.trim else ""
+    return h.body_start, h.body_end, "".join((pad + ln if ln.strip() else ln) for ln in body.splitlines(keepends=True))
+
+
+def manifest_object(text: str, b: hclsrc.Block, expr: hclsrc.Expr, obj, tokens: dict) -> tuple[int, int, str]:
+    """Replacement of a kubernetes_manifest object expression by `obj` rendered in the block's style."""
+    attr = b.attributes["manifest"]
+    return expr.start, expr.end, hclsrc.render_value(obj, tokens, indent_at(text, attr.start), hcl_step(text, b))

@@ -22,10 +22,10 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from ...edits import Edit, TextEdit, indent_at, line_start, to_newline
+from ...edits import Edit, TextEdit, line_start, to_newline
 from ...inventory import Manifest, Repo
 from ...model import Finding
-from ...placement import hcl_step, splice
+from ...placement import heredoc_body, manifest_object, relabel, splice
 from ...sources import hcl as hclsrc
 from ...sources import keytree
 from ...sources import yaml as yamlsrc
@@ -315,17 +315,11 @@ class ManifestsRule:
         text = self.repo.text(tf)
         b = m.block
         label = f"{b.labels[1]}_{new_name.replace('-', '_')}"
-        repl = [(b.label_spans[1][0], b.label_spans[1][1], hclsrc.quote(label))]
+        repl = [relabel(b, label)]
         if m.container == "kubectl_manifest":
-            h = b.attr("yaml_body").heredoc
-            body = m.masked.unmask(yamlsrc.Emitter(m.style).emit(data).text)
-            pad = text[line_start(text, h.body_start): line_start(text, h.body_start) + h.indent] if h.trim else ""
-            repl.append((h.body_start, h.body_end,
-                         "".join((pad + ln if ln.strip() else ln) for ln in body.splitlines(keepends=True))))
+            repl.append(heredoc_body(text, b, m.masked.unmask(yamlsrc.Emitter(m.style).emit(data).text)))
         else:
-            attr = b.attributes["manifest"]
-            repl.append((m.expr.start, m.expr.end,
-                         hclsrc.render_value(data, m.masked.tokens, indent_at(text, attr.start), hcl_step(text, b))))
+            repl.append(manifest_object(text, b, m.expr, data, m.masked.tokens))
         clone = splice(text, b.start, b.end, repl)
         self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, self.repo.files[tf].newline),
                                        RULE, order=1))

@@ -29,8 +29,8 @@ from ...validate import validate_object
 from .convert import TARGET_KIND, Converted, convert_nodeclass, convert_provisioner, needs_role
 
 from ...options import Options  # noqa: F401  (re-exported for older imports)
-from ...placement import (align_attributes, block_span, file_calls, hcl_step, kustomization_insert,
-                          kustomization_remove, splice)
+from ...placement import (align_attributes, block_span, file_calls, heredoc_body, kustomization_insert,
+                          kustomization_remove, manifest_object, relabel, splice)
 
 RULE = "v1beta1/manifests"
 FACTS = knowledge.load("v1beta1")
@@ -446,20 +446,14 @@ class ManifestsRule:
         nl = self.repo.files[tf].newline
         b = m.block
         label = _unique(derive_name(b.labels[1], c.kind, m.kind), self.taken(tf))
-        repl: list[tuple[int, int, str]] = [(b.label_spans[1][0], b.label_spans[1][1], hclsrc.quote(label))]
+        repl: list[tuple[int, int, str]] = [relabel(b, label)]
         if m.container == "kubectl_manifest":
             body = self.yaml_text(m, c)
             if body is None:
                 return
-            h = b.attr("yaml_body").heredoc
-            pad = text[line_start(text, h.body_start): line_start(text, h.body_start) + h.indent] if h.trim else ""
-            indented = "".join((pad + ln if ln.strip() else ln) for ln in body.splitlines(keepends=True))
-            repl.append((h.body_start, h.body_end, indented))
+            repl.append(heredoc_body(text, b, body))
         elif m.container == "kubernetes_manifest":
-            attr = b.attributes["manifest"]
-            ind = indent_at(text, attr.start)
-            step = hcl_step(text, b)
-            repl.append((m.expr.start, m.expr.end, hclsrc.render_value(c.obj, m.masked.tokens, ind, step)))
+            repl.append(manifest_object(text, b, m.expr, c.obj, m.masked.tokens))
             cf = b.attributes.get("computed_fields")
             if cf is not None and cf.expr.kind == "tuple":
                 kept = []
