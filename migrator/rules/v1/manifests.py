@@ -123,23 +123,21 @@ class ManifestsRule:
             if cls is None or is_templated(cname):
                 for m in users:
                     if get(m.obj, kubelet_path) is not None:
-                        drop[id(m)] = False
-                        self.finding("MIG-V1-KL-001", "error", m.path, m.line_of(kubelet_path),
-                                     f"NodePool {_name(m)} has a kubelet, which v1 keeps on its EC2NodeClass "
-                                     f"{cname}, and that class is not in this cluster root",
-                                     f"add this kubelet to EC2NodeClass {cname} (spec.kubelet), then remove it from "
-                                     "the NodePool and run migrator again")
+                        self.leave(m, drop, "MIG-V1-KL-001",
+                                   f"NodePool {_name(m)} has a kubelet, which v1 keeps on its EC2NodeClass {cname}, "
+                                   "and that class is not in this cluster root",
+                                   f"add this kubelet to EC2NodeClass {cname} (spec.kubelet), then remove it from "
+                                   "the NodePool and run migrator again")
                 continue
             templated = [m for m in users if get(m.obj, kubelet_path) is not None and m.container == "template"
                          and m.path != cls.path and m.masked.has_token(str(plain(get(m.obj, kubelet_path))))]
             if templated:
                 for m in templated:
-                    drop[id(m)] = False
-                    self.finding("MIG-V1-KL-007", "error", m.path, m.line_of(kubelet_path),
-                                 f"NodePool {_name(m)}: its kubelet uses template variables of {m.path}, which the "
-                                 f"EC2NodeClass {cname} in {cls.path} does not receive",
-                                 f"move the kubelet into EC2NodeClass {cname} by hand (spec.kubelet, passing the "
-                                 "variables it needs), then run migrator again")
+                    self.leave(m, drop, "MIG-V1-KL-007",
+                               f"NodePool {_name(m)}: its kubelet uses template variables of {m.path}, which the "
+                               f"EC2NodeClass {cname} in {cls.path} does not receive",
+                               f"move the kubelet into EC2NodeClass {cname} by hand (spec.kubelet, passing the "
+                               "variables it needs), then run migrator again")
                 continue
             # the group kept on the original class: the NodePools without kubelet, else the largest group
             keep = next((i for i, g in enumerate(groups) if g[0] is None), None)
@@ -165,6 +163,11 @@ class ManifestsRule:
                              f"kubelet of {', '.join(_name(m) for m in users)} moves into EC2NodeClass {cname} "
                              "(identical for all its NodePools: no drift)")
         return kubelet_of, drop, repoint, splits, kubelet_src
+
+    def leave(self, m: Manifest, drop: dict, code: str, message: str, manual: str) -> None:
+        """A NodePool whose kubelet cannot move is left as it is, with an error finding."""
+        drop[id(m)] = False
+        self.finding(code, "error", m.path, m.line_of(convert._path(convert.NP["kubelet"])), message, manual)
 
     def kubelet_lines(self, pool: Manifest | None, cls: Manifest) -> tuple[str, str] | None:
         """The NodePool's kubelet as written (comments kept), when both objects are YAML in the same file kind."""
