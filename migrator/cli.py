@@ -1,6 +1,7 @@
 """Command-line interface: `migrator plan`, `migrator apply` (the public contract, see docs/cli.md)."""
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -13,14 +14,15 @@ from .options import Options
 
 # parsers, schemas and Jinja2 load only when a command needs them (`--help` and `explain` stay fast)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Plan and apply Karpenter migrations in a repository, hop by hop: v1alpha5 -> v1beta1 -> v1 -> the newest 1.x.")
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
 
 
 class Format(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
 
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
@@ -34,45 +36,129 @@ KeepDefaults = typer.Option(False, "--keep-alpha-defaults",
                                  "instance category/generation) to new NodePools.")
 NodeRole = typer.Option(None, "--node-role", help="Node IAM role name for EC2NodeClass.spec.role when the "
                                                   "repository does not say it.")
+SelectOpt = typer.Option(None, "--select", help="Report only these finding codes or prefixes (repeatable, or "
+                                                "comma-separated), e.g. MIG-V1.")
+IgnoreOpt = typer.Option(None, "--ignore", help="Do not report these finding codes or prefixes (repeatable, or "
+                                                "comma-separated).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only errors (text output).")
 
 
-def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str]):
-    from .plan import UsageError, make_plan
+def _split(values: Optional[list[str]]) -> list[str]:
+    return [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            v = version("migrator")
+        except PackageNotFoundError:
+            v = "0 (not installed)"
+        typer.echo(f"migrator {v}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit."),
+          no_color: bool = typer.Option(False, "--no-color", help="No colours (also: the NO_COLOR variable).")) -> None:
+    """Plan and apply Karpenter migrations in a repository, hop by hop: v1alpha5 -> v1beta1 -> v1 -> the newest 1.x.
+
+    Settings come from .migrator.yaml (or [tool.migrator] in pyproject.toml), then MIGRATOR_* variables, then flags.
+    """
+    if no_color:
+        os.environ["NO_COLOR"] = "1"
+
+
+def _settings(path: Path, **flags):
+    """Configuration file < environment < flags; a configuration error is a usage error naming the file."""
+    from .config import ConfigError, resolve
     try:
-        return make_plan(path, to=to, phase=phase,
-                         options=Options(keep_alpha_defaults=keep, node_role=role))
+        s = resolve(path if path.exists() else Path("."), flags)
+    except ConfigError as e:
+        from rich.markup import escape
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(str(e))}")
+        raise typer.Exit(1) from None
+    return s
+
+
+def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str],
+          select: Optional[list[str]] = None, ignore: Optional[list[str]] = None):
+    from .plan import UsageError, make_plan
+    s = _settings(path, to=to, phase=phase, keep_alpha_defaults=keep, node_role=role, select=_split(select),
+                  ignore=_split(ignore))
+    opts = Options(keep_alpha_defaults=bool(s.get("keep_alpha_defaults")), node_role=s.get("node_role"),
+                   node_roles=s.get("node_roles", {}), select=s.get("select", []), ignore=s.get("ignore", []),
+                   exclude=s.get("exclude", []))
+    try:
+        p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts)
     except UsageError as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
+    p.docs_url = s.get("docs_url")
+    return p
+
+
+def _render(p, fmt: "Format") -> str:
+    if fmt is Format.json:
+        from .render import json as r
+        return r.render(p)
+    if fmt is Format.markdown:
+        from .render import markdown as r
+        return r.render(p)
+    if fmt is Format.sarif:
+        from .render import sarif as r
+        return r.render(p, getattr(p, "docs_url", None))
+    from .render import github as r
+    return r.render(p)
+
+
+def _outputs(p, outs: Optional[list[str]]) -> None:
+    """`-o FORMAT=FILE` (repeatable): each format written to its file, beside what is shown on the terminal."""
+    from .apply import write_file
+    for spec in outs or []:
+        fmt, sep, file = spec.partition("=")
+        try:
+            f = Format(fmt)
+        except ValueError:
+            f = None
+        if not sep or not file or f is None or f is Format.text:
+            Console(stderr=True).print(f"[red]error:[/red] -o {spec}: expected FORMAT=FILE with FORMAT one of "
+                                       "json, markdown, sarif, github")
+            raise typer.Exit(1)
+        write_file(Path(file), _render(p, f))
+        Console(stderr=True).print(f"wrote {f.value} to {file}")
 
 
 @app.command()
 def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
          format: Format = typer.Option(Format.text, "--format",
-                                       help="text, json (one JSON object on stdout) or markdown (the runbook)."),
+                                       help="text, json (one JSON object on stdout), markdown (the runbook), sarif "
+                                            "(2.1.0) or github (workflow annotations)."),
+         output: Optional[list[str]] = typer.Option(None, "-o", "--output",
+                                                    help="FORMAT=FILE: also write that format to FILE (repeatable), "
+                                                         "e.g. -o sarif=results.sarif -o markdown=RUNBOOK.md."),
          detailed_exitcode: bool = typer.Option(False, "--detailed-exitcode",
                                                 help="Exit 0 when nothing changes, 2 when changes are pending, "
                                                      "1 on error."),
          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
+         select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt, quiet: bool = QuietOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
-    from .render import json as json_render
-    from .render import markdown as markdown_render
-    from .render import text as text_render
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore)
     if out is not None:
         from . import saved
         from .apply import write_file
         write_file(out, saved.dump(p, p.inputs))
         Console(stderr=True).print(f"saved the plan to {out}; apply it with: migrator apply {out} --write")
-    if format is Format.json:
-        sys.stdout.write(json_render.render(p))
-    elif format is Format.markdown:
-        sys.stdout.write(markdown_render.render(p))
+    _outputs(p, output)
+    if format is Format.text:
+        from .render import text as text_render
+        text_render.render(p, Console(), quiet=quiet)
     else:
-        text_render.render(p, Console())
+        sys.stdout.write(_render(p, format))
     raise typer.Exit(_exit_code(p, detailed_exitcode))
 
 
@@ -80,7 +166,8 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
 def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
           write: bool = typer.Option(False, "--write", help="Write the changes (otherwise only show the diff)."),
           backup: bool = typer.Option(False, "--backup", help="Keep a <file>.orig copy of every file changed."),
-          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
+          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
+          select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -89,7 +176,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     if saved.is_saved_plan(path):
         _apply_saved(path, write, backup)
         return
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore)
     console = Console()
     text_render.render(p, console)
     if not write:
@@ -143,6 +230,32 @@ def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str
         write_file(output, doc)
         Console(stderr=True).print(f"wrote {output}")
     raise typer.Exit(1 if p.has_errors else 0)
+
+
+@app.command()
+def rules(format: Format = typer.Option(Format.text, "--format", help="text or json.")) -> None:
+    """List every finding code (severity, whether migrator fixes it or it is a manual step) and every rule."""
+    from . import knowledge
+    from .rules.registry import all_rules
+    catalogue = knowledge.load("findings")
+    items = [{"code": code, "severity": f["severity"], "title": f["title"],
+              "fix": "manual" if f["severity"] in ("error", "warning") else "automatic"}
+             for code, f in catalogue.items()]
+    rule_docs = [{"rule": name, "summary": (mod.__doc__ or "").strip().splitlines()[0]}
+                 for name, (mod, _) in all_rules().items()]
+    if format is Format.json:
+        import json
+        sys.stdout.write(json.dumps({"findings": items, "rules": rule_docs}, indent=2) + "\n")
+        raise typer.Exit(0)
+    if format is not Format.text:
+        Console(stderr=True).print("[red]error:[/red] migrator rules supports --format text or json")
+        raise typer.Exit(1)
+    console = Console()
+    for r in rule_docs:
+        console.print(f"[bold]{r['rule']}[/bold]  {r['summary']}", highlight=False)
+    for i in items:
+        console.print(f"{i['code']:17} {i['severity']:7} {i['fix']:9} {i['title']}", markup=False, highlight=False)
+    raise typer.Exit(0)
 
 
 @app.command()

@@ -6,6 +6,7 @@ to the resolver (variables, instance profiles) and are parsed only when asked fo
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
@@ -55,9 +56,15 @@ def _within(root: Path, p: Path) -> bool:
         return False
 
 
-def discover(root: Path, max_bytes: int = MAX_BYTES) -> Discovery:
+def excluded(rel: str, patterns: list[str]) -> bool:
+    """Does a POSIX relative path match one of the configured exclude globs (a glob or a folder prefix)?"""
+    return any(fnmatch.fnmatch(rel, pat) or rel.startswith(pat.rstrip("/") + "/") for pat in patterns)
+
+
+def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None = None) -> Discovery:
     root = root.resolve()
     out = Discovery(root=root)
+    exclude = exclude or []
     if root.is_file():
         _add(out, root.parent, root, max_bytes)
         out.root = root.parent
@@ -69,6 +76,9 @@ def discover(root: Path, max_bytes: int = MAX_BYTES) -> Discovery:
             sub = d / name
             if name in SKIP_DIRS:
                 continue
+            if excluded(sub.relative_to(root).as_posix(), exclude):
+                out.skipped.append(Skipped(sub.relative_to(root).as_posix(), "excluded by the configuration"))
+                continue
             if sub.is_symlink():
                 out.skipped.append(Skipped(sub.relative_to(root).as_posix(), "symlinked directory (not followed)"))
                 continue
@@ -76,6 +86,10 @@ def discover(root: Path, max_bytes: int = MAX_BYTES) -> Discovery:
         dirnames[:] = keep
         for name in sorted(filenames):
             if name.endswith(CANDIDATE_SUFFIXES):
+                rel = (d / name).relative_to(root).as_posix()
+                if excluded(rel, exclude):
+                    out.skipped.append(Skipped(rel, "excluded by the configuration"))
+                    continue
                 _add(out, root, d / name, max_bytes)
     return out
 

@@ -94,8 +94,8 @@ class HelmValue:
 
 
 class Repo:
-    def __init__(self, root: Path, discovery: Discovery | None = None):
-        self.discovery = discovery or discover(root)
+    def __init__(self, root: Path, discovery: Discovery | None = None, exclude: list[str] | None = None):
+        self.discovery = discovery or discover(root, exclude=exclude)
         self.root = self.discovery.root
         self._hcl: dict[str, hclsrc.HclFile | None] = {}
         self.yaml_docs: dict[tuple, list] = {}        # (path, offset, text) -> parsed documents

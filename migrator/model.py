@@ -16,9 +16,13 @@ class Finding:
     line: int               # 1-based; 0 when the finding is about the whole repository
     message: str
     manual_step: str = ""
+    suppressed: str = ""    # the reason of an inline suppression; in JSON only when set (addition to schema 1)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not self.suppressed:
+            del d["suppressed"]
+        return d
 
 
 @dataclass

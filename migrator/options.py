@@ -1,10 +1,14 @@
 """Run options shared by every hop (set from the command line)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
 class Options:
     keep_alpha_defaults: bool = False       # v1alpha5 -> v1beta1: add the requirements the alpha webhook defaulted
     node_role: str | None = None            # node IAM role when the repository does not say it
+    node_roles: dict[str, str] = field(default_factory=dict)   # per cluster root (configuration file)
+    select: list[str] = field(default_factory=list)            # finding codes / prefixes to report (all if empty)
+    ignore: list[str] = field(default_factory=list)            # finding codes / prefixes not to report
+    exclude: list[str] = field(default_factory=list)           # path globs discovery skips

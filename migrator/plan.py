@@ -1,11 +1,12 @@
 """Orchestration: discover -> inventory -> rules(hop, phase) -> checked plan."""
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import knowledge
+from . import filters, knowledge
 from .discover import Discovery, SourceFile
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits, newline_of
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
@@ -49,10 +50,11 @@ class Plan:
     key: str = ""                                       # the hop's key in the knowledge tables (runbook, drift)
     hop: dict | None = None                             # the planned hop (knowledge/hops.yaml row)
     inputs: dict[str, str] = field(default_factory=dict)   # every file read: path -> text (saved plans)
+    docs_url: str | None = None                         # where the docs site is published (SARIF help links)
 
     @property
     def has_errors(self) -> bool:
-        return any(f.severity == "error" for f in self.findings)
+        return any(f.severity == "error" and not f.suppressed for f in self.findings)
 
 
 def root_of(m: Manifest) -> str:
@@ -139,8 +141,9 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
         def owns(p: str, r: str = r) -> bool:
             return owner(p, roots) == r
         mine = [c for c in charts if owns(c.path)]
+        opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
-                               helm_values=values_of(mine), options=options, charts=mine, owns=owns)
+                               helm_values=values_of(mine), options=opts, charts=mine, owns=owns)
         ctx.target = target
         ctx.chart_version = route.chart_version(repo, mine)
         out.append((r, ctx))
@@ -167,11 +170,12 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     except route.PathError as e:
         raise UsageError(str(e)) from None
     options = options or Options()
-    repo = Repo(root)
+    repo = Repo(root, exclude=options.exclude)
     plan = _make_plan(repo, target, phase, options)
     if plan.changes and plan.phase:
         second_pass(repo, plan, target, options)
     plan.inputs = {p: f.text for p, f in repo.files.items()}
+    plan.findings = filters.select(filters.suppress(plan.findings, plan.inputs), options.select, options.ignore)
     return plan
 
 

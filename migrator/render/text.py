@@ -27,7 +27,15 @@ def _diff_text(diff: str) -> Text:
     return out
 
 
-def render(plan: Plan, console: Console, show_diff: bool = True) -> None:
+def render(plan: Plan, console: Console, show_diff: bool = True, quiet: bool = False) -> None:
+    """The terminal view; `quiet` prints only the error findings and a one-line summary."""
+    if quiet:
+        for f in plan.findings:
+            if f.severity == "error" and not f.suppressed:
+                where = f"{f.path}:{f.line}" if f.path else "(repository)"
+                console.print(f"error {escape(f.code)} {escape(where)}: {escape(f.message)}")
+        console.print(f"{plan.hop_from} -> {plan.hop_to}, phase {plan.phase}: {len(plan.changes)} file(s) to change")
+        return
     console.print(f"[bold]migrator plan[/bold] {escape(str(plan.root))}: "
                   f"{plan.hop_from} -> {plan.hop_to}, phase [bold]{plan.phase}[/bold]")
     table = Table(title="Summary", show_header=True)
@@ -44,6 +52,9 @@ def render(plan: Plan, console: Console, show_diff: bool = True) -> None:
         console.print("[bold]Findings[/bold]")
         for f in plan.findings:
             where = f"{f.path}:{f.line}" if f.path else "(repository)"
+            if f.suppressed:
+                console.print(f"  [dim]suppressed {escape(f.code)} {escape(where)} ({escape(f.suppressed)})[/dim]")
+                continue
             console.print(f"  [{_STYLE[f.severity]}]{f.severity:7}[/] {escape(f.code)} {escape(where)}: "
                           f"{escape(f.message)}")
             if f.manual_step:
