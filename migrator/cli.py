@@ -23,6 +23,7 @@ class Format(str, Enum):
     markdown = "markdown"
     sarif = "sarif"
     github = "github"
+    gitlab = "gitlab"
 
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
@@ -83,7 +84,7 @@ def _settings(path: Path, **flags):
 
 
 def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str],
-          select: Optional[list[str]] = None, ignore: Optional[list[str]] = None):
+          select: Optional[list[str]] = None, ignore: Optional[list[str]] = None, quiet: bool = False):
     from .plan import UsageError, make_plan
     s = _settings(path, to=to, phase=phase, keep_alpha_defaults=keep, node_role=role, select=_split(select),
                   ignore=_split(ignore))
@@ -91,7 +92,12 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
                    node_roles=s.get("node_roles", {}), select=s.get("select", []), ignore=s.get("ignore", []),
                    exclude=s.get("exclude", []))
     try:
-        p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts)
+        err = Console(stderr=True)
+        if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
+            with err.status("planning: reading the repository, running the rules, checking the result"):
+                p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts)
+        else:
+            p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts)
     except UsageError as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
@@ -109,6 +115,9 @@ def _render(p, fmt: "Format") -> str:
     if fmt is Format.sarif:
         from .render import sarif as r
         return r.render(p, getattr(p, "docs_url", None))
+    if fmt is Format.gitlab:
+        from .render import gitlab as r
+        return r.render(p)
     from .render import github as r
     return r.render(p)
 
@@ -124,7 +133,7 @@ def _outputs(p, outs: Optional[list[str]]) -> None:
             f = None
         if not sep or not file or f is None or f is Format.text:
             Console(stderr=True).print(f"[red]error:[/red] -o {spec}: expected FORMAT=FILE with FORMAT one of "
-                                       "json, markdown, sarif, github")
+                                       "json, markdown, sarif, github, gitlab")
             raise typer.Exit(1)
         write_file(Path(file), _render(p, f))
         Console(stderr=True).print(f"wrote {f.value} to {file}")
@@ -134,7 +143,7 @@ def _outputs(p, outs: Optional[list[str]]) -> None:
 def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
          format: Format = typer.Option(Format.text, "--format",
                                        help="text, json (one JSON object on stdout), markdown (the runbook), sarif "
-                                            "(2.1.0) or github (workflow annotations)."),
+                                            "(2.1.0), github (workflow annotations) or gitlab (code quality report)."),
          output: Optional[list[str]] = typer.Option(None, "-o", "--output",
                                                     help="FORMAT=FILE: also write that format to FILE (repeatable), "
                                                          "e.g. -o sarif=results.sarif -o markdown=RUNBOOK.md."),
@@ -147,7 +156,7 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet)
     if out is not None:
         from . import saved
         from .apply import write_file
@@ -167,7 +176,8 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           write: bool = typer.Option(False, "--write", help="Write the changes (otherwise only show the diff)."),
           backup: bool = typer.Option(False, "--backup", help="Keep a <file>.orig copy of every file changed."),
           keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
-          select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt) -> None:
+          select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt,
+          quiet: bool = QuietOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -176,9 +186,9 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     if saved.is_saved_plan(path):
         _apply_saved(path, write, backup)
         return
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet)
     console = Console()
-    text_render.render(p, console)
+    text_render.render(p, console, quiet=quiet)
     if not write:
         if p.changes:
             console.print("[dim]dry run: nothing written (add --write)[/dim]")

@@ -100,3 +100,57 @@ def test_rules_lists_every_code_and_rule():
     d = json.loads(_run(["rules", "--format", "json"]).output)
     codes = {f["code"] for f in d["findings"]}
     assert "MIG-V1-KL-002" in codes and "v1/manifests" in {r["rule"] for r in d["rules"]}
+
+
+def _script_env(tmp_path, **extra):
+    import os
+    import sys
+    from pathlib import Path
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"), GITHUB_OUTPUT=str(tmp_path / "out"),
+               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    env.update(extra)
+    return env
+
+
+def test_github_action_script(tree, tmp_path):
+    """The composite action's step: annotations on stdout, SARIF file, runbook in the job summary, fail-on policy."""
+    import shutil
+    import subprocess
+    if shutil.which("bash") is None:
+        pytest.skip("bash not found")
+    root = tree("v1-raw-yaml")
+    script = ROOT / "scripts" / "ci" / "github-action.sh"
+    sarif = tmp_path / "m.sarif"
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, cwd=tmp_path,
+                       env=_script_env(tmp_path, MIGRATOR_PATH=str(root), MIGRATOR_SARIF=str(sarif)))
+    assert r.returncode == 2, r.stderr                      # changes pending fail the check by default
+    assert "::warning file=karpenter/nodeclasses.yaml" in r.stdout
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert (tmp_path / "summary.md").read_text().startswith("# Karpenter migration runbook")
+    assert "exit-code=2" in (tmp_path / "out").read_text()
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, cwd=tmp_path,
+                       env=_script_env(tmp_path, MIGRATOR_PATH=str(root), MIGRATOR_SARIF=str(sarif), FAIL_ON="errors"))
+    assert r.returncode == 0
+
+
+def test_gitlab_code_quality_report(tree):
+    root = tree("v1-raw-yaml")
+    issues = json.loads(_run(["plan", str(root), "--format", "gitlab"]).output)
+    assert issues and all({"description", "check_name", "fingerprint", "severity", "location"} <= set(i) for i in issues)
+    assert {i["severity"] for i in issues} <= {"info", "minor", "major", "critical", "blocker"}
+
+
+def test_pre_commit_hooks_and_action_call_the_cli_as_it_is():
+    """The hook entries and the action's commands must run: their options exist (a dry check of the CLI)."""
+    from ruamel.yaml import YAML
+    hooks = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in hooks} == {"migrator-check", "migrator-apply"}
+    for h in hooks:
+        words = h["entry"].split()
+        assert words[0] == "migrator"
+        r = _run(words[1:] + ["--help"])
+        assert r.exit_code == 0, h["entry"]
+        for opt in (w for w in words[2:] if w.startswith("-")):
+            assert opt in r.output, (h["id"], opt)
+    action = YAML(typ="safe").load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
