@@ -103,3 +103,14 @@ def test_a_v1beta1_repository_walks_the_documented_phases_to_the_newest_1x(name,
                                                  if p in [x for _, x in seen]]
     text = "".join(p.read_text() for p in root.rglob("*") if p.is_file() and p.suffix in (".tf", ".tfvars", ".yaml"))
     assert f'"{final}"' in text
+
+
+def test_crd_release_in_another_namespace_needs_the_webhook_service_namespace(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter_crd" {\n  name      = "karpenter-crd"\n  chart     = "karpenter-crd"\n'
+        '  namespace = "default"\n  version   = "0.37.8"\n}\n'
+        'resource "helm_release" "karpenter" {\n  name      = "karpenter"\n  chart     = "karpenter"\n'
+        '  namespace = "karpenter"\n  version   = "0.37.8"\n}\n')
+    plan = make_plan(tmp_path, to="v1", phase="controller")
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1-HELM-003"]
+    assert "webhook.serviceNamespace=karpenter" in f.manual_step

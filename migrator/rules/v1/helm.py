@@ -76,6 +76,17 @@ def run(ctx, phase: str) -> HelmResult:
                                     f"chart {ctx.chart_version} no longer serves v1beta1: the {len(beta)} v1beta1 "
                                     "objects in this cluster root fail to apply until this phase rewrites them",
                                     "apply this phase's changes before anything else touches these objects"))
+    crd = next((c for c in ctx.charts if c.chart == "karpenter-crd"), None)
+    if phase == "controller" and ci is not None and crd is not None:
+        ns, crd_ns = _namespace(ci), _namespace(crd)
+        crd_keys = {".".join(e.path) for vs in crd.values if vs.tree is not None for e in vs.tree.root.walk()} | \
+                   {s_.key for vs in crd.values for s_ in vs.sets}
+        if ns and crd_ns and ns != crd_ns and "webhook.serviceNamespace" not in crd_keys:
+            res.findings.append(Finding("MIG-V1-HELM-003", "warning", crd.path, crd.line,
+                                        f"{crd.address} is installed in namespace {crd_ns} but the controller runs in "
+                                        f"{ns}: the CRDs' conversion webhook would call a service that is not there "
+                                        "(karpenter-crd defaults webhook.serviceNamespace to its own namespace)",
+                                        f"set webhook.serviceNamespace={ns} on {crd.address}"))
     if phase == "patch-upgrade" and ctx.chart_version and tgt:
         minor = ".".join(ctx.chart_version.split(".")[:2])
         note = FACTS["hops"][HOP].get("patch_notes", {}).get(minor)
@@ -84,3 +95,12 @@ def run(ctx, phase: str) -> HelmResult:
                                         f"chart {ctx.chart_version} -> {tgt['karpenter']}: {note}",
                                         "read the upgrade guide sections of the minors you cross"))
     return res
+
+
+def _namespace(ci) -> str | None:
+    if ci.kind == "terraform":
+        ns = ci.block.attr("namespace")
+        lit = ns.literal() if ns is not None else None
+        return str(lit) if lit else None
+    obj = ci.obj or {}
+    return (obj.get("spec") or {}).get("targetNamespace") or (obj.get("metadata") or {}).get("namespace")
