@@ -14,7 +14,7 @@ from .edits import line_start
 from .inventory import Repo
 from .sources import hcl as hclsrc
 from .sources import jsonspan
-from .sources.templates import find_sequences
+from .sources.templates import TemplateError, find_sequences
 
 KARPENTER_KEY = re.compile(r"karpenter\.(sh|k8s\.aws)/")
 CONTROLLER_ACTIONS = {"ec2:createfleet", "ec2:createlaunchtemplate", "ec2:runinstances"}
@@ -180,11 +180,11 @@ def mask_json(text: str, start: int = 0, end: int | None = None) -> str:
 
 
 def _json(repo: Repo, path: str, text: str, start: int, end: int, name: str, line: int) -> Policy | None:
-    masked = mask_json(text, start, end)
     try:
+        masked = mask_json(text, start, end)
         root = jsonspan.parse(masked, start, end)
-    except (jsonspan.JsonSpanError, IndexError):
-        return None
+    except (jsonspan.JsonSpanError, IndexError, TemplateError):
+        return None             # not a JSON policy migrator can read (the file's own parse errors are reported)
     if root.kind != "object" or root.get("Statement") is None or root.get("Statement").kind not in ("array", "object"):
         return None
     st_node = root.get("Statement")
