@@ -74,7 +74,11 @@ def chart_version(repo: Repo, charts: list[ChartInstall], chart: str = "karpente
     for ci in charts:
         if ci.chart != chart:
             continue
-        if ci.kind == "flux":
+        if ci.kind == "argocd":
+            v = ci.source_map.get("targetRevision")
+            if v is not None and parse_version(str(v)):
+                return str(v).lstrip("v")
+        elif ci.kind == "flux":
             v = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")
             if v is not None and parse_version(str(v)):
                 return str(v).lstrip("v")

@@ -64,9 +64,15 @@ def root_of(m: Manifest) -> str:
 def cluster_roots(manifests: list[Manifest], charts: list) -> list[str]:
     """Directories that each stand for one cluster: where the Karpenter chart is installed or Karpenter objects
     are kept (Terraform root module / GitOps folder); a directory inside another root belongs to it."""
-    dirs = {root_of(m) for m in manifests if m.kind not in ("Machine", "NodeClaim")}
-    dirs |= {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+    objects = {root_of(m) for m in manifests if m.kind not in ("Machine", "NodeClaim")}
+    installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+    dirs = objects | installs
     roots = sorted(d for d in dirs if not any(a != d and (a == "." or d.startswith(a + "/")) for a in dirs))
+    if len(installs) == 1 and len(roots) > 1:
+        # one chart install for the whole repository (GitOps: apps/ beside the manifests' folders): one cluster,
+        # rooted where its folders meet
+        common = posixpath.commonpath(roots) if "." not in roots else "."
+        return [common or "."]
     return roots or ["."]
 
 
@@ -145,6 +151,7 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                helm_values=values_of(mine), options=opts, charts=mine, owns=owns)
         ctx.target = target
+        ctx.all_manifests = manifests
         ctx.chart_version = route.chart_version(repo, mine)
         out.append((r, ctx))
     return out

@@ -165,3 +165,20 @@ def test_each_cluster_root_edits_only_its_own_tfvars(tmp_path):
     for c in plan.changes:
         if c.path.endswith(".tfvars"):
             assert c.new.count("v0.32.10") == 1
+
+
+def test_argocd_applications_are_chart_installs(tree):
+    """Argo CD: targetRevision, valuesObject, a values string and parameters edited in place; a karpenter-crd
+    Application added one sync wave earlier, never pruning; the runbook syncs with argocd, never helm."""
+    from migrator.render.markdown import render as render_md
+    root = tree("argocd")
+    plan = make_plan(root, phase="prepare", options=Options(node_role="KarpenterNodeRole-prod"))
+    new = {c.path: c.new for c in plan.changes}
+    app = new["apps/karpenter.yaml"]
+    assert "targetRevision: v0.32.10" in app and "targetRevision: 0.32.10" in app
+    assert "- name: settings.clusterName" in app and "interruptionQueue: prod" in app
+    assert "clusterName: staging   # the staging cluster" in app          # inside the values string, comment kept
+    crd = new["apps/karpenter-crd.yaml"]
+    assert 'argocd.argoproj.io/sync-wave: "0"' in crd and "chart: karpenter-crd" in crd and "prune: false" in crd
+    md = render_md(plan)
+    assert "argocd app sync karpenter-crd" in md and "helm upgrade" not in md and "terraform apply" not in md

@@ -74,6 +74,7 @@ class Context:
     owns: Any = lambda path: True          # does a file belong to this cluster root?
     results: dict[str, dict[str, Any]] = field(default_factory=dict)   # hop:phase -> rule -> result
     target: Any = None                     # path.Target this run moves towards
+    all_manifests: list = field(default_factory=list)   # every root's objects (a chart-only root's fallback)
     chart_version: str | None = None       # the controller chart version this root pins, if static
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:

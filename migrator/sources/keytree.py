@@ -106,7 +106,16 @@ def yaml_tree(text: str, path: str, region_start: int, region_end: int, obj: Any
             parent = parent[k]
         kl, kc = parent.lc.key(under[-1])
         root.start = line_start(text, off(kl, kc))
-        nxt = _next_key_offset(text, parent, under[-1], off)
+        # the sub-mapping ends where the next key of it or of any ancestor begins (it may be the last key of its
+        # parent, e.g. helm.valuesObject of an Argo CD source followed by spec.destination)
+        nxt = None
+        for depth in range(len(under), 0, -1):
+            anc = obj
+            for k in under[:depth - 1]:
+                anc = anc[k]
+            nxt = _next_key_offset(text, anc, under[depth - 1], off)
+            if nxt is not None:
+                break
         root.end = nxt if nxt is not None else region_end
     _fill_yaml(root, node, text, off, root.end)
     first = next(iter(root.children.values()), None)
@@ -114,8 +123,13 @@ def yaml_tree(text: str, path: str, region_start: int, region_end: int, obj: Any
                 base_indent=first.indent if first else "", step=_yaml_step(root), offset=off)
 
 
-def _next_key_offset(text: str, m: CommentedMap, key, off) -> int | None:
-    """Offset of the line holding the key after `key` in mapping m, if any."""
+def _next_key_offset(text: str, m, key, off) -> int | None:
+    """Offset of the line holding the key (or list item) after `key` in mapping (or sequence) m, if any."""
+    if isinstance(m, list):
+        if isinstance(key, int) and key + 1 < len(m):
+            il, ic = m.lc.item(key + 1)
+            return line_start(text, off(il, ic))
+        return None
     keys = list(m.keys())
     i = keys.index(key)
     if i + 1 < len(keys):

@@ -11,7 +11,8 @@ import shlex
 
 from ... import knowledge
 from ...model import Step
-from ..v1beta1.runbook import _by_dir, _terraform
+from ..v1beta1.helm import HelmResult
+from ..v1beta1.runbook import _by_dir, _terraform, argo_names
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
@@ -54,14 +55,20 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
 def chart_flavours(helm_results: list) -> list[str]:
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
     tf = any(a for r in helm_results for a in r.chart_tf)
-    return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("helm", not kinds)) if ok]
+    return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
+                            ("helm", not kinds)) if ok]
 
 
 def common_values(ctx, helm_results: list) -> dict:
     ns = sorted(set().union(*(r.namespaces for r in helm_results))) if helm_results else []
     crd = next((a.split("/", 1)[1] for r in helm_results for a in r.crd_releases if a.startswith("HelmRelease/")),
                "karpenter-crd")
-    return {"namespace": shlex.quote(ns[0]) if ns else '"${KARPENTER_NAMESPACE}"', "crd_release": shlex.quote(crd)}
+    merged = HelmResult()
+    for r in helm_results:
+        merged.controllers += r.controllers
+        merged.crd_releases += r.crd_releases
+    return {"namespace": shlex.quote(ns[0]) if ns else '"${KARPENTER_NAMESPACE}"', "crd_release": shlex.quote(crd),
+            **argo_names(merged)}
 
 
 def steps(hop: dict, ctx) -> list[Step]:

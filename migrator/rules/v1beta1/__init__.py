@@ -20,7 +20,10 @@ def _manifests(ctx, phase: str, done: dict) -> Result:
 
 
 def _helm(ctx, phase: str, done: dict) -> HelmResult:
-    return HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, _blocked(done)).run()
+    # a root that only installs the chart (GitOps: apps/ beside the manifests' folder) keeps the values the
+    # repository's alpha objects still rely on
+    manifests = ctx.manifests or ctx.all_manifests
+    return HelmRule(ctx.repo, manifests, ctx.charts, phase, _blocked(done)).run()
 
 
 def _deleted(done: dict) -> list[tuple[str, int, int]]:

@@ -13,6 +13,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from ruamel.yaml.comments import CommentedMap
+
 from ... import knowledge, templating
 from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
@@ -141,9 +143,13 @@ class HelmRule:
 
     def values(self, ci: ChartInstall, vs: ValuesSource, rows: list[dict] | None = None) -> None:
         rows = self.rows() if rows is None else rows
-        if vs.kind in ("dynamic_set", "set_list", "values_from", "other"):
+        if vs.kind == "argo_params":
+            self.param_values(ci, vs, rows)
+            return
+        if vs.kind in ("dynamic_set", "set_list", "values_from", "value_files", "other"):
             what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
+                    "value_files": "helm.valueFiles (files of the chart's own repository or a $values source)",
                     "other": "an expression migrator cannot read"}[vs.kind]
             keys = ", ".join(r["key"] for r in rows)
             self.finding("MIG-HELM-001", "warning", vs.path, vs.line,
@@ -236,6 +242,29 @@ class HelmRule:
                     self.tags_removed(vs.path, s.line, [s.key[len(row["key"]) + 1:]])
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} removed ({row.get('why', '')})")
 
+    def param_values(self, ci: ChartInstall, vs: ValuesSource, rows: list[dict]) -> None:
+        """Argo CD `helm.parameters` (name/value items): names renamed, items removed, like Terraform `set`."""
+        text = self.repo.text(vs.path)
+        names = {p.name for p in vs.params}
+        for prm in vs.params:
+            row = next((r for r in rows if prm.name == r["key"] or prm.name.startswith(r["key"] + ".")), None)
+            if row is None:
+                continue
+            if "note" in row:
+                self.finding("MIG-HELM-016", "info", vs.path, prm.line, f"chart value {row['key']}: {row['note']}")
+            elif "set" in row or "add" in row:
+                continue        # values of parameters are strings Argo CD passes through; set them by hand
+            elif "rename" in row and prm.name == row["key"] and row["rename"] not in names:
+                s0, e0 = prm.name_span
+                quote = text[s0] if text[s0] in "\"'" else ""
+                self.res.edits.append(TextEdit(vs.path, s0, e0, f"{quote}{row['rename']}{quote}", self.rule))
+                self.finding("MIG-HELM-003", "info", vs.path, prm.line, f"parameter {prm.name} -> {row['rename']}")
+            else:
+                s0, e0 = prm.item_span
+                self.res.edits.append(TextEdit(vs.path, s0, e0, "", self.rule))
+                self.finding("MIG-HELM-003", "info", vs.path, prm.line,
+                             f"parameter {prm.name} removed ({row.get('why', 'replaced by ' + row.get('rename', ''))})")
+
     def tags_removed(self, path: str, line: int, keys: list[str]) -> None:
         """settings.aws.tags goes away in cleanup: say so unless every EC2NodeClass already carries them."""
         classes = [m for m in self.manifests if m.kind == "EC2NodeClass"]
@@ -287,7 +316,7 @@ class HelmRule:
         target = self.targets.get(ci.chart)
         if target is None:
             return
-        if ci.kind == "flux":
+        if ci.kind in ("flux", "argocd"):
             self.flux_version(ci, target)
             return
         if ci.version is None:
@@ -334,14 +363,16 @@ class HelmRule:
                      f"chart version {current} -> {new} ({how})")
 
     def flux_version(self, ci: ChartInstall, target: str) -> None:
-        spec = ci.obj["spec"]["chart"]["spec"]
-        if "version" not in spec:
+        """The chart version of a Flux HelmRelease (spec.chart.spec.version) or an Argo CD source (targetRevision)."""
+        spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else (ci.source_map, "targetRevision")
+        where = "spec.chart.spec.version" if ci.kind == "flux" else ".".join(map(str, ci.source + (key,)))
+        if key not in spec:
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
-                         f"{ci.address} has no chart version: Flux installs the newest chart",
-                         f"pin spec.chart.spec.version to {format_version(target, 'v')} until the migration is done")
+                         f"{ci.address} has no chart version: the newest chart gets installed",
+                         f"pin {where} to {format_version(target, 'v')} until the migration is done")
             return
         text = self.repo.text(ci.path)
-        span = _scalar_span(text, ci.doc, spec, "version")
+        span = _scalar_span(text, ci.doc, spec, key)
         if span is None:
             return
         s, e = span
@@ -352,7 +383,7 @@ class HelmRule:
             self.finding("MIG-HELM-008", "warning", ci.path, hclsrc.line_of(text, s),
                          f"chart version {raw} is a range or not a version", f"pin it to {target}")
             return
-        self.bump(ci.path, s, e, current, target, f"spec.chart.spec.version of {ci.address}")
+        self.bump(ci.path, s, e, current, target, f"{where} of {ci.address}")
 
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
@@ -367,6 +398,19 @@ class HelmRule:
             ns = ci.block.attr("namespace")
             if ns is not None and ns.literal():
                 self.res.namespaces.add(str(ns.literal()))
+        elif ci.kind == "argocd":
+            dest = ci.obj
+            for k in ci.source[:-1] if ci.source[-1] == "source" else ci.source[:-2]:
+                dest = dest[k]
+            ns = ((dest.get("destination") or {}) if isinstance(dest, dict) else {}).get("namespace")
+            if ns:
+                self.res.namespaces.add(str(ns))
+            url = str(ci.source_map.get("repoURL", ""))
+            if url.rstrip("/") in [u.rstrip("/") for u in FACTS["chart"]["frozen_repositories"]]:
+                self.finding("MIG-HELM-010", "warning", ci.path, ci.line,
+                             f"{ci.address} installs from the frozen {url} (no releases after v0.16.3)",
+                             "use repoURL: public.ecr.aws/karpenter with an OCI Helm repository in Argo CD "
+                             "(enableOCI: \"true\" in the repository secret)")
         else:
             ns = (ci.obj.get("metadata") or {}).get("namespace") or (ci.obj.get("spec") or {}).get("targetNamespace")
             if ns:
@@ -387,6 +431,10 @@ class HelmRule:
                 self.depends_on(ci, crd[0].block.labels[1])
                 return
             self.add_terraform_crd_release(ci)
+        elif ci.kind == "argocd":
+            if crd:
+                return
+            self.add_argo_crd_app(ci)
         else:
             if crd:
                 return
@@ -502,6 +550,60 @@ class HelmRule:
         seq = " " * style.indent if style.indent_sequences else ""
         ins = f"{ind}dependsOn:\n{ind}{seq}- name: {name}\n"
         self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(ins, self.repo.files[ci.path].newline), self.rule))
+
+
+    def add_argo_crd_app(self, ci: ChartInstall) -> None:
+        """A karpenter-crd Application next to the controller's, synced in an earlier wave, from the same place."""
+        obj = ci.obj
+        if obj.get("kind") != "Application":
+            self.finding("MIG-HELM-017", "warning", ci.path, ci.line,
+                         f"{ci.address} has no karpenter-crd counterpart; migrator adds one only for Applications",
+                         "add a karpenter-crd source or ApplicationSet (same repoURL, targetRevision of the target, "
+                         "synced before the controller) by hand")
+            return
+        src = ci.source_map
+        meta = obj.get("metadata") or {}
+        ann = dict(meta.get("annotations") or {})
+        wave = ann.get(FACTS["argocd"]["sync_wave"])
+        try:
+            crd_wave = str(int(str(wave)) - 1) if wave is not None else "-1"
+        except ValueError:
+            crd_wave = "-1"
+        new_meta = CommentedMap()
+        new_meta["name"] = f"{meta.get('name')}-crd"
+        if meta.get("namespace"):
+            new_meta["namespace"] = meta["namespace"]
+        new_meta["annotations"] = CommentedMap([(FACTS["argocd"]["sync_wave"], crd_wave)])
+        new_src = CommentedMap([("repoURL", src.get("repoURL")), ("chart", FACTS["chart"]["crds"]),
+                                ("targetRevision", format_version(self.targets["karpenter-crd"],
+                                                                  str(src.get("targetRevision", "v"))))])
+        spec = CommentedMap()
+        for k, v in (obj.get("spec") or {}).items():
+            if k in ("source", "sources"):
+                spec["source"] = new_src
+            elif k == "syncPolicy" and isinstance(v, dict) and isinstance(v.get("automated"), dict):
+                # never prune CRDs automatically: deleting a CRD deletes every object of that kind and its nodes
+                policy = CommentedMap(v)
+                policy["automated"] = CommentedMap((a, False if a == "prune" else b) for a, b in v["automated"].items())
+                spec[k] = policy
+            elif k != "ignoreDifferences":
+                spec[k] = v
+        new = CommentedMap([("apiVersion", obj["apiVersion"]), ("kind", "Application"), ("metadata", new_meta),
+                            ("spec", spec)])
+        style = yamlsrc.detect_style(self.repo.text(ci.path))
+        body = yamlsrc.Emitter(style).emit(new).text
+        d, base = posixpath.split(ci.path)
+        ext = posixpath.splitext(base)[1]
+        new_path = posixpath.join(d, f"{new_meta['name']}{ext}") if d else f"{new_meta['name']}{ext}"
+        if new_path in self.repo.files:
+            return
+        self.res.edits.append(NewFile(new_path, to_newline(body, self.repo.files[ci.path].newline), self.rule))
+        self.res.new_crd_release = True
+        self.res.crd_releases.append(f"Application/{new_meta['name']}")
+        self.finding("MIG-HELM-013", "info", ci.path, ci.line,
+                     f"no karpenter-crd release: {new_path} adds Application {new_meta['name']} (sync wave "
+                     f"{crd_wave}, before the controller) so the CRDs get installed and upgraded")
+        _kustomize_add(self, ci.path, new_path)
 
 
 # -- helpers ------------------------------------------------------------------------------------------

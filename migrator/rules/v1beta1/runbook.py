@@ -64,6 +64,13 @@ def _each(command: str, var: str, names: list[str], sources: int, values: dict,
     return out
 
 
+def argo_names(hr) -> dict:
+    """Argo CD Application names of the controller and CRD installs (quoted for the shell)."""
+    app = next((a.split("/", 1)[1] for a in hr.controllers if a.startswith("Application")), "karpenter")
+    crd = next((a.split("/", 1)[1] for a in hr.crd_releases if a.startswith("Application")), f"{app}-crd")
+    return {"argo_app": shlex.quote(app), "argo_crd_app": shlex.quote(crd)}
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     """The whole ordered runbook of the hop, from the step table and what the rules found."""
     table = knowledge.load("runbook")[f"{hop['from']}->{hop['to']}"]
@@ -76,6 +83,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     templates = sorted({n for k, n, _ in old if k == "AWSNodeTemplate"})
     tf_charts = [a for a in hr.controllers + hr.crd_releases if not a.startswith("HelmRelease/")]
     flavours = [f for f, ok in (("terraform", bool(tf_charts)), ("flux", "flux" in hr.kinds),
+                                ("argocd", "argocd" in hr.kinds),
                                 ("helm", not hr.kinds)) if ok]
     chart_version = hop["chart"]["version"]
     values = {
@@ -85,6 +93,7 @@ def steps(hop: dict, ctx) -> list[Step]:
         "rollback_version": hop["chart"].get("rollback_to", ""),
         "pass_through": hr.pass_through or "",
         "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else '"${KARPENTER_NAMESPACE}"',
+        **argo_names(hr),
         "provisioners": ", ".join(provisioners) or "(none found)",
         "new_files": ", ".join(man.new_files) or "(none)",
     }
@@ -116,7 +125,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     flags = {
         "terraform": bool(man.new_addresses),
         "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
-        "new_crd_release": hr.new_crd_release,
+        # adopting existing CRDs into a Helm release; Argo CD tracks what it applies itself
+        "new_crd_release": hr.new_crd_release and bool(hr.kinds - {"argocd"}),
         "pass_through": bool(hr.pass_through),
         "module": bool(mod.edits),
         # the v20 move happens in cleanup for every module kept on v19 during the migration
