@@ -185,10 +185,11 @@ class IamRule:
                 continue
             if self.twin(pol, st) is not None:
                 continue
-            clone = text[st.start:st.end].replace(old, new)
-            if st.sid_span:
+            clone = text[st.start:st.end]
+            if st.sid_span:                  # suffix first: the tag key rename below changes offsets
                 rel = st.sid_span[1] - st.start
                 clone = clone[:rel] + self.facts["twin_sid_suffix"] + clone[rel:]
+            clone = clone.replace(old, new)
             self.insert_after(pol, st, clone)
             self.finding("MIG-IAM-002", "info", pol.path, line,
                          f"statement {st.sid or '#' + str(i + 1)} of {pol.name}: added a twin scoped by {new} "
