@@ -101,6 +101,8 @@ class Repo:
         self.yaml_docs: dict[tuple, list] = {}        # (path, offset, text) -> parsed documents
         self.findings: list[Finding] = []
         self.template_paths: set[str] = set()
+        self.patch_paths: set[str] = set()            # kustomize strategic-merge patch files (kustomize.scan)
+        self._kustomizations = None
         for s in self.discovery.skipped:
             self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
 
@@ -293,7 +295,9 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 out.extend(_scan_kubectl(repo, p, text, b))
             elif b.labels[0] == "kubernetes_manifest":
                 out.extend(_scan_kubernetes(repo, p, text, b))
-    # 2. raw YAML files
+    # 2. raw YAML files (an alpha object in a kustomize patch file is a partial one: rules/v1beta1/kustomize.py)
+    from .kustomize import patch_files
+    patches = patch_files(repo)
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")) or p in repo.template_paths or not sf.interesting:
             continue
@@ -305,6 +309,8 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
+            if man and p in patches and man.era == "alpha":
+                continue
             if man:
                 out.append(man)
     return out

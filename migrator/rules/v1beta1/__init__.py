@@ -5,9 +5,10 @@ orchestration reads which package a hop uses, and its phases, from knowledge/hop
 """
 from __future__ import annotations
 
-from . import helm, iam, manifests, terraform_module, workloads
+from . import helm, iam, kustomize, manifests, terraform_module, workloads
 from .helm import HelmResult, HelmRule
 from .iam import IamResult, IamRule
+from .kustomize import KustomizeResult, KustomizeRule
 from .manifests import ManifestsRule, Result
 from .runbook import steps  # noqa: F401
 from .terraform_module import ModuleResult, ModuleRule
@@ -17,6 +18,10 @@ from .workloads import WorkloadsResult, WorkloadsRule
 def _manifests(ctx, phase: str, done: dict) -> Result:
     rule = ManifestsRule(ctx.repo, ctx.manifests, ctx.helm_values, ctx.options)
     return rule.prepare() if phase == "prepare" else rule.cleanup()
+
+
+def _kustomize(ctx, phase: str, done: dict) -> KustomizeResult:
+    return KustomizeRule(ctx.repo, phase, ctx.owns, ctx.options.keep_alpha_defaults).run()
 
 
 def _helm(ctx, phase: str, done: dict) -> HelmResult:
@@ -53,6 +58,7 @@ def _workloads(ctx, phase: str, done: dict) -> WorkloadsResult:
 
 RULES = {
     "v1beta1/manifests": (manifests, _manifests),
+    "v1beta1/kustomize": (kustomize, _kustomize),
     "v1beta1/helm": (helm, _helm),
     "v1beta1/iam": (iam, _iam),
     "v1beta1/terraform_module": (terraform_module, _module),

@@ -1,0 +1,399 @@
+"""Kustomize: kustomizations, the patches they apply to Karpenter objects, and a small build emulation.
+
+Kustomize applies a strategic-merge patch to a custom resource as a JSON merge patch (there is no schema with
+merge keys: maps merge, lists are replaced whole, `null` deletes a key) and a JSON 6902 patch op by op. That
+is all migrator needs to know what an overlay does to a Provisioner or AWSNodeTemplate, and to prove that the
+NodePool/EC2NodeClass patch it writes does the same to the converted object.
+
+Every kustomization is read once per run (cached on the repository); patch files referenced by one are
+partial objects and are never reported as broken manifests.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import knowledge
+from .inventory import Repo
+from .model import Finding
+from .sources import yaml as yamlsrc
+
+KFILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+PATCH_FIELDS = ("patchesStrategicMerge", "patchesJson6902", "patches")
+KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
+
+
+def _group_version(api: str) -> tuple[str, str]:
+    g, _, v = str(api).rpartition("/")
+    return g, v
+
+
+@dataclass
+class Patch:
+    kpath: str                  # the kustomization listing it
+    field: str                  # patches | patchesStrategicMerge | patchesJson6902
+    index: int                  # position in that list
+    item: Any                   # the list item as parsed (a path string, an inline string or a map)
+    form: str                   # smp | json6902
+    file: str | None            # repository path of the patch file, when it is one
+    text: str                   # the patch text (file contents or the inline string)
+    docs: list                  # smp: the patch objects; json6902: one list of ops
+    target: Any = None          # the entry's `target:` selector, if any
+    line: int = 0               # 1-based line of the entry in the kustomization
+    json: bool = False          # the patch text is JSON (keep it JSON)
+
+    @property
+    def where(self) -> str:
+        return f"{self.kpath}:{self.line}"
+
+    def aims(self) -> list[tuple[str, str, Any]]:
+        """(apiVersion or group/version, kind, name) of the Karpenter objects this patch is for."""
+        out = []
+        t = self.target if isinstance(self.target, dict) else {}
+        if self.form == "smp":
+            for d in self.docs:
+                if isinstance(d, dict):
+                    api, kind = str(d.get("apiVersion", "")), str(d.get("kind", ""))
+                    name = (d.get("metadata") or {}).get("name") if isinstance(d.get("metadata"), dict) else None
+                    if (api, kind) in KINDS:
+                        out.append((api, kind, name if name is not None else t.get("name")))
+            return out
+        kind = t.get("kind")
+        for (api, k) in KINDS:
+            g, v = _group_version(api)
+            if k == kind and t.get("group", g) == g and t.get("version", v) == v:
+                out.append((api, k, t.get("name")))
+                break
+        return out
+
+    def era(self) -> str | None:
+        eras = {KINDS[(a, k)] for a, k, _ in self.aims()}
+        return eras.pop() if len(eras) == 1 else None
+
+
+@dataclass
+class Kustomization:
+    path: str
+    text: str
+    obj: Any
+    resources: list[str] = field(default_factory=list)     # repository paths (files or folders)
+    patches: list[Patch] = field(default_factory=list)
+
+    @property
+    def dir(self) -> str:
+        return posixpath.dirname(self.path)
+
+
+def _join(base: str, rel: str) -> str:
+    return posixpath.normpath(posixpath.join(base, rel)) if base else posixpath.normpath(rel)
+
+
+def kustomization_in(repo: Repo, d: str) -> str | None:
+    for name in KFILES:
+        p = posixpath.join(d, name) if d else name
+        if p in repo.files:
+            return p
+    return None
+
+
+def scan(repo: Repo) -> list[Kustomization]:
+    """Every kustomization of the repository (parsed once per run)."""
+    cached = repo._kustomizations
+    if cached is not None:
+        return cached
+    out = []
+    for p in sorted(repo.files):
+        if posixpath.basename(p) not in KFILES:
+            continue
+        k = _read(repo, p)
+        if k is not None:
+            out.append(k)
+    repo._kustomizations = out
+    repo.patch_paths = {pt.file for k in out for pt in k.patches if pt.file and pt.form == "smp"}
+    return out
+
+
+def patch_files(repo: Repo) -> set[str]:
+    scan(repo)
+    return repo.patch_paths
+
+
+def _read(repo: Repo, p: str) -> Kustomization | None:
+    text = repo.text(p)
+    try:
+        obj = yamlsrc.load(text)
+    except yamlsrc.YamlParseError:
+        return None                              # reported by the manifest scan when it matters
+    if not isinstance(obj, dict):
+        return None
+    k = Kustomization(p, text, obj)
+    d = posixpath.dirname(p)
+    for r in obj.get("resources") or obj.get("bases") or []:
+        if isinstance(r, str) and "://" not in r and not r.startswith(("github.com/", "git@")):
+            k.resources.append(_join(d, r))
+    for fld in PATCH_FIELDS:
+        items = obj.get(fld)
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            pt = _patch(repo, k, fld, i, item)
+            if pt is not None:
+                pt.line = items.lc.item(i)[0] + 1
+                k.patches.append(pt)
+    return k
+
+
+def _patch(repo: Repo, k: Kustomization, fld: str, i: int, item: Any) -> Patch | None:
+    d = k.dir
+    target = None
+    if isinstance(item, dict):
+        target = item.get("target")
+        rel, inline = item.get("path"), item.get("patch")
+    elif isinstance(item, str):
+        inline = item if "\n" in item or ":" in item else None
+        rel = None if inline is not None else item
+    else:
+        return None
+    file = None
+    if rel is not None:
+        file = _join(d, str(rel))
+        if file not in repo.files:
+            return None
+        text = repo.text(file)
+    elif isinstance(inline, str):
+        text = inline
+    else:
+        return None
+    is_json = text.lstrip().startswith(("[", "{"))
+    if fld == "patchesJson6902":
+        form = "json6902"
+    elif fld == "patchesStrategicMerge":
+        form = "smp"
+    else:
+        first = _load_all(text)
+        form = "json6902" if first and isinstance(first[0], list) else "smp"
+    docs = _load_all(text)
+    if form == "json6902":
+        docs = [docs[0]] if docs and isinstance(docs[0], list) else []
+    return Patch(k.path, fld, i, item, form, file, text, docs, target, json=is_json)
+
+
+def _load_all(text: str) -> list:
+    out = []
+    for doc in yamlsrc.split_documents(text):
+        try:
+            out.append(yamlsrc.load(doc.text))
+        except yamlsrc.YamlParseError:
+            return []
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# build emulation (Karpenter kinds only)
+# ----------------------------------------------------------------------------------------------
+def plain(v: Any) -> Any:
+    """ruamel structures -> plain JSON-like data (for comparison and JSON patches)."""
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [plain(x) for x in v]
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    return str(v)
+
+
+def merge_patch(obj: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: how kustomize applies a strategic-merge patch to a custom resource."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(obj) if isinstance(obj, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+def merge_diff(old: Any, new: Any) -> dict:
+    """The smallest merge patch turning old into new (maps recurse, lists and scalars are replaced)."""
+    out: dict = {}
+    for k, v in new.items():
+        if k not in old:
+            out[k] = copy.deepcopy(v)
+        elif isinstance(v, dict) and isinstance(old[k], dict):
+            sub = merge_diff(old[k], v)
+            if sub:
+                out[k] = sub
+        elif v != old[k]:
+            out[k] = copy.deepcopy(v)
+    for k in old:
+        if k not in new:
+            out[k] = None
+    return out
+
+
+class PatchError(ValueError):
+    pass
+
+
+def pointer(path: str) -> tuple:
+    if path == "":
+        return ()
+    if not path.startswith("/"):
+        raise PatchError(f"JSON pointer {path!r} does not start with /")
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/"))
+
+
+def to_pointer(path: tuple) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def json_patch(obj: Any, ops: list) -> Any:
+    import jsonpatch
+    try:
+        return jsonpatch.apply_patch(obj, plain(ops))
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError) as e:
+        raise PatchError(str(e)) from e
+
+
+def _matches(pt: Patch, api: str, kind: str, name: Any) -> bool:
+    for a, k, n in pt.aims():
+        if a == api and k == kind and (n is None or str(n) == str(name)):
+            return True
+    return False
+
+
+def apply_patch(pt: Patch, obj: dict, api: str, kind: str) -> dict:
+    name = (obj.get("metadata") or {}).get("name")
+    if not _matches(pt, api, kind, name):
+        return obj
+    if pt.form == "json6902":
+        return json_patch(obj, pt.docs[0]) if pt.docs else obj
+    for d in pt.docs:
+        if isinstance(d, dict) and (str(d.get("apiVersion")), str(d.get("kind"))) == (api, kind) and \
+                str(((d.get("metadata") or {}).get("name"))) == str(name):
+            obj = merge_patch(obj, plain(d))
+    return obj
+
+
+def build(repo: Repo, kpath: str, upto: Patch | None = None, _seen: frozenset = frozenset()) -> list[dict] | None:
+    """The Karpenter objects a kustomization yields (plain data), its patches applied in order; with `upto`,
+    only the patches before that one. None when a resource it names is not in the repository."""
+    if kpath in _seen:
+        return None
+    k = next((x for x in scan(repo) if x.path == kpath), None)
+    if k is None:
+        return None
+    objs: list[dict] = []
+    for r in k.resources:
+        sub = kustomization_in(repo, r)
+        if sub is not None:
+            got = build(repo, sub, None, _seen | {kpath})
+            if got is None:
+                return None
+            objs.extend(got)
+        elif r in repo.files:
+            for d in _load_all(repo.text(r)):
+                if isinstance(d, dict) and (str(d.get("apiVersion")), str(d.get("kind"))) in KINDS:
+                    objs.append(plain(d))
+        else:
+            return None
+    for pt in k.patches:
+        if pt is upto:
+            break
+        objs = [apply_patch(pt, o, str(o.get("apiVersion")), str(o.get("kind"))) for o in objs]
+    return objs
+
+
+def find_base(repo: Repo, pt: Patch, api: str, kind: str, name: Any) -> dict | None:
+    """The object `pt` patches, as the kustomization's resources and earlier patches leave it."""
+    try:
+        objs = build(repo, pt.kpath, pt)
+    except PatchError:
+        return None
+    for o in objs or []:
+        if (str(o.get("apiVersion")), str(o.get("kind"))) == (api, kind) and \
+                str((o.get("metadata") or {}).get("name")) == str(name):
+            return o
+    return None
+
+
+def parse_error(repo: Repo, pt: Patch) -> None:
+    repo.findings.append(Finding("MIG-KUS-004", "error", pt.file or pt.kpath, pt.line if not pt.file else 1,
+                                 "kustomize patch does not parse as YAML/JSON", "fix the patch; it is left untouched"))
+
+
+def dumps_json(v: Any, like: str) -> str:
+    """JSON text in the indentation of an existing JSON text."""
+    indent = None
+    for ln in like.splitlines()[1:]:
+        if ln.strip():
+            lead = ln[: len(ln) - len(ln.lstrip())]
+            indent = "\t" if lead.startswith("\t") else len(lead) or None
+            break
+    return json.dumps(v, indent=indent) + ("\n" if like.endswith("\n") else "")
+
+
+# ----------------------------------------------------------------------------------------------
+# spans inside YAML/JSON text (ruamel keeps line/column of every key and value)
+# ----------------------------------------------------------------------------------------------
+def line_offsets(text: str) -> list[int]:
+    offs, pos = [], 0
+    for ln in text.splitlines(keepends=True):
+        offs.append(pos)
+        pos += len(ln)
+    offs.append(pos)
+    return offs
+
+
+def scalar_span(text: str, pos: int) -> tuple[int, int]:
+    """[start, end) of the scalar token starting at pos (quoted or plain, block or flow context)."""
+    q = text[pos:pos + 1]
+    if q in ("'", '"'):
+        i = pos + 1
+        while i < len(text):
+            c = text[i]
+            if q == '"' and c == "\\":
+                i += 2
+                continue
+            if c == q:
+                if q == "'" and text[i + 1:i + 2] == "'":
+                    i += 2
+                    continue
+                return pos, i + 1
+            i += 1
+        return pos, len(text)
+    i = pos
+    while i < len(text) and text[i] not in "\n\r,]}":
+        if text[i] == "#" and text[i - 1] in " \t":
+            break
+        i += 1
+    return pos, pos + len(text[pos:i].rstrip())
+
+
+def quoted_like(old: str, value: Any) -> str:
+    """A scalar in the quoting of the token it replaces."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        return json.dumps(value)
+    s = str(value)
+    if old.startswith('"'):
+        return json.dumps(s)
+    if old.startswith("'"):
+        return "'" + s.replace("'", "''") + "'"
+    return yamlsrc.format_scalar(s)
+
+
+def value_pos(text: str, node: Any, key: Any) -> int | None:
+    try:
+        ln, col = node.lc.value(key) if isinstance(node, dict) else node.lc.item(key)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return None
+    return line_offsets(text)[ln] + col
