@@ -10,6 +10,8 @@ from . import filters, knowledge
 from .discover import Discovery, SourceFile
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits, newline_of
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
+from .rendered import helm_values as rendered_values
+from .rendered import scan as scan_rendered
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
@@ -149,7 +151,8 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
         mine = [c for c in charts if owns(c.path)]
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
-                               helm_values=values_of(mine), options=opts, charts=mine, owns=owns)
+                               helm_values=values_of(mine) + [v for v in rendered_values(repo) if owns(v.path)],
+                               options=opts, charts=mine, owns=owns)
         ctx.target = target
         ctx.all_manifests = manifests
         ctx.chart_version = route.chart_version(repo, mine)
@@ -216,7 +219,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
     current = detect_era(manifests, route.chart_version(repo, charts))
-    roots = cluster_roots(manifests, charts)
+    roots = cluster_roots(manifests, charts + scan_rendered(repo))
     plan = Plan(root=repo.root, hop_from=current, hop_to=str(target or current), phase=phase or "")
     plan.roots = root_statuses(manifests, roots)
     for m in manifests:

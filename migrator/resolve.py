@@ -178,20 +178,34 @@ def default_instance_profile(values: list[HelmValue]) -> list[HelmValue]:
     return [v for v in values if v.key in keys and v.value not in (None, "")]
 
 
-def resolve_node_role(repo: Repo, values: list[HelmValue]) -> tuple[Resolution, HelmValue | None]:
-    """Node role from the chart's defaultInstanceProfile (the alpha fallback every template used)."""
+def resolve_node_role(repo: Repo, values: list[HelmValue], owns=lambda p: True) -> tuple[Resolution, HelmValue | None]:
+    """Node role from the chart's defaultInstanceProfile (the alpha fallback every template used); when that
+    trail breaks, from what the repository states elsewhere (facts.py: iam:PassRole, access entries, aws-auth)."""
     found = default_instance_profile(values)
     if not found:
-        return Resolution(reason="no defaultInstanceProfile is set in the Karpenter chart values found in the "
-                                 "repository"), None
-    distinct = {(str(v.value), v.expression) for v in found}
-    if len(distinct) > 1:
+        res, v = Resolution(reason="no defaultInstanceProfile is set in the Karpenter chart values found in the "
+                                   "repository"), None
+    elif len({(str(x.value), x.expression) for x in found}) > 1:
         return Resolution(reason="defaultInstanceProfile has different values in "
-                                 + ", ".join(f"{v.path}:{v.line}" for v in found)), found[0]
-    v = found[0]
-    res = resolve_profile_to_role(repo, str(v.value), v.expression)
-    res.trail.insert(0, f"{v.key} = {v.value} ({v.path}:{v.line})")
-    return res, v
+                                 + ", ".join(f"{x.path}:{x.line}" for x in found)), found[0]
+    else:
+        v = found[0]
+        res = resolve_profile_to_role(repo, str(v.value), v.expression)
+        res.trail.insert(0, f"{v.key} = {v.value} ({v.path}:{v.line})")
+    if res.ok:
+        return res, v
+    from .facts import node_role
+    fact, why = node_role(repo, owns)
+    if fact is None:
+        if why:
+            res.reason += f"; the repository does not settle it either: {why}"
+        return res, v
+    stated = Resolution(trail=res.trail + [f"({res.reason})", f"node role {fact.value} from {fact.source}"])
+    if fact.expression:
+        stated.expression = fact.value
+    else:
+        stated.literal = fact.value
+    return stated, v
 
 
 @dataclass

@@ -5,7 +5,7 @@ orchestration reads which package a hop uses, and its phases, from knowledge/hop
 """
 from __future__ import annotations
 
-from . import helm, iam, kustomize, manifests, terraform_module, workloads
+from . import helm, iam, kustomize, manifests, rendered, terraform_module, workloads
 from .helm import HelmResult, HelmRule
 from .iam import IamResult, IamRule
 from .kustomize import KustomizeResult, KustomizeRule
@@ -16,12 +16,18 @@ from .workloads import WorkloadsResult, WorkloadsRule
 
 
 def _manifests(ctx, phase: str, done: dict) -> Result:
-    rule = ManifestsRule(ctx.repo, ctx.manifests, ctx.helm_values, ctx.options)
+    rule = ManifestsRule(ctx.repo, ctx.manifests, ctx.helm_values, ctx.options, ctx.owns)
     return rule.prepare() if phase == "prepare" else rule.cleanup()
 
 
 def _kustomize(ctx, phase: str, done: dict) -> KustomizeResult:
     return KustomizeRule(ctx.repo, phase, ctx.owns, ctx.options.keep_alpha_defaults).run()
+
+
+def _rendered(ctx, phase: str, done: dict):
+    from ..registry import HOPS
+    hop = next(h for h in HOPS["hops"] if h.get("package") == "v1beta1")
+    return rendered.run(ctx, hop, phase)
 
 
 def _helm(ctx, phase: str, done: dict) -> HelmResult:
@@ -60,6 +66,7 @@ RULES = {
     "v1beta1/manifests": (manifests, _manifests),
     "v1beta1/kustomize": (kustomize, _kustomize),
     "v1beta1/helm": (helm, _helm),
+    "v1beta1/rendered": (rendered, _rendered),
     "v1beta1/iam": (iam, _iam),
     "v1beta1/terraform_module": (terraform_module, _module),
     "v1beta1/workloads": (workloads, _workloads),

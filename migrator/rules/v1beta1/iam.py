@@ -244,6 +244,19 @@ class IamRule:
                 m = re.match(r"arn:[^:]+:[^:]+:[^:]*:([^:*]+):", r)
                 if m and "AWS::AccountId" not in subs:
                     subs["AWS::AccountId"] = m.group(1)
+        if not {"ClusterName", "AWS::Region"} <= set(subs):
+            from ...facts import cluster_and_region
+            stated = cluster_and_region(self.repo, pol, self.values, self.owns)
+            for key in ("ClusterName", "AWS::Region"):
+                if key not in subs and key in stated:
+                    subs[key] = stated[key].value
+                    told = self.__dict__.setdefault("_told", set())
+                    if (pol.path, key) in told:
+                        continue
+                    told.add((pol.path, key))
+                    self.finding("MIG-IAM-009", "info", pol.path, pol.line,
+                                 f"{pol.name}: {'cluster name' if key == 'ClusterName' else 'region'} for the "
+                                 f"scoped statements is {stated[key].value}, from {stated[key].source}")
         return subs if {"ClusterName", "AWS::Region"} <= set(subs) else None
 
     def add_official(self, pol: Policy, sids: list[str], after: Statement | None) -> None:
@@ -281,7 +294,20 @@ class IamRule:
         if pol.syntax == "hcl":
             body = hclsrc.render_value(st, {}, ind, "  ", template_strings=True)
             return body if pol.style.get("sep", "=") == "=" else re.sub(r"^(\s*\S+)( +)= ", r"\1\2: ", body, flags=re.M)
-        out = json.dumps(st, indent=len(pol.style.get("indent", "    ")) // 2 or 2)
+        lead = pol.style.get("indent", "    ")     # statements sit two levels deep: half of it is one level
+        seen: list[tuple[int, int, list[str]]] = []     # the author's key order: the fullest statement's,
+        for i, other in enumerate(pol.statements):      # the neighbour's among equals
+            try:
+                keys = list(json.loads(text[other.start:other.end]).keys())
+            except ValueError:
+                continue
+            seen.append((-len(keys), 0 if other is like else 1, keys))
+        order: list[str] = []
+        for _, _, keys in sorted(seen, key=lambda x: x[:2]):
+            order += [k for k in keys if k not in order]
+        if order:
+            st = dict(sorted(st.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+        out = json.dumps(st, indent=lead[: len(lead) // 2])
         return out.replace("\n", "\n" + ind)
 
     def insert_after(self, pol: Policy, st: Statement, clones) -> None:

@@ -76,7 +76,9 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 class ManifestsRule:
-    def __init__(self, repo: Repo, manifests: list[Manifest], helm_values: list[HelmValue], options: Options):
+    def __init__(self, repo: Repo, manifests: list[Manifest], helm_values: list[HelmValue], options: Options,
+                 owns=lambda p: True):
+        self.owns = owns
         self.repo = repo
         self.manifests = manifests
         self.values = helm_values
@@ -100,7 +102,7 @@ class ManifestsRule:
             if self.opts.node_role:
                 self._role = Resolution(literal=self.opts.node_role, trail=["--node-role"])
             else:
-                self._role, self._role_value = resolve_node_role(self.repo, self.values)
+                self._role, self._role_value = resolve_node_role(self.repo, self.values, self.owns)
         return self._role
 
     # -- prepare -------------------------------------------------------------------------------

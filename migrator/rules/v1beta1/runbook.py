@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import shlex
 
+from ...rendered import RenderResult
+
 from ... import knowledge
 from ...model import Step
 from . import helm
@@ -64,6 +66,18 @@ def _each(command: str, var: str, names: list[str], sources: int, values: dict,
     return out
 
 
+def rendered_values(rnd: RenderResult, rnd_clean: RenderResult) -> dict:
+    """Commands that re-render charts committed as `helm template` output (migrator/rendered.py)."""
+    q = shlex.quote
+    return {"render_command": f"{rnd.chart_command} > {q(rnd.chart_file)}" if rnd.chart_command else "",
+            "render_crd_command": f"{rnd.crd_command} > {q(rnd.crd_file)}" if rnd.crd_command else "",
+            "render_pass_command": f"{rnd.pass_command} > {q(rnd.chart_file)}" if rnd.pass_command else "",
+            "render_cleanup_command": f"{rnd_clean.chart_command} > {q(rnd_clean.chart_file)}"
+            if rnd_clean.chart_command else "",
+            "rendered_file": q(rnd.chart_file) if rnd.chart_file else "",
+            "rendered_crd_file": q(rnd.crd_file) if rnd.crd_file else ""}
+
+
 def argo_names(hr) -> dict:
     """Argo CD Application names of the controller and CRD installs (quoted for the shell)."""
     app = next((a.split("/", 1)[1] for a in hr.controllers if a.startswith("Application")), "karpenter")
@@ -82,17 +96,21 @@ def steps(hop: dict, ctx) -> list[Step]:
     provisioners = sorted({n for k, n, _ in old if k == "Provisioner"})
     templates = sorted({n for k, n, _ in old if k == "AWSNodeTemplate"})
     tf_charts = [a for a in hr.controllers + hr.crd_releases if not a.startswith("HelmRelease/")]
+    rnd = prep.get("v1beta1/rendered") or RenderResult()
+    rnd_clean = clean.get("v1beta1/rendered") or RenderResult()
     flavours = [f for f, ok in (("terraform", bool(tf_charts)), ("flux", "flux" in hr.kinds),
-                                ("argocd", "argocd" in hr.kinds),
-                                ("helm", not hr.kinds)) if ok]
+                                ("argocd", "argocd" in hr.kinds), ("rendered", bool(rnd.chart_command)),
+                                ("helm", not hr.kinds and not rnd.chart_command)) if ok]
     chart_version = hop["chart"]["version"]
     values = {
         "chart_version": chart_version,
         # OCI tags below 0.35.0 carry a v prefix (knowledge/helm.yaml v_prefix_before)
         "chart_version_spelled": helm.format_version(chart_version, "v"),
         "rollback_version": hop["chart"].get("rollback_to", ""),
-        "pass_through": hr.pass_through or "",
-        "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else '"${KARPENTER_NAMESPACE}"',
+        "pass_through": hr.pass_through or rnd.pass_through or "",
+        "namespace": shlex.quote(sorted(hr.namespaces)[0]) if hr.namespaces else
+        shlex.quote(rnd.namespace) if rnd.namespace else '"${KARPENTER_NAMESPACE}"',
+        **rendered_values(rnd, rnd_clean),
         **argo_names(hr),
         "provisioners": ", ".join(provisioners) or "(none found)",
         "new_files": ", ".join(man.new_files) or "(none)",
@@ -127,7 +145,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
         # adopting existing CRDs into a Helm release; Argo CD tracks what it applies itself
         "new_crd_release": hr.new_crd_release and bool(hr.kinds - {"argocd"}),
-        "pass_through": bool(hr.pass_through),
+        "pass_through": bool(hr.pass_through or rnd.pass_through),
+        "rendered_cleanup": bool(rnd_clean.chart_command) and rnd_clean.chart_command != rnd.chart_command,
         "module": bool(mod.edits),
         # the v20 move happens in cleanup for every module kept on v19 during the migration
         "module_v20": bool(mod.modules) and not any(f.code == "MIG-MOD-002" for f in mod.findings),

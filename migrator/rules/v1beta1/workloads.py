@@ -10,6 +10,8 @@ values are handled by the other rules; Helm chart templates are reported, not ed
 """
 from __future__ import annotations
 
+from ...rendered import paths as rendered_paths
+
 from dataclasses import dataclass, field
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -66,6 +68,8 @@ class WorkloadsRule:
             if not p.endswith((".yaml", ".yml")) or not any(n in sf.text for n in needles) or not self.owns(p):
                 continue
             if p in self.repo.template_paths:      # Karpenter's own templates and chart values files
+                continue
+            if p in rendered_paths(self.repo):     # the chart's own output: re-rendered, never edited (MIG-RND-001)
                 continue
             if "{{" in sf.text:
                 self.finding("MIG-WL-003", "warning", p, 1,

@@ -1,0 +1,161 @@
+"""Facts a repository already states somewhere else: the node role and the cluster's name and region.
+
+When the usual trail (the chart's defaultInstanceProfile -> an aws_iam_instance_profile -> its role) breaks,
+as in setups made with aws-cli, the answer is often written down elsewhere:
+  node role: the controller policy's `iam:PassRole` resource (the only role the controller may hand to nodes),
+             EKS access entries of type EC2_LINUX, `aws-auth` mapRoles entries in the `system:nodes` group;
+  cluster and region: the EKS cluster ARN (eks:DescribeCluster) or any regional ARN in the controller policy,
+             the chart's clusterName, the Terraform aws provider's region.
+Each fact says where it was read; the most specific source wins, and an ambiguous one is not used.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .inventory import HelmValue, Repo
+from .sources import hcl as hclsrc
+from .sources import yaml as yamlsrc
+
+ROLE_ARN = re.compile(r"^arn:aws[\w-]*:iam::[^:]*:role/(?:[^*]*/)?([\w+=,.@-]+)$")
+TF_ROLE_ARN = re.compile(r"^\$\{(aws_iam_role\.[A-Za-z0-9_-]+)\.arn\}$")
+EKS_ARN = re.compile(r"^arn:aws[\w-]*:eks:([a-z0-9-]+):[^:]*:cluster/([\w.-]+)$")
+REGIONAL_ARN = re.compile(r"^arn:aws[\w-]*:(?:ec2|eks|sqs|ssm):([a-z]{2}(?:-[a-z]+)+-\d):")
+
+
+@dataclass
+class Fact:
+    value: str
+    source: str                 # "iam:PassRole in iam/controller-policy.json:44"
+    expression: bool = False    # a Terraform expression (no ${ })
+
+
+def _role_of(raw: str) -> tuple[str, bool] | None:
+    m = ROLE_ARN.match(raw)
+    if m and "${" not in raw:
+        return m.group(1), False
+    m = TF_ROLE_ARN.match(raw)
+    if m:
+        return f"{m.group(1)}.name", True
+    return None
+
+
+def _distinct(found: list[Fact]) -> Fact | None:
+    values = {(f.value, f.expression) for f in found}
+    return found[0] if len(values) == 1 else None
+
+
+def passrole_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
+    from .policies import scan_policies
+    out = []
+    for pol in scan_policies(repo):
+        if not owns(pol.path) or not pol.is_karpenter:
+            continue
+        text = repo.text(pol.path)
+        for st in pol.statements:
+            if st.effect.lower() != "allow" or not any(a.lower() in ("iam:passrole", "iam:*") for a in st.actions):
+                continue
+            for r in st.resources:
+                got = _role_of(r)
+                if got:
+                    out.append(Fact(got[0], f"iam:PassRole in {pol.path}:{hclsrc.line_of(text, st.start)}", got[1]))
+    return out
+
+
+def access_entry_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
+    out = []
+    for p, b in repo.blocks("resource", "aws_eks_access_entry"):
+        t, arn = b.attr("type"), b.attr("principal_arn")
+        if not owns(p) or t is None or t.literal() != "EC2_LINUX" or arn is None:
+            continue
+        raw = str(arn.literal()) if arn.literal() is not None else "${" + arn.source + "}"
+        got = _role_of(raw)
+        if got:
+            out.append(Fact(got[0], f"EC2_LINUX access entry {b.address} ({p}:{hclsrc.line_of(repo.text(p), b.start)})",
+                            got[1]))
+    return out
+
+
+def aws_auth_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
+    out = []
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or "aws-auth" not in sf.text or "mapRoles" not in sf.text or not owns(p):
+            continue
+        for doc in yamlsrc.split_documents(sf.text):
+            try:
+                obj = yamlsrc.safe_load(doc.text)
+            except Exception:  # noqa: BLE001 - not ours to report
+                continue
+            if not isinstance(obj, dict) or obj.get("kind") != "ConfigMap" or \
+                    (obj.get("metadata") or {}).get("name") != "aws-auth":
+                continue
+            raw = (obj.get("data") or {}).get("mapRoles")
+            try:
+                entries = yamlsrc.safe_load(raw) if isinstance(raw, str) else None
+            except Exception:  # noqa: BLE001
+                continue
+            for e in entries if isinstance(entries, list) else []:
+                if isinstance(e, dict) and "system:nodes" in (e.get("groups") or []):
+                    got = _role_of(str(e.get("rolearn", "")))
+                    if got:
+                        line = doc.first_line + doc.text[:doc.text.find(str(e.get("rolearn")))].count("\n") + 1
+                        out.append(Fact(got[0], f"aws-auth mapRoles (system:nodes) in {p}:{line}", got[1]))
+    return out
+
+
+def node_role(repo: Repo, owns=lambda p: True) -> tuple[Fact | None, str]:
+    """The node role the repository states, most specific source first; (None, why) when none or ambiguous."""
+    passed = passrole_roles(repo, owns)
+    entries = access_entry_roles(repo, owns)
+    auth = aws_auth_roles(repo, owns)
+    one = _distinct(passed)
+    if one is not None:
+        also = [f.source for f in entries + auth if f.value == one.value]
+        if also:
+            one = Fact(one.value, one.source + " (also " + ", ".join(also) + ")", one.expression)
+        return one, ""
+    for found, what in ((entries, "EC2_LINUX access entries"), (auth, "aws-auth node roles")):
+        if not found:
+            continue
+        if passed:             # the controller may pass several roles: keep the ones nodes also use
+            found = [f for f in found if f.value in {p.value for p in passed}]
+        karpenter = [f for f in found if "karpenter" in f.value.lower()]
+        pick = _distinct(found) or _distinct(karpenter)
+        if pick is not None:
+            return pick, ""
+        if found:
+            return None, f"{what} name several roles ({', '.join(sorted({f.value for f in found}))})"
+    if passed:
+        return None, "iam:PassRole names several roles (" + ", ".join(sorted({f.value for f in passed})) + ")"
+    return None, ""
+
+
+def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: True) -> dict[str, Fact]:
+    """ClusterName and AWS::Region for a policy: its own ARNs first, then the chart values and the provider."""
+    out: dict[str, Fact] = {}
+    text = repo.text(pol.path)
+    for st in pol.statements:
+        where = f"{pol.path}:{hclsrc.line_of(text, st.start)}"
+        for r in st.resources:
+            m = EKS_ARN.match(r)
+            if m and "ClusterName" not in out:
+                out["ClusterName"] = Fact(m.group(2), f"the EKS cluster ARN in {where}")
+                out.setdefault("AWS::Region", Fact(m.group(1), f"the EKS cluster ARN in {where}"))
+            m = REGIONAL_ARN.match(r)
+            if m and "AWS::Region" not in out:
+                out["AWS::Region"] = Fact(m.group(1), f"the ARN {r} in {where}")
+    if "ClusterName" not in out:
+        names = [v for v in values if v.key in ("settings.clusterName", "settings.aws.clusterName")
+                 and v.expression is None and isinstance(v.value, str) and "${" not in v.value]
+        if len({str(v.value) for v in names}) == 1:
+            out["ClusterName"] = Fact(str(names[0].value), f"{names[0].key} in {names[0].path}:{names[0].line}")
+    if "AWS::Region" not in out:
+        regions = []
+        for p, b in repo.blocks("provider", "aws"):
+            r = b.attr("region")
+            if owns(p) and r is not None and isinstance(r.literal(), str):
+                regions.append(Fact(str(r.literal()), f"provider \"aws\" region in {p}:{hclsrc.line_of(repo.text(p), b.start)}"))
+        one = _distinct(regions)
+        if one is not None:
+            out["AWS::Region"] = one
+    return out

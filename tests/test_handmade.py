@@ -1,0 +1,157 @@
+"""Setups made by hand (seed 003): aws-cli JSON policies, a chart rendered with `helm template` and applied with
+kubectl, an aws-auth ConfigMap. Facts the repository states are used (node role, cluster, region) and every
+runbook command fits the setup."""
+from __future__ import annotations
+
+import json
+import re
+
+from migrator.facts import node_role
+from migrator.inventory import Repo
+from migrator.plan import make_plan
+from migrator.render.markdown import render as render_markdown
+from migrator.rendered import scan as scan_rendered
+from migrator.sources import yaml as yamlsrc
+
+from .conftest import FIXTURES
+
+SEED = FIXTURES / "seed-003-kubectl"
+
+
+def _commands(markdown: str) -> list[str]:
+    out, inside = [], False
+    for ln in markdown.splitlines():
+        if ln.startswith("```sh"):
+            inside = True
+        elif ln.startswith("```"):
+            inside = False
+        elif inside and ln.strip():
+            out.append(ln.strip())
+    return out
+
+
+def test_runbook_commands_fit_a_kubectl_setup():
+    cmds = _commands(render_markdown(make_plan(SEED / "input")))
+    assert cmds
+    assert not [c for c in cmds if c.startswith(("helm upgrade", "helm install", "terraform", "flux ", "argocd "))]
+    renders = [c for c in cmds if c.startswith("helm template")]
+    assert any("karpenter-crd" in c and c.endswith("> karpenter/karpenter-crd.yaml") for c in renders)
+    chart = [c for c in renders if " karpenter oci://" in c and "--version v0.32.10" in c]
+    assert chart and all(c.endswith("> karpenter/karpenter.yaml") for c in chart)
+    # the hop's renames are applied to the values read back from the rendered ConfigMap
+    assert "--set settings.clusterName=karpenter-poc" in chart[0]
+    assert "settings.aws.clusterName" not in chart[0] and "nodeNameConvention" not in chart[0]
+    assert "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::123456789012:role/" \
+           "KarpenterControllerRole-karpenter-poc" in chart[0]
+    # the cleanup render drops what only alpha objects needed
+    assert "defaultInstanceProfile" not in chart[-1] and "defaultInstanceProfile" in chart[0]
+    assert "kubectl apply --server-side -f karpenter/karpenter-crd.yaml" in cmds
+    # CRDs rendered and applied before the controller
+    assert cmds.index("kubectl apply --server-side -f karpenter/karpenter-crd.yaml") < \
+        cmds.index("kubectl apply -f karpenter/karpenter.yaml")
+
+
+def test_rendered_chart_is_read_not_edited():
+    plan = make_plan(SEED / "input")
+    assert not [c for c in plan.changes if c.path == "karpenter/karpenter.yaml"]
+    rnd = [f for f in plan.findings if f.code == "MIG-RND-001"]
+    assert len(rnd) == 1 and rnd[0].path == "karpenter/karpenter.yaml"
+    # the chart's own affinity is not reported as a workload to edit
+    assert not [f for f in plan.findings if f.path == "karpenter/karpenter.yaml" and f.code.startswith("MIG-WL")]
+
+
+def test_node_role_from_passrole_and_scope_from_the_cluster_arn():
+    plan = make_plan(SEED / "input")
+    nc = next(c for c in plan.changes if c.path == "karpenter/nodepool.yaml")
+    docs = [d for d in yamlsrc.load_all_safe(nc.new) if d]
+    assert next(d for d in docs if d["kind"] == "EC2NodeClass")["spec"]["role"] == "KarpenterNodeRole-karpenter-poc"
+    trail = next(f for f in plan.findings if f.code == "MIG-NC-013").message
+    assert "iam:PassRole in iam/controller-policy.json" in trail and "aws-auth" in trail
+    scoped = {f.message.split(" is ")[1].split(",")[0] for f in plan.findings if f.code == "MIG-IAM-009"}
+    assert scoped == {"karpenter-poc", "ap-south-1"}
+    policy = json.loads(next(c for c in plan.changes if c.path == "iam/controller-policy.json").new)
+    sids = [s["Sid"] for s in policy["Statement"]]
+    assert "AllowScopedInstanceProfileCreationActions" in sids and "ConditionalEC2TerminationNodePool" in sids
+
+
+def test_inserted_json_statements_follow_the_files_layout():
+    plan = make_plan(SEED / "input")
+    new = next(c for c in plan.changes if c.path == "iam/controller-policy.json").new
+    assert all(not ln.startswith((" ", "\t")) for ln in new.splitlines())        # the file is not indented
+    added = new[new.index('"Sid": "EKSClusterEndpointLookup"'):]
+    keys = re.findall(r'^"(Sid|Effect|Action|Resource|Condition)"', added, re.M)
+    assert keys[1:6] == ["Action", "Condition", "Effect", "Resource", "Sid"]        # the author's key order
+
+
+def _tree(tmp_path, files: dict[str, str]) -> Repo:
+    for p, t in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(t)
+    return Repo(tmp_path)
+
+
+AUTH = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: aws-auth
+  namespace: kube-system
+data:
+  mapRoles: |
+{entries}"""
+ENTRY = """    - rolearn: arn:aws:iam::111122223333:role/{name}
+      username: system:node:{{{{EC2PrivateDNSName}}}}
+      groups:
+        - system:bootstrappers
+        - system:nodes
+"""
+
+
+def test_node_role_from_aws_auth_prefers_the_karpenter_role(tmp_path):
+    repo = _tree(tmp_path, {"aws-auth.yaml": AUTH.format(entries=ENTRY.format(name="ng-NodeInstanceRole-X")
+                                                          + ENTRY.format(name="KarpenterNodeRole-prod"))})
+    fact, _ = node_role(repo)
+    assert fact.value == "KarpenterNodeRole-prod" and "aws-auth" in fact.source
+
+
+def test_ambiguous_aws_auth_is_not_guessed(tmp_path):
+    repo = _tree(tmp_path, {"aws-auth.yaml": AUTH.format(entries=ENTRY.format(name="KarpenterNodeRole-a")
+                                                          + ENTRY.format(name="KarpenterNodeRole-b"))})
+    fact, why = node_role(repo)
+    assert fact is None and "KarpenterNodeRole-a" in why and "KarpenterNodeRole-b" in why
+
+
+def test_node_role_from_an_eks_access_entry(tmp_path):
+    repo = _tree(tmp_path, {"main.tf": 'resource "aws_eks_access_entry" "nodes" {\n  cluster_name  = "prod"\n'
+                                       '  principal_arn = aws_iam_role.karpenter_node.arn\n  type          = "EC2_LINUX"\n}\n'})
+    fact, _ = node_role(repo)
+    assert fact.value == "aws_iam_role.karpenter_node.name" and fact.expression
+
+
+def test_values_read_back_from_a_newer_rendered_chart(tmp_path):
+    repo = _tree(tmp_path, {"k.yaml": """---
+# Source: karpenter/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: karpenter
+  namespace: kube-system
+  labels:
+    helm.sh/chart: karpenter-0.37.0
+    app.kubernetes.io/instance: kp
+spec:
+  template:
+    spec:
+      containers:
+        - name: controller
+          env:
+            - name: CLUSTER_NAME
+              value: "prod"
+            - name: INTERRUPTION_QUEUE
+              value: "prod-queue"
+            - name: FEATURE_GATES
+              value: "Drift=true"
+"""})
+    rc = scan_rendered(repo)[0]
+    assert (rc.chart, rc.version, rc.release, rc.namespace) == ("karpenter", "0.37.0", "kp", "kube-system")
+    assert {(v.key, v.value) for v in rc.values} == {("settings.clusterName", "prod"),
+                                                    ("settings.interruptionQueue", "prod-queue")}
