@@ -196,17 +196,8 @@ def _load_all(text: str) -> list:
 # ----------------------------------------------------------------------------------------------
 def plain(v: Any) -> Any:
     """ruamel structures -> plain JSON-like data (for comparison and JSON patches)."""
-    if isinstance(v, dict):
-        return {str(k): plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [plain(x) for x in v]
-    if isinstance(v, bool) or v is None:
-        return v
-    if isinstance(v, int):
-        return int(v)
-    if isinstance(v, float):
-        return float(v)
-    return str(v)
+    from .validate import to_plain
+    return to_plain(v)
 
 
 def merge_patch(obj: Any, patch: Any) -> Any:

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.scalarstring import LiteralScalarString
 
 from ... import knowledge
 from ... import kustomize as kz
