@@ -174,9 +174,8 @@ class KustomizeRule:
                              f"patch {pt.where} does not apply to {kind} {name}: {e}",
                              "fix the patch (kustomize build fails on it too); it is left untouched")
                 return
-            before, _, _ = self.convert(kind, base)
+            before, _, base_notes = self.convert(kind, base)
             after, convs, notes = self.convert(kind, eff)
-            _, _, base_notes = self.convert(kind, base)
             old_msgs = {(n.code, n.message) for n in base_notes}
             for n in notes:
                 if (n.code, n.message) not in old_msgs and n.severity != "info":
