@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import knowledge
 from .inventory import HelmValue, Repo
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
 
 ROLE_ARN = re.compile(r"^arn:aws[\w-]*:iam::[^:]*:role/(?:[^*]*/)?([\w+=,.@-]+)$")
 TF_ROLE_ARN = re.compile(r"^\$\{(aws_iam_role\.[A-Za-z0-9_-]+)\.arn\}$")
+STATED = knowledge.load("resolve")["stated_node_role"]
 EKS_ARN = re.compile(r"^arn:aws[\w-]*:eks:([a-z0-9-]+):[^:]*:cluster/([\w.-]+)$")
 REGIONAL_ARN = re.compile(r"^arn:aws[\w-]*:(?:ec2|eks|sqs|ssm):([a-z]{2}(?:-[a-z]+)+-\d):")
 
@@ -53,7 +55,7 @@ def passrole_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
             continue
         text = repo.text(pol.path)
         for st in pol.statements:
-            if st.effect.lower() != "allow" or not any(a.lower() in ("iam:passrole", "iam:*") for a in st.actions):
+            if st.effect.lower() != "allow" or not any(a.lower() in STATED["passrole_actions"] for a in st.actions):
                 continue
             for r in st.resources:
                 got = _role_of(r)
@@ -66,12 +68,12 @@ def access_entry_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
     out = []
     for p, b in repo.blocks("resource", "aws_eks_access_entry"):
         t, arn = b.attr("type"), b.attr("principal_arn")
-        if not owns(p) or t is None or t.literal() != "EC2_LINUX" or arn is None:
+        if not owns(p) or t is None or t.literal() not in STATED["access_entry_types"] or arn is None:
             continue
         raw = str(arn.literal()) if arn.literal() is not None else "${" + arn.source + "}"
         got = _role_of(raw)
         if got:
-            out.append(Fact(got[0], f"EC2_LINUX access entry {b.address} ({p}:{hclsrc.line_of(repo.text(p), b.start)})",
+            out.append(Fact(got[0], f"{t.literal()} access entry {b.address} ({p}:{hclsrc.line_of(repo.text(p), b.start)})",
                             got[1]))
     return out
 
@@ -95,11 +97,11 @@ def aws_auth_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
             except Exception:  # noqa: BLE001
                 continue
             for e in entries if isinstance(entries, list) else []:
-                if isinstance(e, dict) and "system:nodes" in (e.get("groups") or []):
+                if isinstance(e, dict) and STATED["aws_auth_group"] in (e.get("groups") or []):
                     got = _role_of(str(e.get("rolearn", "")))
                     if got:
                         line = doc.first_line + doc.text[:doc.text.find(str(e.get("rolearn")))].count("\n") + 1
-                        out.append(Fact(got[0], f"aws-auth mapRoles (system:nodes) in {p}:{line}", got[1]))
+                        out.append(Fact(got[0], f"aws-auth mapRoles ({STATED['aws_auth_group']}) in {p}:{line}", got[1]))
     return out
 
 
@@ -119,7 +121,7 @@ def node_role(repo: Repo, owns=lambda p: True) -> tuple[Fact | None, str]:
             continue
         if passed:             # the controller may pass several roles: keep the ones nodes also use
             found = [f for f in found if f.value in {p.value for p in passed}]
-        karpenter = [f for f in found if "karpenter" in f.value.lower()]
+        karpenter = [f for f in found if STATED["prefer"] in f.value.lower()]
         pick = _distinct(found) or _distinct(karpenter)
         if pick is not None:
             return pick, ""

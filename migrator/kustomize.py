@@ -143,6 +143,8 @@ def _read(repo: Repo, p: str) -> Kustomization | None:
             if pt is not None:
                 pt.line = items.lc.item(i)[0] + 1
                 k.patches.append(pt)
+                if not pt.docs and any(x in pt.text for x in ("Provisioner", "AWSNodeTemplate")):
+                    parse_error(repo, pt)           # once per run: kustomizations are read once
     return k
 
 

@@ -113,8 +113,9 @@ def command(rc: Rendered, chart: str, version: str, namespace: str, repository: 
             values: list[tuple[tuple, Any]]) -> str:
     base = FACTS["command"].format(release=shlex.quote(rc.release if chart == rc.chart else chart),
                                    repository=repository, chart=chart, version=version,
-                                   namespace=shlex.quote(namespace))
-    sets = [f"--set {shlex.quote(_set_key(k) + '=' + str(v))}" for k, v in values]
+                                   namespace=shlex.quote(namespace) if namespace else '"${KARPENTER_NAMESPACE}"')
+    # --set splits on commas: a value holding one keeps it escaped
+    sets = [f"--set {shlex.quote(_set_key(k) + '=' + str(v).replace(',', chr(92) + ','))}" for k, v in values]
     return " ".join([base] + sets)
 
 
@@ -137,8 +138,8 @@ def _spelled(version: str, like: str) -> str:
     return format_version(version, like)
 
 
-def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: str, owns=lambda p: True,
-             rule: str = "") -> RenderResult:
+def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: str,
+             owns=lambda p: True) -> RenderResult:
     """Findings and runbook commands for the rendered charts of one root: what the hop's value table makes of
     the values read back (rows of this phase and the ones before), and the `helm template` commands."""
     from .model import Finding
@@ -152,7 +153,8 @@ def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: s
     crd = next((rc for rc in mine if rc.chart == "karpenter-crd"), None)
     if ctl is None:
         return res
-    res.namespace = ctl.namespace or "karpenter"
+    # helm template writes the namespace into every namespaced object; without one it is not guessed
+    res.namespace = ctl.namespace or ""
     values: list[tuple[tuple, Any]] = []
     changes: list[str] = []
     for v in ctl.values:
@@ -186,7 +188,7 @@ def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: s
     res.findings.append(Finding(
         "MIG-RND-001", "warning", ctl.path, ctl.line,
         f"karpenter chart {ctl.version} rendered with `helm template` (release {ctl.release}, namespace "
-        f"{res.namespace}): migrator does not edit rendered output; re-render it for chart {spelled} with the "
+        f"{res.namespace or 'not stated in the file: set KARPENTER_NAMESPACE'}): migrator does not edit rendered output; re-render it for chart {spelled} with the "
         f"{len(ctl.values)} value(s) read back from it" + (f" ({'; '.join(changes)})" if changes else ""),
         f"{res.crd_command} > {res.crd_file}{nl}{res.chart_command} > {res.chart_file}{nl}"
         "then re-apply the edits made to the rendered file by hand (compare with `git diff`; an affinity on "

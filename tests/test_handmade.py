@@ -155,3 +155,38 @@ spec:
     assert (rc.chart, rc.version, rc.release, rc.namespace) == ("karpenter", "0.37.0", "kp", "kube-system")
     assert {(v.key, v.value) for v in rc.values} == {("settings.clusterName", "prod"),
                                                     ("settings.interruptionQueue", "prod-queue")}
+
+
+def test_cluster_and_region_from_chart_values_and_provider(tmp_path):
+    from migrator.facts import cluster_and_region
+    from migrator.inventory import HelmValue
+    from migrator.policies import scan_policies
+    repo = _tree(tmp_path, {"main.tf": 'provider "aws" {\n  region = "eu-west-3"\n}\n'
+                                       'resource "aws_iam_policy" "karpenter_controller" {\n'
+                                       '  policy = jsonencode({\n    Version = "2012-10-17"\n    Statement = [{\n'
+                                       '      Effect   = "Allow"\n'
+                                       '      Action   = ["ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateLaunchTemplate"]\n'
+                                       '      Resource = "*"\n    }]\n  })\n}\n'})
+    pol = next(p for p in scan_policies(repo) if p.is_karpenter)
+    values = [HelmValue("settings.clusterName", "prod-eu", None, "values.yaml", 3, ("settings", "clusterName"))]
+    got = cluster_and_region(repo, pol, values)
+    assert got["ClusterName"].value == "prod-eu" and "values.yaml:3" in got["ClusterName"].source
+    assert got["AWS::Region"].value == "eu-west-3" and 'provider "aws"' in got["AWS::Region"].source
+    assert "ClusterName" not in cluster_and_region(repo, pol, [])          # nothing stated: nothing guessed
+
+
+def test_rendered_chart_without_namespace_is_not_guessed(tmp_path):
+    from migrator.rendered import rerender
+    repo = _tree(tmp_path, {"k.yaml": """apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: karpenter
+  labels:
+    helm.sh/chart: karpenter-v0.31.1
+  annotations:
+    example.com/list: "a,b"
+"""})
+    res = rerender(repo, "v1alpha5->v1beta1", "prepare", ["prepare", "cleanup"], "0.32.10")
+    assert '--namespace "${KARPENTER_NAMESPACE}"' in res.chart_command
+    assert "example\\.com/list=a\\,b" in res.chart_command
+    assert "KARPENTER_NAMESPACE" in res.findings[0].message

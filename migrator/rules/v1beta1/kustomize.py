@@ -109,8 +109,6 @@ class KustomizeRule:
                 continue
             for pt in k.patches:
                 if pt.era() != "alpha":
-                    if not pt.docs and any(x in pt.text for x in ("Provisioner", "AWSNodeTemplate")):
-                        kz.parse_error(self.repo, pt)
                     continue
                 if self.phase == "prepare":
                     self.prepare(k, pt)
@@ -399,10 +397,9 @@ class KustomizeRule:
             old = text[s:e]
             subs.append((s, e, kz.quoted_like(old, ("./" if old.strip("'\"").startswith("./") else "") + new_rel)))
         elif text[pos] in "|>":
-            bs, be, indent = _block_body(text, pos)
-            lines = body if pt.text.endswith("\n") or not body.endswith("\n") else body
-            subs.append((bs, be, "".join(indent + ln if ln.strip() else ln.lstrip(" ")
-                                         for ln in lines.splitlines(keepends=True))))
+            bs, be, indent = _block_body(text, pos)      # the indicator (|, |-) keeps the old chomping
+            subs.append((bs, be, "\n".join(indent + ln if ln.strip() else ""
+                                           for ln in body.rstrip("\n").split("\n")) + "\n"))
         else:
             s, e = kz.scalar_span(text, pos)
             one_line = " ".join(x.strip() for x in body.splitlines())

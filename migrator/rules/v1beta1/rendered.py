@@ -14,4 +14,4 @@ RULE = "v1beta1/rendered"
 
 def run(ctx, hop: dict, phase: str) -> RenderResult:
     return rerender(ctx.repo, f"{hop['from']}->{hop['to']}", phase, [p["name"] for p in hop["phases"]],
-                    hop["chart"]["version"], ctx.owns, RULE)
+                    hop["chart"]["version"], ctx.owns)
