@@ -12,6 +12,7 @@ from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, appl
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .rendered import helm_values as rendered_values
 from .rendered import scan as scan_rendered
+from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
@@ -155,7 +156,8 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
                                options=opts, charts=mine, owns=owns)
         ctx.target = target
         ctx.all_manifests = manifests
-        ctx.chart_version = route.chart_version(repo, mine)
+        # a chart rendered with helm template pins its version in its labels
+        ctx.chart_version = route.chart_version(repo, mine) or rendered_version(repo, owns)
         out.append((r, ctx))
     return out
 
@@ -165,7 +167,8 @@ def hop_key(hop: dict) -> str:
 
 
 def _has_work(hop: dict, contexts, phases: list[str]) -> bool:
-    return any(any(x.edits for x in ctx.result(hop, p).values()) for _, ctx in contexts for p in phases)
+    return any(any(x.edits or getattr(x, "work_outside", False) for x in ctx.result(hop, p).values())
+               for _, ctx in contexts for p in phases)
 
 
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,
@@ -218,7 +221,7 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options) -> None:
 def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dict | None = None) -> Plan:
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    current = detect_era(manifests, route.chart_version(repo, charts))
+    current = detect_era(manifests, route.chart_version(repo, charts) or rendered_version(repo))
     roots = cluster_roots(manifests, charts + scan_rendered(repo))
     plan = Plan(root=repo.root, hop_from=current, hop_to=str(target or current), phase=phase or "")
     plan.roots = root_statuses(manifests, roots)

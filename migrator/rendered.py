@@ -87,10 +87,19 @@ def _values(rc: Rendered, obj: dict, base: int) -> None:
         for c in pod.get("containers") or []:
             if not isinstance(c, dict) or c.get("name") != FACTS["controller_container"]:
                 continue
+            gates = FACTS["feature_gates"]
             for e in c.get("env") or []:
-                if isinstance(e, dict) and e.get("name") in FACTS["env"] and "value" in e and e["value"] != "":
-                    key = FACTS["env"][e["name"]]
-                    _add(rc, tuple(key.split(".")), e["value"], base + e.lc.key("value")[0] + 1)
+                if not isinstance(e, dict) or "value" not in e or e["value"] in ("", None):
+                    continue
+                line = base + e.lc.key("value")[0] + 1
+                if e.get("name") in FACTS["env"]:
+                    _add(rc, tuple(FACTS["env"][e["name"]].split(".")), e["value"], line)
+                elif e.get("name") == gates["env"]:
+                    for item in str(e["value"]).split(","):
+                        name, _, val = item.strip().partition("=")
+                        if name and val.lower() in ("true", "false"):
+                            key = gates["names"].get(name, name[:1].lower() + name[1:])
+                            _add(rc, tuple(gates["prefix"].split(".")) + (key,), val.lower() == "true", line)
             res = c.get("resources")
             for kind_, vals in (res.items() if isinstance(res, dict) else []):
                 for r, v in (vals.items() if isinstance(vals, dict) else []):
@@ -115,7 +124,7 @@ def command(rc: Rendered, chart: str, version: str, namespace: str, repository: 
                                    repository=repository, chart=chart, version=version,
                                    namespace=shlex.quote(namespace) if namespace else '"${KARPENTER_NAMESPACE}"')
     # --set splits on commas: a value holding one keeps it escaped
-    sets = [f"--set {shlex.quote(_set_key(k) + '=' + str(v).replace(',', chr(92) + ','))}" for k, v in values]
+    sets = [f"--set {shlex.quote(_set_key(k) + '=' + _arg(v).replace(',', chr(92) + ','))}" for k, v in values]
     return " ".join([base] + sets)
 
 
@@ -131,6 +140,18 @@ class RenderResult:
     namespace: str = ""
     pass_through: str = ""          # an older chart must first go through this version (helm.yaml pass_through)
     pass_command: str = ""
+    work_outside: bool = False      # the rendered chart must move to another version (work left, but no edits)
+
+
+def runbook_values(res: RenderResult, name: str = "") -> dict:
+    """Runbook placeholders for one phase's re-render: render[_<name>]_command / _crd_command (with the file they
+    write), rendered_file and rendered_crd_file."""
+    q = shlex.quote
+    sfx = f"_{name}" if name else ""
+    return {f"render{sfx}_command": f"{res.chart_command} > {q(res.chart_file)}" if res.chart_command else "",
+            f"render{sfx}_crd_command": f"{res.crd_command} > {q(res.crd_file)}" if res.crd_command else "",
+            "rendered_file": q(res.chart_file) if res.chart_file else "",
+            "rendered_crd_file": q(res.crd_file) if res.crd_file else ""}
 
 
 def _spelled(version: str, like: str) -> str:
@@ -138,14 +159,24 @@ def _spelled(version: str, like: str) -> str:
     return format_version(version, like)
 
 
-def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: str,
-             owns=lambda p: True) -> RenderResult:
-    """Findings and runbook commands for the rendered charts of one root: what the hop's value table makes of
-    the values read back (rows of this phase and the ones before), and the `helm template` commands."""
+def version(repo: Repo, owns=lambda p: True) -> str | None:
+    """The controller chart version a root's rendered output was made from (without a v prefix)."""
+    ctl = next((rc for rc in scan(repo) if rc.chart == "karpenter" and owns(rc.path)), None)
+    return ctl.version.lstrip("v") if ctl is not None else None
+
+
+def _arg(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def rerender(repo: Repo, rows: list[dict], target: str | None, owns=lambda p: True, through: dict | None = None,
+             note: str = "") -> RenderResult:
+    """Findings and runbook commands for the rendered charts of one root: `rows` (the hop's value rows that apply
+    by this phase: rename / remove / to_nodeclass_tags / add) applied to the values read back, and the
+    `helm template` commands for chart `target` (None: the version it was rendered with)."""
     from .model import Finding
+    from .path import parse_version
     helm = knowledge.load("helm")
-    rows = helm["values"].get(hop_key, [])
-    upto = phases.index(phase) if phase in phases else len(phases)
     res = RenderResult()
     mine = [rc for rc in scan(repo) if owns(rc.path)]
     res.charts = mine
@@ -157,11 +188,11 @@ def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: s
     res.namespace = ctl.namespace or ""
     values: list[tuple[tuple, Any]] = []
     changes: list[str] = []
+    by_key = {r["key"]: r for r in rows}
     for v in ctl.values:
         keys = v.keys
-        row = next((r for r in rows if r["key"] == v.key and (r.get("phase") not in phases or
-                                                              phases.index(r["phase"]) <= upto)), None)
-        if row is not None and row.get("remove") and not (row.get("needed_by_alpha") and phase == phases[0]):
+        row = by_key.get(v.key)
+        if row is not None and row.get("remove"):
             changes.append(f"{v.key} dropped ({row.get('why', 'removed')})")
             continue
         if row is not None and row.get("to_nodeclass_tags"):
@@ -171,27 +202,36 @@ def rerender(repo: Repo, hop_key: str, phase: str, phases: list[str], version: s
             changes.append(f"{v.key} -> {row['rename']}")
             keys = tuple(row["rename"].split("."))
         values.append((keys, v.value))
+    have = {".".join(k) for k, _ in values}
+    for r in rows:
+        if "add" in r and r["key"] not in have:
+            changes.append(f"{r['key']}={r['add']} added ({r.get('why', 'required')})")
+            values.append((tuple(r["key"].split(".")), r["add"]))
     repository = helm["chart"]["repository"]
-    spelled = _spelled(version, ctl.version)
+    current = ctl.version.lstrip("v")
+    spelled = _spelled(target or current, ctl.version)
     res.chart_file = ctl.path
     res.chart_command = command(ctl, "karpenter", spelled, res.namespace, repository, values)
-    from .rules.v1beta1.helm import parse_version
-    through = (helm.get("hops", {}).get(hop_key) or {}).get("pass_through")
-    if through and parse_version(ctl.version) and parse_version(ctl.version) < parse_version(through["below"]):
+    if through and parse_version(current) and parse_version(current) < parse_version(through["below"]):
         res.pass_through = _spelled(through["version"], ctl.version)
         res.pass_command = command(ctl, "karpenter", res.pass_through, res.namespace, repository,
                                    [(v.keys, v.value) for v in ctl.values])
     d = ctl.path.rsplit("/", 1)[0] + "/" if "/" in ctl.path else ""
     res.crd_file = crd.path if crd is not None else d + "karpenter-crd.yaml"
     res.crd_command = command(crd or ctl, "karpenter-crd", spelled, res.namespace, repository, [])
+    # a new chart version is work the phase waits for; value changes alone are reported, but cannot hold the
+    # phase: a rendered file shows chart defaults as if they were set, so they would never read as done
+    res.work_outside = target is not None and parse_version(target) != parse_version(current)
+    if not (res.work_outside or changes):
+        return res
     nl = "\n"
     res.findings.append(Finding(
         "MIG-RND-001", "warning", ctl.path, ctl.line,
         f"karpenter chart {ctl.version} rendered with `helm template` (release {ctl.release}, namespace "
-        f"{res.namespace or 'not stated in the file: set KARPENTER_NAMESPACE'}): migrator does not edit rendered output; re-render it for chart {spelled} with the "
-        f"{len(ctl.values)} value(s) read back from it" + (f" ({'; '.join(changes)})" if changes else ""),
+        f"{res.namespace or 'not stated in the file: set KARPENTER_NAMESPACE'}): migrator does not edit rendered "
+        f"output; re-render it for chart {spelled} with the {len(ctl.values)} value(s) read back from it"
+        + (f" ({'; '.join(changes)})" if changes else ""),
         f"{res.crd_command} > {res.crd_file}{nl}{res.chart_command} > {res.chart_file}{nl}"
-        "then re-apply the edits made to the rendered file by hand (compare with `git diff`; an affinity on "
-        "karpenter.sh/provisioner-name becomes karpenter.sh/nodepool), and apply both with kubectl (the runbook "
-        "gives the order)"))
+        "then re-apply the edits made to the rendered file by hand (compare with `git diff`"
+        + (f"; {note}" if note else "") + "), and apply both with kubectl (the runbook gives the order)"))
     return res

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 import pytest
 
@@ -56,6 +57,21 @@ def test_new_objects_only_insert_into_existing_files(name, tree):
         assert all(tag in ("equal", "insert") for tag, *_ in ops), f"{c.path}: prepare removed or replaced text"
 
 
+def rerender_by_hand(root, plan) -> bool:
+    """What the user does by hand for a chart rendered with `helm template` (MIG-RND-001): re-render it at the
+    version the finding names. Stands in for helm: only the chart labels move, which is what migrator reads."""
+    done = False
+    for f in plan.findings:
+        if f.code != "MIG-RND-001":
+            continue
+        version = re.search(r"--version (\S+) .*> " + re.escape(f.path), f.manual_step).group(1)
+        p = root / f.path
+        text = p.read_text()
+        p.write_text(re.sub(r"(helm\.sh/chart: karpenter)-v?\d+\.\d+\.\d+", rf"\g<1>-{version}", text))
+        done = done or p.read_text() != text
+    return done
+
+
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 def test_default_phase_is_the_next_phase_with_work(name, tree):
     root = tree(name)
@@ -64,6 +80,9 @@ def test_default_phase_is_the_next_phase_with_work(name, tree):
     with_work = [p for p, folder in phases if (FIXTURES / name / folder).is_dir()]
     for i, phase in enumerate(with_work):
         plan = make_plan(root, to=to, options=opts)
+        while not plan.changes and rerender_by_hand(root, plan):    # a phase whose work is a re-render only
+            plan = make_plan(root, to=to, options=opts)
         assert plan.phase == phase and plan.changes, f"default phase should be {phase}"
         apply_changes(plan.root, plan.changes)
+        rerender_by_hand(root, plan)
     assert make_plan(root, to=to, options=opts).changes == []

@@ -149,12 +149,15 @@ spec:
             - name: INTERRUPTION_QUEUE
               value: "prod-queue"
             - name: FEATURE_GATES
-              value: "Drift=true"
+              value: "Drift=true,SpotToSpotConsolidation=true,SomeNewGate=false"
 """})
     rc = scan_rendered(repo)[0]
     assert (rc.chart, rc.version, rc.release, rc.namespace) == ("karpenter", "0.37.0", "kp", "kube-system")
     assert {(v.key, v.value) for v in rc.values} == {("settings.clusterName", "prod"),
-                                                    ("settings.interruptionQueue", "prod-queue")}
+                                                    ("settings.interruptionQueue", "prod-queue"),
+                                                    ("settings.featureGates.drift", True),
+                                                    ("settings.featureGates.spotToSpotConsolidation", True),
+                                                    ("settings.featureGates.someNewGate", False)}
 
 
 def test_cluster_and_region_from_chart_values_and_provider(tmp_path):
@@ -186,7 +189,7 @@ metadata:
   annotations:
     example.com/list: "a,b"
 """})
-    res = rerender(repo, "v1alpha5->v1beta1", "prepare", ["prepare", "cleanup"], "0.32.10")
+    res = rerender(repo, [], "0.32.10")
     assert '--namespace "${KARPENTER_NAMESPACE}"' in res.chart_command
     assert "example\\.com/list=a\\,b" in res.chart_command
     assert "KARPENTER_NAMESPACE" in res.findings[0].message

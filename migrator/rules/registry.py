@@ -102,7 +102,8 @@ def run(hop: dict, phase: str, ctx: Context) -> tuple[list, list[Finding]]:
 def next_phase(hop: dict, ctx: Context) -> str | None:
     """The next phase with work in this cluster root, in the hop's order; None when no phase has any."""
     for name in phases(hop):
-        if any(r.edits for r in ctx.result(hop, name).values()):
+        # edits, or work the user does outside the files (a rendered chart to re-render: `work_outside`)
+        if any(r.edits or getattr(r, "work_outside", False) for r in ctx.result(hop, name).values()):
             return name
     return None
 

@@ -5,7 +5,7 @@ phase it is run for and returns edits only for that phase.
 """
 from __future__ import annotations
 
-from . import helm, iam, manifests, terraform_module, workloads
+from . import helm, iam, manifests, rendered, terraform_module, workloads
 from .runbook import steps  # noqa: F401
 
 
@@ -15,6 +15,10 @@ def _manifests(ctx, phase: str, done: dict):
 
 def _helm(ctx, phase: str, done: dict):
     return helm.run(ctx, phase)
+
+
+def _rendered(ctx, phase: str, done: dict):
+    return rendered.run(ctx, phase)
 
 
 def _iam(ctx, phase: str, done: dict):
@@ -31,6 +35,7 @@ def _workloads(ctx, phase: str, done: dict):
 
 RULES = {
     "v1/helm": (helm, _helm),
+    "v1/rendered": (rendered, _rendered),
     "v1/iam": (iam, _iam),
     "v1/terraform_module": (terraform_module, _module),
     "v1/manifests": (manifests, _manifests),

@@ -22,7 +22,7 @@ HOP = "v1beta1->v1"
 FACTS = knowledge.load("helm")
 
 
-def _gate_rows(chart: str) -> list[dict]:
+def gate_rows(chart: str) -> list[dict]:
     """Values the 1.1 chart removed (the minors table), as removal rows for the webhooks-off phase."""
     gate = next(r for r in MINORS["minors"] if r.get("gate"))
     table = gate.get("values" if chart == "karpenter" else "crd_values", {}).get("remove", {})
@@ -44,7 +44,7 @@ def targets(phase: str, current: str | None) -> dict[str, str]:
     return {}
 
 
-def _stale_alpha_rows() -> list[dict]:
+def stale_alpha_rows() -> list[dict]:
     """settings.aws.* keys the first hop renames or drops: 0.33+ ignores them, so a repository that still has
     them runs without them (an interruption queue it names is not used). Renamed or removed with the newest patch."""
     out = []
@@ -62,10 +62,10 @@ def run(ctx, phase: str) -> HelmResult:
     cur = parse_version(ctx.chart_version) if ctx.chart_version else None
     if phase == "patch-upgrade":
         # already on 1.x: the patch release and its webhook switch are behind this repository
-        rows = _stale_alpha_rows() + ([] if cur is not None and cur >= (1, 0) else rows)
+        rows = stale_alpha_rows() + ([] if cur is not None and cur >= (1, 0) else rows)
     crd_rows = [r for r in rows if r["key"].startswith("webhook.")]
     if phase == "webhooks-off":
-        rows, crd_rows = _gate_rows("karpenter"), _gate_rows("karpenter-crd")
+        rows, crd_rows = gate_rows("karpenter"), gate_rows("karpenter-crd")
     tgt = targets(phase, ctx.chart_version)
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets=tgt, rows=rows,
                    crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt)).run()

@@ -11,6 +11,7 @@ import shlex
 
 from ... import knowledge
 from ...model import Step
+from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
 from ..v1beta1.runbook import _by_dir, _terraform, argo_names
 
@@ -52,15 +53,18 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
     return out
 
 
-def chart_flavours(helm_results: list) -> list[str]:
+def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str]:
+    """How the charts are installed: Terraform, Flux, Argo CD, rendered with helm template, else the helm CLI."""
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
     tf = any(a for r in helm_results for a in r.chart_tf)
+    ren = any(r.charts for r in rendered or [])
     return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
-                            ("helm", not kinds)) if ok]
+                            ("rendered", ren), ("helm", not kinds and not ren)) if ok]
 
 
-def common_values(ctx, helm_results: list) -> dict:
+def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict:
     ns = sorted(set().union(*(r.namespaces for r in helm_results))) if helm_results else []
+    ns = ns or sorted({r.namespace for r in rendered or [] if r.namespace})
     crd = next((a.split("/", 1)[1] for r in helm_results for a in r.crd_releases if a.startswith("HelmRelease/")),
                "karpenter-crd")
     merged = HelmResult()
@@ -75,12 +79,15 @@ def steps(hop: dict, ctx) -> list[Step]:
     from . import helm as helm_rule
     res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
     helms = [res[p]["v1/helm"] for p in res]
+    rnd = {p: res[p].get("v1/rendered") or RenderResult() for p in res}
     man = res["manifests"]["v1/manifests"]
     wl = res["manifests"]["v1/workloads"]
     iam = res["patch-upgrade"]["v1/iam"]
     mod = res["patch-upgrade"]["v1/terraform_module"]
     patch = helm_rule.targets("patch-upgrade", ctx.chart_version).get("karpenter")
-    values = {**common_values(ctx, helms), "chart_version": hop["chart"]["version"],
+    values = {**common_values(ctx, helms, list(rnd.values())), "chart_version": hop["chart"]["version"],
+              **runbook_values(rnd["webhooks-off"], "gate"), **runbook_values(rnd["patch-upgrade"], "patch"),
+              **runbook_values(rnd["controller"]),
               "patch_version": patch or '"${KARPENTER_PATCH_VERSION}"',
               "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json",
               "rewritten": ", ".join(f"{k} {n}" for k, n, _ in man.rewritten) or "none in this repository",
@@ -96,10 +103,10 @@ def steps(hop: dict, ctx) -> list[Step]:
     yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
     tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects})
     flags = {"module": bool(mod.edits), "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
+             "webhook_values": bool(res["webhooks-off"]["v1/helm"].edits or rnd["webhooks-off"].findings),
              "chart": True, "tf_objects": bool(man.tf_objects),
-             "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files),
-             "webhook_values": bool(res["webhooks-off"]["v1/helm"].edits)}
-    chart_fl = chart_flavours(helms)
+             "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files)}
+    chart_fl = chart_flavours(helms, list(rnd.values()))
     man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(yaml_files))) if ok] or ["yaml"]
     flavours = {"chart": chart_fl, "crds": chart_fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                                  ("json", bool(iam.files))) if ok],

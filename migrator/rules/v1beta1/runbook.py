@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from ...rendered import RenderResult
+from ...rendered import RenderResult, runbook_values
 
 from ... import knowledge
 from ...model import Step
@@ -69,13 +69,8 @@ def _each(command: str, var: str, names: list[str], sources: int, values: dict,
 def rendered_values(rnd: RenderResult, rnd_clean: RenderResult) -> dict:
     """Commands that re-render charts committed as `helm template` output (migrator/rendered.py)."""
     q = shlex.quote
-    return {"render_command": f"{rnd.chart_command} > {q(rnd.chart_file)}" if rnd.chart_command else "",
-            "render_crd_command": f"{rnd.crd_command} > {q(rnd.crd_file)}" if rnd.crd_command else "",
-            "render_pass_command": f"{rnd.pass_command} > {q(rnd.chart_file)}" if rnd.pass_command else "",
-            "render_cleanup_command": f"{rnd_clean.chart_command} > {q(rnd_clean.chart_file)}"
-            if rnd_clean.chart_command else "",
-            "rendered_file": q(rnd.chart_file) if rnd.chart_file else "",
-            "rendered_crd_file": q(rnd.crd_file) if rnd.crd_file else ""}
+    return {**runbook_values(rnd_clean, "cleanup"), **runbook_values(rnd),
+            "render_pass_command": f"{rnd.pass_command} > {q(rnd.chart_file)}" if rnd.pass_command else ""}
 
 
 def argo_names(hr) -> dict:

@@ -7,7 +7,7 @@ policy of the target, and both charts move to the target's newest patch with eve
 """
 from __future__ import annotations
 
-from . import helm, iam, terraform_module
+from . import helm, iam, rendered, terraform_module
 from .runbook import steps  # noqa: F401
 
 
@@ -23,8 +23,13 @@ def _helm(ctx, phase: str, done: dict):
     return helm.run(ctx, phase, done)
 
 
+def _rendered(ctx, phase: str, done: dict):
+    return rendered.run(ctx, phase, done)
+
+
 RULES = {
     "v1x/terraform_module": (terraform_module, _module),
     "v1x/iam": (iam, _iam),
     "v1x/helm": (helm, _helm),
+    "v1x/rendered": (rendered, _rendered),
 }

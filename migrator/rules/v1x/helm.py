@@ -6,6 +6,8 @@ change behaviour (1.6: reservedCapacity on) are warnings unless the repository s
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ...model import Finding
 from ...path import MINORS, parse_version
 from ..v1beta1.helm import HelmResult, HelmRule
@@ -26,17 +28,29 @@ def _stated(ctx, key: str):
     return None, None
 
 
-def run(ctx, phase: str, done: dict) -> HelmResult:
+@dataclass
+class Values:
+    """Where the onward hop takes one chart install and what its values need on the way."""
+    target: str
+    why: str | None
+    rows: list[dict]                                  # controller chart value rows (remove / add)
+    crd_rows: list[dict]                              # karpenter-crd value rows
+    held: list = field(default_factory=list)          # (minor row, key, reason): required keys nobody states
+    crossed: list[dict] = field(default_factory=list)
+
+
+def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
+    """The target, value rows and held keys for the install named `installed` (None: no install to check
+    required keys on); None when the chart is already at the target."""
     target, why = stop(ctx, done)
     current = ctx.chart_version
     if current and parse_version(current) >= parse_version(target):
-        return HelmResult()
+        return None
     keys = {v.key for v in ctx.helm_values}
-    ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
     adds, held = [], []
     for r in crossed(current, target):
         for key, reason in r.get("require", {}).items():
-            if ci is None or key in keys:
+            if installed is None or key in keys:
                 continue
             value, source = _stated(ctx, key)
             if value is not None:
@@ -46,26 +60,41 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
     if held:        # the chart would refuse to install: stay below the first minor that requires the key
         r, key, reason = held[0]
         below = [m for m in MINORS["minors"] if parse_version(m["minor"]) < parse_version(r["minor"])][-1]
-        target, why = below["newest"], f"{reason}, and {ci.address} does not set {key}"
+        target, why = below["newest"], f"{reason}, and {installed} does not set {key}"
     rows = crossed(current, target)
     values = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("values", {}).get("remove", {}).items()]
-    values += adds
     crd = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("crd_values", {}).get("remove", {}).items()]
+    return Values(target, why, values + adds, crd, held, rows)
+
+
+def run(ctx, phase: str, done: dict) -> HelmResult:
+    ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
+    vp = values_plan(ctx, done, ci.address if ci else None)
+    if vp is None:
+        return HelmResult()
+    target, values, crd = vp.target, vp.rows, vp.crd_rows
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=True).run()
-    where = (ci.path, ci.line) if ci else ("", 0)
-    for r, key, reason in held:
-        res.findings.append(Finding("MIG-V1X-HELM-001", "error", *where,
-                                    f"chart {r['minor']}: {reason}; {ci.address} does not set {key}, so the chart "
-                                    f"is held at {target}", f"set {key} in the chart values, then run migrator again"))
-    for r in rows:
-        for key, note in r.get("values", {}).get("defaults", {}).items():
-            if ci is not None and key not in keys:
-                res.findings.append(Finding("MIG-V1X-HELM-002", "warning", *where, f"chart {r['minor']}: {note}",
-                                            f"decide, and set {key} explicitly"))
-    if why:
-        res.findings.append(Finding("MIG-V1X-HELM-003", "warning", *where,
-                                    f"the chart goes to {target}, not {ctx.target.chart}: {why}",
-                                    "see the module finding for the ways on"))
+    res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None)
     return res
+
+
+def findings(ctx, vp: Values, where: tuple[str, int], installed: str | None) -> list[Finding]:
+    """What the onward hop says about one install: required keys nobody states, defaults that change, a held target."""
+    out = []
+    keys = {v.key for v in ctx.helm_values}
+    for r, key, reason in vp.held:
+        out.append(Finding("MIG-V1X-HELM-001", "error", *where,
+                           f"chart {r['minor']}: {reason}; {installed} does not set {key}, so the chart "
+                           f"is held at {vp.target}", f"set {key} in the chart values, then run migrator again"))
+    for r in vp.crossed:
+        for key, note in r.get("values", {}).get("defaults", {}).items():
+            if installed is not None and key not in keys:
+                out.append(Finding("MIG-V1X-HELM-002", "warning", *where, f"chart {r['minor']}: {note}",
+                                   f"decide, and set {key} explicitly"))
+    if vp.why:
+        out.append(Finding("MIG-V1X-HELM-003", "warning", *where,
+                           f"the chart goes to {vp.target}, not {ctx.target.chart}: {vp.why}",
+                           "see the module finding for the ways on"))
+    return out

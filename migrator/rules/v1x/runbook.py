@@ -4,6 +4,7 @@ from __future__ import annotations
 import shlex
 
 from ...model import Step
+from ...rendered import RenderResult, runbook_values
 from ..v1.runbook import build, chart_flavours, common_values
 from .plan import crossed, stop
 
@@ -11,6 +12,7 @@ from .plan import crossed, stop
 def steps(hop: dict, ctx) -> list[Step]:
     res = ctx.result(hop, "upgrade")
     helm, iam, mod = res["v1x/helm"], res["v1x/iam"], res["v1x/terraform_module"]
+    rnd = res.get("v1x/rendered") or RenderResult()
     target, why = stop(ctx, res)
     rows = crossed(ctx.chart_version, target)
     notes = [f"{r['minor']}: {n}" for r in rows for n in r.get("notes", [])]
@@ -19,13 +21,13 @@ def steps(hop: dict, ctx) -> list[Step]:
     k8s = rows[-1]["k8s"] if rows else None
     if k8s:
         notes.append(f"Karpenter {target} supports Kubernetes {k8s[0]} to {k8s[1]}")
-    values = {**common_values(ctx, [helm]), "chart_version": target,
+    values = {**common_values(ctx, [helm], [rnd]), **runbook_values(rnd), "chart_version": target,
               "minors": ", ".join(r["minor"] for r in rows) or "none",
               "minor_notes": "; ".join(notes) or "No minor in between asks for anything.",
               "module_note": why or "The module's policy covers the target.",
               "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json"}
     flags = {"module": bool(mod.modules), "iam": bool(iam.edits), "minors": bool(rows), "chart": True}
-    fl = chart_flavours([helm])
+    fl = chart_flavours([helm], [rnd])
     flavours = {"chart": fl, "crds": fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                 ("json", bool(iam.files))) if ok]}
     targets = {"chart_targets": helm.chart_tf, "crd_targets": helm.crd_tf, "iam_targets": iam.targets,
