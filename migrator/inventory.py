@@ -439,7 +439,7 @@ class ValuesSource:
 
 @dataclass
 class ChartInstall:
-    kind: str                   # terraform | flux | argocd
+    kind: str                   # terraform | flux | argocd | kustomize
     chart: str                  # karpenter | karpenter-crd
     path: str
     line: int
@@ -448,12 +448,15 @@ class ChartInstall:
     obj: Any = None                             # flux HelmRelease / Argo CD Application(Set) document
     doc: yamlsrc.DocSpan | None = None
     values: list[ValuesSource] = field(default_factory=list)
-    source: tuple = ()                          # argocd: path of the chart's source in the document
+    source: tuple = ()                          # argocd / kustomize: path of the chart's entry in the document
 
     @property
     def address(self) -> str:
         if self.block is not None:
             return self.block.address
+        if self.kind == "kustomize":
+            item = self.source_map
+            return f"helmCharts/{item.get('releaseName') or item.get('name')}"
         kind = (self.obj or {}).get("kind", "HelmRelease")
         return f"{kind}/{(self.obj or {}).get('metadata', {}).get('name')}"
 
@@ -520,21 +523,8 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
                 ci.values.append(ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0])))
             elif item.kind == "call" and item.name in ("file", "templatefile") and item.items:
                 target = repo.resolve_file_arg(p, item.items[0])
-                if target is None or target not in repo.files:
-                    ci.values.append(ValuesSource("other", p, line))
-                    continue
-                repo.template_paths.add(target)
-                vtext = repo.text(target)
-                try:
-                    m = mask(vtext)
-                    obj = yamlsrc.load(m.text)
-                except (TemplateError, yamlsrc.YamlParseError) as e:
-                    repo.findings.append(Finding("MIG-SRC-002", "error", target, getattr(e, "line", 1),
-                                                 f"values file: {e}", "fix the values file; it is left untouched"))
-                    continue
-                if isinstance(obj, CommentedMap):
-                    ci.values.append(ValuesSource("file", target, 1, masked=m,
-                                                  tree=keytree.yaml_tree(vtext, target, 0, len(vtext), obj)))
+                ci.values.extend(_values_file(repo, p, line, target) if target is not None
+                                 else [ValuesSource("other", p, line)])
             else:
                 ci.values.append(ValuesSource("other", p, line))
         sets = ValuesSource("set", p, ci.line)
@@ -583,7 +573,57 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
                 ci.values.append(ValuesSource("flux", p, ci.line, tree=tree, masked=m))
             out.append(ci)
     out.extend(_scan_argocd(repo))
+    out.extend(_scan_kustomize_charts(repo))
     return out
+
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _scan_kustomize_charts(repo: Repo) -> Iterator[ChartInstall]:
+    """`helmCharts:` entries of kustomizations (kustomize build --enable-helm): version, valuesInline,
+    valuesFile and additionalValuesFiles (relative to the kustomization)."""
+    from .sources import keytree
+    for p, sf in repo.files.items():
+        if posixpath.basename(p) not in KUSTOMIZATION_FILES or "helmCharts" not in sf.text:
+            continue
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            items = obj.get("helmCharts") if isinstance(obj, dict) else None
+            if not isinstance(items, list):
+                continue
+            for i, item in enumerate(items):
+                name = _chart_name(item.get("name")) if isinstance(item, dict) else None
+                if name is None:
+                    continue
+                ci = ChartInstall("kustomize", name, p, doc.first_line + items.lc.item(i)[0] + 1, obj=obj, doc=doc,
+                                  source=("helmCharts", i))
+                if isinstance(item.get("valuesInline"), CommentedMap):
+                    tree = keytree.yaml_tree(sf.text, p, doc.start, doc.end, obj, under=ci.source + ("valuesInline",))
+                    ci.values.append(ValuesSource("kustomize", p, ci.line, tree=tree, masked=m))
+                files = [item.get("valuesFile")] + list(item.get("additionalValuesFiles") or [])
+                for rel in [f for f in files if f]:
+                    ci.values.extend(_values_file(repo, p, ci.line, posixpath.normpath(
+                        posixpath.join(posixpath.dirname(p), str(rel)))))
+                yield ci
+
+
+def _values_file(repo: Repo, p: str, line: int, target: str) -> list[ValuesSource]:
+    """A chart values file of the repository as a values source (a key tree over the whole file)."""
+    from .sources import keytree
+    if target not in repo.files:
+        return [ValuesSource("other", p, line)]
+    repo.template_paths.add(target)
+    vtext = repo.text(target)
+    try:
+        m = mask(vtext)
+        obj = yamlsrc.load(m.text)
+    except (TemplateError, yamlsrc.YamlParseError) as e:
+        repo.findings.append(Finding("MIG-SRC-002", "error", target, getattr(e, "line", 1),
+                                     f"values file: {e}", "fix the values file; it is left untouched"))
+        return []
+    if not isinstance(obj, CommentedMap):
+        return []
+    return [ValuesSource("file", target, 1, masked=m, tree=keytree.yaml_tree(vtext, target, 0, len(vtext), obj))]
 
 
 ARGO_KINDS = {"Application": ("spec",), "ApplicationSet": ("spec", "template", "spec")}

@@ -390,3 +390,90 @@ def value_pos(text: str, node: Any, key: Any) -> int | None:
     except (AttributeError, KeyError, IndexError, TypeError):
         return None
     return line_offsets(text)[ln] + col
+
+
+# -- who applies a file: an Argo CD Application, a kustomization build, or kubectl on the file itself --------------
+
+def argo_paths(repo: Repo) -> dict[str, tuple[str, bool]]:
+    """Directories of this repository that Argo CD Applications deploy (a git source's `path:`):
+    dir -> (Application name, directory.recurse). Templated paths (ApplicationSet generators) are skipped."""
+    cached = getattr(repo, "_argo_paths", None)
+    if cached is not None:
+        return cached
+    from .inventory import ARGO_KINDS, _parse_yaml_docs
+    out: dict[str, tuple[str, bool]] = {}
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or "argoproj.io" not in sf.text:
+            continue
+        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            if not isinstance(obj, dict) or obj.get("kind") != "Application" \
+                    or not str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
+                continue
+            spec = obj
+            for k in ARGO_KINDS["Application"]:
+                spec = spec.get(k) if isinstance(spec, dict) else None
+            if not isinstance(spec, dict):
+                continue
+            sources = [spec["source"]] if isinstance(spec.get("source"), dict) else []
+            sources += [s for s in spec.get("sources") or [] if isinstance(s, dict)]
+            name = str((obj.get("metadata") or {}).get("name", ""))
+            for src in sources:
+                path = src.get("path")
+                if not isinstance(path, str) or "{{" in path or src.get("chart"):
+                    continue
+                d = posixpath.normpath(path.strip("/")) if path.strip("/") not in ("", ".") else ""
+                if d == "" or any(f.startswith(d + "/") for f in repo.files):
+                    recurse = bool(((src.get("directory") or {}).get("recurse")) if isinstance(src.get("directory"), dict) else False)
+                    out.setdefault(d, (name, recurse))
+    repo._argo_paths = out
+    return out
+
+
+def _includes(repo: Repo, k: Kustomization, _seen: frozenset = frozenset()) -> set[str]:
+    """Every file and kustomization directory a kustomization's build reads (resources, bases, folders)."""
+    out: set[str] = set()
+    for r in k.resources:
+        sub = kustomization_in(repo, r)
+        if sub is not None and r not in _seen:
+            out.add(r)
+            inner = next((x for x in scan(repo) if x.path == sub), None)
+            if inner is not None:
+                out |= _includes(repo, inner, _seen | {r})
+        elif r in repo.files:
+            out.add(r)
+    for pt in k.patches:
+        if pt.file:
+            out.add(pt.file)
+    return out
+
+
+def leaf_kustomizations(repo: Repo, path: str) -> list[str]:
+    """The directories of the kustomizations that build `path` (a file, or a kustomization directory) and that no
+    other kustomization includes: what `kubectl apply -k` or a GitOps tool is pointed at."""
+    ks = scan(repo)
+    inc = {k.dir: _includes(repo, k) for k in ks}
+    holders = [k.dir for k in ks if path in inc[k.dir] or k.path == path or k.dir == path]
+    included = {d for k in ks for d in inc[k.dir] if d in inc}
+    return sorted(d for d in holders if d not in included)
+
+
+def deployers(repo: Repo, path: str) -> list[tuple[str, str]]:
+    """How a file reaches the cluster: ("argocd", Application), ("kustomize", directory) or ("yaml", file)."""
+    apps = argo_paths(repo)
+
+    def app_of(d: str) -> str | None:
+        if d in apps:
+            return apps[d][0]
+        return next((n for a, (n, rec) in apps.items() if rec and (a == "" or d.startswith(a + "/"))), None)
+    out: list[tuple[str, str]] = []
+    leaves = leaf_kustomizations(repo, path)
+    if not leaves and kustomization_in(repo, posixpath.dirname(path)) is not None:
+        # a file this plan creates is listed in its folder's kustomization by the same plan
+        leaves = leaf_kustomizations(repo, posixpath.dirname(path))
+    for d in leaves or [None]:
+        where = d if d is not None else posixpath.dirname(path)
+        app = app_of(where)
+        item = ("argocd", app) if app else ("kustomize", d) if d is not None else ("yaml", path)
+        if item not in out:
+            out.append(item)
+    return out

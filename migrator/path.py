@@ -78,6 +78,10 @@ def chart_version(repo: Repo, charts: list[ChartInstall], chart: str = "karpente
             v = ci.source_map.get("targetRevision")
             if v is not None and parse_version(str(v)):
                 return str(v).lstrip("v")
+        elif ci.kind == "kustomize":
+            v = ci.source_map.get("version")
+            if v is not None and parse_version(str(v)):
+                return str(v).lstrip("v")
         elif ci.kind == "flux":
             v = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")
             if v is not None and parse_version(str(v)):

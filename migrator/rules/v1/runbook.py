@@ -13,7 +13,7 @@ from ... import knowledge
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
-from ..v1beta1.runbook import _by_dir, _terraform, argo_names
+from ..v1beta1.runbook import _by_dir, _terraform, argo_names, manifest_deployers
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
@@ -58,8 +58,9 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
     tf = any(a for r in helm_results for a in r.chart_tf)
     ren = any(r.charts for r in rendered or [])
+    kz = any(r.kustomizations for r in helm_results)
     return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
-                            ("rendered", ren), ("helm", not kinds and not ren)) if ok]
+                            ("kustomize", kz), ("rendered", ren), ("helm", not kinds and not ren)) if ok]
 
 
 def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict:
@@ -71,8 +72,9 @@ def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict
     for r in helm_results:
         merged.controllers += r.controllers
         merged.crd_releases += r.crd_releases
+    kdirs = [d for r in helm_results for d in r.kustomizations]
     return {"namespace": shlex.quote(ns[0]) if ns else '"${KARPENTER_NAMESPACE}"', "crd_release": shlex.quote(crd),
-            **argo_names(merged)}
+            "chart_kustomization": shlex.quote(kdirs[0]) if kdirs else ".", **argo_names(merged)}
 
 
 def steps(hop: dict, ctx) -> list[Step]:
@@ -107,13 +109,19 @@ def steps(hop: dict, ctx) -> list[Step]:
              "chart": True, "tf_objects": bool(man.tf_objects),
              "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files)}
     chart_fl = chart_flavours(helms, list(rnd.values()))
-    man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(yaml_files))) if ok] or ["yaml"]
+    applied = manifest_deployers(ctx.repo, yaml_files)
+    man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(applied["yaml"])),
+                              ("kustomize", bool(applied["kustomize"])),
+                              ("kustomize_helm", bool(applied["kustomize_helm"])), ("argocd", bool(applied["argocd"])))
+              if ok] or ["yaml"]
     flavours = {"chart": chart_fl, "crds": chart_fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                                  ("json", bool(iam.files))) if ok],
                 "manifests": man_fl}
     targets = {"chart_targets": [x for h in helms for x in h.chart_tf], "crd_targets": [x for h in helms for x in h.crd_tf],
                "iam_targets": iam.targets, "module_targets": mod.tf_targets, "manifest_targets": tf_manifests}
-    lists = {"state_moves": moves, "manifest_file": yaml_files, "workload_file": sorted(wl.files)}
+    lists = {"state_moves": moves, "manifest_file": applied["yaml"], "workload_file": sorted(wl.files),
+             "manifest_kustomization": applied["kustomize"], "manifest_app": applied["argocd"],
+             "manifest_helm_kustomization": applied["kustomize_helm"]}
     files = {"module": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
              "patch": [e.path for e in res["patch-upgrade"]["v1/helm"].edits],
              "crds": [e.path for e in res["controller"]["v1/helm"].edits],

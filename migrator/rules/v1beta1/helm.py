@@ -54,6 +54,7 @@ class HelmResult:
     refs: list[str] = field(default_factory=list)              # path:line of every chart installation
     chart_tf: list[tuple[str, str]] = field(default_factory=list)   # (root module dir, address), all releases
     crd_tf: list[tuple[str, str]] = field(default_factory=list)     # (root module dir, address), CRD releases
+    kustomizations: list[str] = field(default_factory=list)    # dirs `kustomize build --enable-helm` installs from
 
 
 class HelmRule:
@@ -88,6 +89,8 @@ class HelmRule:
         for ci in self.charts:
             self.res.kinds.add(ci.kind)
             self.res.refs.append(f"{ci.path}:{ci.line}")
+            if ci.kind == "kustomize":
+                self.deployed_by(ci)
             if ci.kind == "terraform":
                 self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
                 if ci.chart != "karpenter":
@@ -108,6 +111,18 @@ class HelmRule:
                 if ci.chart == "karpenter":
                     self.crds(ci)
         return self.res
+
+    def deployed_by(self, ci: ChartInstall) -> None:
+        """A kustomization's helmCharts entry is installed by whatever builds the kustomization: an Argo CD
+        Application (its CRDs come in the same sync) or `kustomize build --enable-helm` of the overlay."""
+        from ...kustomize import deployers
+        for how, what in deployers(self.repo, ci.path):
+            if how == "argocd":
+                self.res.kinds.add("argocd")
+                self.res.controllers.append(f"Application/{what}")
+                self.res.crd_releases.append(f"Application/{what}")
+            elif (what or ".") not in self.res.kustomizations:
+                self.res.kustomizations.append(what or ".")
 
     # -- values ------------------------------------------------------------------------------
     def alpha_needs_default_profile(self) -> bool:
@@ -316,7 +331,7 @@ class HelmRule:
         target = self.targets.get(ci.chart)
         if target is None:
             return
-        if ci.kind in ("flux", "argocd"):
+        if ci.kind in ("flux", "argocd", "kustomize"):
             self.flux_version(ci, target)
             return
         if ci.version is None:
@@ -363,8 +378,10 @@ class HelmRule:
                      f"chart version {current} -> {new} ({how})")
 
     def flux_version(self, ci: ChartInstall, target: str) -> None:
-        """The chart version of a Flux HelmRelease (spec.chart.spec.version) or an Argo CD source (targetRevision)."""
-        spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else (ci.source_map, "targetRevision")
+        """The chart version of a Flux HelmRelease (spec.chart.spec.version), an Argo CD source (targetRevision) or
+        a kustomization's helmCharts entry (version)."""
+        spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else \
+            (ci.source_map, "version" if ci.kind == "kustomize" else "targetRevision")
         where = "spec.chart.spec.version" if ci.kind == "flux" else ".".join(map(str, ci.source + (key,)))
         if key not in spec:
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
@@ -398,6 +415,16 @@ class HelmRule:
             ns = ci.block.attr("namespace")
             if ns is not None and ns.literal():
                 self.res.namespaces.add(str(ns.literal()))
+        elif ci.kind == "kustomize":
+            item = ci.source_map
+            ns = item.get("namespace") or ci.obj.get("namespace")
+            if ns:
+                self.res.namespaces.add(str(ns))
+            url = str(item.get("repo", ""))
+            if url.rstrip("/") in [u.rstrip("/") for u in FACTS["chart"]["frozen_repositories"]]:
+                self.finding("MIG-HELM-010", "warning", ci.path, ci.line,
+                             f"{ci.address} installs from the frozen {url} (no releases after v0.16.3)",
+                             f"use repo: {FACTS['chart']['repository']}")
         elif ci.kind == "argocd":
             dest = ci.obj
             for k in ci.source[:-1] if ci.source[-1] == "source" else ci.source[:-2]:
@@ -435,6 +462,10 @@ class HelmRule:
             if crd:
                 return
             self.add_argo_crd_app(ci)
+        elif ci.kind == "kustomize":
+            if crd or ci.source_map.get("includeCRDs") is True:
+                return           # includeCRDs renders the chart's crds/ at every build: they move with the chart
+            self.add_kustomize_crd_chart(ci)
         else:
             if crd:
                 return
@@ -551,6 +582,32 @@ class HelmRule:
         ins = f"{ind}dependsOn:\n{ind}{seq}- name: {name}\n"
         self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(ins, self.repo.files[ci.path].newline), self.rule))
 
+
+    def add_kustomize_crd_chart(self, ci: ChartInstall) -> None:
+        """A karpenter-crd entry before the controller's in the kustomization's helmCharts, from the same repo."""
+        item = ci.source_map
+        items = ci.obj["helmCharts"]
+        line, col = items.lc.item(ci.source[1])
+        new = CommentedMap([("name", FACTS["chart"]["crds"])])
+        for k in ("repo", "version", "releaseName", "namespace"):
+            if k == "version" and "version" in item:
+                new[k] = format_version(self.targets["karpenter-crd"], str(item["version"]))
+            elif k == "releaseName" and k in item:
+                new[k] = f"{item[k]}-crd"
+            elif k in item:
+                new[k] = item[k]
+        style = yamlsrc.detect_style(self.repo.text(ci.path))
+        # ruamel gives the column of the item's content; its dash is two to the left
+        body = yamlsrc.Emitter(style).emit(new, base_indent=col).text
+        body = " " * (col - 2) + "- " + body[col:]
+        pos = ci.doc.start + sum(len(x) for x in ci.doc.text.splitlines(keepends=True)[:line])
+        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(body, self.repo.files[ci.path].newline),
+                                       self.rule))
+        self.res.new_crd_release = True
+        self.res.crd_releases.append(f"helmCharts/{new.get('releaseName', new['name'])}")
+        self.finding("MIG-HELM-013", "info", ci.path, ci.line,
+                     f"no karpenter-crd chart and no includeCRDs: a helmCharts entry for {FACTS['chart']['crds']} "
+                     "is added before the controller's so the CRDs get installed and upgraded")
 
     def add_argo_crd_app(self, ci: ChartInstall) -> None:
         """A karpenter-crd Application next to the controller's, synced in an earlier wave, from the same place."""

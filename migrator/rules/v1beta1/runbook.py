@@ -73,6 +73,21 @@ def rendered_values(rnd: RenderResult, rnd_clean: RenderResult) -> dict:
             "render_pass_command": f"{rnd.pass_command} > {q(rnd.chart_file)}" if rnd.pass_command else ""}
 
 
+def manifest_deployers(repo, files: list[str]) -> dict[str, list[str]]:
+    """Files applied by kubectl, kustomization directories applied with -k (or built with --enable-helm when they
+    also install a chart), and Argo CD Applications synced, for the given manifest files (kustomize.deployers)."""
+    from ...kustomize import deployers, kustomization_in
+    out: dict[str, list[str]] = {"yaml": [], "kustomize": [], "kustomize_helm": [], "argocd": []}
+    for f in files:
+        for how, what in deployers(repo, f):
+            what = what or "."
+            if how == "kustomize" and "helmCharts" in repo.text(kustomization_in(repo, "" if what == "." else what)):
+                how = "kustomize_helm"
+            if what not in out[how]:
+                out[how].append(what)
+    return out
+
+
 def argo_names(hr) -> dict:
     """Argo CD Application names of the controller and CRD installs (quoted for the shell)."""
     app = next((a.split("/", 1)[1] for a in hr.controllers if a.startswith("Application")), "karpenter")
@@ -90,12 +105,14 @@ def steps(hop: dict, ctx) -> list[Step]:
     old = man.old_objects or []
     provisioners = sorted({n for k, n, _ in old if k == "Provisioner"})
     templates = sorted({n for k, n, _ in old if k == "AWSNodeTemplate"})
-    tf_charts = [a for a in hr.controllers + hr.crd_releases if not a.startswith("HelmRelease/")]
     rnd = prep.get("v1beta1/rendered") or RenderResult()
     rnd_clean = clean.get("v1beta1/rendered") or RenderResult()
-    flavours = [f for f, ok in (("terraform", bool(tf_charts)), ("flux", "flux" in hr.kinds),
-                                ("argocd", "argocd" in hr.kinds), ("rendered", bool(rnd.chart_command)),
+    flavours = [f for f, ok in (("terraform", bool(hr.chart_tf)), ("flux", "flux" in hr.kinds),
+                                ("argocd", "argocd" in hr.kinds), ("kustomize", bool(hr.kustomizations)),
+                                ("rendered", bool(rnd.chart_command)),
                                 ("helm", not hr.kinds and not rnd.chart_command)) if ok]
+    yaml_new = [f for f in man.new_files if f.endswith((".yaml", ".yml"))]
+    applied = manifest_deployers(ctx.repo, yaml_new)
     chart_version = hop["chart"]["version"]
     values = {
         "chart_version": chart_version,
@@ -107,6 +124,7 @@ def steps(hop: dict, ctx) -> list[Step]:
         shlex.quote(rnd.namespace) if rnd.namespace else '"${KARPENTER_NAMESPACE}"',
         **rendered_values(rnd, rnd_clean),
         **argo_names(hr),
+        "chart_kustomization": shlex.quote(hr.kustomizations[0]) if hr.kustomizations else ".",
         "provisioners": ", ".join(provisioners) or "(none found)",
         "new_files": ", ".join(man.new_files) or "(none)",
     }
@@ -138,8 +156,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     flags = {
         "terraform": bool(man.new_addresses),
         "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
-        # adopting existing CRDs into a Helm release; Argo CD tracks what it applies itself
-        "new_crd_release": hr.new_crd_release and bool(hr.kinds - {"argocd"}),
+        # adopting existing CRDs into a Helm release; Argo CD and kustomize builds apply them without Helm
+        "new_crd_release": hr.new_crd_release and bool(hr.kinds - {"argocd", "kustomize"}),
         "pass_through": bool(hr.pass_through or rnd.pass_through),
         "rendered_cleanup": bool(rnd_clean.chart_command) and rnd_clean.chart_command != rnd.chart_command,
         "module": bool(mod.edits),
@@ -154,8 +172,9 @@ def steps(hop: dict, ctx) -> list[Step]:
             continue
         raw = row.get("commands", [])
         if isinstance(raw, dict):
-            fl = flavours if row["kind"] != "iam" else [f for f, ok in (("terraform", bool(iam_res.targets)),
-                                                                       ("json", bool(iam_res.files))) if ok]
+            fl = [f for f, ok in (("terraform", bool(iam_res.targets)), ("json", bool(iam_res.files))) if ok] \
+                if row["kind"] == "iam" else [f for f in ("yaml", "kustomize", "kustomize_helm", "argocd") if applied[f]] \
+                if row["kind"] == "manifests" else flavours
             raw = [c for f in fl for c in raw.get(f, [])] + raw.get("all", [])
         def expand(lines: list[str]) -> list[str]:
             out: list[str] = []
@@ -170,8 +189,14 @@ def steps(hop: dict, ctx) -> list[Step]:
                     key = next(k for k in target_groups if "{" + k + "}" in c)
                     out.extend(_terraform(c, key, target_groups[key], values))
                 elif "{new_file}" in c:
-                    out.extend(c.format(new_file=shlex.quote(f), **values) for f in man.new_files
-                               if f.endswith((".yaml", ".yml")))
+                    out.extend(c.format(new_file=shlex.quote(f), **values) for f in applied["yaml"])
+                elif "{new_kustomization}" in c:
+                    out.extend(c.format(new_kustomization=shlex.quote(d), **values) for d in applied["kustomize"])
+                elif "{new_helm_kustomization}" in c:
+                    out.extend(c.format(new_helm_kustomization=shlex.quote(d), **values)
+                               for d in applied["kustomize_helm"])
+                elif "{new_app}" in c:
+                    out.extend(c.format(new_app=shlex.quote(a), **values) for a in applied["argocd"])
                 else:
                     out.append(c.format(**values))
             return out
