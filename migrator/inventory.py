@@ -295,7 +295,7 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 out.extend(_scan_kubectl(repo, p, text, b))
             elif b.labels[0] == "kubernetes_manifest":
                 out.extend(_scan_kubernetes(repo, p, text, b))
-    # 2. raw YAML files (an alpha object in a kustomize patch file is a partial one: rules/v1beta1/kustomize.py)
+    # 2. raw YAML files (an object in a kustomize patch file is a partial one: rules/v1beta1|v1/kustomize.py)
     from .kustomize import patch_files
     patches = patch_files(repo)
     for p, sf in repo.files.items():
@@ -309,7 +309,7 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
-            if man and p in patches and man.era == "alpha":
+            if man and p in patches:
                 continue
             if man:
                 out.append(man)

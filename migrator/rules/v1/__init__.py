@@ -5,12 +5,16 @@ phase it is run for and returns edits only for that phase.
 """
 from __future__ import annotations
 
-from . import helm, iam, manifests, rendered, terraform_module, workloads
+from . import helm, iam, kustomize, manifests, rendered, terraform_module, workloads
 from .runbook import steps  # noqa: F401
 
 
 def _manifests(ctx, phase: str, done: dict):
     return manifests.ManifestsRule(ctx.repo, ctx.manifests, phase).run()
+
+
+def _kustomize(ctx, phase: str, done: dict):
+    return kustomize.run(ctx, phase)
 
 
 def _helm(ctx, phase: str, done: dict):
@@ -39,5 +43,6 @@ RULES = {
     "v1/iam": (iam, _iam),
     "v1/terraform_module": (terraform_module, _module),
     "v1/manifests": (manifests, _manifests),
+    "v1/kustomize": (kustomize, _kustomize),
     "v1/workloads": (workloads, _workloads),
 }
