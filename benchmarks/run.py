@@ -1,60 +1,104 @@
-"""Benchmark: generate a synthetic monorepo and time `migrator plan` over it.
+"""Benchmark: migrator on generated monorepos, side by side with the naive alternatives, in one run.
 
-    python benchmarks/run.py [--clusters 50] [--noise 500] [--repeat 3]
+    python benchmarks/run.py [--roots 50] [--unrelated 5000] [--runs 3] [--seed 7]
 
-Each cluster folder copies the bundled fixtures (Terraform + Flux + raw YAML); `--noise` adds unrelated
-Terraform/YAML files that the pre-filter should skip cheaply. Prints seconds per run and MB/s of
-candidate text. Speed is measured here, never asserted in tests.
+Every figure is a whole process (start-up included), the median of `--runs` runs (the naive full parse, which
+takes minutes, runs once), with its peak RSS. Trees come from benchmarks/generate.py. Speed is measured here,
+never asserted in tests; docs/performance.md records a run.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
-import time
 from pathlib import Path
 
-from migrator.plan import make_plan
-from migrator.options import Options
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate import EXAMPLE, generate  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-NOISE_TF = 'resource "aws_s3_bucket" "b{i}" {{\n  bucket = "bucket-{i}"\n  tags = {{ team = "x" }}\n}}\n' * 20
-NOISE_YAML = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: v\n---\n" * 20
+# runs a command as its child and reports wall time and the child's peak RSS (a fresh process per measurement)
+PROBE = ("import resource, subprocess, sys, time\n"
+         "t = time.perf_counter()\n"
+         "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+         "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)\n")
+NAIVE = ("import pathlib, sys, hcl2\n"
+         "for p in pathlib.Path(sys.argv[1]).rglob('*.tf'):\n"
+         "    hcl2.loads(p.read_text())\n")
+TREE_SITTER = ("import pathlib, sys, tree_sitter, tree_sitter_hcl\n"
+               "parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_hcl.language()))\n"
+               "for p in pathlib.Path(sys.argv[1]).rglob('*.tf'):\n"
+               "    parser.parse(p.read_bytes())\n")
 
 
-def generate(root: Path, clusters: int, noise: int) -> int:
-    size = 0
-    for c in range(clusters):
-        for fx in ("terraform-eks", "gitops-flux", "kubernetes-manifest"):
-            dest = root / f"cluster-{c}" / fx
-            shutil.copytree(FIXTURES / fx / "input", dest)
-    for i in range(noise):
-        d = root / "noise" / f"mod-{i % 50}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"main{i}.tf").write_text(NOISE_TF.format(i=i))
-        (d / f"cm{i}.yaml").write_text(NOISE_YAML.format(i=i))
-    for p in root.rglob("*"):
-        if p.is_file():
-            size += p.stat().st_size
-    return size
+def migrator_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("migrator")
+    return [str(exe)] if exe.exists() else [shutil.which("migrator") or "migrator"]
+
+
+def measure(cmd: list[str], runs: int) -> tuple[float, float]:
+    """(median seconds, peak RSS in MB) of a whole process."""
+    times, rss = [], 0
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", PROBE, *cmd], capture_output=True, text=True, check=True)
+        t, kb, _rc = out.stdout.split()
+        times.append(float(t))
+        rss = max(rss, int(kb))
+    return statistics.median(times), rss / 1024
+
+
+def errors_in(tree: Path) -> int:
+    out = subprocess.run(migrator_cmd() + ["plan", str(tree), "--format", "json"], capture_output=True, text=True)
+    return sum(f["severity"] == "error" for f in json.loads(out.stdout)["findings"])
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--clusters", type=int, default=50)
-    ap.add_argument("--noise", type=int, default=500)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--roots", type=int, default=50)
+    ap.add_argument("--unrelated", type=int, default=5000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=7)
+    a = ap.parse_args()
+    mig = migrator_cmd()
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        size = generate(root, args.clusters, args.noise)
-        print(f"repository: {args.clusters} clusters, {args.noise} noise files, {size / 1e6:.1f} MB")
-        for r in range(args.repeat):
-            t0 = time.perf_counter()
-            plan = make_plan(root, options=Options(node_role="bench-node-role"))
-            dt = time.perf_counter() - t0
-            print(f"run {r + 1}: {dt:.2f}s ({size / 1e6 / dt:.2f} MB/s), {len(plan.changes)} changes, "
-                  f"{len(plan.findings)} findings")
+        one, many, big = Path(tmp) / "one", Path(tmp) / "many", Path(tmp) / "big"
+        generate(one, 1, 0, a.seed)
+        generate(many, a.roots, 0, a.seed)
+        info = generate(big, a.roots, a.unrelated, a.seed)
+        print(f"trees: 1 root; {a.roots} roots; {a.roots} roots + {a.unrelated} unrelated files "
+              f"({info['files']} files, {info['bytes'] / 1e6:.1f} MB); median of {a.runs} runs, whole process\n")
+        rows = [
+            ("migrator --help", mig + ["--help"], a.runs),
+            ("plan, bundled example", mig + ["plan", str(EXAMPLE)], a.runs),
+            ("plan, 1 root", mig + ["plan", str(one), "--format", "json"], a.runs),
+            (f"plan, {a.roots} roots", mig + ["plan", str(many), "--format", "json"], a.runs),
+            (f"plan, {a.roots} roots + {a.unrelated} unrelated", mig + ["plan", str(big), "--format", "json"], a.runs),
+            ("grep -rlI karpenter (same tree)", ["grep", "-rlI", "karpenter", str(big)], a.runs),
+            ("naive python-hcl2 parse of every .tf (same tree)", [sys.executable, "-c", NAIVE, str(big)], 1),
+        ]
+        try:
+            import tree_sitter_hcl  # noqa: F401
+            rows.append(("tree-sitter-hcl parse of every .tf (same tree)", [sys.executable, "-c", TREE_SITTER,
+                                                                             str(big)], a.runs))
+        except ImportError:
+            pass
+        got = {}
+        print(f"| {'what':<52} | {'seconds':>8} | {'peak RSS MB':>11} |")
+        print(f"|{'-' * 54}|{'-' * 10}|{'-' * 13}|")
+        for label, cmd, runs in rows:
+            t, mb = measure(cmd, runs)
+            got[label] = t
+            print(f"| {label:<52} | {t:8.2f} | {mb:11.0f} |", flush=True)
+        big_t = got[f"plan, {a.roots} roots + {a.unrelated} unrelated"]
+        many_t, one_t = got[f"plan, {a.roots} roots"], got["plan, 1 root"]
+        naive = got["naive python-hcl2 parse of every .tf (same tree)"]
+        print(f"\nplan with unrelated files / naive full parse: {big_t / naive:.1%}")
+        print(f"plan with / without the unrelated files: {big_t / many_t:.2f}x")
+        print(f"{a.roots} roots / ({a.roots} x 1 root): {many_t / (a.roots * one_t):.2f}")
+        print(f"error findings on the largest tree: {errors_in(big)}")
 
 
 if __name__ == "__main__":

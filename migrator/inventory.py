@@ -103,6 +103,8 @@ class Repo:
         self.template_paths: set[str] = set()
         self.patch_paths: set[str] = set()            # kustomize strategic-merge patch files (kustomize.scan)
         self._kustomizations = None
+        self._policies = None                          # policies.scan_policies, once per run
+        self._with_text: dict[str, list[str]] = {}     # blocks(): .tf files containing a needle
         for s in self.discovery.skipped:
             self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
 
@@ -131,9 +133,11 @@ class Repo:
     def blocks(self, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
         """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing."""
         needle = label0 or type_
-        for p in self.tf_files():
-            if not p.endswith(".tf") or needle not in self.files[p].text:
-                continue
+        found = self._with_text.get(needle)
+        if found is None:           # one pass over the files per needle and run, shared by every root and phase
+            found = self._with_text[needle] = [p for p in self.tf_files()
+                                               if p.endswith(".tf") and needle in self.files[p].text]
+        for p in found:
             f = self.hcl(p)
             if f is None:
                 continue

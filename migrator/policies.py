@@ -228,7 +228,25 @@ def _calls(e: hclsrc.Expr):
         yield from _calls(en.value)
 
 
+def may_hold_karpenter_policy(text: str) -> bool:
+    """Byte-level pre-filter, exact for `Policy.is_karpenter`: a Karpenter tag key, Sid or policy name (a block
+    address, or the path of a JSON file: pass it with the text) says "karpenter"; otherwise all three controller
+    actions must be spelled out."""
+    low = text.lower()
+    return "karpenter" in low or all(a in low for a in CONTROLLER_ACTIONS)
+
+
 def scan_policies(repo: Repo) -> list[Policy]:
+    """The repository's Karpenter controller policies, scanned once per run (every cluster root and phase
+    shares the list; rules filter it by root). Files that cannot hold one are never parsed."""
+    cached = getattr(repo, "_policies", None)
+    if cached is not None:
+        return cached
+    repo._policies = _scan(repo)
+    return repo._policies
+
+
+def _scan(repo: Repo) -> list[Policy]:
     out: list[Policy] = []
     seen_files: set[str] = set()
     for p in repo.tf_files(interesting_only=False):
@@ -236,6 +254,8 @@ def scan_policies(repo: Repo) -> list[Policy]:
             continue
         txt = repo.files[p].text
         if "aws_iam_policy_document" not in txt and "Statement" not in txt and "policy" not in txt:
+            continue
+        if not may_hold_karpenter_policy(txt):
             continue
         f = repo.hcl(p)
         if f is None:
@@ -262,7 +282,7 @@ def scan_policies(repo: Repo) -> list[Policy]:
                     if pol:
                         out.append(pol)
     for p, sf in repo.files.items():
-        if p.endswith(".json") and '"Statement"' in sf.text:
+        if p.endswith(".json") and '"Statement"' in sf.text and may_hold_karpenter_policy(p + "\n" + sf.text):
             pol = _json(repo, p, sf.text, 0, len(sf.text), p, 1)
             if pol:
                 out.append(pol)

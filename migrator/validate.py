@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -71,9 +72,29 @@ def _defaulted(schema: dict, v: Any) -> Any:
     return v
 
 
+@lru_cache(maxsize=1)
+def _cel_parser() -> None:
+    """celpy builds its LALR parser from the grammar in every process (about 1 s); build it once with Lark's
+    on-disk cache of the grammar analysis instead (same grammar and options as celpy's own)."""
+    import lark
+    from celpy.celparser import CELParser
+    if CELParser.CEL_PARSER is not None:
+        return
+    import celpy
+    grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
+    try:
+        CELParser.CEL_PARSER = lark.Lark(grammar, parser="lalr", start="expr", debug=True, g_regex_flags=re.M,
+                                         lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+                                         propagate_positions=True, maybe_placeholders=False, priority="invert",
+                                         tree_class=lark.Tree, cache=True)
+    except Exception:  # noqa: BLE001 - an unwritable cache: celpy builds its parser itself
+        CELParser.CEL_PARSER = None
+
+
 @lru_cache(maxsize=512)
 def _cel_program(rule: str):
     import celpy
+    _cel_parser()
     env = celpy.Environment()
     return env.program(env.compile(rule), functions={"find": _cel_find})
 

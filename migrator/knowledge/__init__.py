@@ -1,19 +1,47 @@
 """Migration facts as data files; code interprets them. Each file cites its sources."""
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import tempfile
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "migrator"
 
 
 @lru_cache(maxsize=None)
 def load(name: str) -> Any:
-    """Load `migrator/knowledge/<name>.yaml`."""
+    """Load `migrator/knowledge/<name>.yaml`.
+
+    The YAML files are the source of truth; parsing them with the pure-Python YAML loader costs a noticeable part
+    of a small run, so the parsed data is also kept as JSON in the user's cache directory, keyed by the file's
+    SHA-256 (a changed file is parsed again). Data that does not survive the JSON round trip is never cached."""
     text = resources.files(__package__).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
-    return YAML(typ="safe", pure=True).load(text)
+    key = hashlib.sha256(text.encode()).hexdigest()[:32]
+    cached = _cache_dir() / f"knowledge-{name}-{key}.json"
+    try:
+        return json.loads(cached.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    from ruamel.yaml import YAML
+    data = YAML(typ="safe", pure=True).load(text)
+    try:
+        dumped = json.dumps(data)
+        if json.loads(dumped) == data:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(dumped)
+            os.replace(tmp, cached)
+    except (OSError, TypeError, ValueError):
+        pass                # no cache (read-only home, data JSON cannot hold): parse every time
+    return data
 
 
 PLAIN_RELEASES = ("0.32.10", "1.0.14")     # releases packaged in the plain version folders (scripts/package_crds.py)

@@ -172,7 +172,7 @@ class ModuleRule:
             pins.append(("iam_policy_description", hclsrc.quote(V20["pins"]["policy_description"])))
         if V20["enable_irsa_when"] in present and "enable_irsa" not in present:
             pins.append(("enable_irsa", "true"))
-        refs = self.instance_profile_refs(b.labels[0])
+        refs = self.instance_profile_refs(b.labels[0], p)
         if refs and "create_instance_profile" not in present:
             pins.append(("create_instance_profile", "true"))
         if pins:
@@ -182,7 +182,7 @@ class ModuleRule:
             edits.append(TextEdit(p, pos, pos, f"{nl}{ind}# pinned by migrator: v19 values v20 would change{nl}{body}",
                                   RULE, order=2))
         self.res.edits.extend(edits)
-        self.outputs(b.labels[0])
+        self.outputs(b.labels[0], p)
         line = hclsrc.line_of(text, b.start)
         self.finding("MIG-MOD-008", "info", p, line,
                      f"{b.address} -> v{V20['pin']} in one mapping pass: " + "; ".join(renamed + [
@@ -196,20 +196,26 @@ class ModuleRule:
                      "if the node role is mapped in aws-auth or has an access entry already, set "
                      "create_access_entry = false before applying")
 
-    def instance_profile_refs(self, module: str) -> list[str]:
+    def module_files(self, where: str) -> list[str]:
+        """The .tf files of the Terraform module that calls a module (its directory): the only place
+        `module.<name>.*` can be referenced."""
+        d = posixpath.dirname(where)
+        return [p for p in self.repo.tf_files() if p.endswith(".tf") and posixpath.dirname(p) == d]
+
+    def instance_profile_refs(self, module: str, where: str) -> list[str]:
         pat = re.compile(rf"\bmodule\.{re.escape(module)}\.(" + "|".join(V20["instance_profile_outputs"]) + r")\b")
         out = []
-        for p in self.repo.tf_files():
+        for p in self.module_files(where):
             for m in pat.finditer(self.repo.files[p].text):
                 if any(dp == p and s <= m.start() < e for dp, s, e in self.deleted):
                     continue              # removed by this phase (e.g. settings.aws.defaultInstanceProfile)
                 out.append(f"{p}:{hclsrc.line_of(self.repo.files[p].text, m.start())}")
         return out
 
-    def outputs(self, module: str) -> None:
-        """Follow renamed outputs into every reference in the repository (one regex pass per file)."""
+    def outputs(self, module: str, where: str) -> None:
+        """Follow renamed outputs into every reference in the calling module (one regex pass per file)."""
         pat = re.compile(rf"\bmodule\.{re.escape(module)}\.(" + "|".join(V20["outputs"]) + r")\b")
-        for p in self.repo.tf_files():
+        for p in self.module_files(where):
             text = self.repo.files[p].text
             for m in pat.finditer(text):
                 self.res.edits.append(TextEdit(p, m.start(1), m.end(1), V20["outputs"][m.group(1)], RULE))
