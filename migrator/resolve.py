@@ -226,9 +226,22 @@ def _entry(expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
     return next((e.value for e in expr.entries if e.key == key), None)
 
 
-def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[list[Site], str]:
+def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
+    """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
+    out = []
+    for p, b in repo.blocks("module"):
+        src = b.attr("source")
+        lit = src.literal() if src is not None else None
+        if isinstance(lit, str) and lit.startswith(("./", "../")) and \
+                posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)) == (module_dir or "."):
+            out.append((p, b))
+    return out
+
+
+def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
-    variable (else its default), or a local. Returns ([], reason) when it cannot be known statically."""
+    variable (else its default), a local, or, in a module called by relative source, what each caller passes
+    (followed into the caller's own variables). Returns ([], reason) when it cannot be known statically."""
     if expr.kind == "string" and expr.value is not None:
         return [Site(tf_path, expr, "literal")], ""
     src = expr.source.strip()
@@ -261,10 +274,24 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[list[
             sites.append(Site(p, e, f"var.{name}{'.' + key if key else ''} in {p}"))
     if sites:
         return sites, ""
+    # a shared module: each caller's argument, resolved in the caller's own root (its tfvars, locals, literals)
+    passed, why = [], []
+    for cp, cb in (callers(repo, module) if _depth < 4 and not key else []):
+        arg = cb.attr(name)
+        if arg is None:
+            continue
+        got, reason = definition_sites(repo, cp, arg, _depth + 1)
+        passed.extend(Site(x.path, x.expr, f"{x.how}, passed to {cb.address} in {cp}") for x in got)
+        if not got:
+            why.append(f"{cb.address} in {cp}: {reason}")
+    if passed and not why:
+        return passed, ""
     for p, b in repo.blocks("variable"):
         if b.labels == [name] and posixpath.dirname(p) == module:
             e = b.attr("default")
             e = _entry(e, key) if key else e
             if e is not None and e.kind == "string" and e.value is not None:
                 return [Site(p, e, f"default of variable {name} in {p}")], ""
+    if why:
+        return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"
     return [], f"{src} is set outside the repository (no tfvars or default sets it)"

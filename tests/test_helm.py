@@ -182,3 +182,18 @@ def test_argocd_applications_are_chart_installs(tree):
     assert 'argocd.argoproj.io/sync-wave: "0"' in crd and "chart: karpenter-crd" in crd and "prune: false" in crd
     md = render_md(plan)
     assert "argocd app sync karpenter-crd" in md and "helm upgrade" not in md and "terraform apply" not in md
+
+
+def test_shared_module_version_follows_each_caller_and_terraform_runs_in_the_roots(tree):
+    """Issue 10: a module shared by several roots is planned once; its var.chart_version is what each caller
+    passes (followed into that root's tfvars), and Terraform commands run in the calling roots."""
+    from migrator.render.markdown import render as render_md
+    root = tree("monorepo-shared-module")
+    plan = make_plan(root, phase="prepare", options=Options(node_role="KarpenterNodeRole"))
+    assert not [f for f in plan.findings if f.severity == "error"]
+    new = {c.path: c.new for c in plan.changes}
+    assert new["clusters/dev/envs/dev.tfvars"] == 'karpenter_version = "v0.32.10"\n'
+    assert new["clusters/prod/envs/prod.tfvars"] == 'karpenter_version = "v0.32.10"\n'
+    md = render_md(plan)
+    assert "terraform -chdir=clusters/prod apply -target=module.karpenter_stack.helm_release.karpenter" in md
+    assert "-chdir=modules/" not in md

@@ -13,14 +13,14 @@ from ... import knowledge
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
-from ..v1beta1.runbook import _by_dir, _terraform, argo_names, manifest_deployers
+from ..v1beta1.runbook import _by_dir, _terraform, argo_names, manifest_deployers, root_targets
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
           targets: dict[str, list[tuple[str, str]]], lists: dict[str, list[str]],
-          files: dict[str, list[str]], refs: dict[str, list[str]]) -> list[Step]:
+          files: dict[str, list[str]], refs: dict[str, list[str]], repo=None) -> list[Step]:
     rows = knowledge.load("runbook")[table]
-    groups = {k: _by_dir(v) for k, v in targets.items()}
+    groups = {k: _by_dir(v, repo) for k, v in targets.items()}
     out: list[Step] = []
 
     def expand(lines: list[str]) -> list[str]:
@@ -96,12 +96,13 @@ def steps(hop: dict, ctx) -> list[Step]:
               "flux_kustomization": "flux-system"}
     moves = []
     for o in man.tf_objects:
-        chdir = "" if o["dir"] == "." else f"-chdir={shlex.quote(o['dir'])} "
-        if o["templated"]:
-            moves.append(f"# {o['address']}: the instances are not known statically; run the two commands below "
-                         "once per instance, with its key and the object's name")
-        moves.append(f"terraform {chdir}state rm {shlex.quote(o['address'])}")
-        moves.append(f"terraform {chdir}import {shlex.quote(o['address'])} {shlex.quote(o['import_id'])}")
+        for d, address in root_targets(ctx.repo, "" if o["dir"] == "." else o["dir"], o["address"]):
+            chdir = "" if d in ("", ".") else f"-chdir={shlex.quote(d)} "
+            if o["templated"]:
+                moves.append(f"# {address}: the instances are not known statically; run the two commands below "
+                             "once per instance, with its key and the object's name")
+            moves.append(f"terraform {chdir}state rm {shlex.quote(address)}")
+            moves.append(f"terraform {chdir}import {shlex.quote(address)} {shlex.quote(o['import_id'])}")
     yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
     tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects})
     flags = {"module": bool(mod.edits), "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
@@ -131,4 +132,4 @@ def steps(hop: dict, ctx) -> list[Step]:
     refs = {"chart": [r for h in helms for r in h.refs], "crds": [r for h in helms for r in h.refs],
             "iam": iam.policies, "module": mod.refs, "manifests": [w for _, _, w in man.pending],
             "workloads": [f"{f.path}:{f.line}" for f in wl.findings]}
-    return build("v1beta1->v1", hop, values, flags, flavours, targets, lists, files, refs)
+    return build("v1beta1->v1", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo)

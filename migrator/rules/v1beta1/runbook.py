@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import shlex
 
 from ...rendered import RenderResult, runbook_values
@@ -18,10 +19,22 @@ from .workloads import WorkloadsResult
 LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
 
 
-def _by_dir(targets: list[tuple[str, str]]) -> dict[str, str]:
-    """`-target=` arguments grouped by Terraform root module directory."""
+def root_targets(repo, d: str, addr: str, depth: int = 0) -> list[tuple[str, str]]:
+    """Where a resource of a called module is applied: in each root that calls it (by relative source), under
+    `module.<name>.` (followed through modules calling modules)."""
+    from ...resolve import callers
+    found = callers(repo, d) if repo is not None and depth < 4 else []
+    if not found:
+        return [(d, addr)]
+    return [t for cp, cb in found
+            for t in root_targets(repo, posixpath.dirname(cp), f"module.{cb.labels[0]}.{addr}", depth + 1)]
+
+
+def _by_dir(targets: list[tuple[str, str]], repo=None) -> dict[str, str]:
+    """`-target=` arguments grouped by Terraform root module directory (resources of a shared module under the
+    roots that call it, when the repository is given)."""
     out: dict[str, list[str]] = {}
-    for d, addr in targets:
+    for d, addr in [t for d0, a0 in targets for t in root_targets(repo, d0 or "", a0)]:
         out.setdefault(d or ".", [])
         if addr not in out[d or "."]:
             out[d or "."].append(addr)
@@ -138,11 +151,11 @@ def steps(hop: dict, ctx) -> list[Step]:
     iam_res = prep.get("v1beta1/iam") or IamResult()
     mod = prep.get("v1beta1/terraform_module") or ModuleResult()
     target_groups = {
-        "targets": _by_dir(man.tf_targets),
-        "crd_targets": _by_dir(hr.crd_tf),
-        "chart_targets": _by_dir(hr.chart_tf),
-        "iam_targets": _by_dir(iam_res.targets),
-        "module_targets": _by_dir(mod.tf_targets),
+        "targets": _by_dir(man.tf_targets, ctx.repo),
+        "crd_targets": _by_dir(hr.crd_tf, ctx.repo),
+        "chart_targets": _by_dir(hr.chart_tf, ctx.repo),
+        "iam_targets": _by_dir(iam_res.targets, ctx.repo),
+        "module_targets": _by_dir(mod.tf_targets, ctx.repo),
     }
     values["policy_file"] = shlex.quote(iam_res.files[0]) if iam_res.files else "policy.json"
     refs_by_kind = {
