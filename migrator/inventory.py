@@ -104,7 +104,9 @@ class Repo:
         self.patch_paths: set[str] = set()            # kustomize strategic-merge patch files (kustomize.scan)
         self._kustomizations = None
         self._policies = None                          # policies.scan_policies, once per run
-        self._with_text: dict[str, list[str]] = {}     # blocks(): .tf files containing a needle
+        self._with_text: dict[str, list[str]] = {}     # tf_containing(): .tf files containing a needle
+        self._tf_by_dir: dict[str, list[str]] | None = None
+        self._tfvars: list[str] | None = None
         for s in self.discovery.skipped:
             self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
 
@@ -125,6 +127,28 @@ class Repo:
                                              "fix the syntax error; migrator leaves this file untouched"))
         return self._hcl[path]
 
+    def tf_in_dir(self, d: str) -> list[str]:
+        """The .tf files of one directory (a Terraform module), indexed once per run."""
+        if self._tf_by_dir is None:
+            self._tf_by_dir = {}
+            for p in self.tf_files():
+                if p.endswith(".tf"):
+                    self._tf_by_dir.setdefault(posixpath.dirname(p), []).append(p)
+        return self._tf_by_dir.get(d, [])
+
+    def tfvars_files(self) -> list[str]:
+        if self._tfvars is None:
+            self._tfvars = [p for p in self.tf_files() if p.endswith(".tfvars")]
+        return self._tfvars
+
+    def tf_containing(self, needle: str) -> list[str]:
+        """.tf files whose text contains `needle` (one pass over the files per needle and run)."""
+        found = self._with_text.get(needle)
+        if found is None:
+            found = self._with_text[needle] = [p for p in self.tf_files()
+                                               if p.endswith(".tf") and needle in self.files[p].text]
+        return found
+
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
         for p, f in self.files.items():
             if p.endswith((".tf", ".tfvars")) and (f.interesting or not interesting_only):
@@ -132,12 +156,7 @@ class Repo:
 
     def blocks(self, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
         """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing."""
-        needle = label0 or type_
-        found = self._with_text.get(needle)
-        if found is None:           # one pass over the files per needle and run, shared by every root and phase
-            found = self._with_text[needle] = [p for p in self.tf_files()
-                                               if p.endswith(".tf") and needle in self.files[p].text]
-        for p in found:
+        for p in self.tf_containing(label0 or type_):
             f = self.hcl(p)
             if f is None:
                 continue

@@ -146,9 +146,14 @@ def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: l
               target: route.Target | None) -> list[tuple[str, registry.Context]]:
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
+    owners: dict[str, str] = {}          # path -> its root, computed once per run for every root's rules
+
     for r in roots:
         def owns(p: str, r: str = r) -> bool:
-            return owner(p, roots) == r
+            o = owners.get(p)
+            if o is None:
+                o = owners[p] = owner(p, roots)
+            return o == r
         mine = [c for c in charts if owns(c.path)]
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],

@@ -38,10 +38,8 @@ def _where(repo: Repo, path: str, offset: int) -> str:
 def variable_values(repo: Repo, name: str) -> list[tuple[str, int, object]]:
     """Literal values a variable gets: tfvars assignments if any, else its default."""
     found: list[tuple[str, int, object]] = []
-    for p in repo.tf_files():
-        if not p.endswith(".tfvars"):
-            continue
-        f = repo.hcl(p)
+    for p in repo.tfvars_files():
+        f = repo.hcl(p) if name in repo.files[p].text else None
         if f and name in f.attributes:
             a = f.attributes[name]
             found.append((p, hclsrc.line_of(f.text, a.start), a.expr.literal()))
@@ -262,7 +260,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         return sites, "" if sites else f"{src} is not a literal string in any locals block"
     # tfvars of this root module (its directory and below, e.g. envs/dev.tfvars), never a sibling root's; a
     # module whose tfvars live elsewhere (a shared module) falls back to every tfvars that sets the variable
-    tfvars = [p for p in repo.tf_files() if p.endswith(".tfvars") and name in repo.files[p].text]
+    tfvars = [p for p in repo.tfvars_files() if name in repo.files[p].text]
     own = [p for p in tfvars if not module or p.startswith(module + "/")]
     for p in own or tfvars:
         f = repo.hcl(p)

@@ -258,8 +258,8 @@ class ManifestsRule:
         if ref is None or not self._named_by_key(m, name):
             return []
         keys: list[str] = []
-        for p in self.repo.tf_files():
-            f = self.repo.hcl(p) if p.endswith(".tfvars") or "variable" in self.repo.text(p) else None
+        for p in self.repo.tfvars_files() + self.repo.tf_containing("variable"):
+            f = self.repo.hcl(p) if ref.group(1) in self.repo.text(p) else None
             if f is None:
                 continue
             exprs = [f.attributes[ref.group(1)].expr] if p.endswith(".tfvars") and ref.group(1) in f.attributes else \

@@ -81,11 +81,10 @@ class IamRule:
         if pol.syntax == "document":
             ref = pol.name + ".json"
             out = []
-            for p in self.repo.tf_files():
-                if p.endswith(".tf") and ref in self.repo.files[p].text:
-                    f = self.repo.hcl(p)
-                    out += [(posixpath.dirname(p), b.address) for b in (f.blocks if f else [])
-                            if b.type == "resource" and ref in self.repo.files[p].text[b.start:b.end]]
+            for p in self.repo.tf_containing(ref):
+                f = self.repo.hcl(p)
+                out += [(posixpath.dirname(p), b.address) for b in (f.blocks if f else [])
+                        if b.type == "resource" and ref in self.repo.files[p].text[b.start:b.end]]
             return out
         return [(posixpath.dirname(pol.path), pol.name.rsplit(".", 1)[0])]
 

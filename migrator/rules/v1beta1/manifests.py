@@ -159,8 +159,8 @@ class ManifestsRule:
         if arg is None or arg.source.strip() != "each.key" or not src:
             return []
         keys: list[str] = []
-        for p in self.repo.tf_files():
-            f = self.repo.hcl(p) if p.endswith(".tfvars") and src.group(1) in self.repo.files[p].text else None
+        for p in self.repo.tfvars_files():
+            f = self.repo.hcl(p) if src.group(1) in self.repo.files[p].text else None
             if f and src.group(1) in f.attributes and f.attributes[src.group(1)].expr.kind == "object":
                 keys.extend(e.key for e in f.attributes[src.group(1)].expr.entries if e.key not in keys)
         if not keys:
@@ -432,9 +432,8 @@ class ManifestsRule:
     def taken(self, tf_path: str) -> set[str]:
         if tf_path not in self._taken_labels:
             taken = set()
-            for p in self.repo.tf_files():
-                if posixpath.dirname(p) == posixpath.dirname(tf_path) and p.endswith(".tf") \
-                        and "resource" in self.repo.files[p].text:
+            for p in self.repo.tf_in_dir(posixpath.dirname(tf_path)):
+                if "resource" in self.repo.files[p].text:
                     f = self.repo.hcl(p)
                     for b in (f.blocks if f else []):
                         if b.type == "resource" and len(b.labels) == 2:
@@ -572,8 +571,8 @@ class ManifestsRule:
 
     def _template_still_used(self, tpath: str, removed: set[tuple[str, int]]) -> bool:
         base = posixpath.basename(tpath)
-        for p in self.repo.tf_files():
-            f = self.repo.hcl(p) if p.endswith(".tf") and base in self.repo.files[p].text else None
+        for p in self.repo.tf_containing(base):
+            f = self.repo.hcl(p)
             for b in (f.walk() if f else []):
                 if (p, b.start) in removed:
                     continue

@@ -199,8 +199,7 @@ class ModuleRule:
     def module_files(self, where: str) -> list[str]:
         """The .tf files of the Terraform module that calls a module (its directory): the only place
         `module.<name>.*` can be referenced."""
-        d = posixpath.dirname(where)
-        return [p for p in self.repo.tf_files() if p.endswith(".tf") and posixpath.dirname(p) == d]
+        return self.repo.tf_in_dir(posixpath.dirname(where))
 
     def instance_profile_refs(self, module: str, where: str) -> list[str]:
         pat = re.compile(rf"\bmodule\.{re.escape(module)}\.(" + "|".join(V20["instance_profile_outputs"]) + r")\b")
