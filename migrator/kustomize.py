@@ -394,14 +394,15 @@ def value_pos(text: str, node: Any, key: Any) -> int | None:
 
 # -- who applies a file: an Argo CD Application, a kustomization build, or kubectl on the file itself --------------
 
-def argo_paths(repo: Repo) -> dict[str, tuple[str, bool]]:
+def argo_paths(repo: Repo) -> dict[str, tuple[str, bool, str]]:
     """Directories of this repository that Argo CD Applications deploy (a git source's `path:`):
-    dir -> (Application name, directory.recurse). Templated paths (ApplicationSet generators) are skipped."""
+    dir -> (Application name, directory.recurse, the Application's file). Templated paths (ApplicationSet
+    generators) are skipped."""
     cached = getattr(repo, "_argo_paths", None)
     if cached is not None:
         return cached
     from .inventory import ARGO_KINDS, _parse_yaml_docs
-    out: dict[str, tuple[str, bool]] = {}
+    out: dict[str, tuple[str, bool, str]] = {}
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")) or "argoproj.io" not in sf.text:
             continue
@@ -424,7 +425,7 @@ def argo_paths(repo: Repo) -> dict[str, tuple[str, bool]]:
                 d = posixpath.normpath(path.strip("/")) if path.strip("/") not in ("", ".") else ""
                 if d == "" or any(f.startswith(d + "/") for f in repo.files):
                     recurse = bool(((src.get("directory") or {}).get("recurse")) if isinstance(src.get("directory"), dict) else False)
-                    out.setdefault(d, (name, recurse))
+                    out.setdefault(d, (name, recurse, p))
     repo._argo_paths = out
     return out
 
@@ -464,7 +465,7 @@ def deployers(repo: Repo, path: str) -> list[tuple[str, str]]:
     def app_of(d: str) -> str | None:
         if d in apps:
             return apps[d][0]
-        return next((n for a, (n, rec) in apps.items() if rec and (a == "" or d.startswith(a + "/"))), None)
+        return next((n for a, (n, rec, _f) in apps.items() if rec and (a == "" or d.startswith(a + "/"))), None)
     out: list[tuple[str, str]] = []
     leaves = leaf_kustomizations(repo, path)
     if not leaves and kustomization_in(repo, posixpath.dirname(path)) is not None:
@@ -477,3 +478,8 @@ def deployers(repo: Repo, path: str) -> list[tuple[str, str]]:
         if item not in out:
             out.append(item)
     return out
+
+
+def app_files(repo: Repo) -> dict[str, str]:
+    """Argo CD Application name -> the file that defines it (for Applications with a repository `path:`)."""
+    return {name: f for name, _rec, f in argo_paths(repo).values()}

@@ -96,14 +96,39 @@ def owner(path: str, roots: list[str]) -> str:
     return max(roots, key=lambda r: (shared(r), -roots.index(r)))
 
 
-def root_statuses(manifests: list[Manifest], roots: list[str] | None = None) -> list[RootStatus]:
+def tied_roots(repo: Repo, roots: list[str], manifests: list[Manifest]) -> dict[str, str]:
+    """Folders of objects that an Argo CD Application kept in another cluster root syncs (its `path:`, directly or
+    through the kustomizations that build them): folder root -> the Application's root, when that is one root."""
+    from .kustomize import app_files, deployers
+    files = app_files(repo)
+    if not files:
+        return {}
+    found: dict[str, set[str]] = {}
+    for m in manifests:
+        if m.tf_path or m.kind in ("Machine", "NodeClaim"):
+            continue
+        r = owner(m.path, roots)
+        for how, what in deployers(repo, m.path):
+            if how == "argocd" and what in files and owner(files[what], roots) != r:
+                found.setdefault(r, set()).add(owner(files[what], roots))
+    return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
+
+
+def root_of_path(path: str, roots: list[str], tied: dict[str, str]) -> str:
+    r = owner(path, roots)
+    return tied.get(r, r)
+
+
+def root_statuses(manifests: list[Manifest], roots: list[str] | None = None,
+                  tied: dict[str, str] | None = None) -> list[RootStatus]:
     """Per cluster root: which generations of objects it holds and the next action."""
     roots = roots or cluster_roots(manifests, [])
-    by_root: dict[str, list[Manifest]] = {r: [] for r in roots}
+    tied = tied or {}
+    by_root: dict[str, list[Manifest]] = {r: [] for r in roots if r not in tied}
     for m in manifests:
         if m.kind in ("Machine", "NodeClaim"):
             continue
-        by_root.setdefault(owner(m.tf_path or m.path, roots), []).append(m)
+        by_root.setdefault(root_of_path(m.tf_path or m.path, roots, tied), []).append(m)
     out = []
     for root, ms in sorted(by_root.items()):
         if not ms:
@@ -143,16 +168,17 @@ def detect_era(manifests: list[Manifest], chart: str | None = None) -> str:
 
 
 def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: list, options: Options,
-              target: route.Target | None) -> list[tuple[str, registry.Context]]:
+              target: route.Target | None, tied: dict[str, str] | None = None) -> list[tuple[str, registry.Context]]:
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
     owners: dict[str, str] = {}          # path -> its root, computed once per run for every root's rules
+    tied = tied or {}
 
-    for r in roots:
+    for r in [r for r in roots if r not in tied]:
         def owns(p: str, r: str = r) -> bool:
             o = owners.get(p)
             if o is None:
-                o = owners[p] = owner(p, roots)
+                o = owners[p] = root_of_path(p, roots, tied)
             return o == r
         mine = [c for c in charts if owns(c.path)]
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
@@ -228,8 +254,9 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
     manifests = scan_manifests(repo)
     current = detect_era(manifests, route.chart_version(repo, charts) or rendered_version(repo))
     roots = cluster_roots(manifests, charts + scan_rendered(repo))
+    tied = tied_roots(repo, roots, manifests)
     plan = Plan(root=repo.root, hop_from=current, hop_to=str(target or current), phase=phase or "")
-    plan.roots = root_statuses(manifests, roots)
+    plan.roots = root_statuses(manifests, roots, tied)
     for m in manifests:
         plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
 
@@ -237,7 +264,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
     latest = route.parse_target("latest")
     goal = target or latest
     chain = route.hops_between(current, goal)
-    contexts = _contexts(repo, roots, manifests, charts, options, goal)
+    contexts = _contexts(repo, roots, manifests, charts, options, goal, tied)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
     finishing = next((h for h in HOPS["hops"] if h["to"] == current and h.get("finish_phases")
                       and h.get("implemented")), None)

@@ -145,3 +145,30 @@ spec:
     assert "--version 1.4." in rnd.manual_step
     cmds = _commands(render_markdown(plan))
     assert not [c for c in cmds if c.startswith(("helm upgrade", "helm install", "terraform", "argocd "))]
+
+
+def _app(name: str, chart: bool, path: str = "") -> str:
+    src = ("    repoURL: public.ecr.aws/karpenter\n    chart: karpenter\n    targetRevision: v0.31.1\n"
+           "    helm:\n      valuesObject:\n        settings:\n          aws:\n            clusterName: x\n") if chart \
+        else f"    repoURL: https://github.com/example/infra.git\n    targetRevision: main\n    path: {path}\n"
+    return (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n"
+            f"spec:\n  project: default\n  source:\n{src}  destination:\n    server: https://kubernetes.default.svc\n"
+            "    namespace: karpenter\n")
+
+
+def test_an_application_ties_the_folder_it_syncs_to_its_cluster(tmp_path):
+    files = {}
+    for c in ("dev", "prod"):
+        files[f"apps/{c}/karpenter.yaml"] = _app(f"karpenter-{c}", True) + "---\n" + \
+            _app(f"nodes-{c}", False, f"clusters/{c}/nodes")
+        files[f"clusters/{c}/nodes/provisioner.yaml"] = (
+            "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: default\nspec:\n"
+            "  providerRef:\n    name: default\n")
+    root = _tree(tmp_path, files)
+    plan = make_plan(root, options=Options(node_role="r"))
+    # two clusters, each its chart Application and the folder its other Application syncs; not four
+    assert sorted(r.path for r in plan.roots) == ["apps/dev", "apps/prod"]
+    assert {r.objects for r in plan.roots} == {"1 Provisioner"}
+    cmds = _commands(render_markdown(plan))
+    assert "argocd app sync nodes-dev" in cmds and "argocd app sync nodes-prod" in cmds
+    assert not [c for c in cmds if c.startswith("kubectl apply")]
