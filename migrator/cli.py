@@ -14,7 +14,7 @@ from .options import Options
 
 # parsers, schemas and Jinja2 load only when a command needs them (`--help` and `explain` stay fast)
 
-app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 class Format(str, Enum):
