@@ -153,3 +153,19 @@ def test_unreferenced_instance_profile_is_removed_in_cleanup(tmp_path):
     assert "aws_iam_instance_profile" not in c.new and "defaultInstanceProfile" not in c.new
     assert 'resource "helm_release" "karpenter"' in c.new and c.new.startswith('resource "helm_release"')
     assert "AWSNodeTemplate" not in c.new and any(f.code == "MIG-IAM-007" for f in plan.findings)
+
+
+def test_policy_prefilter_is_exact_on_every_fixture(monkeypatch):
+    """Issue 10: the byte-level pre-filter never hides a policy the full scan would find."""
+    from migrator import policies
+    from migrator.inventory import Repo as _Repo
+    from .conftest import FIXTURE_NAMES, FIXTURES as _FX
+    found = 0
+    for name in FIXTURE_NAMES:
+        with_filter = [(p.path, p.line) for p in policies.scan_policies(_Repo(_FX / name / "input"))]
+        with monkeypatch.context() as m:
+            m.setattr(policies, "may_hold_karpenter_policy", lambda text: True)
+            without = [(p.path, p.line) for p in policies.scan_policies(_Repo(_FX / name / "input"))]
+        assert with_filter == without, name
+        found += len(with_filter)
+    assert found > 5
