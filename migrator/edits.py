@@ -18,6 +18,7 @@ class TextEdit:
     text: str
     rule: str
     order: int = 0          # tie-break for several inserts at the same offset
+    root: str = ""          # the cluster root whose rules made it (set when a plan has several roots)
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ Edit = TextEdit | NewFile | DeleteFile
 
 class EditConflict(ValueError):
     def __init__(self, path: str, a: TextEdit, b: TextEdit):
-        super().__init__(f"{path}: edits from rules {a.rule!r} and {b.rule!r} overlap "
+        roots = f" for cluster roots {a.root!r} and {b.root!r}" if a.root and b.root and a.root != b.root else ""
+        super().__init__(f"{path}: edits from rules {a.rule!r} and {b.rule!r}{roots} overlap "
                          f"([{a.start},{a.end}) and [{b.start},{b.end}))")
         self.path, self.a, self.b = path, a, b
 

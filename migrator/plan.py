@@ -318,6 +318,8 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dic
     edits: list = []
     for r, ctx in contexts:
         e, f = registry.run(hop, plan.phase, ctx)
+        if len(contexts) > 1:          # a conflict between roots then names them (MIG-EDIT-003)
+            e = [dataclasses.replace(x, root=r) if isinstance(x, TextEdit) else x for x in e]
         edits.extend(e)
         plan.findings.extend(f)
         for st in registry.steps(hop, ctx):

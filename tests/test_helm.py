@@ -197,3 +197,13 @@ def test_shared_module_version_follows_each_caller_and_terraform_runs_in_the_roo
     md = render_md(plan)
     assert "terraform -chdir=clusters/prod apply -target=module.karpenter_stack.helm_release.karpenter" in md
     assert "-chdir=modules/" not in md
+
+
+def test_a_conflict_between_roots_names_them():
+    """Issue 10: two cluster roots editing one span of a shared file differently are named in MIG-EDIT-003."""
+    import pytest as _pytest
+
+    from migrator.edits import EditConflict, TextEdit, apply_edits
+    with _pytest.raises(EditConflict, match="cluster roots 'clusters/dev' and 'clusters/prod'"):
+        apply_edits("version = 1\n", [TextEdit("m.tf", 10, 11, "2", "v1beta1/helm", root="clusters/dev"),
+                                      TextEdit("m.tf", 10, 11, "3", "v1beta1/helm", root="clusters/prod")])
