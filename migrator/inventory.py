@@ -103,6 +103,7 @@ class Repo:
         self.template_paths: set[str] = set()
         self.patch_paths: set[str] = set()            # kustomize strategic-merge patch files (kustomize.scan)
         self._kustomizations = None
+        self._kustomize_includes = None                # kustomize.leaf_kustomizations, once per run
         self._policies = None                          # policies.scan_policies, once per run
         self._with_text: dict[str, list[str]] = {}     # tf_containing(): .tf files containing a needle
         self._tf_by_dir: dict[str, list[str]] | None = None

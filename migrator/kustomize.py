@@ -452,7 +452,9 @@ def leaf_kustomizations(repo: Repo, path: str) -> list[str]:
     """The directories of the kustomizations that build `path` (a file, or a kustomization directory) and that no
     other kustomization includes: what `kubectl apply -k` or a GitOps tool is pointed at."""
     ks = scan(repo)
-    inc = {k.dir: _includes(repo, k) for k in ks}
+    inc = repo._kustomize_includes
+    if inc is None:              # once per run: every file's question is answered from the same map
+        inc = repo._kustomize_includes = {k.dir: _includes(repo, k) for k in ks}
     holders = [k.dir for k in ks if path in inc[k.dir] or k.path == path or k.dir == path]
     included = {d for k in ks for d in inc[k.dir] if d in inc}
     return sorted(d for d in holders if d not in included)

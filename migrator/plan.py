@@ -198,8 +198,7 @@ def hop_key(hop: dict) -> str:
 
 
 def _has_work(hop: dict, contexts, phases: list[str]) -> bool:
-    return any(any(x.edits or getattr(x, "work_outside", False) for x in ctx.result(hop, p).values())
-               for _, ctx in contexts for p in phases)
+    return any(registry.has_work(ctx.result(hop, p)) for _, ctx in contexts for p in phases)
 
 
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,

@@ -79,3 +79,30 @@ def test_kubelet_patch_and_remote_base_are_reported(tmp_path):
     codes = {(f.code, f.severity) for f in plan.findings}
     assert ("MIG-KUS-007", "error") in codes and ("MIG-KUS-005", "warning") in codes
     assert not [c for c in plan.changes if c.path in ("o/kl.yaml", "o/far.yaml")]
+
+
+def test_a_family_patch_builds_what_the_manifests_rule_makes(tmp_path):
+    """The patch's v1 conversion uses the same inputs as v1/manifests (the AMI version the repository pins, from
+    every class): the overlay built after the hop is the v1 conversion of what it built before."""
+    from migrator.rules.v1 import convert
+    _write(tmp_path, {
+        "o/kustomization.yaml": "resources:\n  - ../b\npatches:\n  - path: fam.yaml\n",
+        "o/fam.yaml": "apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: a\nspec:\n"
+                      "  amiFamily: AL2023\n",
+        "b/kustomization.yaml": "resources:\n  - classes.yaml\n",
+        "b/classes.yaml": "".join(
+            f"---\napiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: {n}\nspec:\n"
+            f"  amiFamily: AL2\n  role: r\n{terms}  subnetSelectorTerms:\n    - tags: {{k: v}}\n"
+            "  securityGroupSelectorTerms:\n    - tags: {k: v}\n"
+            for n, terms in (("a", ""), ("pinned", "  amiSelectorTerms:\n    - name: amazon-eks-node-1.29-v20240213\n"))),
+    })
+    old = kz.build(Repo(tmp_path), "o/kustomization.yaml")
+    pinned = convert.pinned_ami_version([o for o in old if o["kind"] == "EC2NodeClass"])
+    assert pinned == "v20240213"
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    for c in plan.changes:
+        (tmp_path / c.path).write_text(c.new)
+    built = _by_kind(kz.build(Repo(tmp_path), "o/kustomization.yaml"), KINDS)
+    want = {(o["kind"], o["metadata"]["name"]): _to_v1(o["kind"], o, pinned)[0] for o in old}
+    assert built == want

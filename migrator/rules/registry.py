@@ -99,13 +99,14 @@ def run(hop: dict, phase: str, ctx: Context) -> tuple[list, list[Finding]]:
     return edits, findings
 
 
+def has_work(results: dict[str, Any]) -> bool:
+    """Edits, or work the user does outside the files (a rendered chart to re-render: `work_outside`)."""
+    return any(r.edits or getattr(r, "work_outside", False) for r in results.values())
+
+
 def next_phase(hop: dict, ctx: Context) -> str | None:
     """The next phase with work in this cluster root, in the hop's order; None when no phase has any."""
-    for name in phases(hop):
-        # edits, or work the user does outside the files (a rendered chart to re-render: `work_outside`)
-        if any(r.edits or getattr(r, "work_outside", False) for r in ctx.result(hop, name).values()):
-            return name
-    return None
+    return next((name for name in phases(hop) if has_work(ctx.result(hop, name))), None)
 
 
 def steps(hop: dict, ctx: Context) -> list[Step]:

@@ -42,19 +42,22 @@ class Result:
     files: list[str] = field(default_factory=list)
 
 
-def _to_v1(kind: str, obj: Any) -> tuple[dict | None, convert.Rewrite]:
+def _to_v1(kind: str, obj: Any, pinned: str | None = None) -> tuple[dict | None, convert.Rewrite]:
+    """The v1 object the manifests rule makes (`pinned`: the AMI version it pins aliases to, from all classes)."""
     rw = convert.nodepool_ops(obj, drop_kubelet=True) if kind == "NodePool" else \
-        convert.nodeclass_ops(obj, pinned=convert.pinned_ami_version([obj]))
+        convert.nodeclass_ops(obj, pinned=pinned if pinned is not None else convert.pinned_ami_version([obj]))
     if any(n.severity == "error" for n in rw.notes) or rw.blocked:
         return None, rw
     return kz.plain(apply_ops(obj, rw.ops)), rw
 
 
 class KustomizeV1Rule:
-    def __init__(self, repo: Repo, phase: str, owns=lambda p: True):
+    def __init__(self, repo: Repo, phase: str, owns=lambda p: True, manifests: list | None = None):
         self.repo = repo
         self.phase = phase
         self.owns = owns
+        # the same pinned AMI version v1/manifests gives every class's alias
+        self.pinned = convert.pinned_ami_version([m.obj for m in manifests or [] if m.kind == "EC2NodeClass"])
         self.res = Result()
         self.first = FirstHop(repo, phase, owns)      # its entry/render helpers write in the kustomization's style
 
@@ -99,8 +102,8 @@ class KustomizeV1Rule:
                          "EC2NodeClass: the patch cannot follow it",
                          "patch spec.kubelet of an EC2NodeClass used only by this NodePool in this overlay instead")
             return
-        before, _ = _to_v1(kind, base)
-        after, _ = _to_v1(kind, eff)
+        before, _ = _to_v1(kind, base, self.pinned)
+        after, _ = _to_v1(kind, eff, self.pinned)
         if before is None or after is None:
             self.finding("MIG-KUS-002", "error", pt.kpath, pt.line,
                          f"{kind} {name} as patched by {pt.where} cannot be converted to v1", "see the object's findings")
@@ -227,4 +230,4 @@ class KustomizeV1Rule:
 
 
 def run(ctx, phase: str) -> Result:
-    return KustomizeV1Rule(ctx.repo, phase, ctx.owns).run()
+    return KustomizeV1Rule(ctx.repo, phase, ctx.owns, ctx.manifests).run()
