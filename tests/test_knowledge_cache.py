@@ -1,0 +1,41 @@
+"""The knowledge YAML is the source of truth; its JSON cache (by SHA-256) gives the same data, and a broken or
+unwritable cache only costs time."""
+from __future__ import annotations
+
+import json
+
+from migrator import knowledge
+
+
+def _fresh(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    knowledge.load.cache_clear()
+
+
+def test_cached_data_equals_the_yaml(monkeypatch, tmp_path):
+    _fresh(monkeypatch, tmp_path)
+    first = knowledge.load("hops")                       # parsed from YAML, cache written
+    files = list((tmp_path / "migrator").glob("knowledge-hops-*.json"))
+    assert len(files) == 1 and json.loads(files[0].read_text()) == first
+    knowledge.load.cache_clear()
+    assert knowledge.load("hops") == first               # read back from the cache
+    knowledge.load.cache_clear()
+
+
+def test_a_corrupt_cache_is_parsed_again(monkeypatch, tmp_path):
+    _fresh(monkeypatch, tmp_path)
+    want = knowledge.load("helm")
+    for f in (tmp_path / "migrator").glob("knowledge-helm-*.json"):
+        f.write_text("{not json")
+    knowledge.load.cache_clear()
+    assert knowledge.load("helm") == want
+    knowledge.load.cache_clear()
+
+
+def test_an_unwritable_cache_directory_is_not_an_error(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")                              # the cache directory cannot be created below a file
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    knowledge.load.cache_clear()
+    assert knowledge.load("minors")["minors"]
+    knowledge.load.cache_clear()
