@@ -13,7 +13,7 @@ from ... import knowledge
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
-from ..v1beta1.runbook import _by_dir, _terraform, argo_names, manifest_deployers, root_targets
+from ..v1beta1.runbook import _by_dir, _terraform, argo_names, chart_flavours, manifest_deployers, root_targets
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
@@ -51,16 +51,6 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
                         verify=expand(row.get("verify", [])), rollback=str(row.get("rollback", "")).format(**values).strip(),
                         refs=sorted(set(refs.get(row["kind"], [])))))
     return out
-
-
-def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str]:
-    """How the charts are installed: Terraform, Flux, Argo CD, rendered with helm template, else the helm CLI."""
-    kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
-    tf = any(a for r in helm_results for a in r.chart_tf)
-    ren = any(r.charts for r in rendered or [])
-    kz = any(r.kustomizations for r in helm_results)
-    return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
-                            ("kustomize", kz), ("rendered", ren), ("helm", not kinds and not ren)) if ok]
 
 
 def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict:

@@ -101,6 +101,16 @@ def manifest_deployers(repo, files: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str]:
+    """How the charts are installed: Terraform, Flux, Argo CD, rendered with helm template, else the helm CLI."""
+    kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
+    tf = any(a for r in helm_results for a in r.chart_tf)
+    ren = any(r.charts for r in rendered or [])
+    kz = any(r.kustomizations for r in helm_results)
+    return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
+                            ("kustomize", kz), ("rendered", ren), ("helm", not kinds and not ren)) if ok]
+
+
 def argo_names(hr) -> dict:
     """Argo CD Application names of the controller and CRD installs (quoted for the shell)."""
     app = next((a.split("/", 1)[1] for a in hr.controllers if a.startswith("Application")), "karpenter")
@@ -120,10 +130,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     templates = sorted({n for k, n, _ in old if k == "AWSNodeTemplate"})
     rnd = prep.get("v1beta1/rendered") or RenderResult()
     rnd_clean = clean.get("v1beta1/rendered") or RenderResult()
-    flavours = [f for f, ok in (("terraform", bool(hr.chart_tf)), ("flux", "flux" in hr.kinds),
-                                ("argocd", "argocd" in hr.kinds), ("kustomize", bool(hr.kustomizations)),
-                                ("rendered", bool(rnd.chart_command)),
-                                ("helm", not hr.kinds and not rnd.chart_command)) if ok]
+    flavours = chart_flavours([hr], [rnd])
     yaml_new = [f for f in man.new_files if f.endswith((".yaml", ".yml"))]
     applied = manifest_deployers(ctx.repo, yaml_new)
     chart_version = hop["chart"]["version"]
