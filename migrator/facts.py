@@ -147,7 +147,7 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
             if m and "AWS::Region" not in out:
                 out["AWS::Region"] = Fact(m.group(1), f"the ARN {r} in {where}")
     if "ClusterName" not in out:
-        names = [v for v in values if v.key in ("settings.clusterName", "settings.aws.clusterName")
+        names = [v for v in values if v.key in knowledge.load("resolve")["cluster_name_values"]
                  and v.expression is None and isinstance(v.value, str) and "${" not in v.value]
         if len({str(v.value) for v in names}) == 1:
             out["ClusterName"] = Fact(str(names[0].value), f"{names[0].key} in {names[0].path}:{names[0].line}")
