@@ -69,13 +69,19 @@ def _current(p: Path) -> str | None:
 
 def apply_changes(root: Path, changes: list[FileChange], backup: bool = False) -> list[str]:
     """Write every change; returns the paths written. Checks all files before writing any. With `backup`, each
-    existing file is first copied to `<file>.orig` (atomically, mode kept)."""
+    existing file is first copied to `<file>.orig` (atomically, mode kept). Every patched HCL file is parsed
+    again by a second, independent parser (python-hcl2) before anything is written."""
+    from .validate import second_parser
     root = Path(root).resolve()
     for c in changes:
         p = _target(root, c.path)
         now = _current(p)
         if now != c.old:
             raise ApplyError(f"{c.path} changed since the plan was made (or was created); re-run migrator")
+        err = second_parser(c.path, c.old, c.new)
+        if err:
+            raise ApplyError(f"{c.path}: the patched file does not parse with python-hcl2 ({err}) although the "
+                             "original does; please report this as a bug with the file attached")
     written = []
     for c in changes:
         p = _target(root, c.path)

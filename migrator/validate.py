@@ -211,7 +211,8 @@ def validate_object(obj: dict, release: str = "") -> list[str]:
 
 
 def reparse(path: str, text: str) -> str | None:
-    """None if the patched text parses as its file type, else the error message."""
+    """None if the patched text parses as its file type, else the error message (HCL: tree-sitter-hcl, where
+    any error or missing node fails; :func:`second_parser` adds python-hcl2 before anything is written)."""
     try:
         if path.endswith((".tf", ".tfvars")):
             hclsrc.parse(text)
@@ -225,3 +226,22 @@ def reparse(path: str, text: str) -> str | None:
     except Exception as e:  # noqa: BLE001
         return str(e)
     return None
+
+
+def second_parser(path: str, old: str | None, new: str | None) -> str | None:
+    """The write-time check of a patched HCL file by a second, independent parser (python-hcl2): None if it
+    parses, or if python-hcl2 cannot read the original either (its grammar gaps do not hold back a write
+    that tree-sitter-hcl accepted); else the error message."""
+    if new is None or not path.endswith((".tf", ".tfvars")):
+        return None
+    from .sources import hcl_lark
+    try:
+        hcl_lark.parse(new)
+        return None
+    except hclsrc.HclParseError as e:
+        if old is not None:
+            try:
+                hcl_lark.parse(old)
+            except hclsrc.HclParseError:
+                return None
+        return str(e)
