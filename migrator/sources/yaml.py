@@ -137,14 +137,27 @@ def detect_style(text: str) -> Style:
     return Style(indent=indent if indent in (2, 3, 4) else 2, indent_sequences=True if seq is None else seq)
 
 
+# a word of letters, digits and `-_./` that starts with a letter is a plain string in YAML unless it is one of
+# the words a resolver reads as a bool or null (YAML 1.1 words included, as Kubernetes' parser reads them)
+_PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
+_RESOLVED_WORDS = frozenset("true false yes no on off y n null".split())
+
+
+@lru_cache(maxsize=1)
+def _safe_yaml() -> YAML:
+    return YAML(typ="safe", pure=True)
+
+
 @lru_cache(maxsize=4096)
 def _plain_ok(s: str, flow: bool) -> bool:
     if not s or s != s.strip() or "\n" in s or "\r" in s or "\t" in s:
         return False
     if flow and any(c in s for c in ",[]{}"):
         return False
+    if _PLAIN_WORD.fullmatch(s) and s.lower() not in _RESOLVED_WORDS:
+        return True
     try:
-        got = YAML(typ="safe", pure=True).load(f"k: {s}\n")
+        got = _safe_yaml().load(f"k: {s}\n")
     except Exception:  # noqa: BLE001
         return False
     return isinstance(got, dict) and got.get("k") == s and isinstance(got.get("k"), str)
