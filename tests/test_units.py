@@ -197,3 +197,17 @@ def test_object_built_from_an_expression_is_reported_not_rewritten(tmp_path):
     (f,) = [f for f in plan.findings if f.code == "MIG-SRC-008"]
     assert (f.path, f.line) == ("main.tf", 9) and "each.value.spec" in f.message
     assert not [f for f in plan.findings if f.code == "MIG-INT-001"]
+
+
+def test_plain_words_need_no_quotes_unless_a_resolver_reads_them():
+    # the fast path for plain words agrees with a YAML parse of `k: <word>`; YAML 1.1's bool words, which
+    # Kubernetes reads as bools, are quoted too
+    from ruamel.yaml import YAML
+    safe = YAML(typ="safe", pure=True)
+    yaml11 = {"yes", "no", "on", "off", "y", "n"}
+    words = ["default", "k8s.io/arch", "al2023", "x-1_y.z", "Yes", "on", "OFF", "NULL", "True", "n", "e1", "inf"]
+    for w in words:
+        plain = yamlsrc._plain_ok(w, False)
+        assert plain == (safe.load(f"k: {w}\n")["k"] == w and w.lower() not in yaml11), w
+    assert yamlsrc.format_scalar("on") == '"on"' and yamlsrc.format_scalar("Yes") == '"Yes"'
+    assert yamlsrc.format_scalar("default") == "default"

@@ -138,7 +138,8 @@ def detect_style(text: str) -> Style:
 
 
 # a word of letters, digits and `-_./` that starts with a letter is a plain string in YAML unless it is one of
-# the words a resolver reads as a bool or null (YAML 1.1 words included, as Kubernetes' parser reads them)
+# the words a resolver reads as a bool or null; YAML 1.1's words (yes, no, on, off, y, n) included, because
+# Kubernetes' YAML parser (go-yaml v2 under sigs.k8s.io/yaml) reads them as bools: such strings are quoted
 _PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
 _RESOLVED_WORDS = frozenset("true false yes no on off y n null".split())
 
@@ -154,7 +155,9 @@ def _plain_ok(s: str, flow: bool) -> bool:
         return False
     if flow and any(c in s for c in ",[]{}"):
         return False
-    if _PLAIN_WORD.fullmatch(s) and s.lower() not in _RESOLVED_WORDS:
+    if s.lower() in _RESOLVED_WORDS:
+        return False
+    if _PLAIN_WORD.fullmatch(s):
         return True
     try:
         got = _safe_yaml().load(f"k: {s}\n")
