@@ -28,10 +28,10 @@ class Format(str, Enum):
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
 ToOpt = typer.Option(None, "--to", help="Where to go: v1beta1, v1, a Karpenter version (1.8, 1.8.3) or latest; "
-                                         "default: the next hop after the detected era. One hop is planned per run.")
-PhaseOpt = typer.Option(None, "--phase", help="A phase of the planned hop (v1alpha5->v1beta1: prepare, cleanup; "
-                                              "v1beta1->v1: patch-upgrade, controller, manifests, webhooks-off; "
-                                              "1.x: upgrade); default: the next phase with work.")
+                                         "default: each root's next hop after its era. One hop per root per run.")
+PhaseOpt = typer.Option(None, "--phase", help="Plan this phase in the roots whose hop has it (v1alpha5->v1beta1: "
+                                              "prepare, cleanup; v1beta1->v1: patch-upgrade, controller, manifests, "
+                                              "webhooks-off; 1.x: upgrade); default: each root's next phase with work.")
 KeepDefaults = typer.Option(False, "--keep-alpha-defaults",
                             help="Add the requirements the alpha webhook defaulted (os, arch, capacity-type, "
                                  "instance category/generation) to new NodePools.")
@@ -42,6 +42,8 @@ SelectOpt = typer.Option(None, "--select", help="Report only these finding codes
 IgnoreOpt = typer.Option(None, "--ignore", help="Do not report these finding codes or prefixes (repeatable, or "
                                                 "comma-separated).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only errors (text output).")
+RootOpt = typer.Option(None, "--root", help="Plan only this cluster root (a path as the status table shows it; "
+                                            "repeatable). Default: every root, each at its own step.")
 
 
 def _split(values: Optional[list[str]]) -> list[str]:
@@ -84,7 +86,8 @@ def _settings(path: Path, **flags):
 
 
 def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str],
-          select: Optional[list[str]] = None, ignore: Optional[list[str]] = None, quiet: bool = False):
+          select: Optional[list[str]] = None, ignore: Optional[list[str]] = None, quiet: bool = False,
+          roots: Optional[list[str]] = None):
     from .plan import UsageError, make_plan
     s = _settings(path, to=to, phase=phase, keep_alpha_defaults=keep, node_role=role, select=_split(select),
                   ignore=_split(ignore))
@@ -95,9 +98,9 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
         err = Console(stderr=True)
         if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
             with err.status("planning: reading the repository, running the rules, checking the result"):
-                p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts)
+                p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts, only=roots)
         else:
-            p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts)
+            p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts, only=roots)
     except UsageError as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
@@ -152,11 +155,12 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
                                                      "1 on error."),
          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
          select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt, quiet: bool = QuietOpt,
+         root: Optional[list[str]] = RootOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root)
     if out is not None:
         from . import saved
         from .apply import write_file
@@ -177,7 +181,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           backup: bool = typer.Option(False, "--backup", help="Keep a <file>.orig copy of every file changed."),
           keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
           select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt,
-          quiet: bool = QuietOpt) -> None:
+          quiet: bool = QuietOpt, root: Optional[list[str]] = RootOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -186,7 +190,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     if saved.is_saved_plan(path):
         _apply_saved(path, write, backup)
         return
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root)
     console = Console()
     text_render.render(p, console, quiet=quiet)
     if not write:
@@ -209,8 +213,9 @@ def _apply_saved(path: Path, write: bool, backup: bool) -> None:
     console = Console()
     try:
         root, changes, doc = saved.load(path)
-        console.print(f"saved plan {path}: {doc['hop']['from']} -> {doc['hop']['to']}, phase {doc['phase']}, "
-                      f"{len(changes)} file(s)")
+        console.print(f"saved plan {path}: {len(changes)} file(s)", markup=False, highlight=False)
+        for line in saved.describe(doc):
+            console.print(f"  {line}", markup=False, highlight=False)
         for c in changes:
             console.print(c.diff, markup=False, highlight=False)
         if not write:
@@ -228,10 +233,11 @@ def _apply_saved(path: Path, write: bool, backup: bool) -> None:
 @app.command()
 def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
             output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the Markdown to this file."),
-            keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole) -> None:
+            keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
+            root: Optional[list[str]] = RootOpt) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
     from .render import markdown as markdown_render
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, roots=root)
     doc = markdown_render.render(p)
     if output is None:
         sys.stdout.write(doc)

@@ -69,8 +69,9 @@ def parse_target(to: str | None) -> Target | None:
     return Target("v1", newest)
 
 
-def chart_version(repo: Repo, charts: list[ChartInstall], chart: str = "karpenter") -> str | None:
-    """The controller chart version the repository pins, when it is written statically."""
+def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str = "karpenter") -> str | None:
+    """The controller chart version the repository (or, with `owns`, one cluster root) pins, when it is written
+    statically. A shared module's version passed by each caller is read where this root passes it."""
     for ci in charts:
         if ci.chart != chart:
             continue
@@ -88,6 +89,8 @@ def chart_version(repo: Repo, charts: list[ChartInstall], chart: str = "karpente
                 return str(v).lstrip("v")
         elif ci.version is not None:
             sites, _ = definition_sites(repo, ci.path, ci.version)
+            if owns is not None:
+                sites = [s for s in sites if owns(s.path)] or sites
             for s in sites:
                 if parse_version(s.value):
                     return s.value.lstrip("v")
@@ -105,13 +108,18 @@ def era_of_chart(version: str | None) -> str | None:
     return ERAS[2]
 
 
-def current_era(manifests: list[Manifest], chart: str | None) -> str:
-    """The oldest API era of the objects; without objects, the era the chart version serves."""
+def objects_era(manifests: list[Manifest]) -> str | None:
+    """The oldest API era of the objects (None without objects)."""
     eras = {m.era for m in manifests}
-    for era in HOPS["eras"]:
-        if era["name"] in eras:
-            return era["api"]
-    return era_of_chart(chart) or ERAS[0]
+    return next((era["api"] for era in HOPS["eras"] if era["name"] in eras), None)
+
+
+def current_era(manifests: list[Manifest], chart: str | None) -> str:
+    """Where a cluster root stands: the older of its objects' oldest era and the era its chart version serves
+    (a chart >= 1.0 serves v1, 0.33-0.37 v1beta1, older ones v1alpha5; 0.32 serves both, so it counts as
+    v1alpha5 and a root past that hop's work moves on); with neither, v1alpha5."""
+    found = [e for e in (objects_era(manifests), era_of_chart(chart)) if e is not None]
+    return min(found, key=ERAS.index) if found else ERAS[0]
 
 
 def hops_between(current: str, target: Target) -> list[dict]:

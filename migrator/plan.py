@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,10 +18,13 @@ from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
+from .roots import SKIP_KINDS, Fleet, cluster_roots, rollout_key, tier_of  # noqa: F401
 from .rules import registry
 from .validate import reparse
 
 HOPS = knowledge.load("hops")
+ERAS = route.ERAS
+DONE = float("inf")
 # alpha kind -> the beta kind that succeeds it (knowledge/v1beta1.yaml `kinds`), for where a root stands
 SUCCESSOR = {k: v["to"]["kind"] for k, v in knowledge.load("v1beta1")["kinds"].items() if k != "Machine"}
 
@@ -29,29 +34,49 @@ class UsageError(ValueError):
 
 
 @dataclass
-class RootStatus:
-    """Where one cluster root (a Terraform root module or a GitOps folder) stands in the migration."""
+class RootPlan:
+    """One cluster root's plan: where it stands, the hop and phase planned for it now, and what comes after."""
     path: str
-    objects: str
-    state: str
-    next: str
+    objects: str                                        # "2 Provisioner, 1 AWSNodeTemplate", or "none"
+    era: str                                            # the API era it stands in (its objects and chart decide)
+    chart: str | None                                   # the controller chart version it pins, when static
+    state: str                                          # where it stands, in words
+    next: str = ""                                      # what comes after the phase planned now
+    hop: dict | None = None                             # the planned hop (knowledge/hops.yaml row); None: done
+    hop_from: str = ""
+    hop_to: str = ""
+    phase: str = ""                                     # "" when nothing is planned for it in this run
+    phases: list[dict] = field(default_factory=list)    # its hop's phases (name, intro), in order
+    key: str = ""                                       # its hop's key in the knowledge tables (runbook, drift)
+    later: list[str] = field(default_factory=list)      # the hops after this one, for the next runs
+    findings: list[Finding] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)    # paths of the repository's changes made for this root
+    held: list[str] = field(default_factory=list)       # shared files whose changes wait for an earlier root
+    tier: str = ""                                      # rollout tier from its path (development ... production)
+    rank: tuple = (DONE,)                               # its position on the path; shared files move with the least
+    edits: list = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "objects": self.objects, "era": self.era, "chart": self.chart,
+                "tier": self.tier, "state": self.state,
+                "hop": {"from": self.hop_from, "to": self.hop_to} if self.hop else None,
+                "phase": self.phase, "next": self.next, "later": self.later,
+                "changes": self.changes, "held": self.held, "steps": [s.id for s in self.steps],
+                "findings": [f.to_json() for f in self.findings]}
 
 
 @dataclass
 class Plan:
+    """The repository plan: every selected cluster root's plan, and the changes, findings and steps they make."""
     root: Path
-    hop_from: str
-    hop_to: str
-    phase: str
     findings: list[Finding] = field(default_factory=list)
     changes: list[FileChange] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     era_summary: dict[str, int] = field(default_factory=dict)
-    roots: list[RootStatus] = field(default_factory=list)
-    later: list[str] = field(default_factory=list)      # the hops after this one, for the next runs
-    phases: list[dict] = field(default_factory=list)    # the planned hop's phases (name, intro), in order
-    key: str = ""                                       # the hop's key in the knowledge tables (runbook, drift)
-    hop: dict | None = None                             # the planned hop (knowledge/hops.yaml row)
+    roots: list[RootPlan] = field(default_factory=list)
+    all_roots: list[str] = field(default_factory=list)      # every cluster root of the repository (for --root)
+    every: list[RootPlan] = field(default_factory=list, repr=False)   # every root's plan, selected or not
     inputs: dict[str, str] = field(default_factory=dict)   # every file read: path -> text (saved plans)
     docs_url: str | None = None                         # where the docs site is published (SARIF help links)
 
@@ -59,136 +84,92 @@ class Plan:
     def has_errors(self) -> bool:
         return any(f.severity == "error" and not f.suppressed for f in self.findings)
 
+    @property
+    def active(self) -> list[RootPlan]:
+        """The roots with a hop planned in this run (a root already at the target has none)."""
+        return [r for r in self.roots if r.hop is not None]
 
-def root_of(m: Manifest) -> str:
-    return posixpath.dirname(m.tf_path or m.path) or "."
+    def _shared(self, attr: str, empty):
+        values = [getattr(r, attr) for r in self.active]
+        if values and all(v == values[0] for v in values):
+            return values[0]
+        return empty
 
+    @property
+    def uniform(self) -> bool:
+        """Every selected root that has a hop planned stands on the same hop and phase."""
+        return len({(r.key, r.hop_to, r.phase) for r in self.active}) == 1
 
-def cluster_roots(manifests: list[Manifest], charts: list) -> list[str]:
-    """Directories that each stand for one cluster: where the Karpenter chart is installed or Karpenter objects
-    are kept (Terraform root module / GitOps folder); a directory inside another root belongs to it."""
-    objects = {root_of(m) for m in manifests if m.kind not in ("Machine", "NodeClaim")}
-    installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
-    dirs = objects | installs
-    roots = sorted(d for d in dirs if not any(a != d and (a == "." or d.startswith(a + "/")) for a in dirs))
-    if len(installs) == 1 and len(roots) > 1:
-        # one chart install for the whole repository (GitOps: apps/ beside the manifests' folders): one cluster,
-        # rooted where its folders meet
-        common = posixpath.commonpath(roots) if "." not in roots else "."
-        return [common or "."]
-    return roots or ["."]
+    # the top-level hop and phase: set only when every selected root shares them (docs/cli.md)
+    hop = property(lambda self: self._shared("hop", None) if self.uniform else None)
+    hop_from = property(lambda self: self._shared("hop_from", "") if self.uniform else "")
+    hop_to = property(lambda self: self._shared("hop_to", "") if self.uniform else "")
+    phase = property(lambda self: self._shared("phase", "") if self.uniform else "")
+    key = property(lambda self: self._shared("key", "") if self.uniform else "")
+    phases = property(lambda self: self._shared("phases", []) if self.uniform else [])
+    later = property(lambda self: self._shared("later", []) if self.uniform else [])
 
-
-def owner(path: str, roots: list[str]) -> str:
-    """The cluster root a file belongs to: its nearest root ancestor, else the root sharing most of its path."""
-    d = posixpath.dirname(path) or "."
-    above = [r for r in roots if r == "." or d == r or d.startswith(r + "/")]
-    if above:
-        return max(above, key=len)
-
-    def shared(r: str) -> int:
-        n = 0
-        for a, b in zip(d.split("/"), r.split("/")):
-            if a != b:
-                break
-            n += 1
-        return n
-    return max(roots, key=lambda r: (shared(r), -roots.index(r)))
+    def heading(self) -> str:
+        """One line: the shared hop and phase, or how many roots stand at how many steps."""
+        if not self.active:
+            return "nothing to migrate"
+        if self.uniform:
+            return f"{self.hop_from} -> {self.hop_to}, phase {self.phase}"
+        steps = {(r.key, r.phase) for r in self.active}
+        return f"{len(self.active)} cluster roots at {len(steps)} different steps"
 
 
-def tied_roots(repo: Repo, roots: list[str], manifests: list[Manifest]) -> dict[str, str]:
-    """Folders of objects that an Argo CD Application kept in another cluster root syncs (its `path:`, directly or
-    through the kustomizations that build them): folder root -> the Application's root, when that is one root."""
-    from .kustomize import app_files, deployers
-    files = app_files(repo)
-    if not files:
-        return {}
-    found: dict[str, set[str]] = {}
-    for m in manifests:
-        if m.tf_path or m.kind in ("Machine", "NodeClaim"):
-            continue
-        r = owner(m.path, roots)
-        for how, what in deployers(repo, m.path):
-            if how == "argocd" and what in files and owner(files[what], roots) != r:
-                found.setdefault(r, set()).add(owner(files[what], roots))
-    return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
+def state_of(ms: list[Manifest]) -> str:
+    """Which generations of objects a root holds, in words."""
+    if not ms:
+        return "no Karpenter objects in this root"
+    eras = {m.era for m in ms}
+    beta = {(m.kind, m.masked.unmask(str(m.name))) for m in ms if m.era == "beta"}
+    pending = [m for m in ms if m.era == "alpha" and m.kind in SUCCESSOR
+               and (SUCCESSOR[m.kind], m.masked.unmask(str(m.name))) not in beta]
+    if eras == {"alpha"}:
+        return "v1alpha5 only"
+    if "alpha" in eras and pending:
+        return "v1alpha5 and v1beta1 side by side, some objects not converted yet (" + \
+            ", ".join(f"{m.kind} {m.masked.unmask(str(m.name))}" for m in pending) + ")"
+    if "alpha" in eras:
+        return "v1alpha5 and v1beta1 side by side (prepare has landed): roll the nodes onto the NodePools, " \
+               "then run the cleanup phase"
+    if eras == {"beta"}:
+        return "v1beta1 only"
+    if "beta" in eras:
+        return "v1beta1 and v1 objects"
+    return "v1"
 
 
-def root_of_path(path: str, roots: list[str], tied: dict[str, str]) -> str:
-    r = owner(path, roots)
-    return tied.get(r, r)
-
-
-def root_statuses(manifests: list[Manifest], roots: list[str] | None = None,
-                  tied: dict[str, str] | None = None) -> list[RootStatus]:
-    """Per cluster root: which generations of objects it holds and the next action."""
-    roots = roots or cluster_roots(manifests, [])
-    tied = tied or {}
-    by_root: dict[str, list[Manifest]] = {r: [] for r in roots if r not in tied}
-    for m in manifests:
-        if m.kind in ("Machine", "NodeClaim"):
-            continue
-        by_root.setdefault(root_of_path(m.tf_path or m.path, roots, tied), []).append(m)
-    out = []
-    for root, ms in sorted(by_root.items()):
-        if not ms:
-            out.append(RootStatus(root, "none", "no Karpenter objects in this root",
-                                  "chart, IAM and module changes only"))
-            continue
-        eras = {m.era for m in ms}
-        counts: dict[str, int] = {}
-        for m in ms:
-            counts[m.kind] = counts.get(m.kind, 0) + 1
-        objects = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        beta = {(m.kind, m.masked.unmask(str(m.name))) for m in ms if m.era == "beta"}
-        pending = [m for m in ms if m.era == "alpha" and m.kind in SUCCESSOR
-                   and (SUCCESSOR[m.kind], m.masked.unmask(str(m.name))) not in beta]
-        if eras == {"alpha"}:
-            state, nxt = "v1alpha5 only", "prepare: add NodePools/EC2NodeClasses next to the Provisioners"
-        elif "alpha" in eras and pending:
-            state = "v1alpha5 and v1beta1 side by side, some objects not converted yet"
-            nxt = "prepare: convert " + ", ".join(f"{m.kind} {m.masked.unmask(str(m.name))}" for m in pending)
-        elif "alpha" in eras:
-            state = "v1alpha5 and v1beta1 side by side (prepare has landed)"
-            nxt = "roll the nodes onto the NodePools, then run the cleanup phase"
-        elif eras == {"beta"}:
-            state, nxt = "v1beta1 only", "the v1 hop: newest patch and v1 IAM, then CRDs and controller 1.0, then " \
-                                         "the manifests (migrator plan --to v1)"
-        elif "beta" in eras:
-            state, nxt = "v1beta1 and v1 objects", "finish the v1 hop: rewrite the remaining v1beta1 objects"
-        else:
-            state, nxt = "v1", "the 1.1 gate (stored versions, webhook settings), then the newest 1.x " \
-                               "(migrator plan --to latest)"
-        out.append(RootStatus(root, objects, state, nxt))
-    return out
+def _objects(ms: list[Manifest]) -> str:
+    counts: dict[str, int] = {}
+    for m in ms:
+        counts[m.kind] = counts.get(m.kind, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
 
 
 def detect_era(manifests: list[Manifest], chart: str | None = None) -> str:
     return route.current_era(manifests, chart)
 
 
-def _contexts(repo: Repo, roots: list[str], manifests: list[Manifest], charts: list, options: Options,
-              target: route.Target | None, tied: dict[str, str] | None = None) -> list[tuple[str, registry.Context]]:
+def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list, options: Options,
+              target: route.Target | None) -> list[tuple[str, registry.Context]]:
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
-    owners: dict[str, str] = {}          # path -> its root, computed once per run for every root's rules
-    tied = tied or {}
-
-    for r in [r for r in roots if r not in tied]:
+    rendered = rendered_values(repo)
+    for r in fleet.planned:
         def owns(p: str, r: str = r) -> bool:
-            o = owners.get(p)
-            if o is None:
-                o = owners[p] = root_of_path(p, roots, tied)
-            return o == r
+            return fleet.owns(r, p)
         mine = [c for c in charts if owns(c.path)]
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
-                               helm_values=values_of(mine) + [v for v in rendered_values(repo) if owns(v.path)],
+                               helm_values=values_of(mine) + [v for v in rendered if owns(v.path)],
                                options=opts, charts=mine, owns=owns)
         ctx.target = target
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels
-        ctx.chart_version = route.chart_version(repo, mine) or rendered_version(repo, owns)
+        ctx.chart_version = route.chart_version(repo, mine, owns) or rendered_version(repo, owns)
         out.append((r, ctx))
     return out
 
@@ -197,14 +178,15 @@ def hop_key(hop: dict) -> str:
     return hop.get("key") or f"{hop['from']}->{hop['to']}"
 
 
-def _has_work(hop: dict, contexts, phases: list[str]) -> bool:
-    return any(registry.has_work(ctx.result(hop, p)) for _, ctx in contexts for p in phases)
+def _has_work(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
+    return any(registry.has_work(ctx.result(hop, p)) for p in phases)
 
 
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,
-              options: Options | None = None) -> Plan:
-    """The checked plan: computed, then planned again on the patched files (same hop and phase), which must
-    find nothing more; files a second pass would still change are not written (MIG-EDIT-004)."""
+              options: Options | None = None, only: list[str] | None = None) -> Plan:
+    """The checked plan: computed, then planned again on the patched files (each root at the same hop and phase),
+    which must find nothing more; files a second pass would still change are not written (MIG-EDIT-004).
+    `only` selects cluster roots by path (as the status table shows them)."""
     root = Path(root)
     if not root.exists():
         raise UsageError(f"{root}: no such file or directory")
@@ -214,15 +196,18 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         raise UsageError(str(e)) from None
     options = options or Options()
     repo = Repo(root, exclude=options.exclude)
-    plan = _make_plan(repo, target, phase, options)
-    if plan.changes and plan.phase:
-        second_pass(repo, plan, target, options)
+    plan = _make_plan(repo, target, phase, options, only=only)
+    if plan.changes and any(r.phase for r in plan.roots):
+        second_pass(repo, plan, target, options, only)
     plan.inputs = {p: f.text for p, f in repo.files.items()}
     plan.findings = filters.select(filters.suppress(plan.findings, plan.inputs), options.select, options.ignore)
+    kept = {_key(f): f for f in plan.findings}           # suppressed or filtered out: the same in every root
+    for r in plan.roots:
+        r.findings = [kept[_key(f)] for f in r.findings if _key(f) in kept]
     return plan
 
 
-def second_pass(repo: Repo, plan: Plan, target, options: Options) -> None:
+def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str] | None) -> None:
     files = dict(repo.files)
     for c in plan.changes:
         if c.action == "delete":
@@ -235,109 +220,224 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options) -> None:
     changed = {c.path for c in plan.changes}
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
-    again = _make_plan(patched, target, plan.phase, options, hop=plan.hop)
+    fixed = {r.path: (r.hop, r.phase) for r in plan.every if r.hop is not None and r.phase}
+    again = _make_plan(patched, target, None, options, fixed=fixed, only=only)
     if not again.changes:
         return
     bad = {c.path: c.rules for c in again.changes}
     plan.changes = [c for c in plan.changes if c.path not in bad]
+    for r in plan.roots:
+        r.changes = [p for p in r.changes if p not in bad]
     for p_, rules in sorted(bad.items()):
-        plan.findings.append(Finding("MIG-EDIT-004", "error", p_, 0,
-                                     f"a second pass over the patched files would change {p_} again (rules "
-                                     f"{', '.join(rules)} did not converge); it is not written",
-                                     "report this as a bug with the files involved"))
-    plan.findings.sort(key=lambda f: ({"error": 0, "warning": 1, "info": 2}[f.severity], f.path, f.line, f.code))
+        f = Finding("MIG-EDIT-004", "error", p_, 0,
+                    f"a second pass over the patched files would change {p_} again (rules "
+                    f"{', '.join(rules)} did not converge); it is not written",
+                    "report this as a bug with the files involved")
+        plan.findings.append(f)
+        for r in plan.roots:
+            if any(p_ in x.changes for x in again.every if x.path == r.path):
+                r.findings.append(f)
+    plan.findings.sort(key=_finding_order)
 
 
-def _make_plan(repo: Repo, target, phase: str | None, options: Options, hop: dict | None = None) -> Plan:
-    charts = scan_charts(repo)
-    manifests = scan_manifests(repo)
-    current = detect_era(manifests, route.chart_version(repo, charts) or rendered_version(repo))
-    roots = cluster_roots(manifests, charts + scan_rendered(repo))
-    tied = tied_roots(repo, roots, manifests)
-    plan = Plan(root=repo.root, hop_from=current, hop_to=str(target or current), phase=phase or "")
-    plan.roots = root_statuses(manifests, roots, tied)
-    for m in manifests:
-        plan.era_summary[f"{m.kind} ({m.api_version})"] = plan.era_summary.get(f"{m.kind} ({m.api_version})", 0) + 1
+def _finding_order(f: Finding):
+    return ({"error": 0, "warning": 1, "info": 2}[f.severity], f.path, f.line, f.code)
 
-    # the hops from here to the target (with no --to: to the newest 1.x, planning only the first)
+
+def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: dict | None,
+               multi: bool) -> RootPlan:
+    """Where one root stands and the hop and phase planned for it now, with its rules' edits and findings."""
+    ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS]
+    objects_era = route.objects_era(ctx.manifests)
+    era = route.current_era(ctx.manifests, ctx.chart_version)
+    rp = RootPlan(r, _objects(ms), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
+    who = f"cluster root {r}: " if multi else ""
+
+    def note(code: str, severity: str, message: str, manual: str = "") -> None:
+        rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
+
     latest = route.parse_target("latest")
     goal = target or latest
-    chain = route.hops_between(current, goal)
-    contexts = _contexts(repo, roots, manifests, charts, options, goal, tied)
+    ctx.target = goal
+    chain = route.hops_between(era, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
-    finishing = next((h for h in HOPS["hops"] if h["to"] == current and h.get("finish_phases")
+    finishing = next((h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases")
                       and h.get("implemented")), None)
-    if finishing is not None and _has_work(finishing, contexts, finishing["finish_phases"]):
+    if finishing is not None and _has_work(finishing, ctx, finishing["finish_phases"]):
         chain = [finishing] + chain
-    if hop is not None:                    # the second pass plans the very same hop
-        chain = [hop]
+    wanted = phase
+    if fixed is not None:                  # the second pass plans each root at the very same hop and phase
+        if r in fixed:
+            chain, wanted = [fixed[r][0]], fixed[r][1]
     elif phase is not None and chain:
         # an explicit phase names its hop (e.g. re-checking a finished hop's cleanup)
         chain = chain[next((i for i, h in enumerate(chain) if phase in registry.phases(h)), 0):]
-    elif not any(m.kind != "NodeClaim" for m in manifests):
-        # no Karpenter objects: the era comes from the chart version alone; skip hops with nothing left to do
+    else:
+        # hops the chart version alone put this root in (its objects are past them): skip those with nothing to do
         while len(chain) > 1 and chain[0].get("implemented") and \
-                not _has_work(chain[0], contexts, registry.phases(chain[0])):
+                (objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(objects_era)) and \
+                not _has_work(chain[0], ctx, registry.phases(chain[0])):
             chain.pop(0)
     if target is None and chain and not chain[0].get("onward"):
         goal = route.Target(chain[0]["to"])
-        for _, ctx in contexts:
-            ctx.target = goal
+        ctx.target = goal
     if not chain:
-        plan.findings.append(Finding("MIG-HOP-001", "info", "", 0,
-                                     f"the repository is already on {goal}; nothing to migrate"))
-        plan.findings.extend(repo.findings)
-        return plan
+        rp.next = f"nothing: already on {goal}"
+        note("MIG-HOP-001", "info", f"{'this root' if multi else 'the repository'} is already on {goal}; "
+                                    "nothing to migrate")
+        return rp
     hop = chain[0]
-    plan.hop = hop
-    plan.phases = hop.get("phases", [])
-    plan.key = hop_key(hop)
-    plan.hop_from = hop["from"]
-    plan.hop_to = str(goal) if hop.get("onward") else hop["to"]
-    plan.later = [route.describe(h, latest if target is None else goal)
-                  for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
-                            else chain[1:])]
-    if plan.later:
-        plan.findings.append(Finding("MIG-HOP-004", "info", "", 0,
-                                     f"this run plans {route.describe(hop, goal)}; then run migrator again for: "
-                                     + "; ".join(plan.later) + " (one hop at a time)"))
+    rp.hop, rp.phases, rp.key = hop, hop.get("phases", []), hop_key(hop)
+    rp.hop_from = hop["from"]
+    rp.hop_to = str(goal) if hop.get("onward") else hop["to"]
+    rp.later = [route.describe(h, latest if target is None else goal)
+                for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
+                          else chain[1:])]
+    if rp.later:
+        note("MIG-HOP-004", "info", f"this run plans {route.describe(hop, goal)}; then run migrator again for: "
+                                    + "; ".join(rp.later) + " (one hop at a time)")
+    position = HOPS["hops"].index(hop)
     if not hop.get("implemented", False):
-        plan.findings.append(Finding("MIG-HOP-003", "error", "", 0,
-                                     f"the {hop['from']} -> {hop['to']} hop is not implemented in this version of migrator",
-                                     "follow the upstream migration guide by hand"))
-        plan.findings.extend(repo.findings)
-        return plan
+        rp.rank = (position, 0)
+        note("MIG-HOP-003", "error", f"the {hop['from']} -> {hop['to']} hop is not implemented in this version of "
+                                     "migrator", "follow the upstream migration guide by hand")
+        return rp
     names = registry.phases(hop)
-    if phase is None:
-        # the earliest phase, in the hop's order, that some cluster root still has work in
-        chosen = {registry.next_phase(hop, ctx) for _, ctx in contexts}
-        plan.phase = next((n for n in names if n in chosen), names[0])
-    elif phase not in names:
-        raise UsageError(f"--phase {phase}: the {hop['from']} -> {plan.hop_to} hop has the phases {', '.join(names)}")
-    edits: list = []
-    for r, ctx in contexts:
-        e, f = registry.run(hop, plan.phase, ctx)
-        if len(contexts) > 1:          # a conflict between roots then names them (MIG-EDIT-003)
-            e = [dataclasses.replace(x, root=r) if isinstance(x, TextEdit) else x for x in e]
-        edits.extend(e)
-        plan.findings.extend(f)
-        for st in registry.steps(hop, ctx):
-            if len(contexts) > 1:
-                st.root = r
-                st.id = f"{r}:{st.id}"
-            plan.steps.append(st)
-    plan.changes = build_changes(repo, edits, plan.findings)
-    plan.findings.extend(repo.findings)
-    order = {"error": 0, "warning": 1, "info": 2}
-    seen = set()
-    unique = []
-    for f in plan.findings:
-        key = (f.code, f.severity, f.path, f.line, f.message)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    plan.findings = sorted(unique, key=lambda f: (order[f.severity], f.path, f.line, f.code))
+    natural = registry.next_phase(hop, ctx) or names[0]
+    rp.rank = (position, names.index(natural))
+    if wanted is None:
+        wanted = natural
+    elif wanted not in names:
+        rp.next = f"{natural} (not planned in this run: its hop has no phase {wanted})"
+        return rp
+    rp.phase = wanted
+    rp.rank = (position, names.index(wanted))
+    rest = names[names.index(wanted) + 1:]
+    rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
+                        rp.later) or f"nothing: {goal} is reached"
+    edits, findings = registry.run(hop, wanted, ctx)
+    rp.edits = [dataclasses.replace(x, root=r) if multi and isinstance(x, TextEdit) else x for x in edits]
+    rp.findings.extend(findings)
+    for st in registry.steps(hop, ctx):
+        # a step names this root's files only (a shared module's rules also see the other callers' files)
+        st.files = [f for f in st.files if ctx.owns(f)]
+        st.refs = [x for x in st.refs if ctx.owns(x.rsplit(":", 1)[0])]
+        if multi:
+            st.root = r
+            st.id = f"{r}:{st.id}"
+            # migrator's own commands act on this root only
+            st.commands = [re.sub(r"^(migrator (?:apply|plan) \S+)", lambda m: f"{m.group(1)} --root {shlex.quote(r)}", c)
+                           for c in st.commands]
+        rp.steps.append(st)
+    return rp
+
+
+def _identity(e) -> tuple:
+    if isinstance(e, TextEdit):
+        return ("text", e.path, e.start, e.end, e.text, e.order, e.rule)
+    if isinstance(e, NewFile):
+        return ("new", e.path, e.text)
+    return ("delete", e.path)
+
+
+def _combine(rps: list[RootPlan], fleet: Fleet) -> list:
+    """Every root's edits to the files it uses, as one list. A shared file (a module several roots call, a base several
+    clusters build) moves with the earliest of its roots: the edits of roots further along wait, with a finding;
+    roots at the same step make the same edits once."""
+    by_root = {rp.path: rp for rp in rps}
+    per_file: dict[str, dict[str, list]] = {}
+    for rp in rps:
+        for e in rp.edits:
+            if fleet.owns(rp.path, e.path):       # another root's file is planned by its own roots
+                per_file.setdefault(e.path, {}).setdefault(rp.path, []).append(e)
+    out: list = []
+    for path in sorted(per_file):
+        per = per_file[path]
+        users = [u for u in fleet.users(path) if u in by_root]
+        earliest = min(by_root[u].rank for u in users)
+        seen: set = set()
+        for u, edits in per.items():
+            rp = by_root[u]
+            if rp.rank != earliest:
+                rp.held.append(path)
+                ahead = [x for x in users if by_root[x].rank == earliest]
+                rp.findings.append(Finding(
+                    "MIG-ROOT-001", "warning", path, 0,
+                    f"{path} is shared by the cluster roots {', '.join(users)}; it moves with the earliest of them "
+                    f"({', '.join(f'{x} at {_step(by_root[x])}' for x in ahead)}), so the changes {u} "
+                    f"({_step(rp)}) needs in it wait",
+                    f"move {', '.join(ahead)} on first (migrator plan --root {ahead[0]}); this file follows when "
+                    f"every root that uses it has reached {_step(rp)}"))
+                continue
+            rp.changes.append(path)
+            for e in edits:
+                k = _identity(e)
+                if k not in seen:
+                    seen.add(k)
+                    out.append(e)
+    return out
+
+
+def _step(rp: RootPlan) -> str:
+    if rp.hop is None:
+        return "the target"
+    return f"{rp.hop_from} -> {rp.hop_to}, phase {rp.phase or '(none)'}"
+
+
+def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: dict | None = None,
+               only: list[str] | None = None) -> Plan:
+    charts = scan_charts(repo)
+    manifests = scan_manifests(repo)
+    fleet = Fleet(repo, manifests, charts + scan_rendered(repo))
+    plan = Plan(root=repo.root)
+    plan.all_roots = sorted(fleet.planned, key=rollout_key)
+    selected = _select(plan.all_roots, only)
+    for m in manifests:
+        if selected is None or any(fleet.owns(r, m.tf_path or m.path) for r in selected):
+            k = f"{m.kind} ({m.api_version})"
+            plan.era_summary[k] = plan.era_summary.get(k, 0) + 1
+    contexts = _contexts(repo, fleet, manifests, charts, options, target)
+    multi = len(contexts) > 1
+    rps = [_plan_root(r, ctx, target, phase, fixed, multi) for r, ctx in contexts]
+    if phase is not None and fixed is None and any(rp.hop for rp in rps) and not any(rp.phase == phase for rp in rps):
+        have = sorted({f"{rp.hop_from} -> {rp.hop_to}: {', '.join(p['name'] for p in rp.phases)}"
+                       for rp in rps if rp.hop is not None})
+        raise UsageError(f"--phase {phase}: no cluster root stands in a hop with that phase (" +
+                         ("; ".join(have) or "every root is already on the target") + ")")
+    edits = _combine(rps, fleet)
+    keep = [rp for rp in rps if selected is None or rp.path in selected]
+    plan.every = rps
+    plan.roots = sorted(keep, key=lambda rp: rollout_key(rp.path))
+    mine = {p for rp in plan.roots for p in rp.changes}
+    findings: list[Finding] = []
+    plan.changes = build_changes(repo, [e for e in edits if e.path in mine], findings)
+    for rp in plan.roots:
+        # a finding about a file is reported by the roots that use it, never by another root's rules
+        rp.findings = [f for f in rp.findings if not f.path or fleet.owns(rp.path, f.path)]
+        rp.findings += [f for f in findings + repo.findings if f.path and fleet.owns(rp.path, f.path)]
+        plan.steps.extend(rp.steps)
+        plan.findings.extend(rp.findings)
+    plan.findings.extend(f for f in findings + repo.findings if not f.path or selected is None)
+    plan.findings = sorted({_key(f): f for f in reversed(plan.findings)}.values(), key=_finding_order)
     return plan
+
+
+def _key(f: Finding) -> tuple:
+    return (f.code, f.severity, f.path, f.line, f.message)
+
+
+def _select(roots: list[str], only: list[str] | None) -> set[str] | None:
+    """--root: the roots named (as the status table shows them); a path that is no root is a usage error."""
+    if not only:
+        return None
+    out = set()
+    for want in only:
+        p = posixpath.normpath(want.strip().replace("\\", "/")).strip("/") or "."
+        if p not in roots:
+            raise UsageError(f"--root {want}: not a cluster root of this repository; the roots are: "
+                             + ", ".join(roots))
+        out.add(p)
+    return out
 
 
 def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[FileChange]:

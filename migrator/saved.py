@@ -1,8 +1,11 @@
 """Saved plans: `plan --out FILE` records the changes and the SHA-256 of every input the plan read;
 `apply FILE --write` writes exactly those changes, and refuses if any input changed since.
 
-The file is JSON (kind `migrator-saved-plan`): the root, the hop and phase, the options, `inputs`
-(POSIX path -> SHA-256 of the text migrator read) and `changes` (path, action, SHA-256 of the old text, new text).
+The file is JSON (kind `migrator-saved-plan`, version 2): the root, `roots` (each cluster root's hop and phase),
+the migrator version that made it, `inputs` (POSIX path -> SHA-256 of the text migrator read) and `changes` (path,
+action, SHA-256 of the old text, new text). A root moves only when its files change or migrator's knowledge does:
+apply refuses both (changed inputs; a plan made by another migrator version), so it never writes a change made
+for a step a root has left. Version 1 files (one hop and phase for the repository) still apply.
 """
 from __future__ import annotations
 
@@ -14,7 +17,19 @@ from .apply import ApplyError, read_text
 from .edits import FileChange
 
 KIND = "migrator-saved-plan"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+
+
+def migrator_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("karpenter-migrator")
+    except PackageNotFoundError:
+        try:
+            return version("migrator")
+        except PackageNotFoundError:
+            return "0"
 
 
 def digest(text: str | None) -> str | None:
@@ -24,7 +39,9 @@ def digest(text: str | None) -> str | None:
 def dump(plan, inputs: dict[str, str]) -> str:
     doc = {
         "kind": KIND, "version": VERSION, "root": plan.root.as_posix(),
-        "hop": {"from": plan.hop_from, "to": plan.hop_to}, "phase": plan.phase,
+        "migrator": migrator_version(),
+        "roots": [{"path": r.path, "hop": {"from": r.hop_from, "to": r.hop_to} if r.hop else None, "phase": r.phase,
+                   "changes": r.changes} for r in plan.roots],
         "errors": sum(1 for f in plan.findings if f.severity == "error"),
         "inputs": {p: digest(t) for p, t in sorted(inputs.items())},
         "changes": [{"path": c.path, "action": c.action, "old_sha256": digest(c.old), "new": c.new, "rules": c.rules}
@@ -46,8 +63,11 @@ def is_saved_plan(p: Path) -> bool:
 def load(p: Path) -> tuple[Path, list[FileChange], dict]:
     """The saved plan's root and changes, after checking that no input changed since it was made."""
     doc = json.loads(Path(p).read_text(encoding="utf-8"))
-    if doc.get("kind") != KIND or doc.get("version") != VERSION:
-        raise ApplyError(f"{p}: not a migrator saved plan of version {VERSION}")
+    if doc.get("kind") != KIND or doc.get("version") not in READS:
+        raise ApplyError(f"{p}: not a migrator saved plan of version {' or '.join(map(str, READS))}")
+    if doc.get("version", 1) >= 2 and doc.get("migrator") != migrator_version():
+        raise ApplyError(f"{p} was made by migrator {doc.get('migrator')}, this is {migrator_version()}: where each "
+                         "cluster root stands may be judged differently; run migrator plan again")
     root = Path(doc["root"])
     changed = [rel for rel, sha in doc["inputs"].items() if digest(read_text(root / rel)) != sha]
     changed += [c["path"] for c in doc["changes"] if c["path"] not in doc["inputs"]
@@ -60,3 +80,12 @@ def load(p: Path) -> tuple[Path, list[FileChange], dict]:
         old = read_text(root / c["path"])
         changes.append(FileChange(c["path"], c["action"], old, c["new"], c.get("rules", [])))
     return root, changes, doc
+
+
+def describe(doc: dict) -> list[str]:
+    """One line per cluster root of a saved plan (version 1: one line for the repository)."""
+    if "roots" not in doc:
+        return [f"{doc['hop']['from']} -> {doc['hop']['to']}, phase {doc['phase']}"]
+    return [f"{r['path']}: " + (f"{r['hop']['from']} -> {r['hop']['to']}, phase {r['phase']}" if r.get("phase")
+                                else "nothing planned") + f", {len(r.get('changes', []))} file(s)"
+            for r in doc["roots"]]

@@ -23,7 +23,7 @@ def test_plan_json_schema(tree):
     code, d = _json(["plan", str(root), "--format", "json"])
     assert code == 0
     assert {"schema", "root", "hop", "phase", "findings", "changes", "steps"} <= set(d)   # additions allowed
-    assert d["schema"] == 1 and d["hop"] == {"from": "v1alpha5", "to": "v1beta1"} and d["phase"] == "prepare"
+    assert d["schema"] == 2 and d["hop"] == {"from": "v1alpha5", "to": "v1beta1"} and d["phase"] == "prepare"
     for f in d["findings"]:
         assert set(f) == {"code", "severity", "path", "line", "message", "manual_step"}
         assert f["severity"] in ("error", "warning", "info") and not f["path"].startswith("/")

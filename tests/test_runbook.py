@@ -92,7 +92,8 @@ def test_progress_after_prepare(tree):
     again = make_plan(root)
     assert again.phase == "cleanup" and again.changes
     (status,) = again.roots
-    assert "prepare has landed" in status.state and status.next.startswith("roll the nodes")
+    assert "prepare has landed" in status.state and "roll the nodes" in status.state
+    assert (status.hop_from, status.phase) == ("v1alpha5", "cleanup") and status.next.startswith("v1beta1 → v1")
 
 
 def test_terraform_commands_run_per_root_module(tmp_path):

@@ -25,6 +25,9 @@ def render(plan: Plan) -> str:
         msg = f.message + (f" -> {f.manual_step}" if f.manual_step else "")
         out.append(f"::{LEVEL[f.severity]} {','.join(props)}::{_escape(msg)}")
     changes = len(plan.changes)
-    out.append(f"::notice title=migrator::{plan.hop_from} -> {plan.hop_to}, phase {plan.phase}: "
-               f"{changes} file(s) to change")
+    out.append(f"::notice title=migrator::{_escape(plan.heading())}: {changes} file(s) to change")
+    if len(plan.roots) > 1:
+        for r in plan.roots:
+            now = f"{r.hop_from} -> {r.hop_to}, phase {r.phase}" if r.phase else "nothing planned"
+            out.append(f"::notice title=migrator {_escape(r.path, True)}::{_escape(now)}: {len(r.changes)} file(s)")
     return "\n".join(out) + "\n"

@@ -13,7 +13,7 @@ from jinja2 import Environment, StrictUndefined
 
 from .. import knowledge
 from ..templating import template_text
-from ..plan import Plan, owner
+from ..plan import Plan
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START = re.compile(r"^([#+\-=>]|\d+[.)])")
@@ -54,43 +54,64 @@ def _env() -> Environment:
     return env
 
 
+ORDER_NOTE = ("Cluster roots are listed in the order to roll them out: development first, then staging, then the "
+              "roots whose path names no environment, production last (from the words in each root's path). Each "
+              "change is then seen on a less critical cluster before it reaches production. Each root moves at its "
+              "own pace: finish a phase on one root, check it, then move the next root.")
+
+
+def _section(plan: Plan, r, multi: bool, number: int) -> tuple[dict, int]:
+    phases = []
+    for ph in r.phases:
+        name = ph["name"]
+        steps = []
+        for s in r.steps:
+            if s.phase == name:
+                number += 1
+                steps.append({**s.to_json(), "number": number})
+        changes = [c for c in plan.changes if c.path in r.changes] if r.phase == name else []
+        phases.append({"name": name, "intro": ph.get("intro", ""), "steps": steps,
+                       "changes": [{"path": c.path, "action": c.action, "diff": c.diff} for c in changes],
+                       "planned": r.phase == name})
+    now = f"planned now: {r.hop_from} → {r.hop_to}, phase {r.phase}" if r.phase else \
+        "nothing planned now" if r.hop is None else f"{r.hop_from} → {r.hop_to} (its next phase is not in this run)"
+    status = f"{r.state}; {now}" + (f"; after it: {r.next}" if r.phase else "")
+    return {"root": r.path if multi else None, "tier": r.tier, "status": status, "h": "###" if multi else "##",
+            "phases": phases if r.steps else [], "later": r.later, "held": r.held}, number
+
+
 def render(plan: Plan) -> str:
     src = template_text("runbook.md.j2")
-    hop = plan.key or f"{plan.hop_from}->{plan.hop_to}"
-    hop_phases = plan.phases
     table = knowledge.load("runbook")
     multi = len(plan.roots) > 1
-    roots = [r.path for r in plan.roots] or ["."]
     sections = []
     number = 0
-    for root in (roots if multi else [None]):
-        phases = []
-        for ph in hop_phases:
-            name = ph["name"]
-            steps = []
-            for s in plan.steps:
-                if s.phase == name and (root is None or s.root == root):
-                    number += 1
-                    steps.append({**s.to_json(), "number": number})
-            changes = [c for c in plan.changes if root is None or owner(c.path, roots) == root]
-            phases.append({"name": name, "intro": ph.get("intro", ""), "steps": steps,
-                           "changes": [{"path": c.path, "action": c.action, "diff": c.diff}
-                                       for c in changes] if plan.phase == name else []})
-        status = next((f"{r.state}; next: {r.next}" for r in plan.roots if r.path == root), "")
-        sections.append({"root": root, "status": status, "h": "###" if multi else "##",
-                         "phases": phases if plan.steps else []})
+    for r in (plan.roots if multi else plan.roots[:1]):
+        section, number = _section(plan, r, multi, number)
+        sections.append(section)
+    keys = list(dict.fromkeys(r.key for r in plan.roots if r.key))
     # node-rolling strategies belong to the hop that replaces every node (v1alpha5 -> v1beta1)
     strategies = [{**st, "recommended": st["id"] == "taint-drift"} for st in table.get("strategies", [])
-                  if hop in st.get("hops", [hop])]
+                  if any(k in st.get("hops", [k]) for k in keys)]
+    drift = knowledge.load("drift")
+    if plan.uniform:
+        title = f"{plan.hop_from} → {plan.hop_to}"
+    elif plan.active:
+        title = f"{len(plan.roots)} cluster roots, each at its own step"
+    else:
+        title = "nothing to migrate"
     ctx = {
         "plan": plan,
+        "title": title,
         "root": plan.root.name,
-        "roots": [r.__dict__ for r in plan.roots],
+        "roots": plan.roots,
+        "multi": multi,
+        "order_note": ORDER_NOTE,
         "blocking": [f for f in plan.findings if f.severity in ("error", "warning")],
         "sections": sections,
         "strategies": strategies,
-        "later": plan.later,
-        "drift": knowledge.load("drift").get(hop, []),
+        "later": plan.roots[0].later if len(plan.roots) == 1 else [],
+        "drift": [{"key": k, "rows": drift.get(k, [])} for k in keys if drift.get(k)],
     }
     out = _env().from_string(src).render(**ctx)
     return re.sub(r"\n{3,}", "\n\n", out)

@@ -64,7 +64,10 @@ def to_dict(plan: Plan, docs_url: str | None = None) -> dict:
                                 **({"informationUri": docs_url} if docs_url else {})}},
             "originalUriBaseIds": {"SRCROOT": {"uri": plan.root.as_uri() + "/"}},
             "results": results,
-            "properties": {"hop": {"from": plan.hop_from, "to": plan.hop_to}, "phase": plan.phase},
+            "properties": {**({"hop": {"from": plan.hop_from, "to": plan.hop_to}, "phase": plan.phase}
+                               if plan.hop is not None else {}),
+                           "roots": [{"path": r.path, "hop": {"from": r.hop_from, "to": r.hop_to} if r.hop else None,
+                                      "phase": r.phase} for r in plan.roots]},
         }],
     }
 

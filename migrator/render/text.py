@@ -27,6 +27,18 @@ def _diff_text(diff: str) -> Text:
     return out
 
 
+def status_table(plan: Plan) -> Table:
+    """Where each cluster root stands and what this run plans for it."""
+    table = Table(title="Cluster roots", show_header=True)
+    for col in ("root", "objects", "era", "chart", "planned now", "then"):
+        table.add_column(col)
+    for r in plan.roots:
+        now = f"{r.hop_from} -> {r.hop_to}, phase {r.phase}" if r.phase else \
+            "nothing" if r.hop is None else f"{r.hop_from} -> {r.hop_to} (not in this run)"
+        table.add_row(escape(r.path), escape(r.objects), r.era, escape(r.chart or "?"), escape(now), escape(r.next))
+    return table
+
+
 def render(plan: Plan, console: Console, show_diff: bool = True, quiet: bool = False) -> None:
     """The terminal view; `quiet` prints only the error findings and a one-line summary."""
     if quiet:
@@ -34,10 +46,13 @@ def render(plan: Plan, console: Console, show_diff: bool = True, quiet: bool = F
             if f.severity == "error" and not f.suppressed:
                 where = f"{f.path}:{f.line}" if f.path else "(repository)"
                 console.print(f"error {escape(f.code)} {escape(where)}: {escape(f.message)}")
-        console.print(f"{plan.hop_from} -> {plan.hop_to}, phase {plan.phase}: {len(plan.changes)} file(s) to change")
+        console.print(f"{escape(plan.heading())}: {len(plan.changes)} file(s) to change")
         return
-    console.print(f"[bold]migrator plan[/bold] {escape(str(plan.root))}: "
-                  f"{plan.hop_from} -> {plan.hop_to}, phase [bold]{plan.phase}[/bold]")
+    heading = plan.heading()
+    if plan.uniform:
+        heading = f"{plan.hop_from} -> {plan.hop_to}, phase [bold]{plan.phase}[/bold]"
+    console.print(f"[bold]migrator plan[/bold] {escape(str(plan.root))}: {heading if plan.uniform else escape(heading)}")
+    console.print(status_table(plan))
     table = Table(title="Summary", show_header=True)
     table.add_column("item")
     table.add_column("count", justify="right")

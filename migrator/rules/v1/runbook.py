@@ -18,9 +18,9 @@ from ..v1beta1.runbook import _by_dir, _terraform, argo_names, chart_flavours, m
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
           targets: dict[str, list[tuple[str, str]]], lists: dict[str, list[str]],
-          files: dict[str, list[str]], refs: dict[str, list[str]], repo=None) -> list[Step]:
+          files: dict[str, list[str]], refs: dict[str, list[str]], repo=None, owns=None) -> list[Step]:
     rows = knowledge.load("runbook")[table]
-    groups = {k: _by_dir(v, repo) for k, v in targets.items()}
+    groups = {k: _by_dir(v, repo, owns) for k, v in targets.items()}
     out: list[Step] = []
 
     def expand(lines: list[str]) -> list[str]:
@@ -86,7 +86,7 @@ def steps(hop: dict, ctx) -> list[Step]:
               "flux_kustomization": "flux-system"}
     moves = []
     for o in man.tf_objects:
-        for d, address in root_targets(ctx.repo, "" if o["dir"] == "." else o["dir"], o["address"]):
+        for d, address in root_targets(ctx.repo, "" if o["dir"] == "." else o["dir"], o["address"], owns=ctx.owns):
             chdir = "" if d in ("", ".") else f"-chdir={shlex.quote(d)} "
             if o["templated"]:
                 moves.append(f"# {address}: the instances are not known statically; run the two commands below "
@@ -122,4 +122,4 @@ def steps(hop: dict, ctx) -> list[Step]:
     refs = {"chart": [r for h in helms for r in h.refs], "crds": [r for h in helms for r in h.refs],
             "iam": iam.policies, "module": mod.refs, "manifests": [w for _, _, w in man.pending],
             "workloads": [f"{f.path}:{f.line}" for f in wl.findings]}
-    return build("v1beta1->v1", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo)
+    return build("v1beta1->v1", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo, ctx.owns)

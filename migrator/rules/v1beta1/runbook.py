@@ -19,22 +19,25 @@ from .workloads import WorkloadsResult
 LEGACY_TAINT = knowledge.load("v1beta1")["nodepool"]["legacy_taint_key"]
 
 
-def root_targets(repo, d: str, addr: str, depth: int = 0) -> list[tuple[str, str]]:
+def root_targets(repo, d: str, addr: str, depth: int = 0, owns=None) -> list[tuple[str, str]]:
     """Where a resource of a called module is applied: in each root that calls it (by relative source), under
-    `module.<name>.` (followed through modules calling modules)."""
+    `module.<name>.` (followed through modules calling modules). With `owns` (one cluster root's files), only the
+    calls that root makes."""
     from ...resolve import callers
     found = callers(repo, d) if repo is not None and depth < 4 else []
+    if owns is not None:
+        found = [(cp, cb) for cp, cb in found if owns(cp)] or found
     if not found:
         return [(d, addr)]
     return [t for cp, cb in found
-            for t in root_targets(repo, posixpath.dirname(cp), f"module.{cb.labels[0]}.{addr}", depth + 1)]
+            for t in root_targets(repo, posixpath.dirname(cp), f"module.{cb.labels[0]}.{addr}", depth + 1, owns)]
 
 
-def _by_dir(targets: list[tuple[str, str]], repo=None) -> dict[str, str]:
+def _by_dir(targets: list[tuple[str, str]], repo=None, owns=None) -> dict[str, str]:
     """`-target=` arguments grouped by Terraform root module directory (resources of a shared module under the
-    roots that call it, when the repository is given)."""
+    roots that call it, when the repository is given; only this cluster root's calls with `owns`)."""
     out: dict[str, list[str]] = {}
-    for d, addr in [t for d0, a0 in targets for t in root_targets(repo, d0 or "", a0)]:
+    for d, addr in [t for d0, a0 in targets for t in root_targets(repo, d0 or "", a0, owns=owns)]:
         out.setdefault(d or ".", [])
         if addr not in out[d or "."]:
             out[d or "."].append(addr)
@@ -158,11 +161,11 @@ def steps(hop: dict, ctx) -> list[Step]:
     iam_res = prep.get("v1beta1/iam") or IamResult()
     mod = prep.get("v1beta1/terraform_module") or ModuleResult()
     target_groups = {
-        "targets": _by_dir(man.tf_targets, ctx.repo),
-        "crd_targets": _by_dir(hr.crd_tf, ctx.repo),
-        "chart_targets": _by_dir(hr.chart_tf, ctx.repo),
-        "iam_targets": _by_dir(iam_res.targets, ctx.repo),
-        "module_targets": _by_dir(mod.tf_targets, ctx.repo),
+        "targets": _by_dir(man.tf_targets, ctx.repo, ctx.owns),
+        "crd_targets": _by_dir(hr.crd_tf, ctx.repo, ctx.owns),
+        "chart_targets": _by_dir(hr.chart_tf, ctx.repo, ctx.owns),
+        "iam_targets": _by_dir(iam_res.targets, ctx.repo, ctx.owns),
+        "module_targets": _by_dir(mod.tf_targets, ctx.repo, ctx.owns),
     }
     values["policy_file"] = shlex.quote(iam_res.files[0]) if iam_res.files else "policy.json"
     refs_by_kind = {

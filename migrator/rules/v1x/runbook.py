@@ -35,4 +35,4 @@ def steps(hop: dict, ctx) -> list[Step]:
     files = {"module": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
              "crds": [e.path for e in helm.edits], "controller": [e.path for e in helm.edits]}
     refs = {"chart": helm.refs, "crds": helm.refs, "iam": iam.policies, "module": mod.refs}
-    return build("v1->1.x", hop, values, flags, flavours, targets, {}, files, refs, ctx.repo)
+    return build("v1->1.x", hop, values, flags, flavours, targets, {}, files, refs, ctx.repo, ctx.owns)

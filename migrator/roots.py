@@ -1,0 +1,195 @@
+"""Cluster roots: the directories that each stand for one cluster, and which roots use each file.
+
+A cluster root is where the Karpenter chart is installed or Karpenter objects are kept (a Terraform root module, a
+GitOps folder); a directory inside another root belongs to it. Some folders are used by several clusters: a
+Terraform module called by relative `source` from several root modules, a kustomize base that several clusters'
+kustomizations build. Such a folder is not a root of its own: its files belong to every root that uses it
+(`users`), and the plan moves them with the earliest of those roots. A folder of objects that an Argo CD Application
+kept in another root syncs is tied to that root (planned with it).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+
+from . import knowledge
+from .inventory import Manifest, Repo
+
+ROLLOUT = knowledge.load("runbook")["rollout_order"]
+SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
+
+
+def root_of(m: Manifest) -> str:
+    return posixpath.dirname(m.tf_path or m.path) or "."
+
+
+def inside(d: str, root: str) -> bool:
+    """Is directory d the root directory itself or below it?"""
+    return root == "." or d == root or d.startswith(root + "/")
+
+
+def outermost(dirs: set[str]) -> list[str]:
+    """The directories of a set that no other directory of the set contains."""
+    return sorted(d for d in dirs if not any(a != d and inside(d, a) for a in dirs))
+
+
+def candidate_dirs(manifests: list[Manifest], charts: list) -> list[str]:
+    """Directories that each stand for one cluster: where the Karpenter chart is installed or Karpenter objects
+    are kept; a directory inside another one belongs to it."""
+    objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
+    installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+    roots = outermost(objects | installs)
+    if len(installs) == 1 and len(roots) > 1:
+        # one chart install for the whole repository (GitOps: apps/ beside the manifests' folders): one cluster,
+        # rooted where its folders meet
+        common = posixpath.commonpath(roots) if "." not in roots else "."
+        return [common or "."]
+    return roots or ["."]
+
+
+def cluster_roots(manifests: list[Manifest], charts: list) -> list[str]:
+    """The candidate directories alone (no shared folders resolved): for callers without a repository."""
+    return candidate_dirs(manifests, charts)
+
+
+def _module_users(repo: Repo, d: str) -> set[str]:
+    """The root modules that call directory d by relative source, directly or through other modules."""
+    from .resolve import callers
+    out: set[str] = set()
+    seen = {d}
+    frontier = [d]
+    while frontier:
+        x = frontier.pop()
+        found = [posixpath.dirname(cp) or "." for cp, _ in callers(repo, x)]
+        found = [c for c in found if not inside(c, d)]
+        if not found and x != d:
+            out.add(x)
+        for c in found:
+            if c not in seen:
+                seen.add(c)
+                frontier.append(c)
+    return out
+
+
+def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
+    """The kustomizations outside d that build every object file of d (d is a base several overlays build)."""
+    from .kustomize import leaf_kustomizations, scan
+    if not scan(repo):
+        return set()
+    files = {m.path for m in manifests if not m.tf_path and m.kind not in SKIP_KINDS and inside(root_of(m), d)}
+    out: set[str] = set()
+    for f in sorted(files):
+        leaves = [k for k in leaf_kustomizations(repo, f) if not inside(k or ".", d)]
+        if not leaves:
+            return set()            # a file of d is applied by d itself: d is a cluster's own folder
+        out.update(k or "." for k in leaves)
+    return out
+
+
+class Fleet:
+    """The cluster roots of a repository and, for every file, the roots that use it."""
+
+    def __init__(self, repo: Repo, manifests: list[Manifest], charts: list):
+        self.repo = repo
+        candidates = candidate_dirs(manifests, charts)
+        installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+        self.shared: dict[str, set[str]] = {}       # shared folder -> the directories that use it
+        if candidates != ["."]:
+            for d in candidates:
+                users = _module_users(repo, d)
+                if not users and d not in installs:
+                    users = _kustomize_users(repo, d, manifests)
+                if users:
+                    self.shared[d] = users
+        dirs = (set(candidates) - set(self.shared)) | {u for us in self.shared.values() for u in us}
+        self.paths: list[str] = outermost(dirs) or ["."]
+        self._owner: dict[str, str] = {}
+        self.tied: dict[str, str] = {}
+        self.tied = self._tied(manifests)
+        self._owner.clear()
+
+    # -- which root a file belongs to -------------------------------------------------------------------------------
+
+    def _nearest(self, d: str) -> str:
+        above = [r for r in self.paths if inside(d, r)]
+        if above:
+            return max(above, key=len)
+
+        def shared(r: str) -> int:
+            n = 0
+            for a, b in zip(d.split("/"), r.split("/")):
+                if a != b:
+                    break
+                n += 1
+            return n
+        return max(self.paths, key=lambda r: (shared(r), -self.paths.index(r)))
+
+    def _shared_dir(self, d: str) -> str | None:
+        return max((s for s in self.shared if inside(d, s)), key=len, default=None)
+
+    def users(self, path: str) -> tuple[str, ...]:
+        """Every cluster root that uses a file (several for a shared module's or base's files), in rollout order."""
+        d = posixpath.dirname(path) or "."
+        s = self._shared_dir(d)
+        if s is not None:
+            found = {self.tied.get(r, r) for r in (self._nearest(u) for u in self.shared[s])}
+            return tuple(sorted(found, key=rollout_key))
+        return (self.owner(path),)
+
+    def owner(self, path: str) -> str:
+        """The cluster root a file belongs to: its nearest root ancestor (the first user of a shared folder), else
+        the root sharing most of its path."""
+        o = self._owner.get(path)
+        if o is None:
+            d = posixpath.dirname(path) or "."
+            s = self._shared_dir(d)
+            if s is not None:
+                o = self.users(path)[0]
+            else:
+                r = self._nearest(d)
+                o = self.tied.get(r, r)
+            self._owner[path] = o
+        return o
+
+    def owns(self, root: str, path: str) -> bool:
+        return root in self.users(path)
+
+    @property
+    def planned(self) -> list[str]:
+        """The roots planned on their own (a tied folder is planned with the root whose Application syncs it)."""
+        return [r for r in self.paths if r not in self.tied]
+
+    def _tied(self, manifests: list[Manifest]) -> dict[str, str]:
+        """Folders of objects that an Argo CD Application kept in another cluster root syncs (its `path:`, directly
+        or through the kustomizations that build them): folder root -> the Application's root, when that is one."""
+        from .kustomize import app_files, deployers
+        files = app_files(self.repo)
+        if not files:
+            return {}
+        found: dict[str, set[str]] = {}
+        for m in manifests:
+            if m.tf_path or m.kind in SKIP_KINDS or self._shared_dir(posixpath.dirname(m.path) or "."):
+                continue
+            r = self._nearest(posixpath.dirname(m.path) or ".")
+            for how, what in deployers(self.repo, m.path):
+                if how == "argocd" and what in files and self._nearest(posixpath.dirname(files[what]) or ".") != r:
+                    found.setdefault(r, set()).add(self._nearest(posixpath.dirname(files[what]) or "."))
+        return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
+
+
+def rollout_key(path: str) -> tuple[int, str]:
+    """Sort key for the order teams roll out in: development, staging, others, production (knowledge/runbook.yaml
+    `rollout_order`), then by path."""
+    return (tier_of(path)[0], path)
+
+
+def tier_of(path: str) -> tuple[int, str]:
+    parts: set[str] = set()
+    for segment in path.lower().split("/"):
+        words = [w for w in re.split(r"[_.\-]", segment) if w]
+        parts.update(words)
+        parts.update("-".join(pair) for pair in zip(words, words[1:]))      # non-prod, pre-prod
+    for i, row in enumerate(ROLLOUT):
+        if parts & set(row["words"]):
+            return i, row["tier"]
+    return next((i, row["tier"]) for i, row in enumerate(ROLLOUT) if not row["words"])
