@@ -269,12 +269,9 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
         if r in fixed:
             chain, wanted = [fixed[r][0]], fixed[r][1]
-    elif phase is not None and chain:
-        # an explicit phase names its hop (e.g. re-checking a finished hop's cleanup)
-        chain = chain[next((i for i, h in enumerate(chain) if phase in registry.phases(h)), 0):]
     else:
         # hops the chart version alone put this root in (its objects are past them): skip those with nothing to do
-        while len(chain) > 1 and chain[0].get("implemented") and \
+        while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
                 (objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(objects_era)) and \
                 not _has_work(chain[0], ctx, registry.phases(chain[0])):
             chain.pop(0)

@@ -33,11 +33,9 @@ def outermost(dirs: set[str]) -> list[str]:
     return sorted(d for d in dirs if not any(a != d and inside(d, a) for a in dirs))
 
 
-def candidate_dirs(manifests: list[Manifest], charts: list) -> list[str]:
+def candidate_dirs(objects: set[str], installs: set[str]) -> list[str]:
     """Directories that each stand for one cluster: where the Karpenter chart is installed or Karpenter objects
     are kept; a directory inside another one belongs to it."""
-    objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
-    installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
     roots = outermost(objects | installs)
     if len(installs) == 1 and len(roots) > 1:
         # one chart install for the whole repository (GitOps: apps/ beside the manifests' folders): one cluster,
@@ -48,8 +46,9 @@ def candidate_dirs(manifests: list[Manifest], charts: list) -> list[str]:
 
 
 def cluster_roots(manifests: list[Manifest], charts: list) -> list[str]:
-    """The candidate directories alone (no shared folders resolved): for callers without a repository."""
-    return candidate_dirs(manifests, charts)
+    """The candidate directories alone, without a repository to resolve shared folders with."""
+    return candidate_dirs({root_of(m) for m in manifests if m.kind not in SKIP_KINDS},
+                          {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"})
 
 
 def _module_users(repo: Repo, d: str) -> set[str]:
@@ -91,17 +90,26 @@ class Fleet:
 
     def __init__(self, repo: Repo, manifests: list[Manifest], charts: list):
         self.repo = repo
-        candidates = candidate_dirs(manifests, charts)
+        objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
         installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
         self.shared: dict[str, set[str]] = {}       # shared folder -> the directories that use it
-        if candidates != ["."]:
+        # a Terraform module called by relative source stands for the root modules that call it
+        for d in sorted(objects | installs):
+            users = _module_users(repo, d) if d != "." else set()
+            if users:
+                self.shared[d] = users
+        installs = {u for d in installs for u in self.shared.get(d, {d})}
+        candidates = candidate_dirs({u for d in objects for u in self.shared.get(d, {d})}, installs)
+        if candidates == ["."]:
+            self.shared.clear()
+        else:
+            # a folder of objects that kustomizations elsewhere build (a base): it stands for those clusters
             for d in candidates:
-                users = _module_users(repo, d)
-                if not users and d not in installs:
+                if d not in installs and d not in self.shared:
                     users = _kustomize_users(repo, d, manifests)
-                if users:
-                    self.shared[d] = users
-        dirs = (set(candidates) - set(self.shared)) | {u for us in self.shared.values() for u in us}
+                    if users:
+                        self.shared[d] = users
+        dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
         self.tied: dict[str, str] = {}

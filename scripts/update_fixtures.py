@@ -26,6 +26,27 @@ def options_for(fixture: Path) -> Options:
     return Options(**json.loads(f.read_text())) if f.exists() else Options()
 
 
+def walk(fx: Path, opts: Options) -> None:
+    """A walk fixture (walk.json {"to"}): `apply --to <to>` run after run until nothing changes; the tree after run n
+    is expected-run-<n>, the runbook planned after it runbook-run-<n>.md; walk.json records the number of runs."""
+    spec = json.loads((fx / "walk.json").read_text())
+    for old in list(fx.glob("expected-run-*")) + list(fx.glob("runbook-run-*.md")):
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "tree"
+        shutil.copytree(fx / "input", work, symlinks=True)
+        runs = 0
+        while run_phase(work, None, opts, spec["to"]):
+            runs += 1
+            shutil.copytree(work, fx / f"expected-run-{runs}", symlinks=True)
+            runbook = render_markdown(make_plan(work, to=spec["to"], options=opts)).replace(str(work), "tree")
+            (fx / f"runbook-run-{runs}.md").write_text(runbook, newline="")
+            if runs > 20:
+                raise SystemExit(f"{fx.name}: the walk does not end")
+    spec["runs"] = runs
+    (fx / "walk.json").write_text(json.dumps(spec) + "\n")
+
+
 def hop_of(fixture: Path) -> tuple[str, list[tuple[str, str]]]:
     """Same layout as tests/conftest.py fixture_hop: hop.json {"to", "phases"}, else the first hop."""
     f = fixture / "hop.json"
@@ -35,7 +56,7 @@ def hop_of(fixture: Path) -> tuple[str, list[tuple[str, str]]]:
     return d["to"], [(p, f"expected-{p}") for p in d["phases"]]
 
 
-def run_phase(tree: Path, phase: str, opts: Options, to: str | None = None) -> bool:
+def run_phase(tree: Path, phase: str | None, opts: Options, to: str | None = None) -> bool:
     plan = make_plan(tree, to=to, phase=phase, options=opts)
     apply_changes(plan.root, plan.changes)
     return bool(plan.changes)
@@ -50,6 +71,10 @@ def main(names: list[str]) -> None:
         (fx / "runbook.md").write_text(runbook, newline="")
         if fx.name == "terraform-eks":
             (FIXTURES.parent / "docs" / "example-runbook.md").write_text(runbook, newline="")
+        if (fx / "walk.json").exists():
+            walk(fx, opts)
+            print(f"updated {fx.name}")
+            continue
         to, phases = hop_of(fx)
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "tree"

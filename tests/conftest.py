@@ -14,8 +14,20 @@ SHARED = ROOT.parent / "shared"
 FIXTURE_NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "input").is_dir())
 
 
-def fixture_hop(name: str) -> tuple[str, list[tuple[str, str]]]:
-    """(target, [(phase, expected tree folder)]) of a fixture: fixtures/<name>/hop.json, else the first hop."""
+def fixture_walk(name: str) -> dict | None:
+    """fixtures/<name>/walk.json {"to", "runs"}: a repository walked run by run (each run applies every cluster root's
+    own next phase, no --phase) to the end; expected-run-<n> is the tree after run n, runbook-run-<n>.md the runbook
+    planned after it."""
+    f = FIXTURES / name / "walk.json"
+    return json.loads(f.read_text()) if f.exists() else None
+
+
+def fixture_hop(name: str) -> tuple[str, list[tuple[str | None, str]]]:
+    """(target, [(phase, expected tree folder)]) of a fixture: fixtures/<name>/hop.json, else the first hop. A walk
+    fixture's phases are None (each root's own next phase), one per run."""
+    walk = fixture_walk(name)
+    if walk is not None:
+        return walk["to"], [(None, f"expected-run-{i}") for i in range(1, walk["runs"] + 1)]
     f = FIXTURES / name / "hop.json"
     if not f.exists():
         return "v1beta1", [("prepare", "expected"), ("cleanup", "expected-cleanup")]

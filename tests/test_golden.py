@@ -9,7 +9,7 @@ import pytest
 from migrator.apply import apply_changes
 from migrator.plan import make_plan
 
-from .conftest import FIXTURE_NAMES, FIXTURES, fixture_hop, fixture_options, read_tree
+from .conftest import FIXTURE_NAMES, FIXTURES, fixture_hop, fixture_options, fixture_walk, read_tree
 
 FIRST_HOP = [n for n in FIXTURE_NAMES if fixture_hop(n)[0] == "v1beta1"]
 
@@ -41,8 +41,9 @@ def test_phases_match_expected_trees(name, tree):
             _assert_same_tree(read_tree(root), read_tree(expected))
         else:
             assert plan.changes == [], f"{phase} changes files but {folder} is missing"
-        again = make_plan(root, to=to, phase=phase, options=opts)
-        assert again.changes == [], f"{phase} is not idempotent"
+        if phase is not None:                   # a walk's next run has the next phase's changes
+            again = make_plan(root, to=to, phase=phase, options=opts)
+            assert again.changes == [], f"{phase} is not idempotent"
 
 
 @pytest.mark.parametrize("name", FIRST_HOP)
@@ -74,6 +75,8 @@ def rerender_by_hand(root, plan) -> bool:
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 def test_default_phase_is_the_next_phase_with_work(name, tree):
+    if fixture_walk(name) is not None:
+        pytest.skip("a walk fixture plans each root's own phase: tests/test_fleet.py walks it")
     root = tree(name)
     opts = fixture_options(name)
     to, phases = fixture_hop(name)

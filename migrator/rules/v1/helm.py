@@ -68,7 +68,7 @@ def run(ctx, phase: str) -> HelmResult:
         rows, crd_rows = gate_rows("karpenter"), gate_rows("karpenter-crd")
     tgt = targets(phase, ctx.chart_version)
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets=tgt, rows=rows,
-                   crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt)).run()
+                   crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt), owns=ctx.owns).run()
     ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
     beta = [m for m in ctx.manifests if m.era == "beta" and m.kind in ("NodePool", "EC2NodeClass")]
     if phase == "manifests" and cur is not None and cur >= (1, 1) and beta and ci is not None:

@@ -34,7 +34,7 @@ def _helm(ctx, phase: str, done: dict) -> HelmResult:
     # a root that only installs the chart (GitOps: apps/ beside the manifests' folder) keeps the values the
     # repository's alpha objects still rely on
     manifests = ctx.manifests or ctx.all_manifests
-    return HelmRule(ctx.repo, manifests, ctx.charts, phase, _blocked(done)).run()
+    return HelmRule(ctx.repo, manifests, ctx.charts, phase, _blocked(done), owns=ctx.owns).run()
 
 
 def _deleted(done: dict) -> list[tuple[str, int, int]]:

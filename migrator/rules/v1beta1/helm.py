@@ -61,13 +61,14 @@ class HelmRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], charts: list[ChartInstall], phase: str,
                  blocked_alpha: set[tuple[str, str]] | None = None, *, hop: str = HOP, rule: str = RULE,
                  targets: dict[str, str] | None = None, rows: list[dict] | None = None, bump: bool | None = None,
-                 add_crd_release: bool | None = None, crd_rows: list[dict] | None = None):
+                 add_crd_release: bool | None = None, crd_rows: list[dict] | None = None, owns=None):
         """Defaults are the first hop's; a later hop passes its own key, chart targets (chart -> version, a
         missing chart is left alone), value rows, and whether this phase bumps versions / adds a CRD release."""
         self.repo = repo
         self.manifests = manifests
         self.charts = charts
         self.phase = phase
+        self.owns = owns            # this cluster root's files: a shared module's version is set where it passes it
         self.hop = hop
         self.rule = rule
         if targets is None:
@@ -340,6 +341,8 @@ class HelmRule:
                          f'pin version = "{format_version(target, "v0")}" until the migration is done')
             return
         sites, why = definition_sites(self.repo, ci.path, ci.version)
+        if self.owns is not None:
+            sites = [x for x in sites if self.owns(x.path)] or sites
         if not sites:
             self.finding("MIG-HELM-006", "error", ci.path, hclsrc.line_of(self.repo.text(ci.path), ci.version.start),
                          f"{ci.address}: the chart version ({ci.version.source}) cannot be changed here: {why}",

@@ -21,6 +21,7 @@ from ...edits import TextEdit, indent_at, line_end, line_start, to_newline
 from ...inventory import Manifest, Repo
 from ...model import Finding
 from ...policies import Policy, Statement, scan_policies
+from ...placement import align_attributes
 from ...sources import hcl as hclsrc
 
 RULE = "v1beta1/iam"
@@ -282,14 +283,14 @@ class IamRule:
             rows = [("sid", hclsrc.quote(st["Sid"])), ("effect", hclsrc.quote(st["Effect"])),
                     ("actions", _hlist(_as_list(st["Action"]), ind + step)),
                     ("resources", _hlist(_as_list(st["Resource"]), ind + step))]
-            w = max(len(k) for k, _ in rows)
-            lines = ["statement {"] + [f"{ind}{step}{k.ljust(w)} = {v}" for k, v in rows]
+            lines = ["statement {"] + [f"{ind}{step}{k} = {v}" for k, v in rows]
             for test, kv in (st.get("Condition") or {}).items():
                 for k, v in kv.items():
                     lines += ["", f"{ind}{step}condition {{", f"{ind}{step * 2}test     = {hclsrc.quote(test)}",
                               f"{ind}{step * 2}variable = {hclsrc.quote_template(k)}",
                               f"{ind}{step * 2}values   = {_hlist(_as_list(v))}", f"{ind}{step}}}"]
-            return "\n".join(lines + [f"{ind}}}"])
+            # `=` aligned as terraform fmt does: a value spanning several lines ends the run
+            return align_attributes("\n".join(lines + [f"{ind}}}"]))
         if pol.syntax == "hcl":
             body = hclsrc.render_value(st, {}, ind, "  ", template_strings=True)
             return body if pol.style.get("sep", "=") == "=" else re.sub(r"^(\s*\S+)( +)= ", r"\1\2: ", body, flags=re.M)

@@ -75,7 +75,7 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
     target, values, crd = vp.target, vp.rows, vp.crd_rows
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
-                   bump=True, add_crd_release=True).run()
+                   bump=True, add_crd_release=True, owns=ctx.owns).run()
     res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None)
     return res
 

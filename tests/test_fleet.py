@@ -1,0 +1,270 @@
+"""Staged rollouts: every cluster root planned at its own step (fixtures/fleet-staged and small repositories)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator import knowledge
+from migrator.apply import apply_changes
+from migrator.cli import app
+from migrator.plan import UsageError, make_plan
+from migrator.render.markdown import render as render_markdown
+from migrator.roots import Fleet, rollout_key, tier_of
+
+from .conftest import FIXTURES, fixture_walk, read_tree
+from .test_golden import _assert_same_tree
+
+FLEET = FIXTURES / "fleet-staged"
+NEWEST = knowledge.load("minors")["newest"]
+DEV, STAGE, PROD = "clusters/dev-eu", "clusters/stage-eu", "clusters/prod-eu"
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    root = tmp_path / "tree"                   # the name the golden runbooks were made under
+    shutil.copytree(FLEET / "input", root)
+    return root
+
+
+def _json(args):
+    r = CliRunner().invoke(app, args)
+    return r.exit_code, json.loads(r.stdout)
+
+
+def _others_named(plan) -> list[tuple[str, str, str]]:
+    """(root, finding code, other root) for every finding of a root that names another root's file or folder."""
+    paths = [r.path for r in plan.roots]
+    out = []
+    for r in plan.roots:
+        for f in r.findings:
+            if f.code == "MIG-ROOT-001":        # names the roots that hold a shared file back, by design
+                continue
+            text = " ".join((f.path, f.message, f.manual_step))
+            out += [(r.path, f.code, o) for o in paths if o != r.path and o + "/" in text]
+    return out
+
+
+def test_first_plan_puts_each_root_at_its_own_step():
+    plan = make_plan(FLEET / "input", to="latest")
+    got = {r.path: (r.era, r.chart, r.hop_from, r.hop_to, r.phase) for r in plan.roots}
+    assert got == {PROD: ("v1alpha5", "0.31.4", "v1alpha5", "v1beta1", "prepare"),
+                   DEV: ("v1beta1", "0.36.2", "v1beta1", "v1", "patch-upgrade"),
+                   STAGE: ("v1", "1.0.8", "v1", NEWEST, "upgrade")}
+    assert [r.path for r in plan.roots] == [DEV, STAGE, PROD]         # the rollout order
+    assert not plan.has_errors and plan.hop is None and plan.phase == ""
+    assert not any(f.code == "MIG-MOD-002" for f in plan.findings)
+
+
+def test_walk_to_the_end_matches_the_expected_trees_and_runbooks(fleet):
+    """apply --to latest --write again and again (no --phase) until plan --detailed-exitcode returns 0: every tree and
+    runbook on the way is the golden one, no error finding appears, and every root ends on v1 and the newest chart."""
+    walk = fixture_walk("fleet-staged")
+    held = set()
+    for run in range(1, walk["runs"] + 1):
+        plan = make_plan(fleet, to=walk["to"])
+        assert not plan.has_errors, [f for f in plan.findings if f.severity == "error"]
+        assert plan.changes, f"run {run} has nothing to write"
+        assert _others_named(plan) == []
+        held |= {(r.path, p) for r in plan.roots for p in r.held}
+        apply_changes(plan.root, plan.changes)
+        _assert_same_tree(read_tree(fleet), read_tree(FLEET / f"expected-run-{run}"))
+        got = render_markdown(make_plan(fleet, to=walk["to"]))
+        assert got == (FLEET / f"runbook-run-{run}.md").read_text(), f"runbook-run-{run}.md is stale"
+    end = make_plan(fleet, to=walk["to"])
+    assert end.changes == [] and not end.has_errors
+    assert {(r.era, r.chart) for r in end.roots} == {("v1", NEWEST)}
+    assert held == {(DEV, "modules/karpenter-chart/main.tf")}       # the shared module waited for prod-eu
+    code = CliRunner().invoke(app, ["plan", str(fleet), "--to", "latest", "--detailed-exitcode"]).exit_code
+    assert code == 0
+
+
+def test_shared_module_moves_with_the_earliest_root(fleet):
+    apply_changes(fleet, make_plan(fleet, to="latest").changes)
+    plan = make_plan(fleet, to="latest")
+    dev = next(r for r in plan.roots if r.path == DEV)
+    assert dev.phase == "controller" and dev.held == ["modules/karpenter-chart/main.tf"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-ROOT-001"]
+    assert f.severity == "warning" and f.path == "modules/karpenter-chart/main.tf"
+    assert PROD in f.message and "v1alpha5 -> v1beta1, phase cleanup" in f.message
+    assert "modules/karpenter-chart/main.tf" not in {c.path for c in plan.changes}
+    # the same file, once the earliest root is there, moves for both in one edit
+    for _ in range(2):
+        apply_changes(fleet, make_plan(fleet, to="latest").changes)
+    plan = make_plan(fleet, to="latest")
+    assert {r.path: r.phase for r in plan.roots}[PROD] == "controller"
+    (c,) = [c for c in plan.changes if c.path == "modules/karpenter-chart/main.tf"]
+    assert "settings.featureGates.drift" in c.old and "settings.featureGates.drift" not in c.new
+    assert {r.path for r in plan.roots if c.path in r.changes} == {DEV, PROD}
+
+
+def test_root_selects_exactly_one_roots_changes():
+    code, d = _json(["plan", str(FLEET / "input"), "--to", "latest", "--root", DEV, "--format", "json"])
+    assert code == 0 and [r["path"] for r in d["roots"]] == [DEV]
+    assert {c["path"] for c in d["changes"]} == {f"{DEV}/main.tf", f"{DEV}/iam.tf"}
+    assert all(s["root"] == DEV for s in d["steps"])
+    assert d["hop"] == {"from": "v1beta1", "to": "v1"} and d["phase"] == "patch-upgrade"   # one root: shared
+    assert all(not f["path"] or f["path"].startswith(DEV) for f in d["findings"])
+    whole = make_plan(FLEET / "input", to="latest")
+    one = next(r for r in whole.roots if r.path == DEV)
+    assert sorted(one.changes) == sorted(c["path"] for c in d["changes"])
+
+
+def test_a_path_that_is_no_root_is_a_usage_error():
+    with pytest.raises(UsageError, match="clusters/dev-eu, clusters/stage-eu, clusters/prod-eu"):
+        make_plan(FLEET / "input", only=["clusters"])
+    r = CliRunner().invoke(app, ["plan", str(FLEET / "input"), "--root", "modules/karpenter-chart"])
+    assert r.exit_code == 1 and "not a cluster root" in r.stderr
+    assert make_plan(FLEET / "input", only=["./clusters/prod-eu/"]).roots[0].path == PROD
+
+
+def test_phase_applies_to_the_roots_whose_hop_has_it():
+    plan = make_plan(FLEET / "input", to="latest", phase="patch-upgrade")
+    assert {r.path: r.phase for r in plan.roots} == {DEV: "patch-upgrade", STAGE: "", PROD: ""}
+    assert {p for r in plan.roots for p in r.changes} == {f"{DEV}/main.tf", f"{DEV}/iam.tf"}
+    with pytest.raises(UsageError, match="no cluster root stands in a hop with that phase"):
+        make_plan(FLEET / "input", to="latest", phase="nonsense")
+
+
+def test_json_schema_2_roots():
+    code, d = _json(["plan", str(FLEET / "input"), "--to", "latest", "--format", "json"])
+    assert code == 0 and d["schema"] == 2
+    assert "hop" not in d and "phase" not in d          # the roots stand at different steps
+    r = {x["path"]: x for x in d["roots"]}
+    assert set(r[DEV]) >= {"path", "objects", "era", "chart", "state", "hop", "phase", "next", "later", "changes",
+                           "held", "steps", "findings", "tier"}
+    assert r[PROD]["hop"] == {"from": "v1alpha5", "to": "v1beta1"} and r[PROD]["tier"] == "production"
+    assert r[PROD]["next"].startswith("phase cleanup; v1beta1 → v1")
+    ids = {s["id"] for s in d["steps"]}
+    assert all(set(x["steps"]) <= ids for x in d["roots"])
+    assert all(c["roots"] for c in d["changes"])
+    for fmt in ("sarif", "github", "gitlab", "markdown"):
+        assert CliRunner().invoke(app, ["plan", str(FLEET / "input"), "--format", fmt]).exit_code == 0
+
+
+def test_text_output_starts_with_the_status_table():
+    r = CliRunner().invoke(app, ["plan", str(FLEET / "input"), "--to", "latest"], env={"COLUMNS": "200"})
+    head = r.stdout.split("Summary")[0]
+    assert "3 cluster roots at 3 different steps" in head and "Cluster roots" in head
+    for path, now in ((DEV, "v1beta1 -> v1, phase patch-upgrade"), (PROD, "v1alpha5 -> v1beta1, phase prepare")):
+        assert path in head and now in head
+
+
+def test_runbook_has_one_section_per_root_in_rollout_order():
+    doc = render_markdown(make_plan(FLEET / "input", to="latest"))
+    heads = [ln for ln in doc.splitlines() if ln.startswith("## Cluster root")]
+    assert heads == [f"## Cluster root `{DEV}` (development)", f"## Cluster root `{STAGE}` (staging)",
+                     f"## Cluster root `{PROD}` (production)"]
+    assert "development first, then staging" in doc
+    dev = doc.split(heads[0])[1].split(heads[1])[0]
+    assert "terraform -chdir=clusters/dev-eu" in dev and "clusters/prod-eu" not in dev
+    r = CliRunner().invoke(app, ["runbook", str(FLEET / "input"), "--to", "latest", "--root", PROD])
+    assert r.exit_code == 0 and "## Cluster root" not in r.stdout and "v1alpha5 → v1beta1" in r.stdout
+
+
+def test_saved_plan_records_each_root_and_refuses_a_moved_one(fleet, tmp_path):
+    out = tmp_path / "plan.json"
+    assert CliRunner().invoke(app, ["plan", str(fleet), "--to", "latest", "--out", str(out)]).exit_code == 0
+    doc = json.loads(out.read_text())
+    assert doc["version"] == 2 and {r["path"]: r["phase"] for r in doc["roots"]} == \
+        {DEV: "patch-upgrade", STAGE: "upgrade", PROD: "prepare"}
+    r = CliRunner().invoke(app, ["apply", str(out)])
+    assert r.exit_code == 0 and f"{PROD}: v1alpha5 -> v1beta1, phase prepare" in r.stdout
+    doc["migrator"] = "0.0.0-other"
+    out.write_text(json.dumps(doc))
+    r = CliRunner().invoke(app, ["apply", str(out), "--write"])
+    assert r.exit_code == 1 and "run migrator plan again" in r.stderr
+
+
+MODULE = '''module "karpenter" {{
+  source  = "terraform-aws-modules/eks/aws//modules/karpenter"
+  version = "{version}"
+
+  cluster_name = "{name}"
+}}
+
+resource "helm_release" "karpenter" {{
+  namespace  = "karpenter"
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = "{chart}"
+}}
+'''
+NODEPOOL = '''apiVersion: karpenter.sh/{api}
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        name: default
+      requirements:
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: ["on-demand"]
+'''
+PROVISIONER = '''apiVersion: karpenter.sh/v1alpha5
+kind: Provisioner
+metadata:
+  name: default
+spec:
+  providerRef:
+    name: default
+'''
+
+
+def test_one_clusters_provisioners_never_blame_anothers_module(tmp_path):
+    """The issue's example: a v20 module in a v1beta1 root is fine although another root still has Provisioners."""
+    for name, version, chart, obj in (("prod-eu", "19.21.0", "v0.31.4", PROVISIONER),
+                                      ("dev-eu", "20.24.0", "0.36.2", NODEPOOL.format(api="v1beta1"))):
+        d = tmp_path / "clusters" / name
+        d.mkdir(parents=True)
+        (d / "main.tf").write_text(MODULE.format(version=version, name=name, chart=chart))
+        (d / "nodepool.yaml").write_text(obj)
+    plan = make_plan(tmp_path, to="latest", options=None)
+    assert not any(f.code == "MIG-MOD-002" for f in plan.findings)
+    assert {r.path: r.era for r in plan.roots} == {"clusters/prod-eu": "v1alpha5", "clusters/dev-eu": "v1beta1"}
+    assert _others_named(plan) == []
+
+
+def test_a_v1_root_is_not_held_by_stale_v1beta1_text_elsewhere(tmp_path):
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "main.tf").write_text(MODULE.format(version="20.37.2", name="live", chart="1.9.2")
+                                               .replace('  cluster_name = "live"\n',
+                                                        '  cluster_name = "live"\n\n  enable_v1_permissions = true\n'))
+    (tmp_path / "live" / "nodepool.yaml").write_text(NODEPOOL.format(api="v1").replace(
+        "        name: default", "        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default"))
+    (tmp_path / "other").mkdir()                # a second cluster: the repository holds several
+    (tmp_path / "other" / "main.tf").write_text(MODULE.format(version="20.24.0", name="other", chart="0.37.8"))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "old-nodepool.yaml").write_text(NODEPOOL.format(api="v1beta1"))
+    plan = make_plan(tmp_path, to="latest")
+    live = next(r for r in plan.roots if r.path == "live")
+    assert (live.era, live.hop_from, live.phase) == ("v1", "v1", "upgrade")
+    assert next(r for r in plan.roots if r.path == "docs").hop_from == "v1beta1"
+
+
+@pytest.mark.parametrize("path,tier", [("envs/dev", "development"), ("clusters/non-prod", "development"),
+                                       ("clusters/pre-prod", "staging"), ("clusters/stage-eu", "staging"),
+                                       ("clusters/blue", "other"), ("envs/production/eu", "production"),
+                                       ("clusters/prod-eu", "production")])
+def test_rollout_tiers(path, tier):
+    assert tier_of(path)[1] == tier
+
+
+def test_rollout_order_is_development_to_production():
+    roots = ["envs/prod", "envs/blue", "envs/staging", "envs/dev"]
+    assert sorted(roots, key=rollout_key) == ["envs/dev", "envs/staging", "envs/blue", "envs/prod"]
+
+
+def test_kustomize_base_belongs_to_every_overlay():
+    from migrator.inventory import Repo, scan_charts, scan_manifests
+    repo = Repo(FIXTURES / "kustomize-overlays" / "input")
+    fleet = Fleet(repo, scan_manifests(repo), scan_charts(repo))
+    assert fleet.paths == ["karpenter/overlays/dev", "karpenter/overlays/prod"]
+    assert fleet.users("karpenter/base/provisioner.yaml") == ("karpenter/overlays/dev", "karpenter/overlays/prod")
+    assert fleet.users("karpenter/overlays/prod/kustomization.yaml") == ("karpenter/overlays/prod",)
