@@ -8,6 +8,9 @@
 - `services/svc-NNNN/main.tf`: unrelated Terraform of realistic size: security groups with rules, buckets with
   policies, IAM roles and an `aws_iam_policy_document` (some with EC2 actions, none Karpenter's);
 - `k8s/app-NNNN.yaml`: every tenth unrelated file is Kubernetes YAML (Deployment + Service + ConfigMap).
+
+With `--mixed`, the cluster roots stand at three different steps (staged rollouts, the shape of fixtures/fleet-staged):
+one in three on v1alpha5, one on v1beta1, one on v1, all installing the charts through one shared module.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ import shutil
 from pathlib import Path
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "terraform-eks" / "input"
+FLEET = Path(__file__).resolve().parents[1] / "fixtures" / "fleet-staged" / "input"
+ERAS = ["prod-eu", "dev-eu", "stage-eu"]          # v1alpha5, v1beta1, v1 (fixtures/fleet-staged/README.md)
 
 ACTIONS = ["s3:GetObject", "s3:PutObject", "s3:ListBucket", "dynamodb:GetItem", "dynamodb:PutItem", "logs:PutLogEvents",
            "logs:CreateLogStream", "sqs:SendMessage", "kms:Decrypt", "secretsmanager:GetSecretValue",
@@ -156,6 +161,15 @@ def cluster_root(dest: Path, i: int) -> None:
             p.write_text(p.read_text().replace("atlas", f"atlas{i:02d}"))
 
 
+def fleet_root(dest: Path, i: int) -> None:
+    """A root of fixtures/fleet-staged at one of its three eras (by i), with its own cluster name."""
+    src = FLEET / "clusters" / ERAS[i % 3]
+    shutil.copytree(src, dest)
+    for p in dest.rglob("*"):
+        if p.is_file():
+            p.write_text(p.read_text().replace(ERAS[i % 3], f"c{i:02d}"))
+
+
 def service(rng: random.Random, j: int) -> str:
     name = f"svc{j:04d}"
     ingress = "".join(INGRESS.format(port=rng.choice([80, 443, 5432, 6379, 8080, 9090]) + k, a=rng.randrange(250))
@@ -167,10 +181,12 @@ def service(rng: random.Random, j: int) -> str:
                           statements=stmts, seed=j)
 
 
-def generate(root: Path, roots: int, unrelated: int, seed: int = 7) -> dict:
+def generate(root: Path, roots: int, unrelated: int, seed: int = 7, mixed: bool = False) -> dict:
     rng = random.Random(seed)
+    if mixed:
+        shutil.copytree(FLEET / "modules", root / "modules")
     for i in range(roots):
-        cluster_root(root / "clusters" / f"c{i:02d}", i)
+        (fleet_root if mixed else cluster_root)(root / "clusters" / f"c{i:02d}", i)
     for j in range(unrelated):
         if j % 10 == 9:
             p = root / "k8s" / f"app-{j:04d}.yaml"
@@ -190,10 +206,11 @@ def main() -> None:
     ap.add_argument("--roots", type=int, default=50)
     ap.add_argument("--unrelated", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--mixed", action="store_true", help="cluster roots at three eras (v1alpha5, v1beta1, v1)")
     a = ap.parse_args()
     if a.out.exists():
         raise SystemExit(f"{a.out} exists")
-    info = generate(a.out, a.roots, a.unrelated, a.seed)
+    info = generate(a.out, a.roots, a.unrelated, a.seed, a.mixed)
     print(f"{a.out}: {info['files']} files, {info['bytes'] / 1e6:.1f} MB")
 
 

@@ -65,9 +65,11 @@ def main() -> None:
     mig = migrator_cmd()
     with tempfile.TemporaryDirectory() as tmp:
         one, many, big = Path(tmp) / "one", Path(tmp) / "many", Path(tmp) / "big"
+        mixed = Path(tmp) / "mixed"
         generate(one, 1, 0, a.seed)
         generate(many, a.roots, 0, a.seed)
         info = generate(big, a.roots, a.unrelated, a.seed)
+        generate(mixed, a.roots, a.unrelated, a.seed, mixed=True)
         print(f"trees: 1 root; {a.roots} roots; {a.roots} roots + {a.unrelated} unrelated files "
               f"({info['files']} files, {info['bytes'] / 1e6:.1f} MB); median of {a.runs} runs, whole process\n")
         rows = [
@@ -76,6 +78,8 @@ def main() -> None:
             ("plan, 1 root", mig + ["plan", str(one), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots", mig + ["plan", str(many), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots + {a.unrelated} unrelated", mig + ["plan", str(big), "--format", "json"], a.runs),
+            (f"plan, {a.roots} roots at 3 eras + {a.unrelated} unrelated",
+             mig + ["plan", str(mixed), "--to", "latest", "--format", "json"], a.runs),
             ("grep -rlI karpenter (same tree)", ["grep", "-rlI", "karpenter", str(big)], a.runs),
             ("naive python-hcl2 parse of every .tf (same tree)", [sys.executable, "-c", NAIVE, str(big)], 1),
             ("tree-sitter-hcl parse of every .tf (same tree)", [sys.executable, "-c", TREE_SITTER, str(big)], a.runs),
@@ -93,7 +97,9 @@ def main() -> None:
         print(f"\nplan with unrelated files / naive full parse: {big_t / naive:.1%}")
         print(f"plan with / without the unrelated files: {big_t / many_t:.2f}x")
         print(f"{a.roots} roots / ({a.roots} x 1 root): {many_t / (a.roots * one_t):.2f}")
-        print(f"error findings on the largest tree: {errors_in(big)}")
+        mixed_t = got[f"plan, {a.roots} roots at 3 eras + {a.unrelated} unrelated"]
+        print(f"{a.roots} roots at 3 eras / at one era (both + unrelated files): {mixed_t / big_t:.2f}x")
+        print(f"error findings on the largest tree: {errors_in(big)}; on the mixed-era tree: {errors_in(mixed)}")
 
 
 if __name__ == "__main__":

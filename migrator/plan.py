@@ -154,11 +154,13 @@ def detect_era(manifests: list[Manifest], chart: str | None = None) -> str:
 
 
 def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list, options: Options,
-              target: route.Target | None) -> list[tuple[str, registry.Context]]:
+              target: route.Target | None, only: set[str] | None = None) -> list[tuple[str, registry.Context]]:
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
     rendered = rendered_values(repo)
     for r in fleet.planned:
+        if only is not None and r not in only:
+            continue
         def owns(p: str, r: str = r) -> bool:
             return fleet.owns(r, p)
         mine = [c for c in charts if owns(c.path)]
@@ -220,8 +222,13 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     changed = {c.path for c in plan.changes}
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
-    fixed = {r.path: (r.hop, r.phase) for r in plan.every if r.hop is not None and r.phase}
-    again = _make_plan(patched, target, None, options, fixed=fixed, only=only)
+    # only the roots whose files changed are planned again (the others would find what they found); every root keeps
+    # its step, so a shared file held back for an earlier root stays held back
+    changed_roots = {r.path for r in plan.every if set(r.changes) & changed}
+    fixed = {r.path: (r.hop, r.phase, r.rank) for r in plan.every
+             if r.hop is not None and r.phase and r.path in changed_roots}
+    ranks = {r.path: r.rank for r in plan.every}
+    again = _make_plan(patched, target, None, options, fixed=fixed, only=only, ranks=ranks)
     if not again.changes:
         return
     bad = {c.path: c.rules for c in again.changes}
@@ -269,6 +276,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
         if r in fixed:
             chain, wanted = [fixed[r][0]], fixed[r][1]
+            rp.rank = fixed[r][2]
     else:
         # hops the chart version alone put this root in (its objects are past them): skip those with nothing to do
         while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
@@ -315,7 +323,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     edits, findings = registry.run(hop, wanted, ctx)
     rp.edits = [dataclasses.replace(x, root=r) if multi and isinstance(x, TextEdit) else x for x in edits]
     rp.findings.extend(findings)
-    for st in registry.steps(hop, ctx):
+    for st in (registry.steps(hop, ctx) if fixed is None else []):      # the second pass checks edits only
         # a step names this root's files only (a shared module's rules also see the other callers' files)
         st.files = [f for f in st.files if ctx.owns(f)]
         st.refs = [x for x in st.refs if ctx.owns(x.rsplit(":", 1)[0])]
@@ -337,7 +345,7 @@ def _identity(e) -> tuple:
     return ("delete", e.path)
 
 
-def _combine(rps: list[RootPlan], fleet: Fleet) -> list:
+def _combine(rps: list[RootPlan], fleet: Fleet, ranks: dict | None = None) -> list:
     """Every root's edits to the files it uses, as one list. A shared file (a module several roots call, a base several
     clusters build) moves with the earliest of its roots: the edits of roots further along wait, with a finding;
     roots at the same step make the same edits once."""
@@ -350,18 +358,19 @@ def _combine(rps: list[RootPlan], fleet: Fleet) -> list:
     out: list = []
     for path in sorted(per_file):
         per = per_file[path]
-        users = [u for u in fleet.users(path) if u in by_root]
-        earliest = min(by_root[u].rank for u in users)
+        users = [u for u in fleet.users(path) if u in by_root or u in (ranks or {})]
+        rank = {u: (ranks or {}).get(u, by_root[u].rank if u in by_root else (DONE,)) for u in users}
+        earliest = min(rank.values())
         seen: set = set()
         for u, edits in per.items():
             rp = by_root[u]
-            if rp.rank != earliest:
+            if rank[u] != earliest:
                 rp.held.append(path)
-                ahead = [x for x in users if by_root[x].rank == earliest]
+                ahead = [x for x in users if rank[x] == earliest]
                 rp.findings.append(Finding(
                     "MIG-ROOT-001", "warning", path, 0,
                     f"{path} is shared by the cluster roots {', '.join(users)}; it moves with the earliest of them "
-                    f"({', '.join(f'{x} at {_step(by_root[x])}' for x in ahead)}), so the changes {u} "
+                    f"({', '.join(f'{x} at {_step(by_root[x])}' for x in ahead if x in by_root)}), so the changes {u} "
                     f"({_step(rp)}) needs in it wait",
                     f"move {', '.join(ahead)} on first (migrator plan --root {ahead[0]}); this file follows when "
                     f"every root that uses it has reached {_step(rp)}"))
@@ -382,7 +391,9 @@ def _step(rp: RootPlan) -> str:
 
 
 def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: dict | None = None,
-               only: list[str] | None = None) -> Plan:
+               only: list[str] | None = None, ranks: dict | None = None) -> Plan:
+    """One pass. The second pass gives `fixed` (root -> (hop, phase, rank): the roots to plan again, each at its
+    step) and `ranks` (every root's step in the first pass)."""
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
     fleet = Fleet(repo, manifests, charts + scan_rendered(repo))
@@ -393,15 +404,15 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
         if selected is None or any(fleet.owns(r, m.tf_path or m.path) for r in selected):
             k = f"{m.kind} ({m.api_version})"
             plan.era_summary[k] = plan.era_summary.get(k, 0) + 1
-    contexts = _contexts(repo, fleet, manifests, charts, options, target)
-    multi = len(contexts) > 1
+    multi = len(fleet.planned) > 1
+    contexts = _contexts(repo, fleet, manifests, charts, options, target, None if fixed is None else set(fixed))
     rps = [_plan_root(r, ctx, target, phase, fixed, multi) for r, ctx in contexts]
     if phase is not None and fixed is None and any(rp.hop for rp in rps) and not any(rp.phase == phase for rp in rps):
         have = sorted({f"{rp.hop_from} -> {rp.hop_to}: {', '.join(p['name'] for p in rp.phases)}"
                        for rp in rps if rp.hop is not None})
         raise UsageError(f"--phase {phase}: no cluster root stands in a hop with that phase (" +
                          ("; ".join(have) or "every root is already on the target") + ")")
-    edits = _combine(rps, fleet)
+    edits = _combine(rps, fleet, ranks)
     keep = [rp for rp in rps if selected is None or rp.path in selected]
     plan.every = rps
     plan.roots = sorted(keep, key=lambda rp: rollout_key(rp.path))

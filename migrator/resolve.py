@@ -226,14 +226,16 @@ def _entry(expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
 
 def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
     """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
-    out = []
-    for p, b in repo.blocks("module"):
-        src = b.attr("source")
-        lit = src.literal() if src is not None else None
-        if isinstance(lit, str) and lit.startswith(("./", "../")) and \
-                posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)) == (module_dir or "."):
-            out.append((p, b))
-    return out
+    by_dir = getattr(repo, "_callers", None)
+    if by_dir is None:              # once per run: every module block, by the directory its source names
+        by_dir = {}
+        for p, b in repo.blocks("module"):
+            src = b.attr("source")
+            lit = src.literal() if src is not None else None
+            if isinstance(lit, str) and lit.startswith(("./", "../")):
+                by_dir.setdefault(posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)), []).append((p, b))
+        repo._callers = by_dir
+    return list(by_dir.get(module_dir or ".", []))
 
 
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list[Site], str]:

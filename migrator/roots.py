@@ -112,9 +112,11 @@ class Fleet:
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
+        self._users: dict[str, tuple[str, ...]] = {}
         self.tied: dict[str, str] = {}
         self.tied = self._tied(manifests)
-        self._owner.clear()
+        self._owner.clear()                         # answers given before the tied folders were known
+        self._users.clear()
 
     # -- which root a file belongs to -------------------------------------------------------------------------------
 
@@ -137,6 +139,12 @@ class Fleet:
 
     def users(self, path: str) -> tuple[str, ...]:
         """Every cluster root that uses a file (several for a shared module's or base's files), in rollout order."""
+        got = self._users.get(path)
+        if got is None:
+            got = self._users[path] = self._users_of(path)
+        return got
+
+    def _users_of(self, path: str) -> tuple[str, ...]:
         d = posixpath.dirname(path) or "."
         s = self._shared_dir(d)
         if s is not None:
