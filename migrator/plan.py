@@ -18,7 +18,7 @@ from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
-from .roots import SKIP_KINDS, Fleet, cluster_roots, rollout_key, tier_of  # noqa: F401
+from .roots import SKIP_KINDS, Fleet, rollout_key, tier_of
 from .rules import registry
 from .validate import reparse
 
@@ -147,10 +147,6 @@ def _objects(ms: list[Manifest]) -> str:
     for m in ms:
         counts[m.kind] = counts.get(m.kind, 0) + 1
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
-
-
-def detect_era(manifests: list[Manifest], chart: str | None = None) -> str:
-    return route.current_era(manifests, chart)
 
 
 def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list, options: Options,

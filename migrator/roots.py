@@ -45,12 +45,6 @@ def candidate_dirs(objects: set[str], installs: set[str]) -> list[str]:
     return roots or ["."]
 
 
-def cluster_roots(manifests: list[Manifest], charts: list) -> list[str]:
-    """The candidate directories alone, without a repository to resolve shared folders with."""
-    return candidate_dirs({root_of(m) for m in manifests if m.kind not in SKIP_KINDS},
-                          {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"})
-
-
 def _module_users(repo: Repo, d: str) -> set[str]:
     """The root modules that call directory d by relative source, directly or through other modules."""
     from .resolve import callers
