@@ -46,18 +46,28 @@ class EditConflict(ValueError):
 
 
 def apply_edits(text: str, edits: list[TextEdit]) -> str:
+    return apply_edits_at(text, edits)[0]
+
+
+def apply_edits_at(text: str, edits: list[TextEdit]) -> tuple[str, list[tuple[int, int]]]:
+    """The edited text and, for every edit, the span its text occupies in it."""
     ordered = sorted(edits, key=lambda e: (e.start, e.end, e.order))
     for a, b in zip(ordered, ordered[1:]):
         if b.start < a.end or (a.start == b.start and a.end > a.start and b.end > b.start):
             raise EditConflict(a.path, a, b)
     out = []
+    spans = []
     pos = 0
+    size = 0
     for e in ordered:
         out.append(text[pos:e.start])
+        size += e.start - pos
         out.append(e.text)
+        spans.append((size, size + len(e.text)))
+        size += len(e.text)
         pos = e.end
     out.append(text[pos:])
-    return "".join(out)
+    return "".join(out), spans
 
 
 def unified_diff(path: str, old: str | None, new: str | None) -> str:

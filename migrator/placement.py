@@ -5,6 +5,7 @@ the exact spans here and write only inside them, in the file's own style.
 """
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 
@@ -146,6 +147,71 @@ def align_attributes(text: str) -> str:
             out.append(ln)
     flush()
     return "".join(out)
+
+
+_HEREDOC = re.compile(r"<<-?([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+def _attribute_runs(lines: list[str]) -> list[list[int]]:
+    """Indices of the lines of every run terraform fmt aligns: consecutive one-line attributes at one indentation,
+    outside heredocs (a value spanning several lines, a blank line, a comment or a block ends a run)."""
+    runs: list[list[int]] = []
+    run: list[int] = []
+    marker = None
+    for i, ln in enumerate(lines):
+        if marker is not None:
+            if ln.strip() == marker:
+                marker = None
+            continue
+        h = _HEREDOC.search(ln.rstrip("\r\n"))
+        m = _ATTR.match(ln)
+        rest = ln[m.end():] if m else ""
+        single = m is not None and h is None and \
+            sum(rest.count(c) for c in "{[(") <= sum(rest.count(c) for c in "}])")
+        if single and (not run or _ATTR.match(lines[run[0]]).group(1) == m.group(1)):
+            run.append(i)
+        else:
+            if run:
+                runs.append(run)
+            run = [i] if single else []
+        if h is not None:
+            marker = h.group(1)
+    if run:
+        runs.append(run)
+    return runs
+
+
+def _aligned(lines: list[str], run: list[int]) -> list[str]:
+    width = max(len(_ATTR.match(lines[i]).group(2)) for i in run)
+    out = []
+    for i in run:
+        m = _ATTR.match(lines[i])
+        out.append(m.group(1) + m.group(2).ljust(width) + " =" + lines[i][m.end():])
+    return out
+
+
+def realign_edited(old: str, new: str, spans: list[tuple[int, int]]) -> str:
+    """`=` alignment of the attribute runs an edit touched in an HCL file, as terraform fmt writes it, when the file
+    was written that way before (its runs all aligned): a renamed, moved or removed key leaves its neighbours'
+    padding right. A file whose author aligns otherwise keeps every byte outside the edits."""
+    before = old.splitlines(keepends=True)
+    if any(_aligned(before, r) != [before[i] for i in r] for r in _attribute_runs(before)):
+        return new
+    lines = new.splitlines(keepends=True)
+    starts, pos = [], 0
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln)
+    touched: set[int] = set()
+    for a, b in spans:
+        first = max(0, bisect.bisect_right(starts, a) - 1)
+        last = max(first, bisect.bisect_right(starts, max(a, b - 1)) - 1)
+        touched.update(range(max(0, first - 1), last + 1))      # a removed line changes the run above it too
+    for run in _attribute_runs(lines):
+        if touched.intersection(run):
+            for i, ln in zip(run, _aligned(lines, run)):
+                lines[i] = ln
+    return "".join(lines)
 
 
 def relabel(b: hclsrc.Block, label: str) -> tuple[int, int, str]:

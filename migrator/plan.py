@@ -10,7 +10,8 @@ from pathlib import Path
 
 from . import filters, knowledge
 from .discover import Discovery, SourceFile
-from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits, newline_of
+from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, newline_of
+from .placement import realign_edited
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .rendered import helm_values as rendered_values
 from .rendered import scan as scan_rendered
@@ -475,7 +476,9 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             changes.append(FileChange(path, "delete", old, None, rules))
             continue
         try:
-            new = apply_edits(old, texts)
+            new, spans = apply_edits_at(old, texts)
+            if path.endswith((".tf", ".tfvars")):
+                new = realign_edited(old, new, spans)
         except EditConflict as e:
             findings.append(Finding("MIG-EDIT-003", "error", path, 0, str(e) + "; no edit is made to this file",
                                     "apply the changes one rule at a time by hand"))

@@ -13,10 +13,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from migrator.apply import apply_changes
-from migrator.plan import make_plan
-from migrator.render.markdown import render as render_markdown
-from migrator.options import Options
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # this checkout's migrator, never an installed copy
+
+from migrator.apply import apply_changes  # noqa: E402
+from migrator.plan import make_plan  # noqa: E402
+from migrator.render.markdown import render as render_markdown  # noqa: E402
+from migrator.options import Options  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

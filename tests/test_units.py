@@ -211,3 +211,52 @@ def test_plain_words_need_no_quotes_unless_a_resolver_reads_them():
         assert plain == (safe.load(f"k: {w}\n")["k"] == w and w.lower() not in yaml11), w
     assert yamlsrc.format_scalar("on") == '"on"' and yamlsrc.format_scalar("Yes") == '"Yes"'
     assert yamlsrc.format_scalar("default") == "default"
+
+
+ALIGNED = '''resource "x" "y" {
+  apiVersion = "a"
+  kind       = "K"
+  body = <<-EOT
+    weird  = spacing
+  EOT
+}
+'''
+
+
+def _edit(text: str, old: str, new: str) -> tuple[str, list]:
+    from migrator.edits import apply_edits_at
+    i = text.index(old)
+    return apply_edits_at(text, [TextEdit("m.tf", i, i + len(old), new, "r")])
+
+
+def test_an_edited_run_is_realigned_as_terraform_fmt_does():
+    from migrator.placement import realign_edited
+    new, spans = _edit(ALIGNED, "apiVersion", "group")
+    got = realign_edited(ALIGNED, new, spans)
+    assert '  group = "a"\n  kind  = "K"\n' in got
+    assert "    weird  = spacing\n" in got                 # a heredoc body is never touched
+
+
+def test_an_author_who_aligns_otherwise_keeps_every_byte_outside_the_edit():
+    from migrator.placement import realign_edited
+    mine = ALIGNED.replace('kind       = "K"', 'kind = "K"')
+    new, spans = _edit(mine, "apiVersion", "group")
+    assert realign_edited(mine, new, spans) == new
+
+
+def test_twin_statement_is_aligned_as_terraform_fmt_does(tmp_path):
+    """A twin copies its statement; the copy is new text, so its `=` follow terraform fmt even when the author's
+    statement does not (a multi-line value ends the run)."""
+    from migrator.plan import make_plan
+    (tmp_path / "iam.tf").write_text(
+        'data "aws_iam_policy_document" "karpenter" {\n  statement {\n    sid       = "AllowScopedDeletion"\n'
+        '    actions   = ["ec2:TerminateInstances"]\n    resources = [\n      "arn:aws:ec2:eu-west-1:*:instance/*",\n'
+        '    ]\n    condition {\n      test     = "StringLike"\n'
+        '      variable = "ec2:ResourceTag/karpenter.sh/provisioner-name"\n      values   = ["*"]\n    }\n  }\n}\n')
+    (tmp_path / "p.yaml").write_text("apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: d\n"
+                                     "spec:\n  providerRef:\n    name: d\n")
+    (c,) = [c for c in make_plan(tmp_path, options=None).changes if c.path == "iam.tf"]
+    twin = c.new.split('"AllowScopedDeletionNodePool"')[0].rsplit("statement {", 1)[1] + '"AllowScopedDeletionNodePool"'
+    after = c.new.split('"AllowScopedDeletionNodePool"')[1]
+    assert twin.strip().startswith('sid     = ') and after.startswith('\n    actions = ["ec2:TerminateInstances"]')
+    assert '    sid       = "AllowScopedDeletion"\n' in c.new            # the author's statement keeps its bytes

@@ -190,6 +190,8 @@ class IamRule:
                 rel = st.sid_span[1] - st.start
                 clone = clone[:rel] + self.facts["twin_sid_suffix"] + clone[rel:]
             clone = clone.replace(old, new)
+            if pol.syntax in ("document", "hcl"):   # new HCL text is written as terraform fmt writes it
+                clone = align_attributes(clone)
             self.insert_after(pol, st, clone)
             self.finding("MIG-IAM-002", "info", pol.path, line,
                          f"statement {st.sid or '#' + str(i + 1)} of {pol.name}: added a twin scoped by {new} "
