@@ -2,7 +2,8 @@
 `MIGRATOR_*` environment variables, then command-line flags; a later source wins.
 
 Keys: `to`, `phase`, `exclude` (path globs), `node_role`, `node_roles` (cluster root -> role), `select`, `ignore`
-(finding codes or prefixes), `keep_alpha_defaults`, `docs_url` (where the docs site is published: SARIF help links). A malformed file is an error naming the file and line.
+(finding codes or prefixes), `keep_alpha_defaults`, `identity` (irsa | pod-identity: the controller's identity
+on terraform-aws-modules karpenter v21), `docs_url` (where the docs site is published: SARIF help links). A malformed file is an error naming the file and line.
 """
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
 KEYS = {"to": str, "phase": str, "exclude": list, "node_role": str, "node_roles": dict, "select": list,
-        "ignore": list, "keep_alpha_defaults": bool, "docs_url": str}
+        "ignore": list, "keep_alpha_defaults": bool, "docs_url": str, "identity": str}
 ENV = {"to": "MIGRATOR_TO", "phase": "MIGRATOR_PHASE", "exclude": "MIGRATOR_EXCLUDE", "node_role": "MIGRATOR_NODE_ROLE",
        "select": "MIGRATOR_SELECT", "ignore": "MIGRATOR_IGNORE", "keep_alpha_defaults": "MIGRATOR_KEEP_ALPHA_DEFAULTS",
-       "docs_url": "MIGRATOR_DOCS_URL"}
+       "docs_url": "MIGRATOR_DOCS_URL", "identity": "MIGRATOR_IDENTITY"}
 
 
 class ConfigError(ValueError):

@@ -12,3 +12,4 @@ class Options:
     select: list[str] = field(default_factory=list)            # finding codes / prefixes to report (all if empty)
     ignore: list[str] = field(default_factory=list)            # finding codes / prefixes not to report
     exclude: list[str] = field(default_factory=list)           # path globs discovery skips
+    identity: str | None = None             # irsa | pod-identity: the controller's identity on module v21

@@ -86,10 +86,10 @@ def test_split_class_in_kubectl_manifest_gets_its_own_block(tmp_path):
     assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
 
 
-@pytest.mark.parametrize("name, final", [("v1-gitops-flux", "1.14.1"), ("v1-terraform", "1.2.8")])
+@pytest.mark.parametrize("name, final", [("v1-gitops-flux", "1.14.1"), ("v1-terraform", "1.14.1")])
 def test_a_v1beta1_repository_walks_the_documented_phases_to_the_newest_1x(name, final, tree):
-    """Default runs only: each run plans the next phase with work; the last hop ends on the newest 1.x, or where
-    the terraform-aws-modules module's IAM holds it (IRSA on v20 covers Karpenter 1.2)."""
+    """Default runs only: each run plans the next phase with work; the last hop ends on the newest 1.x (a
+    terraform-aws-modules module on IRSA moves to v21 keeping IRSA through a trust document)."""
     root = tree(name)
     seen = []
     for _ in range(10):

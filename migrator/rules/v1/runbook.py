@@ -95,7 +95,8 @@ def steps(hop: dict, ctx) -> list[Step]:
             moves.append(f"terraform {chdir}import {shlex.quote(address)} {shlex.quote(o['import_id'])}")
     yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
     tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects})
-    flags = {"module": bool(mod.edits), "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
+    v20 = any(f.code == "MIG-V1-MOD-006" for f in mod.findings)
+    flags = {"module": bool(mod.edits) and not v20, "module_v20": v20, "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
              "webhook_values": bool(res["webhooks-off"]["v1/helm"].edits or rnd["webhooks-off"].findings),
              "chart": True, "tf_objects": bool(man.tf_objects),
              "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files)}
@@ -113,8 +114,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     lists = {"state_moves": moves, "manifest_file": applied["yaml"], "workload_file": sorted(wl.files),
              "manifest_kustomization": applied["kustomize"], "manifest_app": applied["argocd"],
              "manifest_helm_kustomization": applied["kustomize_helm"]}
-    files = {"module": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
-             "patch": [e.path for e in res["patch-upgrade"]["v1/helm"].edits],
+    files = {"module": [e.path for e in mod.edits], "module-v20": [e.path for e in mod.edits],
+             "iam": [e.path for e in iam.edits], "patch": [e.path for e in res["patch-upgrade"]["v1/helm"].edits],
              "crds": [e.path for e in res["controller"]["v1/helm"].edits],
              "controller": [e.path for e in res["controller"]["v1/helm"].edits],
              "manifests": man.files, "state-moves": [o["where"].split(":")[0] for o in man.tf_objects],

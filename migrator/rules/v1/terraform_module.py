@@ -18,7 +18,7 @@ from ...model import Finding
 from ...path import MINORS, parse_version
 from ...sources import hcl as hclsrc
 from ..v1beta1.terraform_module import ModuleResult as BaseResult
-from ..v1beta1.terraform_module import _constraint_version
+from ..v1beta1.terraform_module import V20, _constraint_version, v20_move
 
 RULE = "v1/terraform_module"
 FACTS = knowledge.load("iam")["module"]
@@ -89,10 +89,19 @@ def _v1_permissions(ctx, res: ModuleResult, p: str, b: hclsrc.Block, ver, text: 
                                     f'pin version = "{V1["pin"]}" and set {V1["input"]} = true'))
         return
     op, version = ver
-    if version[0] < 20:
+    if version[0] == V20["from"]:
+        res.findings.extend(v20_move(ctx.repo, p, b, RULE, res.edits, extra=[(V1["input"], "true")]))
+        res.findings.append(Finding("MIG-V1-MOD-006", "info", p, line,
+                                    f"{b.address} moves from v19 to {V20['version']} in this phase, with "
+                                    f"{V1['input']} = true: v19's policy has no v1 permissions"))
+        if uses_irsa(b):
+            res.findings.append(_irsa_note(b, p, line))
+        return
+    if version[0] < V20["from"]:
         res.findings.append(Finding("MIG-V1-MOD-002", "error", p, line,
                                     f"{b.address} is v{version[0]}: its policy predates v1beta1",
-                                    "finish the v1alpha5 -> v1beta1 cleanup (it moves the module to v20) first"))
+                                    f"move it to v{V20['from']} (>= 19.19.1) with the v1alpha5 -> v1beta1 hop "
+                                    "first (migrator plan --to v1beta1)"))
         return
     if version[0] >= 21:
         return
@@ -119,9 +128,11 @@ def _v1_permissions(ctx, res: ModuleResult, p: str, b: hclsrc.Block, ver, text: 
         res.findings.append(Finding("MIG-V1-MOD-004", "info", p, line,
                                     f"{b.address}: {V1['input']} = true (the v1 controller policy)"))
     if uses_irsa(b):
-        res.findings.append(Finding("MIG-V1-MOD-005", "info", p, line,
-                                    f"{b.address} stays on v20: it uses IRSA ({', '.join(a for a in V1['irsa_inputs'] if a in b.attributes)}), "
-                                    "which v21 removed",
-                                    "to move to v21 later: switch the controller to EKS Pod Identity "
-                                    "(create_pod_identity_association, drop the irsa_* inputs and the role-arn "
-                                    "service-account annotation), then bump the module"))
+        res.findings.append(_irsa_note(b, p, line))
+
+
+def _irsa_note(b: hclsrc.Block, p: str, line: int) -> Finding:
+    return Finding("MIG-V1-MOD-005", "info", p, line,
+                   f"{b.address} uses IRSA ({', '.join(a for a in V1['irsa_inputs'] if a in b.attributes)}): it stays "
+                   "on v20 for this hop; the onward 1.x hop moves it to v21 and keeps IRSA through a trust document "
+                   "(or moves the controller to EKS Pod Identity with --identity pod-identity)")

@@ -181,7 +181,7 @@ class HelmRule:
         tree = vs.tree
         ops = []
         for row in rows:
-            src = tuple(row["key"].split("."))
+            src = tuple(row["path"]) if "path" in row else tuple(row["key"].split("."))    # path: keys with dots
             entry = tree.root.get(src)
             if "add" in row:            # a value the target needs, taken from the repository by the caller
                 if entry is None:
@@ -253,7 +253,7 @@ class HelmRule:
                 self.res.edits.append(TextEdit(vs.path, s.name.start, s.name.end, hclsrc.quote(row["rename"]), self.rule))
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} -> {row['rename']}")
             elif "rename" not in row:
-                self.res.edits.append(TextEdit(vs.path, s.start, _eat_blank(text, s.end), "", self.rule))
+                self.res.edits.append(TextEdit(vs.path, *_removal(text, s.start, s.end), "", self.rule))
                 if row.get("to_nodeclass_tags"):
                     self.tags_removed(vs.path, s.line, [s.key[len(row["key"]) + 1:]])
                 self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} removed ({row.get('why', '')})")
@@ -677,6 +677,27 @@ def _eat_blank(text: str, end: int) -> int:
     if nxt >= 0 and not text[end:nxt].strip():
         return nxt + 1
     return end
+
+
+def _removal(text: str, start: int, end: int) -> tuple[int, int]:
+    """Span removing a whole block or attribute line: its indentation and newline too, and one blank line next
+    to it (the one after, or the one before when it was the last item of its block), so no blank line is
+    doubled or left before a closing brace."""
+    ls = text.rfind("\n", 0, start) + 1
+    s0 = ls if not text[ls:start].strip() else start
+    if end > 0 and text[end - 1] == "\n":
+        e0 = end
+    else:
+        nxt = text.find("\n", end)
+        if nxt < 0 or text[end:nxt].strip():
+            return start, end
+        e0 = nxt + 1
+    after = _eat_blank(text, e0)
+    if after != e0:
+        return s0, after
+    if text[e0:].lstrip().startswith("}") and s0 > 1 and text[s0 - 2:s0] == "\n\n":
+        return s0 - 1, e0
+    return s0, e0
 
 
 def _render(template: str, **kw) -> str:

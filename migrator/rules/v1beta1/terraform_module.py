@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ... import knowledge
 from ...edits import TextEdit, comments_above, indent_at, line_start, to_newline
 from ...inventory import Manifest, Repo
+from ... import modmajor
 from ...model import Finding
 from ...sources import hcl as hclsrc
 from .helm import parse_version
@@ -22,7 +23,7 @@ from .helm import parse_version
 RULE = "v1beta1/terraform_module"
 HOP = "v1alpha5->v1beta1"
 FACTS = knowledge.load("iam")["module"]
-V20 = knowledge.load("iam")["module_v20"]
+V20 = modmajor.major_row(19)
 
 
 @dataclass
@@ -34,48 +35,42 @@ class ModuleResult:
     refs: list[str] = field(default_factory=list)
 
 
-def _realigned(text: str, path: str, b: hclsrc.Block, new_names: dict[str, str], removed: set[str],
-               extras: dict[str, list[str]]) -> tuple[list, dict[str, int]]:
-    """Rename attributes and re-pad `=` for every run of consecutive one-line attributes they sit in
-    (terraform fmt aligns such runs; `extras` are lines inserted after an attribute). Returns the edits and
-    the width used for each renamed attribute's run."""
-    attrs = sorted((a for a in b.attributes.values() if a.name not in removed), key=lambda a: a.start)
-    groups: list[list] = []
-    for a in attrs:
-        one_line = hclsrc.line_of(text, a.start) == hclsrc.line_of(text, a.end)
-        if groups and one_line and groups[-1][-1][1] and \
-                hclsrc.line_of(text, a.start) == hclsrc.line_of(text, groups[-1][-1][0].end) + 1:
-            groups[-1].append((a, one_line))
-        else:
-            groups.append([(a, one_line)])
-    out = []
-    widths: dict[str, int] = {}
-    for g in groups:
-        if not any(a.name in new_names for a, _ in g):
-            continue
-        width = max([len(new_names.get(a.name, a.name)) for a, _ in g] +
-                    [len(x) for a, _ in g for x in extras.get(a.name, [])])
-        widths.update({a.name: width for a, _ in g})
-        for a, one_line in g:
-            eq = text.index("=", a.start)
-            name = new_names.get(a.name, a.name)
-            repl = name.ljust(width) + " " if one_line or len(g) > 1 else name + " "
-            if text[a.start:eq] != repl:
-                out.append(TextEdit(path, a.start, eq, repl, RULE))
-    return out, widths
+_constraint_version = modmajor.constraint      # ('~> ', (19, 16, 0)) from '~> 19.16', '>= 19.0, < 20.0', ...
 
 
-def _line_after(text: str, offset: int) -> int:
-    i = text.find("\n", offset)
-    return len(text) if i < 0 else i + 1
-
-
-def _constraint_version(v: str) -> tuple[str, tuple[int, ...] | None]:
-    """('~> ', (19, 16, 0)) from '~> 19.16' / '19.16.0' / '>= 19.0'."""
-    m = re.fullmatch(r"\s*(~>|>=|=|<=|>|<)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", v)
-    if not m:
-        return "", None
-    return (m.group(1) or ""), tuple(int(x or 0) for x in m.group(2, 3, 4))
+def v20_move(repo: Repo, p: str, b: hclsrc.Block, rule: str, edits: list, *, extra=(), deleted=()) -> list[Finding]:
+    """v19 -> v20 of one module call in one mapping pass (knowledge/karpenter_module.yaml), with the access entry
+    decided from how the node role joins the cluster today; `extra` are a hop's own inputs. Returns the findings."""
+    text = repo.text(p)
+    line = hclsrc.line_of(text, b.start)
+    out: list[Finding] = []
+    entry, why = modmajor.access_entry(repo, p, b)
+    key = V20["access_entry"]["input"]
+    extra = list(extra)
+    if entry is False and key not in b.attributes:
+        extra.append((key, "false"))
+    mv = modmajor.move(repo, p, b, V20, rule, extra=extra, deleted=deleted,
+                       comment="pinned by migrator: v19 values v20 would change, so Terraform replaces nothing")
+    edits.extend(mv.edits)
+    out.append(Finding("MIG-MOD-008", "info", p, line,
+                       f"{b.address} -> v{V20['version']} in one mapping pass: " + "; ".join(
+                           mv.said + [f"{k} = {v}" for k, v in extra if k not in b.attributes])))
+    for rp, ln, old, new in mv.output_refs:
+        out.append(Finding("MIG-MOD-011", "info", rp, ln, f"module.{b.labels[0]}.{old} -> module.{b.labels[0]}.{new}"))
+    ip = V20["instance_profile"]["input"]
+    if not mv.instance_profile_refs and ip not in b.attributes:
+        out.append(Finding("MIG-MOD-009", "info", p, line,
+                           f"{b.address}: nothing references the module's instance profile any more; v20 "
+                           f"({ip} = false) removes it"))
+    if key in b.attributes:
+        pass
+    elif entry is None:
+        out.append(Finding("MIG-MOD-010", "warning", p, line,
+                           f"{b.address} v20 creates an EKS access entry for the node role ({key} = true); the "
+                           "repository does not say how the node role joins the cluster today", why))
+    else:
+        out.append(Finding("MIG-MOD-012", "info", p, line, f"{b.address}: {key} = {str(entry).lower()}: {why}"))
+    return out
 
 
 class ModuleRule:
@@ -129,97 +124,7 @@ class ModuleRule:
                          f"{b.address} stays on v19 while v1alpha5 objects remain; it moves to v20 in the cleanup "
                          "that removes the last of them")
             return
-        nl = self.repo.files[p].newline
-        ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
-        edits: list[TextEdit] = [TextEdit(p, v.start, v.end, hclsrc.quote(V20["pin"] if op in ("", "=")
-                                                                          else ".".join(V20["pin"].split(".")[:2])
-                                                                          if op != "~>" else "~> 20.37"), RULE)]
-        present = dict(b.attributes)
-        renamed = []
-        new_names: dict[str, str] = {}
-        for name, a in present.items():
-            if name in V20["removed"]:
-                s0 = comments_above(text, line_start(text, a.start))
-                if s0 > 0 and not text[line_start(text, s0 - 1):s0].strip():
-                    s0 = line_start(text, s0 - 1)          # and the blank line that separated it
-                edits.append(TextEdit(p, s0, _line_after(text, a.end), "", RULE))
-                renamed.append(f"{name} removed")
-                continue
-            targets = V20["inputs"].get(name)
-            if not targets:
-                continue
-            new_names[name] = targets[0]
-            renamed.append(f"{name} -> {', '.join(targets)}")
-        extras = {name: V20["inputs"][name][1:] for name in new_names if len(V20["inputs"][name]) > 1}
-        realigned, widths = _realigned(text, p, b, new_names, set(V20["removed"]), extras)
-        edits.extend(realigned)
-        for name, more in extras.items():
-            a = present[name]
-            for extra in more:
-                edits.append(TextEdit(p, _line_after(text, a.end), _line_after(text, a.end),
-                                      f"{ind}{extra.ljust(widths.get(name, len(extra)))} = {a.expr.source}{nl}",
-                                      RULE, order=1))
-        # pins against replacement and behaviour changes (computed from the v19 argument set)
-        pins = []
-        cluster = present.get("cluster_name")
-        creates_controller = not (present.get("create_irsa") and present["create_irsa"].expr.literal() is False)
-        if creates_controller and "irsa_name" not in present and cluster is not None:
-            name_expr = V20["pins"]["controller_name"].replace("${cluster_name}", "${" + cluster.expr.source + "}")
-            pins.append(("iam_role_name", hclsrc.quote_template(name_expr)))
-            if "irsa_policy_name" not in present:
-                pins.append(("iam_policy_name", hclsrc.quote_template(name_expr)))
-        if creates_controller and "irsa_description" not in present:
-            pins.append(("iam_policy_description", hclsrc.quote(V20["pins"]["policy_description"])))
-        if V20["enable_irsa_when"] in present and "enable_irsa" not in present:
-            pins.append(("enable_irsa", "true"))
-        refs = self.instance_profile_refs(b.labels[0], p)
-        if refs and "create_instance_profile" not in present:
-            pins.append(("create_instance_profile", "true"))
-        if pins:
-            width = max(len(k) for k, _ in pins)
-            body = "".join(f"{ind}{k.ljust(width)} = {val}{nl}" for k, val in pins)
-            pos = line_start(text, b.body_end)
-            edits.append(TextEdit(p, pos, pos, f"{nl}{ind}# pinned by migrator: v19 values v20 would change{nl}{body}",
-                                  RULE, order=2))
-        self.res.edits.extend(edits)
-        self.outputs(b.labels[0], p)
-        line = hclsrc.line_of(text, b.start)
-        self.finding("MIG-MOD-008", "info", p, line,
-                     f"{b.address} -> v{V20['pin']} in one mapping pass: " + "; ".join(renamed + [
-                         f"{k} pinned" for k, _ in pins]))
-        if not refs and "create_instance_profile" not in present:
-            self.finding("MIG-MOD-009", "info", p, line,
-                         f"{b.address}: nothing references the module's instance profile any more; v20 "
-                         "(create_instance_profile = false) removes it")
-        self.finding("MIG-MOD-010", "warning", p, line,
-                     f"{b.address} v20 creates an EKS access entry for the node role (create_access_entry = true)",
-                     "if the node role is mapped in aws-auth or has an access entry already, set "
-                     "create_access_entry = false before applying")
-
-    def module_files(self, where: str) -> list[str]:
-        """The .tf files of the Terraform module that calls a module (its directory): the only place
-        `module.<name>.*` can be referenced."""
-        return self.repo.tf_in_dir(posixpath.dirname(where))
-
-    def instance_profile_refs(self, module: str, where: str) -> list[str]:
-        pat = re.compile(rf"\bmodule\.{re.escape(module)}\.(" + "|".join(V20["instance_profile_outputs"]) + r")\b")
-        out = []
-        for p in self.module_files(where):
-            for m in pat.finditer(self.repo.files[p].text):
-                if any(dp == p and s <= m.start() < e for dp, s, e in self.deleted):
-                    continue              # removed by this phase (e.g. settings.aws.defaultInstanceProfile)
-                out.append(f"{p}:{hclsrc.line_of(self.repo.files[p].text, m.start())}")
-        return out
-
-    def outputs(self, module: str, where: str) -> None:
-        """Follow renamed outputs into every reference in the calling module (one regex pass per file)."""
-        pat = re.compile(rf"\bmodule\.{re.escape(module)}\.(" + "|".join(V20["outputs"]) + r")\b")
-        for p in self.module_files(where):
-            text = self.repo.files[p].text
-            for m in pat.finditer(text):
-                self.res.edits.append(TextEdit(p, m.start(1), m.end(1), V20["outputs"][m.group(1)], RULE))
-                self.finding("MIG-MOD-011", "info", p, hclsrc.line_of(text, m.start()),
-                             f"module.{module}.{m.group(1)} -> module.{module}.{V20['outputs'][m.group(1)]}")
+        self.res.findings.extend(v20_move(self.repo, p, b, RULE, self.res.edits, deleted=self.deleted))
 
     def version(self, p: str, b: hclsrc.Block, facts: dict) -> bool:
         """Check / move the module version; True when the module is (now) on the v19 line."""

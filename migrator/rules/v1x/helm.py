@@ -70,9 +70,13 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
 def run(ctx, phase: str, done: dict) -> HelmResult:
     ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
     vp = values_plan(ctx, done, ci.address if ci else None)
+    extra = getattr(done.get("v1x/terraform_module"), "value_rows", [])    # what the module move needs
     if vp is None:
-        return HelmResult()
-    target, values, crd = vp.target, vp.rows, vp.crd_rows
+        if not extra:
+            return HelmResult()
+        return HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets={}, rows=extra,
+                        bump=False, add_crd_release=False, owns=ctx.owns).run()
+    target, values, crd = vp.target, vp.rows + extra, vp.crd_rows
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=True, owns=ctx.owns).run()

@@ -9,6 +9,15 @@ from ..v1.runbook import build, chart_flavours, common_values
 from .plan import crossed, stop
 
 
+ID_NOTES = {
+    "irsa": "IRSA is kept: the trust statement v20 wrote is now a data.aws_iam_policy_document the root owns, passed "
+            "through iam_role_source_assume_policy_documents, and create_pod_identity_association = false.",
+    "pod-identity": "The controller moves to EKS Pod Identity: the association is created for the chart's namespace "
+                    "and service account, the role-arn annotation leaves the chart values, and the EKS Pod Identity "
+                    "Agent add-on must run on every node before the controller restarts.",
+}
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     res = ctx.result(hop, "upgrade")
     helm, iam, mod = res["v1x/helm"], res["v1x/iam"], res["v1x/terraform_module"]
@@ -26,13 +35,17 @@ def steps(hop: dict, ctx) -> list[Step]:
               "minor_notes": "; ".join(notes) or "No minor in between asks for anything.",
               "module_note": why or "The module's policy covers the target.",
               "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json"}
-    flags = {"module": bool(mod.modules), "iam": bool(iam.edits), "minors": bool(rows), "chart": True}
+    idents = sorted({i for _, i in getattr(mod, "to_v21", [])})
+    values.update(identity=" and ".join(idents) or "none",
+                  identity_note=" ".join(ID_NOTES[i] for i in idents),
+                  association_line=", an aws_eks_pod_identity_association created" if "pod-identity" in idents else "")
+    flags = {"module": bool(mod.modules) and not idents, "module_v21": bool(idents), "iam": bool(iam.edits), "minors": bool(rows), "chart": True}
     fl = chart_flavours([helm], [rnd])
     flavours = {"chart": fl, "crds": fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                 ("json", bool(iam.files))) if ok]}
     targets = {"chart_targets": helm.chart_tf, "crd_targets": helm.crd_tf, "iam_targets": iam.targets,
                "module_targets": mod.tf_targets}
-    files = {"module": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
+    files = {"module": [e.path for e in mod.edits], "module-v21": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
              "crds": [e.path for e in helm.edits], "controller": [e.path for e in helm.edits]}
     refs = {"chart": helm.refs, "crds": helm.refs, "iam": iam.policies, "module": mod.refs}
     return build("v1->1.x", hop, values, flags, flavours, targets, {}, files, refs, ctx.repo, ctx.owns)

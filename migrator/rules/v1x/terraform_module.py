@@ -1,14 +1,21 @@
 """Rule `v1x/terraform_module`: can the terraform-aws-modules karpenter module give the target its IAM?
 
 The module's policy covers Karpenter up to a minor (knowledge/minors.yaml `module_coverage`). When the target is
-beyond it: a v21 module moves to the newest v21 (same major, no input changes); a module that uses IRSA stays on
-v20 (v21 removed IRSA), so the chart is held at the newest minor its policy covers and the finding offers the
-two ways on (move to v21 with Pod Identity, or add the missing statements with `iam_policy_statements`).
+beyond it: a v21 module moves to the newest v21 (same major, no input changes); a v20 module moves to v21
+(knowledge/karpenter_module.yaml `majors`: IRSA inputs, enable_pod_identity and enable_v1_permissions removed,
+iam_policy_statements `conditions` -> `condition`) with an explicit controller identity: IRSA kept the v21 way
+(a trust document the caller owns through iam_role_source_assume_policy_documents, no Pod Identity association)
+or EKS Pod Identity (association on, namespace and service account matched to the chart, the role-arn annotation
+removed from the chart values, the Pod Identity Agent add-on checked). Default: what the root uses today;
+`--identity` / `.migrator.yaml identity` chooses. Any other module is held where its policy reaches.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import re
+
+from ... import modmajor
 from ...edits import TextEdit
 from ...model import Finding
 from ...path import newest_patch, parse_version
@@ -23,6 +30,8 @@ RULE = "v1x/terraform_module"
 class ModuleResult(v1mod.ModuleResult):
     cap: str | None = None              # newest chart version the module's IAM allows, when below the target
     cap_reason: str | None = None
+    value_rows: list = field(default_factory=list)    # chart value rows the module move needs (v1x/helm applies them)
+    to_v21: list = field(default_factory=list)        # (address, identity) of calls moved to v21
 
 
 def run(ctx, phase: str) -> ModuleResult:
@@ -40,6 +49,9 @@ def run(ctx, phase: str) -> ModuleResult:
         if covered is None or parse_version(covered) >= parse_version(want):
             continue
         newest = v1mod.V1["newest"]
+        if version[0] == V21["from"]:
+            to_v21(ctx, res, p, b, want, covered)
+            continue
         if version[0] >= 21 and not v1mod.uses_irsa(b):
             v = b.attr("version")
             op = ver[0]
@@ -64,3 +76,113 @@ def run(ctx, phase: str) -> ModuleResult:
             "role-arn service-account annotation, AWS provider >= 6), or keep it and add the missing statements of "
             f"the official {want} policy through iam_policy_statements; then run migrator again"))
     return res
+
+
+V21 = modmajor.major_row(20)
+ID = V21["identity"]
+
+
+def identity_of(ctx, b) -> str:
+    """The controller identity after the move: --identity / .migrator.yaml, else what the call uses today."""
+    chosen = getattr(ctx.options, "identity", None)
+    if chosen:
+        return chosen
+    return "irsa" if any(k in b.attributes for k in ID["irsa_inputs"]) and not _literal(b, "enable_irsa") is False \
+        else "pod-identity"
+
+
+def _literal(b, name):
+    e = b.attr(name)
+    return e.literal() if e is not None else None
+
+
+def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
+    repo = ctx.repo
+    text = repo.text(p)
+    line = hclsrc.line_of(text, b.start)
+    ident = identity_of(ctx, b)
+    extra: list[tuple[str, str]] = []
+    notes: list[str] = []
+    assoc = ID["association"]
+    if ident == "irsa":
+        oidc = b.attr("irsa_oidc_provider_arn")
+        if oidc is None:
+            res.findings.append(Finding("MIG-V1X-MOD-005", "error", p, line,
+                                        f"{b.address}: IRSA asked for, but the call has no irsa_oidc_provider_arn to "
+                                        "build the trust document from", "set irsa_oidc_provider_arn (or choose "
+                                        "--identity pod-identity), then run migrator again"))
+            return
+        name = f"{b.labels[0]}_irsa"
+        extra.append((assoc, "false"))
+        if ID["trust_input"] not in b.attributes:
+            extra.append((ID["trust_input"], f"[data.aws_iam_policy_document.{name}.json]"))
+        if not any(True for _ in repo.blocks("data", "aws_iam_policy_document") if _[1].labels[1:] == [name]):
+            sas = b.attr("irsa_namespace_service_accounts")
+            test = b.attr("irsa_assume_role_condition_test")
+            doc = ID["irsa_document"].replace("{module}", b.labels[0]).replace("{name}", name) \
+                .replace("{oidc_arn}", oidc.source) \
+                .replace("{service_accounts}", sas.source if sas is not None else ID["irsa_defaults"]["namespace_service_accounts"]) \
+                .replace("{test}", test.source if test is not None else ID["irsa_defaults"]["condition_test"])
+            nl = repo.files[p].newline
+            res.edits.append(TextEdit(p, b.end, b.end, (nl + nl + doc.rstrip("\n")).replace("\n", nl), RULE, order=3))
+        notes.append(f"IRSA kept: data.aws_iam_policy_document.{name} carries v20's trust statement, "
+                     f"{assoc} = false")
+    else:
+        extra.append((assoc, "true"))
+        ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
+        ns_default, sa_default = ID["namespace"]["default"], ID["service_account"]["default"]
+        if ci is not None and ci.kind == "terraform" and ci.block.attr("namespace") is not None:
+            ns = ci.block.attr("namespace")
+            cur = b.attr(ID["namespace"]["input"])
+            if (ns.literal() or ns.source) != (cur.literal() if cur is not None else ns_default) and cur is None:
+                extra.append((ID["namespace"]["input"], ns.source))
+        sa = next((v for v in ctx.helm_values if v.key == "serviceAccount.name"), None)
+        if sa is not None and b.attr(ID["service_account"]["input"]) is None and str(sa.value) != sa_default:
+            extra.append((ID["service_account"]["input"],
+                          sa.expression if sa.expression else hclsrc.quote(str(sa.value))))
+        ann = ID["annotation"]
+        res.value_rows.append({"key": "serviceAccount.annotations." + ann.replace(".", "\\."),
+                               "path": ["serviceAccount", "annotations", ann], "remove": True,
+                               "why": "the controller uses EKS Pod Identity; an IRSA annotation would take precedence"})
+        notes.append(f"EKS Pod Identity: {assoc} = true, the role-arn annotation removed from the chart values")
+        if not _agent(repo):
+            res.findings.append(Finding(
+                "MIG-V1X-MOD-004", "warning", p, line,
+                f"{b.address}: Pod Identity needs the EKS Pod Identity Agent add-on ({ID['agent']['addon']}); "
+                "the repository does not install it",
+                f"add it before applying: cluster_addons = {{ {ID['agent']['addon']} = {{}} }} on the eks module, an "
+                f"aws_eks_addon resource, or `aws eks create-addon --cluster-name <cluster> --addon-name "
+                f"{ID['agent']['addon']}`"))
+    mv = modmajor.move(repo, p, b, V21, RULE, extra=extra,
+                       comment=f"set by migrator for v21: the controller's identity ({ident})")
+    res.edits.extend(mv.edits)
+    res.to_v21.append((b.address, ident))
+    res.findings.append(Finding("MIG-V1X-MOD-003", "info", p, line,
+                                f"{b.address} -> v{V21['version']} (its v20 policy covers Karpenter {covered} "
+                                f"only; {want} needs v21): "
+                                + "; ".join(mv.said + notes)))
+    prov = _provider_pin(repo, p)
+    if prov:
+        res.findings.append(Finding("MIG-V1X-MOD-006", "warning", *prov))
+
+
+def _agent(repo) -> bool:
+    name = ID["agent"]["addon"]
+    return any(name in repo.files[p].text for p in repo.files if p.endswith((".tf", ".yaml", ".yml", ".json")))
+
+
+def _provider_pin(repo, p: str):
+    """An AWS provider constraint in the calling module that stops below 6.0 (v21 requires >= 6.0)."""
+    for tp in modmajor.module_files(repo, p):
+        text = repo.text(tp)
+        for m in re.finditer(r'aws\s*=\s*\{[^{}]*?version\s*=\s*"([^"]+)"', text):
+            op, ver = modmajor.constraint(m.group(1))
+            upper = re.search(r"<\s*(\d+)", m.group(1))
+            if (op == "~>" and ver and ver[0] < 6) or (upper and int(upper.group(1)) <= 6 and ver and ver[0] < 6) or \
+                    (op in ("", "=") and ver and ver[0] < 6):
+                return (tp, hclsrc.line_of(text, m.start()),
+                        f"the AWS provider is pinned to {m.group(1)!r}; module v21 requires hashicorp/aws >= 6.0 "
+                        "(and Terraform >= 1.5.7)",
+                        "widen the provider constraint to >= 6.0 (read the AWS provider 6.0 upgrade guide for the "
+                        "rest of this root), then terraform init -upgrade")
+    return None

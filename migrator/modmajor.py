@@ -1,0 +1,267 @@
+"""Moving a terraform-aws-modules karpenter module call from one major to the next, from a data row.
+
+knowledge/karpenter_module.yaml `majors` says, per move, which inputs are renamed (one pass over the old
+argument set: v20 reuses v19's node-role names for the controller role), which are removed, which outputs are
+renamed, and which old values are pinned so Terraform replaces nothing. This module applies such a row to one
+`module` block and to every `module.<name>.<output>` reference of the Terraform module that calls it; the hops
+decide when (knowledge/hops.yaml and their rules), and add what only they know (identity, v1 permissions).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from . import knowledge
+from .edits import TextEdit, comments_above, indent_at, line_start
+from .sources import hcl as hclsrc
+
+FACTS = knowledge.load("karpenter_module")
+
+
+def major_row(frm: int) -> dict | None:
+    return next((r for r in FACTS["majors"] if r["from"] == frm), None)
+
+
+def constraint(v: str) -> tuple[str, tuple[int, ...] | None]:
+    """('~> ', (19, 16, 0)) from '~> 19.16' / '19.16.0' / '>= 19.0' / '>= 19.0, < 20.0' (the lower bound)."""
+    first = v.split(",")[0]
+    m = re.fullmatch(r"\s*(~>|>=|=|<=|>|<)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", first)
+    if not m:
+        return "", None
+    return (m.group(1) or ""), tuple(int(x or 0) for x in m.group(2, 3, 4))
+
+
+def repin(current: str, new: str) -> str:
+    """`new` written the way the call pins today: exact, `= x`, `~> major.minor`, or a `>= x, < next` range."""
+    op, ver = constraint(current)
+    parts = new.split(".")
+    if "," in current and op == ">=":
+        return f">= {'.'.join(parts[:2])}, < {int(parts[0]) + 1}.0"
+    if op == "~>":
+        dotted = current.split("~>", 1)[1].strip().count(".")
+        return f"~> {'.'.join(parts[:dotted + 1])}"
+    if op == "=":
+        return f"= {new}"
+    if op in (">=", ">"):
+        return f"{op} {'.'.join(parts[:2])}"
+    return new
+
+
+@dataclass
+class Move:
+    """The edits of one major move of one call, and what the finding says about it."""
+    edits: list = field(default_factory=list)
+    said: list[str] = field(default_factory=list)          # "x -> y", "x removed (why)", "x pinned"
+    output_refs: list[tuple[str, int, str, str]] = field(default_factory=list)   # (path, line, old, new)
+    instance_profile_refs: list[str] = field(default_factory=list)
+
+
+def _line_after(text: str, offset: int) -> int:
+    i = text.find("\n", offset)
+    return len(text) if i < 0 else i + 1
+
+
+def realigned(text: str, path: str, b: hclsrc.Block, new_names: dict[str, str], removed: set[str],
+              extras: dict[str, list[str]], rule: str) -> tuple[list, dict[str, int]]:
+    """Rename attributes and re-pad `=` for every run of consecutive one-line attributes they sit in
+    (terraform fmt aligns such runs; `extras` are lines inserted after an attribute). Returns the edits and
+    the width used for each renamed attribute's run."""
+    attrs = sorted((a for a in b.attributes.values() if a.name not in removed), key=lambda a: a.start)
+    groups: list[list] = []
+    for a in attrs:
+        one_line = hclsrc.line_of(text, a.start) == hclsrc.line_of(text, a.end)
+        if groups and one_line and groups[-1][-1][1] and \
+                hclsrc.line_of(text, a.start) == hclsrc.line_of(text, groups[-1][-1][0].end) + 1:
+            groups[-1].append((a, one_line))
+        else:
+            groups.append([(a, one_line)])
+    out = []
+    widths: dict[str, int] = {}
+    for g in groups:
+        if not any(a.name in new_names for a, _ in g):
+            continue
+        width = max([len(new_names.get(a.name, a.name)) for a, _ in g] +
+                    [len(x) for a, _ in g for x in extras.get(a.name, [])])
+        widths.update({a.name: width for a, _ in g})
+        for a, one_line in g:
+            eq = text.index("=", a.start)
+            name = new_names.get(a.name, a.name)
+            repl = name.ljust(width) + " " if one_line or len(g) > 1 else name + " "
+            if text[a.start:eq] != repl:
+                out.append(TextEdit(path, a.start, eq, repl, rule))
+    return out, widths
+
+
+def remove_attribute(text: str, path: str, a: hclsrc.Attribute, rule: str) -> TextEdit:
+    """Delete an attribute with the comment lines above it (and the blank line that separated them)."""
+    s0 = comments_above(text, line_start(text, a.start))
+    if s0 > 0 and not text[line_start(text, s0 - 1):s0].strip():
+        s0 = line_start(text, s0 - 1)
+    return TextEdit(path, s0, _line_after(text, a.end), "", rule)
+
+
+def insert_block(text: str, path: str, b: hclsrc.Block, comment: str, pairs: list[tuple[str, str]], nl: str,
+                 rule: str) -> TextEdit:
+    """`# comment` and aligned `name = value` lines at the end of a block body."""
+    ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
+    width = max(len(k) for k, _ in pairs)
+    body = "".join(f"{ind}{k.ljust(width)} = {v}{nl}" for k, v in pairs)
+    pos = line_start(text, b.body_end)
+    return TextEdit(path, pos, pos, f"{nl}{ind}# {comment}{nl}{body}", rule, order=2)
+
+
+def pins(row: dict, b: hclsrc.Block) -> list[tuple[str, str]]:
+    """The old values the row pins, computed from the call's arguments."""
+    present = b.attributes
+    out: list[tuple[str, str]] = []
+    cluster = present.get("cluster_name")
+    for p in row.get("pins", []):
+        if any(u in present for u in p.get("unless", [])) or p["input"] in (k for k, _ in out):
+            continue
+        creates = p.get("when_creates")
+        if creates and present.get(creates) is not None and present[creates].expr.literal() is False:
+            continue
+        if "when_set" in p and p["when_set"] not in present:
+            continue
+        if "from_input" in p:
+            out.append((p["input"], present[p["from_input"]].expr.source))
+        elif "template" in p:
+            if cluster is None:
+                continue
+            out.append((p["input"], hclsrc.quote_template(
+                p["template"].replace("${cluster_name}", "${" + cluster.expr.source + "}"))))
+        else:
+            out.append((p["input"], hclsrc.quote(p["value"])))
+    return out
+
+
+def module_files(repo, where: str) -> list[str]:
+    """The .tf files of the Terraform module that calls a module: the only place `module.<name>.*` is visible."""
+    return repo.tf_in_dir(posixpath.dirname(where))
+
+
+def output_refs(repo, module: str, where: str, names, deleted=()) -> list[tuple[str, "re.Match"]]:
+    if not names:
+        return []
+    pat = re.compile(rf"\bmodule\.{re.escape(module)}\.(" + "|".join(map(re.escape, names)) + r")\b")
+    out = []
+    for p in module_files(repo, where):
+        for m in pat.finditer(repo.files[p].text):
+            if any(dp == p and s <= m.start() < e for dp, s, e in deleted):
+                continue              # removed by this phase (e.g. settings.aws.defaultInstanceProfile)
+            out.append((p, m))
+    return out
+
+
+def move(repo, p: str, b: hclsrc.Block, row: dict, rule: str, *, extra: list[tuple[str, str]] = (),
+         comment: str = "pinned by migrator: values the old major had, so Terraform replaces nothing",
+         deleted=()) -> Move:
+    """Apply a `majors` row to one module call: version, removed and renamed inputs, pins and `extra` inputs (a
+    hop's own, e.g. enable_v1_permissions), and renamed outputs wherever the calling module references them."""
+    text = repo.text(p)
+    nl = repo.files[p].newline
+    res = Move()
+    v = b.attr("version")
+    if v is not None and v.literal():
+        res.edits.append(TextEdit(p, v.start, v.end, hclsrc.quote(repin(str(v.literal()), row["version"])), rule))
+    present = dict(b.attributes)
+    new_names: dict[str, str] = {}
+    removed = [n for n in present if n in row["removed"]]
+    for name in removed:
+        res.edits.append(remove_attribute(text, p, present[name], rule))
+        res.said.append(f"{name} removed ({row['removed'][name]})")
+    for name in present:
+        targets = row["inputs"].get(name)
+        if targets:
+            new_names[name] = targets[0]
+            res.said.append(f"{name} -> {', '.join(targets)}")
+    extras = {name: row["inputs"][name][1:] for name in new_names if len(row["inputs"][name]) > 1}
+    edits, widths = realigned(text, p, b, new_names, set(removed), extras, rule)
+    res.edits.extend(edits)
+    ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
+    for name, more in extras.items():
+        a = present[name]
+        for x in more:
+            res.edits.append(TextEdit(p, _line_after(text, a.end), _line_after(text, a.end),
+                                      f"{ind}{x.ljust(widths.get(name, len(x)))} = {a.expr.source}{nl}", rule, order=1))
+    statement_keys(text, p, b, row, rule, res)
+    pinned = [(k, val) for k, val in pins(row, b) if k not in new_names.values()]
+    keep = row.get("keep_irsa")
+    if keep and keep["when"] in present and keep["input"] not in present:
+        pinned.append((keep["input"], "true"))
+    ip = row.get("instance_profile")
+    if ip:
+        res.instance_profile_refs = [f"{rp}:{hclsrc.line_of(repo.files[rp].text, m.start())}"
+                                     for rp, m in output_refs(repo, b.labels[0], p, ip["outputs"], deleted)]
+        if res.instance_profile_refs and ip["input"] not in present:
+            pinned.append((ip["input"], "true"))
+    res.said += [f"{k} = {val} pinned" for k, val in pinned]
+    pairs = pinned + [x for x in extra if x[0] not in present]
+    if pairs:
+        res.edits.append(insert_block(text, p, b, comment, pairs, nl, rule))
+    for rp, m in output_refs(repo, b.labels[0], p, list(row["outputs"])):
+        new = row["outputs"][m.group(1)]
+        res.edits.append(TextEdit(rp, m.start(1), m.end(1), new, rule))
+        res.output_refs.append((rp, hclsrc.line_of(repo.files[rp].text, m.start()), m.group(1), new))
+    return res
+
+
+def statement_keys(text: str, p: str, b: hclsrc.Block, row: dict, rule: str, res: Move) -> None:
+    """Keys renamed inside the objects of a list input (v21: iam_policy_statements `conditions` -> `condition`)."""
+    sk = row.get("statement_keys")
+    e = b.attr(sk["input"]) if sk else None
+    if e is None or e.kind != "tuple":
+        return
+    for item in e.items:
+        for ent in item.entries if item.kind == "object" else []:
+            new = sk["rename"].get(ent.key)
+            if new and not any(x.key == new for x in item.entries):
+                q = '"' if ent.key_quoted else ""
+                res.edits.append(TextEdit(p, ent.key_start, ent.key_end, f"{q}{new}{q}", rule))
+                res.said.append(f"{sk['input']}[].{ent.key} -> {new}")
+
+
+# -- how the node role joins the cluster today ------------------------------------------------------------
+def access_entry(repo, p: str, b: hclsrc.Block) -> tuple[bool | None, str]:
+    """(create_access_entry value, why) decided from the repository; (None, what to check) when it does not say.
+
+    The node role is referenced as the module's node role output (v19 or v20 name) or by its role name."""
+    facts = FACTS["access_entry"]
+    name = b.labels[0]
+    refs = re.compile(rf"\bmodule\.{re.escape(name)}\.(role_arn|role_name|node_iam_role_arn|node_iam_role_name)\b")
+    for tp in module_files(repo, p):
+        f = repo.hcl(tp)
+        if f is None:
+            continue
+        for blk in f.walk():
+            for a in blk.attributes.values():
+                if a.name in facts["aws_auth_attributes"] and refs.search(a.expr.source):
+                    return False, (f"the node role is mapped in aws-auth ({a.name} at {tp}:"
+                                   f"{hclsrc.line_of(repo.text(tp), a.start)}); an access entry would conflict")
+                if a.name in facts["access_entry_attributes"] and refs.search(a.expr.source):
+                    return False, (f"the node role has an access entry already ({a.name} at {tp}:"
+                                   f"{hclsrc.line_of(repo.text(tp), a.start)})")
+            if blk.type == "resource" and blk.labels[:1] and blk.labels[0] in facts["access_entry_resources"] and \
+                    refs.search(repo.text(tp)[blk.start:blk.end]):
+                return False, (f"the node role has an access entry already ({blk.address} at {tp}:"
+                               f"{hclsrc.line_of(repo.text(tp), blk.start)})")
+    for tp, blk in repo.blocks("module"):
+        src = blk.attr("source").literal() if blk.attr("source") is not None else None
+        if not isinstance(src, str) or not re.search(facts["cluster_source"], src):
+            continue
+        mode = blk.attr("authentication_mode")
+        v = blk.attr("version")
+        where = f"{blk.address} at {tp}:{hclsrc.line_of(repo.text(tp), blk.start)}"
+        if mode is not None and mode.literal() in facts["api_modes"]:
+            return True, f"the cluster accepts access entries (authentication_mode = {mode.literal()}, {where})"
+        if mode is not None and mode.literal() == "CONFIG_MAP":
+            return False, f"the cluster authenticates with aws-auth only (authentication_mode = CONFIG_MAP, {where})"
+        _, ver = constraint(str(v.literal())) if v is not None and v.literal() else ("", None)
+        if ver is not None and ver[0] < facts["cluster_no_access_entries_below"]:
+            return False, (f"the cluster module is v{ver[0]} ({where}): it has no access entries, the node role "
+                           "joins through aws-auth")
+    return None, ("check how the node role joins the cluster: `aws eks describe-cluster --name <cluster> --query "
+                  "cluster.accessConfig.authenticationMode` (CONFIG_MAP: set create_access_entry = false) and "
+                  "`aws eks list-access-entries --cluster-name <cluster>` (an entry for the node role already: "
+                  "set create_access_entry = false)")

@@ -1,0 +1,163 @@
+"""terraform-aws-modules karpenter module across its majors: every rename against the module's own input and output
+names per version (knowledge/karpenter_module.yaml), the moves on real calls, the access entry decision, and the
+walk of a v19 root to v21 and Karpenter 1.14 with no error and nothing left that the target module lacks."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from migrator import knowledge, modmajor
+from migrator.apply import apply_changes
+from migrator.inventory import Repo
+from migrator.options import Options
+from migrator.plan import make_plan
+from migrator.sources import hcl as hclsrc
+
+from .conftest import FIXTURES
+
+K = knowledge.load("karpenter_module")
+
+
+def names(major: int, what: str) -> set[str]:
+    (version,) = [v for v in K["versions"] if v.startswith(f"{major}.")]
+    return set(K["versions"][version][what])
+
+
+@pytest.mark.parametrize("row", K["majors"], ids=lambda r: f"v{r['from']}-v{r['to']}")
+def test_every_move_maps_old_names_to_names_the_target_version_has(row):
+    old_in, new_in = names(row["from"], "inputs"), names(row["to"], "inputs")
+    for old, new in row["inputs"].items():
+        assert old in old_in, f"{old} is not a v{row['from']} input"
+        assert set(new) <= new_in, f"{new} not all v{row['to']} inputs"
+    for old in row["removed"]:
+        assert old in old_in and old not in new_in, old
+    for old, new in row["outputs"].items():
+        assert old in names(row["from"], "outputs") and new in names(row["to"], "outputs"), (old, new)
+    for p in row["pins"]:
+        assert p["input"] in new_in, p
+    for key in ("keep_irsa", "instance_profile", "access_entry"):
+        if key in row:
+            assert row[key]["input"] in new_in, key
+    ident = row.get("identity")
+    if ident:
+        for name in (ident["association"], ident["namespace"]["input"], ident["service_account"]["input"],
+                     ident["trust_input"]):
+            assert name in new_in, name
+    # nothing falls through: every old input is renamed, removed, or exists unchanged in the target
+    for old in old_in:
+        assert old in row["inputs"] or old in row["removed"] or old in new_in, f"v{row['from']} {old} unhandled"
+
+
+def test_inputs_the_hops_add_exist_where_they_add_them():
+    v1 = knowledge.load("iam")["module_v1"]
+    assert v1["input"] in names(20, "inputs") and v1["input"] not in names(21, "inputs")
+    assert set(v1["irsa_inputs"]) <= names(20, "inputs")
+
+
+def _call(major: int, body: str) -> str:
+    return (f'module "karpenter" {{\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n'
+            f'  version = "~> {major}.0"\n\n{body}}}\n')
+
+
+def _inputs_after(tmp_path, text: str, to: str, opts=Options()) -> set[str]:
+    (tmp_path / "main.tf").write_text(text)
+    plan = make_plan(tmp_path, to=to, options=opts)
+    apply_changes(plan.root, plan.changes)
+    f = hclsrc.parse((tmp_path / "main.tf").read_text())
+    (b,) = [b for b in f.blocks if b.type == "module"]
+    return set(b.attributes) - {"source", "version"}
+
+
+def test_a_v19_call_with_every_input_comes_out_with_v20_names_only(tmp_path):
+    """One mapping pass: v19's node-role iam_role_* land on node_iam_role_*, the controller's irsa_* on iam_role_*."""
+    skip = {"create", "tags"}
+    body = "".join(f"  {n} = var.{n}\n" for n in sorted(names(19, "inputs") - skip))
+    (tmp_path / "np.yaml").write_text("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: a\n"
+                                      "spec:\n  template:\n    spec:\n      nodeClassRef:\n        name: a\n")
+    got = _inputs_after(tmp_path, _call(19, body), "v1")
+    assert got <= names(20, "inputs"), got - names(20, "inputs")
+    text = (tmp_path / "main.tf").read_text()
+    assert re.search(r"\n  node_iam_role_name\s+= var\.iam_role_name\n", text)
+    assert re.search(r"\n  iam_role_name\s+= var\.irsa_name", text)
+    assert "enable_v1_permissions" in got
+
+
+@pytest.mark.parametrize("identity", ["irsa", "pod-identity"])
+def test_a_v20_call_comes_out_with_v21_names_only(tmp_path, identity):
+    body = "".join(f"  {n} = var.{n}\n" for n in ("cluster_name", "enable_v1_permissions", "enable_irsa",
+                                                   "irsa_oidc_provider_arn", "irsa_namespace_service_accounts",
+                                                   "enable_pod_identity", "node_iam_role_name"))
+    text = _call(20, body).replace('"~> 20.0"', '"20.37.2"') + (
+        'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n'
+        '  version = "1.2.3"\n}\n')
+    (tmp_path / "nc.yaml").write_text("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: a\n"
+                                      "spec:\n  role: r\n  amiSelectorTerms:\n    - alias: al2023@latest\n")
+    got = _inputs_after(tmp_path, text, "latest", Options(identity=identity))
+    assert got <= names(21, "inputs"), got - names(21, "inputs")
+    out = (tmp_path / "main.tf").read_text()
+    assert '"21.19.0"' in out
+    if identity == "irsa":
+        assert "create_pod_identity_association" in got and "iam_role_source_assume_policy_documents" in got
+        assert 'data "aws_iam_policy_document" "karpenter_irsa"' in out and "var.irsa_oidc_provider_arn" in out
+    else:
+        assert "iam_role_source_assume_policy_documents" not in got and "irsa" not in out
+
+
+def test_v21_statement_keys_are_renamed_inside_iam_policy_statements(tmp_path):
+    body = ('  cluster_name = "c"\n  iam_policy_statements = [{\n    sid     = "X"\n    actions = ["iam:ListInstanceProfiles"]\n'
+            '    conditions = [{ test = "StringEquals", variable = "aws:RequestedRegion", values = ["eu-west-1"] }]\n'
+            '  }]\n')
+    text = _call(20, body).replace('"~> 20.0"', '"20.37.2"') + \
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "1.2.3"\n}\n'
+    _inputs_after(tmp_path, text, "latest", Options(identity="pod-identity"))
+    out = (tmp_path / "main.tf").read_text()
+    assert "    condition = [{" in out and "conditions" not in out
+
+
+@pytest.mark.parametrize("current, new, want", [
+    ("19.21.0", "20.37.2", "20.37.2"), ("= 19.21.0", "20.37.2", "= 20.37.2"), ("~> 19.21", "20.37.2", "~> 20.37"),
+    ("~> 19.21.0", "20.37.2", "~> 20.37.2"), (">= 20.24, < 21.0", "21.19.0", ">= 21.19, < 22.0"),
+    (">= 20.0", "21.19.0", ">= 21.19")])
+def test_the_new_version_is_pinned_as_the_call_pins_today(current, new, want):
+    assert modmajor.repin(current, new) == want
+
+
+EKS = 'module "eks" {{\n  source  = "terraform-aws-modules/eks/aws"\n  version = "{v}"\n{body}}}\n'
+
+
+@pytest.mark.parametrize("extra, want", [
+    (EKS.format(v="~> 19.21", body="  aws_auth_roles = [{ rolearn = module.karpenter.role_arn }]\n"), False),
+    (EKS.format(v="~> 19.21", body=""), False),
+    (EKS.format(v="~> 20.8", body='  authentication_mode = "API_AND_CONFIG_MAP"\n'), True),
+    (EKS.format(v="~> 20.8", body='  authentication_mode = "CONFIG_MAP"\n'), False),
+    ('resource "aws_eks_access_entry" "n" {\n  principal_arn = module.karpenter.node_iam_role_arn\n}\n', False),
+    ("", None)])
+def test_the_access_entry_is_decided_from_how_the_node_role_joins_today(tmp_path, extra, want):
+    (tmp_path / "main.tf").write_text(_call(19, '  cluster_name = "c"\n') + extra)
+    repo = Repo(tmp_path)
+    ((p, b),) = [x for x in repo.blocks("module") if x[1].labels == ["karpenter"]]
+    value, why = modmajor.access_entry(repo, p, b)
+    assert value is want and why
+
+
+def test_a_v19_root_walks_to_v21_and_1_14_with_no_error_and_nothing_the_target_lacks(tmp_path):
+    import shutil
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "module-v19-to-v1" / "input", root)
+    for _ in range(8):
+        plan = make_plan(root, to="latest")
+        assert not [f for f in plan.findings if f.severity == "error"], [f.message for f in plan.findings]
+        if not plan.changes:
+            break
+        apply_changes(plan.root, plan.changes)
+    text = (root / "main.tf").read_text()
+    f = hclsrc.parse(text)
+    (b,) = [b for b in f.blocks if b.type == "module" and b.labels == ["karpenter"]]
+    assert set(b.attributes) - {"source", "version"} <= names(21, "inputs")
+    gone = set(names(19, "outputs")) - set(names(21, "outputs"))
+    assert not re.search(r"module\.karpenter\.(" + "|".join(gone) + r")\b", text)
+    assert '"1.14.1"' in text and '"~> 21.19"' in text
+    # names pinned as v19 created them: the controller role and policy are not replaced
+    assert 'iam_role_name          = "KarpenterIRSA-${module.eks.cluster_name}"' in text
+    assert "create_access_entry    = false" in text          # the node role is in aws-auth
