@@ -161,3 +161,20 @@ def test_a_v19_root_walks_to_v21_and_1_14_with_no_error_and_nothing_the_target_l
     # names pinned as v19 created them: the controller role and policy are not replaced
     assert 'iam_role_name          = "KarpenterIRSA-${module.eks.cluster_name}"' in text
     assert "create_access_entry    = false" in text          # the node role is in aws-auth
+
+
+def test_identity_comes_from_the_flag_or_the_configuration_and_is_checked(tmp_path):
+    from typer.testing import CliRunner
+
+    from migrator.cli import app
+    import shutil
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "module-v20-to-v21-irsa" / "input", root)
+    runner = CliRunner()
+    bad = runner.invoke(app, ["plan", str(root), "--identity", "oidc"])
+    assert bad.exit_code == 1 and "identity must be one of" in bad.output
+    (root / ".migrator.yaml").write_text("identity: pod-identity\n")
+    ok = runner.invoke(app, ["plan", str(root), "--format", "json"])
+    assert "create_pod_identity_association = true" in ok.output
+    flag = runner.invoke(app, ["plan", str(root), "--format", "json", "--identity", "irsa"])
+    assert "create_pod_identity_association         = false" in flag.output
