@@ -58,12 +58,9 @@ def _split(values: Optional[list[str]]) -> list[str]:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
-        try:
-            v = version("migrator")
-        except PackageNotFoundError:
-            v = "0 (not installed)"
-        typer.echo(f"migrator {v}")
+        from .saved import migrator_version
+        v = migrator_version()
+        typer.echo(f"migrator {v if v != '0' else '0 (not installed)'}")
         raise typer.Exit(0)
 
 

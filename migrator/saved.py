@@ -24,12 +24,9 @@ READS = (1, 2)
 def migrator_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
     try:
-        return version("karpenter-migrator")
+        return version("karpenter-migrator")          # the distribution's name (the command stays `migrator`)
     except PackageNotFoundError:
-        try:
-            return version("migrator")
-        except PackageNotFoundError:
-            return "0"
+        return "0"
 
 
 def digest(text: str | None) -> str | None:
