@@ -10,7 +10,6 @@ from migrator.options import Options
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
 FIXTURE_NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "input").is_dir())
 
 
@@ -53,5 +52,3 @@ def tree(tmp_path):
         return dest
     return make
 
-
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is not present")

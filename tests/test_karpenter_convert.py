@@ -1,4 +1,5 @@
-"""Compare with karpenter-convert's own test suite (../shared/karpenter/karpenter-convert-testdata).
+"""Compare with karpenter-convert's own test suite (its test data is committed in tests/data/karpenter-convert/,
+source and licence in SOURCE.md there).
 
 Each case runs our converter on their input and compares by meaning with their expected output after
 normalising *only* the intentional differences documented in docs/karpenter-convert.md (D1..D8).
@@ -14,10 +15,9 @@ from migrator.rules.v1beta1.convert import convert_nodeclass, convert_provisione
 from migrator.sources import yaml as yamlsrc
 from migrator.validate import to_plain, validate_object
 
-from .conftest import SHARED, needs_shared
+from pathlib import Path
 
-DATA = SHARED / "karpenter" / "karpenter-convert-testdata"
-pytestmark = needs_shared
+DATA = Path(__file__).resolve().parent / "data" / "karpenter-convert"
 
 
 def _docs(name):
