@@ -114,3 +114,24 @@ def test_crd_release_in_another_namespace_needs_the_webhook_service_namespace(tm
     plan = make_plan(tmp_path, to="v1", phase="controller")
     (f,) = [f for f in plan.findings if f.code == "MIG-V1-HELM-003"]
     assert "webhook.serviceNamespace=karpenter" in f.manual_step
+
+
+def test_a_kubelet_field_v1_lacks_is_dropped_with_a_finding_and_the_hop_converges(tmp_path):
+    """A hand-edited v1beta1 NodePool still carrying kubelet.containerRuntime (knowledge/v1.yaml kubelet_dropped):
+    the EC2NodeClass it moves into validates, and a second plan finds nothing more."""
+    (tmp_path / "np.yaml").write_text(
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n"
+        "    spec:\n      nodeClassRef:\n        name: default\n      requirements:\n        - key: kubernetes.io/arch\n"
+        "          operator: In\n          values: [amd64]\n      kubelet:\n        containerRuntime: containerd\n"
+        "        maxPods: 110\n---\napiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n"
+        "  name: default\nspec:\n  amiFamily: AL2\n  role: R\n  subnetSelectorTerms:\n    - tags:\n        a: b\n"
+        "  securityGroupSelectorTerms:\n    - tags:\n        a: b\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (dropped,) = [f for f in plan.findings if f.code == "MIG-V1-KL-008"]
+    assert "containerRuntime" in dropped.message and dropped.line == 14
+    apply_changes(plan.root, plan.changes)
+    objs = {m.kind: m for m in scan_manifests(Repo(tmp_path))}
+    assert objs["EC2NodeClass"].obj["spec"]["kubelet"] == {"maxPods": 110}
+    assert validate_object(objs["EC2NodeClass"].obj, "1.14.1") == []
+    assert make_plan(tmp_path, to="v1", phase="manifests").changes == []

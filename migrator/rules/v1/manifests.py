@@ -14,10 +14,12 @@ resource whose apiVersion changes gets a warning and the state commands that avo
 """
 from __future__ import annotations
 
+import copy
 import json
 import posixpath
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
@@ -53,12 +55,21 @@ def _name(m: Manifest) -> str:
     return m.masked.unmask(str(m.name)) if m.name is not None else ""
 
 
+@lru_cache(maxsize=1)
+def _kubelet_fields() -> frozenset[str]:
+    """spec.kubelet fields of the v1 EC2NodeClass (the packaged CRD)."""
+    from ... import knowledge
+    schema = knowledge.crd_schema("karpenter.k8s.aws/v1", "EC2NodeClass")
+    return frozenset(schema["properties"]["spec"]["properties"]["kubelet"]["properties"])
+
+
 class ManifestsRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], phase: str):
         self.repo = repo
         self.manifests = manifests
         self.phase = phase
         self.res = Result()
+        self._dropped_said: set[int] = set()
 
     def finding(self, code, severity, path, line, message, manual=""):
         self.res.findings.append(Finding(code, severity, path, line, message, manual))
@@ -94,9 +105,32 @@ class ManifestsRule:
         return self.res
 
     # -- kubelet -------------------------------------------------------------------------------------
+    def kubelet(self, m: Manifest) -> Any:
+        """A NodePool's kubelet as it can move: without the fields the v1 EC2NodeClass CRD lacks (a hand-edited
+        object may still carry containerRuntime), each dropped with a finding; None when nothing is left."""
+        k = get(m.obj, convert._path(convert.NP["kubelet"]))
+        if not isinstance(k, dict):
+            return k
+        allowed = _kubelet_fields()
+        gone = [x for x in k if x not in allowed]
+        if not gone:
+            return k
+        if id(m) not in self._dropped_said:
+            self._dropped_said.add(id(m))
+            why = convert.NC.get("kubelet_dropped", {})
+            for x in gone:
+                self.finding("MIG-V1-KL-008", "warning", m.path, m.line_of(convert._path(convert.NP["kubelet"])),
+                             f"NodePool {_name(m)}: kubelet.{x}={plain(k[x])} dropped: "
+                             + why.get(x, f"the v1 EC2NodeClass has no spec.kubelet.{x}"))
+        out = copy.deepcopy(k)
+        for x in gone:
+            del out[x]
+        return out or None
+
     def plan_kubelets(self, pools: list[Manifest], classes: dict[str, Manifest]):
         """Which kubelet each class receives, which NodePools drop theirs, and which are repointed (KB G.3)."""
         kubelet_path = convert._path(convert.NP["kubelet"])
+        get_kubelet = self.kubelet
         ref_name = convert._path(convert.NP["node_class_ref"]["path"]) + ("name",)
         by_class: dict[str, list[Manifest]] = {}
         for m in pools:
@@ -109,7 +143,7 @@ class ManifestsRule:
         for cname, users in by_class.items():
             groups: list[tuple[Any, list[Manifest]]] = []
             for m in users:
-                k = get(m.obj, kubelet_path)
+                k = get_kubelet(m)
                 key = plain(k) if k is not None else None
                 for g in groups:
                     if g[0] == key:
@@ -122,15 +156,15 @@ class ManifestsRule:
             cls = classes.get(cname)
             if cls is None or is_templated(cname):
                 for m in users:
-                    if get(m.obj, kubelet_path) is not None:
+                    if get_kubelet(m) is not None:
                         self.leave(m, drop, "MIG-V1-KL-001",
                                    f"NodePool {_name(m)} has a kubelet, which v1 keeps on its EC2NodeClass {cname}, "
                                    "and that class is not in this cluster root",
                                    f"add this kubelet to EC2NodeClass {cname} (spec.kubelet), then remove it from "
                                    "the NodePool and run migrator again")
                 continue
-            templated = [m for m in users if get(m.obj, kubelet_path) is not None and m.container == "template"
-                         and m.path != cls.path and m.masked.has_token(str(plain(get(m.obj, kubelet_path))))]
+            templated = [m for m in users if get_kubelet(m) is not None and m.container == "template"
+                         and m.path != cls.path and m.masked.has_token(str(plain(get_kubelet(m))))]
             if templated:
                 for m in templated:
                     self.leave(m, drop, "MIG-V1-KL-007",
@@ -144,13 +178,13 @@ class ManifestsRule:
             if keep is None:
                 keep = max(range(len(groups)), key=lambda i: len(groups[i][1]))
             if groups[keep][0] is not None:
-                kubelet_of[cname] = get(groups[keep][1][0].obj, kubelet_path)
+                kubelet_of[cname] = get_kubelet(groups[keep][1][0])
                 kubelet_src[cname] = groups[keep][1][0]
             for i, (k, ms) in enumerate(groups):
                 if i == keep:
                     continue
                 new_name = f"{cname}{convert.NC['split_suffix']}{_name(ms[0])}"
-                splits.setdefault(cname, []).append((new_name, get(ms[0].obj, kubelet_path), [_name(x) for x in ms]))
+                splits.setdefault(cname, []).append((new_name, get_kubelet(ms[0]), [_name(x) for x in ms]))
                 for x in ms:
                     repoint[id(x)] = new_name
                     self.finding("MIG-V1-KL-002", "warning", x.path, x.line,
@@ -173,6 +207,8 @@ class ManifestsRule:
         """The NodePool's kubelet as written (comments kept), when both objects are YAML in the same file kind."""
         if pool is None or "kubernetes_manifest" in (pool.container, cls.container):
             return None
+        if self.kubelet(pool) is not get(pool.obj, convert._path(convert.NP["kubelet"])):
+            return None                 # fields dropped: written from the value, not copied as text
         if pool.container == "template" and pool.path != cls.path:
             return None                 # template variables belong to that template's call
         tree = tree_of(self.repo, pool)
