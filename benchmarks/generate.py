@@ -9,6 +9,9 @@
   policies, IAM roles and an `aws_iam_policy_document` (some with EC2 actions, none Karpenter's);
 - `k8s/app-NNNN.yaml`: every tenth unrelated file is Kubernetes YAML (Deployment + Service + ConfigMap).
 
+With `--bundle`, every cluster root also carries a Flux `flux-system/gotk-components.yaml` of about 500 KB: CRDs only
+(HelmRelease, Kustomization, ... named inside their schemas), the shape that made real GitOps repositories slow.
+
 With `--mixed`, the cluster roots stand at three different steps (staged rollouts, the shape of fixtures/fleet-staged):
 one in three on v1alpha5, one on v1beta1, one on v1, all installing the charts through one shared module.
 """
@@ -181,12 +184,39 @@ def service(rng: random.Random, j: int) -> str:
                           statements=stmts, seed=j)
 
 
-def generate(root: Path, roots: int, unrelated: int, seed: int = 7, mixed: bool = False) -> dict:
+CRD_KINDS = ["HelmRelease", "HelmRepository", "Kustomization", "GitRepository", "OCIRepository", "Bucket", "HelmChart",
+             "Alert", "Provider", "Receiver", "ImagePolicy", "ImageRepository"]
+
+
+def crd_bundle(kib: int = 500) -> str:
+    """A Flux gotk-components.yaml look-alike: CustomResourceDefinitions whose schemas name the Flux kinds."""
+    out, i = [], 0
+    while sum(map(len, out)) < kib * 1024:
+        kind = CRD_KINDS[i % len(CRD_KINDS)]
+        fields = "".join(f"                    field{j}:\n                      description: Field {j} of {kind}; "
+                         "it tunes how the reconciler handles this object in some detail.\n"
+                         "                      type: string\n" for j in range(200))
+        out.append(f"---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+                   f"  name: {kind.lower()}s{i}.toolkit.fluxcd.io\nspec:\n  group: toolkit.fluxcd.io\n  names:\n"
+                   f"    kind: {kind}\n    plural: {kind.lower()}s\n  scope: Namespaced\n  versions:\n  - name: v1\n"
+                   "    schema:\n      openAPIV3Schema:\n        properties:\n          spec:\n            properties:\n"
+                   "              values:\n                properties:\n                  nested:\n"
+                   f"                    properties:\n{fields}")
+        i += 1
+    return "".join(out)
+
+
+def generate(root: Path, roots: int, unrelated: int, seed: int = 7, mixed: bool = False,
+             bundle: bool = False) -> dict:
     rng = random.Random(seed)
     if mixed:
         shutil.copytree(FLEET / "modules", root / "modules")
     for i in range(roots):
         (fleet_root if mixed else cluster_root)(root / "clusters" / f"c{i:02d}", i)
+        if bundle:
+            p = root / "clusters" / f"c{i:02d}" / "flux-system" / "gotk-components.yaml"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(crd_bundle())
     for j in range(unrelated):
         if j % 10 == 9:
             p = root / "k8s" / f"app-{j:04d}.yaml"
@@ -207,10 +237,11 @@ def main() -> None:
     ap.add_argument("--unrelated", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--mixed", action="store_true", help="cluster roots at three eras (v1alpha5, v1beta1, v1)")
+    ap.add_argument("--bundle", action="store_true", help="a 500 KB Flux CRD bundle in every cluster root")
     a = ap.parse_args()
     if a.out.exists():
         raise SystemExit(f"{a.out} exists")
-    info = generate(a.out, a.roots, a.unrelated, a.seed, a.mixed)
+    info = generate(a.out, a.roots, a.unrelated, a.seed, a.mixed, a.bundle)
     print(f"{a.out}: {info['files']} files, {info['bytes'] / 1e6:.1f} MB")
 
 

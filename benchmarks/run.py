@@ -66,7 +66,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         one, many, big = Path(tmp) / "one", Path(tmp) / "many", Path(tmp) / "big"
         mixed = Path(tmp) / "mixed"
+        bundled = Path(tmp) / "bundled"
         generate(one, 1, 0, a.seed)
+        generate(bundled, 1, 100, a.seed, bundle=True)
+        plain = Path(tmp) / "plain"
+        generate(plain, 1, 100, a.seed)
         generate(many, a.roots, 0, a.seed)
         info = generate(big, a.roots, a.unrelated, a.seed)
         generate(mixed, a.roots, a.unrelated, a.seed, mixed=True)
@@ -76,6 +80,8 @@ def main() -> None:
             ("migrator --help", mig + ["--help"], a.runs),
             ("plan, bundled example", mig + ["plan", str(EXAMPLE)], a.runs),
             ("plan, 1 root", mig + ["plan", str(one), "--format", "json"], a.runs),
+            ("plan, 1 root + 100 files", mig + ["plan", str(plain), "--format", "json"], a.runs),
+            ("plan, 1 root + 100 files + 500 KB CRD bundle", mig + ["plan", str(bundled), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots", mig + ["plan", str(many), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots + {a.unrelated} unrelated", mig + ["plan", str(big), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots at 3 eras + {a.unrelated} unrelated",
@@ -99,6 +105,8 @@ def main() -> None:
         print(f"{a.roots} roots / ({a.roots} x 1 root): {many_t / (a.roots * one_t):.2f}")
         mixed_t = got[f"plan, {a.roots} roots at 3 eras + {a.unrelated} unrelated"]
         print(f"{a.roots} roots at 3 eras / at one era (both + unrelated files): {mixed_t / big_t:.2f}x")
+        cost = got["plan, 1 root + 100 files + 500 KB CRD bundle"] - got["plan, 1 root + 100 files"]
+        print(f"a 500 KB CRD bundle (Flux gotk-components.yaml) adds {cost:.2f} s")
         print(f"error findings on the largest tree: {errors_in(big)}; on the mixed-era tree: {errors_in(mixed)}")
 
 

@@ -187,17 +187,24 @@ def _era(obj: Any) -> tuple[str, str, str] | None:
 
 
 def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_line: int,
-                     report_path: str) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
+                     report_path: str, only: re.Pattern | None = None) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
     """Mask and parse each document of a YAML text (once per run: cached on the repository); parse errors
-    become findings."""
-    key = (path, base_offset, text)
+    become findings. `only`: documents whose bytes do not match it are never parsed (a 500 KB CRD bundle costs
+    no more than reading it)."""
+    full = (path, base_offset, text)
+    if full in repo.yaml_docs:          # every document already parsed for another scan
+        yield from (d for d in repo.yaml_docs[full] if only is None or only.search(d[0].text))
+        return
+    key = full if only is None else (path, base_offset, text, only.pattern)
     if key not in repo.yaml_docs:
-        repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path))
+        repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path, only))
     yield from repo.yaml_docs[key]
 
 
-def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str):
+def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: re.Pattern | None = None):
     for doc in yamlsrc.split_documents(text):
+        if only is not None and not only.search(doc.text):
+            continue
         try:
             m = mask(doc.text)
         except TemplateError as e:
@@ -331,7 +338,7 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                                          "convert the Provisioner/AWSNodeTemplate in this chart template by hand "
                                          "(see the generated objects of other files for the shape)"))
             continue
-        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_KIND_RE):
             man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
             if man and p in patches:
                 continue
@@ -517,6 +524,9 @@ def split_set_name(raw: str) -> str:
     return ".".join(p.replace("\x00", "\\.") for p in parts)
 
 
+_FLUX_KIND = re.compile(r"""^kind:[ \t]*["']?HelmRelease\b""", re.M)
+
+
 def scan_charts(repo: Repo) -> list[ChartInstall]:
     from .sources import keytree
     out: list[ChartInstall] = []
@@ -579,7 +589,9 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
                 ci.values.append(ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start)))
         out.append(ci)
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "HelmRelease" not in sf.text:
+        # decided on bytes before any parse: a Karpenter HelmRelease names the chart and is a top-level kind (a Flux
+        # gotk-components.yaml mentions HelmRelease only inside its CRDs)
+        if not p.endswith((".yaml", ".yml")) or "karpenter" not in sf.text or not _FLUX_KIND.search(sf.text):
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             if not isinstance(obj, dict) or obj.get("kind") != "HelmRelease":
@@ -657,8 +669,8 @@ def _scan_argocd(repo: Repo) -> Iterator[ChartInstall]:
     """Argo CD Applications / ApplicationSets installing the Karpenter charts: single `source` or `sources[]`."""
     from .sources import keytree
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "argoproj.io" not in sf.text:
-            continue
+        if not p.endswith((".yaml", ".yml")) or "karpenter" not in sf.text or "argoproj.io" not in sf.text:
+            continue                # an Argo CD install bundle is all CRDs: no chart named karpenter
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             if not isinstance(obj, dict) or not str(obj.get("apiVersion", "")).startswith("argoproj.io/") \
                     or obj.get("kind") not in ARGO_KINDS:
