@@ -135,3 +135,14 @@ def test_a_kubelet_field_v1_lacks_is_dropped_with_a_finding_and_the_hop_converge
     assert objs["EC2NodeClass"].obj["spec"]["kubelet"] == {"maxPods": 110}
     assert validate_object(objs["EC2NodeClass"].obj, "1.14.1") == []
     assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
+
+
+def test_an_unresolvable_role_with_a_known_instance_profile_keeps_the_profile(tree):
+    """fixtures/instance-profile-only: no MIG-NC-011 error; the EC2NodeClass carries spec.instanceProfile."""
+    plan = make_plan(tree("instance-profile-only"), phase="prepare")
+    codes = {f.code for f in plan.findings}
+    assert "MIG-NC-011" not in codes and "MIG-NC-017" in codes
+    apply_changes(plan.root, plan.changes)
+    (nc,) = [m for m in scan_manifests(Repo(plan.root)) if m.kind == "EC2NodeClass"]
+    assert nc.obj["spec"]["instanceProfile"] == "KarpenterNodeInstanceProfile-prod-eu" and "role" not in nc.obj["spec"]
+    assert validate_object(nc.obj) == []

@@ -471,11 +471,13 @@ def selector_terms(selector: Any, kind: str, path: tuple, notes: list[Note]) -> 
     return terms
 
 
-def convert_nodeclass(src: Any, inline: bool = False, role: Any = None) -> Converted:
+def convert_nodeclass(src: Any, inline: bool = False, role: Any = None, instance_profile: Any = None) -> Converted:
     """AWSNodeTemplate (or an inline provider wrapped as one) -> EC2NodeClass.
 
     `role` is the resolved node role (literal or placeholder); it is required when the template has no
-    instanceProfile. Without it the result carries no object and the caller reports why.
+    instanceProfile. When the role is unknown but the instance profile the old nodes used is known (the chart's
+    defaultInstanceProfile), `instance_profile` is written instead: new nodes get exactly the old identity.
+    Without either the result carries no object and the caller reports why.
     """
     facts = FACTS["ec2nodeclass"]
     target = FACTS["kinds"]["AWSNodeTemplate"]["to"]
@@ -514,6 +516,8 @@ def convert_nodeclass(src: Any, inline: bool = False, role: Any = None) -> Conve
     if needs_role(src):
         if role is not None:
             new_spec["role"] = role
+        elif instance_profile is not None:
+            new_spec["instanceProfile"] = instance_profile
     for sel in facts["selectors"]:
         s = ("spec", sel["from"])
         v = _get(src, s)
@@ -546,7 +550,7 @@ def convert_nodeclass(src: Any, inline: bool = False, role: Any = None) -> Conve
                               f"check whether spec.{k} needs an EC2NodeClass equivalent", ("spec", k)))
     if "status" in src:
         notes.append(Note("MIG-META-004", "info", "status is not copied (the controller writes it)", field=("status",)))
-    if failed or (needs_role(src) and role is None):
+    if failed or (needs_role(src) and role is None and instance_profile is None):
         return res
     res.obj = _ordered(out, {"spec": facts["order"]["spec"]})
     return res

@@ -227,9 +227,12 @@ class ManifestsRule:
         if any(n.severity == "error" for n in conv.notes):
             return conv
         role = self.role_for(m)
-        if role is None:
+        profile = self.profile_for(m) if role is None and not self.role().ok else None
+        if role is None and profile is None:
+            if not self.role().ok:
+                self.role_unresolved(m)
             return conv
-        again = convert_nodeclass(src, inline=spec_path != ("spec",), role=role)
+        again = convert_nodeclass(src, inline=spec_path != ("spec",), role=role, instance_profile=profile)
         again.moves = conv.moves if spec_path != ("spec",) else again.moves
         again.notes = conv.notes
         return again
@@ -239,12 +242,6 @@ class ManifestsRule:
         r = self.role()
         name = _name_key(m, m.obj.get("metadata", {}).get("name") if isinstance(m.obj, dict) else "")
         if not r.ok:
-            self.finding("MIG-NC-011", "error", m.path, m.line,
-                         f"EC2NodeClass for {m.kind} {name} needs spec.role (the node IAM role name) and migrator cannot "
-                         f"resolve it: {r.reason}",
-                         "re-run with --node-role <role name>, or add an aws_iam_instance_profile with a role for the "
-                         "profile in settings.aws.defaultInstanceProfile, or set spec.instanceProfile on the "
-                         "AWSNodeTemplate to keep using an unmanaged instance profile")
             return None
         trail = " -> ".join(r.trail)
         if m.container == "yaml" or (m.container == "template" and m.call is not None and m.call.name == "file"):
@@ -269,6 +266,38 @@ class ManifestsRule:
         else:
             m.masked.tokens[tok] = "${" + expr + "}"
         self.finding("MIG-NC-013", "info", m.tf_path or m.path, m.line, f"role {expr} resolved: {trail}")
+        return tok
+
+    def role_unresolved(self, m: Manifest) -> None:
+        name = _name_key(m, m.obj.get("metadata", {}).get("name") if isinstance(m.obj, dict) else "")
+        self.finding("MIG-NC-011", "error", m.path, m.line,
+                     f"EC2NodeClass for {m.kind} {name} needs spec.role (the node IAM role name) or the instance "
+                     f"profile its nodes use, and migrator can resolve neither: {self.role().reason}",
+                     "re-run with --node-role <role name>, or add an aws_iam_instance_profile with a role for the "
+                     "profile in settings.aws.defaultInstanceProfile, or set spec.instanceProfile on the "
+                     "AWSNodeTemplate to keep using an unmanaged instance profile")
+
+    def profile_for(self, m: Manifest) -> Any:
+        """The instance profile the old nodes used (the chart's defaultInstanceProfile), when the role behind it
+        cannot be resolved: the EC2NodeClass keeps it (spec.instanceProfile), so new nodes get the same identity."""
+        v = self._role_value
+        if v is None or v.value in (None, ""):
+            return None
+        name = _name_key(m, m.obj.get("metadata", {}).get("name") if isinstance(m.obj, dict) else "")
+        how = (f"EC2NodeClass for {m.kind} {name}: spec.instanceProfile {v.expression or v.value} kept from "
+               f"{v.key} ({v.path}:{v.line}), the profile its nodes use today, because the role behind it cannot "
+               f"be resolved ({self.role().reason})")
+        later = ("to move to spec.role later (Karpenter then manages the instance profiles, and the controller needs "
+                 "the iam:*InstanceProfile permissions): replace spec.instanceProfile by spec.role = <the profile's "
+                 "role name>; that change replaces the nodes")
+        if v.expression is None:
+            self.finding("MIG-NC-017", "info", m.path, m.line, how, later)
+            return str(v.value)
+        if m.container in ("yaml", "template"):
+            return None         # a Terraform expression cannot be written into a plain file or another's template
+        tok = f"__MIG_{len(m.masked.tokens)}__"
+        m.masked.tokens[tok] = v.expression if m.container == "kubernetes_manifest" else "${" + v.expression + "}"
+        self.finding("MIG-NC-017", "info", m.tf_path or m.path, m.line, how, later)
         return tok
 
     def valid(self, m: Manifest, c: Converted) -> bool:
