@@ -586,7 +586,7 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
             ci.values.append(sets)
         for d in b.sub("dynamic"):
             if d.labels[:1] in (["set"], ["set_sensitive"]):
-                ci.values.append(ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start)))
+                ci.values.append(_dynamic_set(repo, p, text, d))
         out.append(ci)
     for p, sf in repo.files.items():
         # decided on bytes before any parse: a Karpenter HelmRelease names the chart and is a top-level kind (a Flux
@@ -787,6 +787,69 @@ def _argo_params(text, doc, params) -> list[ArgoParam]:
             item.lc.value(k)[0] for k in item)), 0))
         out.append(ArgoParam(item["name"], (s, e), item.get("value"), (start, end), doc.first_line + vl + 1))
     return out
+
+
+def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource:
+    """`dynamic "set"` over a list of {name, value} objects or a map of name -> value, written inline or in a local
+    or a variable default of the same module: its entries as `set` entries (renamed and removed in place, where the
+    list is written); anything else stays a `dynamic_set` the rules report."""
+    unread = ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start))
+    fe = d.attr("for_each")
+    content = next(iter(d.sub("content")), None)
+    if fe is None or content is None or content.attr("name") is None:
+        return unread
+    it = d.attr("iterator")
+    var = (it.source if it is not None else d.labels[0]).strip()
+    name_src, value_src = content.attr("name").source.strip(), (content.attr("value").source.strip()
+                                                               if content.attr("value") is not None else "")
+    where, lst = _static_collection(repo, p, text, fe)
+    if lst is None:
+        return unread
+    wtext = repo.text(where)
+    out = ValuesSource("set", where, hclsrc.line_of(wtext, lst.start))
+    if lst.kind == "tuple" and re.fullmatch(rf"{var}\.value(\.name|\[\"name\"\])", name_src) and \
+            re.fullmatch(rf"{var}\.value(\.value|\[\"value\"\])", value_src):
+        for item in lst.items:
+            ent = {e.key: e.value for e in item.entries} if item.kind == "object" else {}
+            if "name" not in ent or not isinstance(ent["name"].literal(), str):
+                return unread
+            raw = ent["name"].literal()
+            out.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
+                                     line_start_of(wtext, item.start), line_end_of(wtext, item.end),
+                                     hclsrc.line_of(wtext, item.start)))
+        return out
+    if lst.kind == "object" and name_src == f"{var}.key" and value_src == f"{var}.value":
+        for e in lst.entries:
+            if not e.key_quoted and "." in e.key:
+                return unread
+            key = hclsrc.Expr("string", e.key_start, e.key_end, wtext[e.key_start:e.key_end], value=e.key)
+            out.sets.append(SetEntry(split_set_name(e.key), e.key, key, e.value, line_start_of(wtext, e.start),
+                                     line_end_of(wtext, e.end), hclsrc.line_of(wtext, e.start)))
+        return out
+    return unread
+
+
+def _static_collection(repo: Repo, p: str, text: str, fe: hclsrc.Expr) -> tuple[str, hclsrc.Expr | None]:
+    """The literal list / map a for_each names: inline, a local, or a variable default of the same module."""
+    if fe.kind in ("tuple", "object"):
+        return p, fe
+    m = re.fullmatch(r"\s*(local|var)\.([A-Za-z_][\w-]*)\s*", fe.source)
+    if not m:
+        return p, None
+    for tp in repo.tf_in_dir(posixpath.dirname(p)):
+        f = repo.hcl(tp) if m.group(2) in repo.text(tp) else None
+        for blk in f.blocks if f else []:
+            if m.group(1) == "local" and blk.type == "locals" and m.group(2) in blk.attributes:
+                e = blk.attributes[m.group(2)].expr
+                return tp, (e if e.kind in ("tuple", "object") else None)
+            if m.group(1) == "var" and blk.type == "variable" and blk.labels == [m.group(2)]:
+                if any(m.group(2) in repo.text(t) for t in repo.tfvars_files()):
+                    return tp, None         # set per environment: not one place to edit
+                e = blk.attr("default")
+                if e is None or not (e.items or e.entries):
+                    return tp, None         # no default, or an empty one: the values come from the callers
+                return tp, (e if e.kind in ("tuple", "object") else None)
+    return p, None
 
 
 def line_start_of(text: str, offset: int) -> int:

@@ -207,3 +207,44 @@ def test_a_conflict_between_roots_names_them():
     with _pytest.raises(EditConflict, match="cluster roots 'clusters/dev' and 'clusters/prod'"):
         apply_edits("version = 1\n", [TextEdit("m.tf", 10, 11, "2", "v1beta1/helm", root="clusters/dev"),
                                       TextEdit("m.tf", 10, 11, "3", "v1beta1/helm", root="clusters/prod")])
+
+
+DYNAMIC = '''resource "helm_release" "karpenter" {{
+  chart   = "karpenter"
+  version = "v0.31.4"
+
+  dynamic "set" {{
+    for_each = {for_each}
+    content {{
+      name  = {name}
+      value = {value}
+    }}
+  }}
+}}
+{extra}'''
+
+
+@pytest.mark.parametrize("for_each, name, value, extra", [
+    ("local.sets", "set.value.name", "set.value.value",
+     'locals {\n  sets = [\n    { name = "settings.aws.clusterName", value = "c" },\n  ]\n}\n'),
+    ("var.sets", "s.value[\"name\"]", "s.value[\"value\"]",
+     'variable "sets" {\n  default = [\n    { name = "settings.aws.clusterName", value = "c" },\n  ]\n}\n'),
+    ('{ "settings.aws.clusterName" = "c" }', "set.key", "set.value", ""),
+])
+def test_dynamic_set_over_a_static_list_or_map_is_read_and_rewritten_in_place(tmp_path, for_each, name, value, extra):
+    text = DYNAMIC.format(for_each=for_each, name=name, value=value, extra=extra)
+    if name.startswith("s."):
+        text = text.replace('  dynamic "set" {\n', '  dynamic "set" {\n    iterator = s\n')
+    (tmp_path / "main.tf").write_text(text)
+    plan = make_plan(tmp_path, phase="prepare")
+    assert "MIG-HELM-001" not in {f.code for f in plan.findings}
+    assert any(v.key == "settings.aws.clusterName" for v in values_of(scan_charts(Repo(tmp_path))))
+    (c,) = plan.changes
+    assert '"settings.clusterName"' in c.new and "settings.aws.clusterName" not in c.new
+
+
+def test_dynamic_set_over_a_variable_without_default_is_still_reported(tmp_path):
+    (tmp_path / "main.tf").write_text(DYNAMIC.format(for_each="var.sets", name="set.key", value="set.value",
+                                                     extra='variable "sets" {\n  default = {}\n}\n'))
+    plan = make_plan(tmp_path, phase="prepare")
+    assert "MIG-HELM-001" in {f.code for f in plan.findings}
