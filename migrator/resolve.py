@@ -238,12 +238,56 @@ def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
     return list(by_dir.get(module_dir or ".", []))
 
 
+_TERNARY = re.compile(r"^(?P<cond>[^?]+?)\?\s*(?P<a>[^?:]+?)\s*:\s*(?P<b>[^?:]+?)\s*$", re.S)
+
+
+def _with_default(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, hclsrc.Expr, str] | None:
+    """(the expression followed first, the literal default, how it was written) of a value with a literal default:
+    `try(x, "1.2")`, `coalesce(x, "1.2")`, or a conditional with one literal branch and one reference."""
+    if expr.kind == "call" and expr.name in ("try", "coalesce") and len(expr.items) == 2:
+        first, last = expr.items
+        if last.kind == "string" and last.value is not None and first.kind in ("ref", "other", "call"):
+            return first, last, f"{expr.name}()"
+        return None
+    if expr.kind != "other":
+        return None
+    m = _TERNARY.match(expr.source)
+    if not m:
+        return None
+    branches = []
+    for g in ("a", "b"):
+        raw = m.group(g)
+        lit = re.fullmatch(r'"([^"\\$%]*)"', raw.strip())
+        start = expr.start + m.start(g) + (len(raw) - len(raw.lstrip()))
+        if lit:
+            branches.append(("lit", hclsrc.Expr("string", start, start + len(raw.strip()), raw.strip(),
+                                                value=lit.group(1))))
+        elif re.fullmatch(r"(var|local)\.[\w-]+(\.[\w-]+|\[\"[^\"]+\"\])?", raw.strip()):
+            branches.append(("ref", hclsrc.Expr("ref", start, start + len(raw.strip()), raw.strip(),
+                                                name=raw.strip())))
+        else:
+            return None
+    kinds = [k for k, _ in branches]
+    if sorted(kinds) != ["lit", "ref"]:
+        return None
+    ref = next(e for k, e in branches if k == "ref")
+    lit = next(e for k, e in branches if k == "lit")
+    return ref, lit, "the conditional"
+
+
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
     variable (else its default), a local, or, in a module called by relative source, what each caller passes
     (followed into the caller's own variables). Returns ([], reason) when it cannot be known statically."""
     if expr.kind == "string" and expr.value is not None:
         return [Site(tf_path, expr, "literal")], ""
+    fallback = _with_default(expr)
+    if fallback is not None:            # try(x, "1.2"), coalesce(x, "1.2"), x != null ? x : "1.2"
+        followed, lit, how = fallback
+        sites, why = definition_sites(repo, tf_path, followed, _depth + 1) if _depth < 4 else ([], "")
+        if sites:
+            return sites, ""
+        return [Site(tf_path, lit, f"the literal default of {how} ({why or 'nothing else sets it'})")], ""
     src = expr.source.strip()
     m = re.fullmatch(r'(var|local)\.([A-Za-z0-9_-]+)(?:\.([A-Za-z0-9_-]+)|\["([^"]+)"\])?', src)
     if not m:

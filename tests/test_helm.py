@@ -248,3 +248,22 @@ def test_dynamic_set_over_a_variable_without_default_is_still_reported(tmp_path)
                                                      extra='variable "sets" {\n  default = {}\n}\n'))
     plan = make_plan(tmp_path, phase="prepare")
     assert "MIG-HELM-001" in {f.code for f in plan.findings}
+
+
+@pytest.mark.parametrize("version", ['try(var.karpenter.chart_version, "0.37.0")', 'coalesce(var.kv, "0.37.0")',
+                                     'var.kv != null ? var.kv : "0.37.0"', 'var.kv == null ? "0.37.0" : var.kv'])
+@pytest.mark.parametrize("tfvars", [False, True])
+def test_a_version_with_a_literal_default_follows_the_variable_where_set_else_edits_the_default(tmp_path, version,
+                                                                                                tfvars):
+    (tmp_path / "main.tf").write_text(
+        'variable "kv" {\n  default = null\n}\n\nvariable "karpenter" {\n  default = {}\n}\n\n'
+        f'resource "helm_release" "karpenter" {{\n  chart   = "karpenter"\n  version = {version}\n}}\n')
+    if tfvars:
+        (tmp_path / "prod.tfvars").write_text('kv        = "0.37.2"\nkarpenter = { chart_version = "0.37.2" }\n')
+    plan = make_plan(tmp_path, to="v1", phase="patch-upgrade")
+    assert "MIG-HELM-006" not in {f.code for f in plan.findings}
+    changed = {c.path: c.new for c in plan.changes}
+    if tfvars:
+        assert '"0.37.8"' in changed["prod.tfvars"] and '"0.37.0"' in changed.get("main.tf", '"0.37.0"')
+    else:
+        assert version.replace('"0.37.0"', '"0.37.8"') in changed["main.tf"]

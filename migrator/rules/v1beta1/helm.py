@@ -521,6 +521,13 @@ class HelmRule:
                 target = self.targets.get("karpenter-crd") or lit
                 newer = parse_version(lit) and parse_version(target) and parse_version(lit) > parse_version(target)
                 attrs.append((name, hclsrc.quote(lit if newer else format_version(target, lit))))
+            elif name == "version":
+                # an expression (try(var.x, "1.0"), a conditional): copied with this run's bump inside it
+                src, s0 = a.expr.source, a.expr.start
+                for e in sorted((e for e in self.res.edits if isinstance(e, TextEdit) and e.path == ci.path
+                                 and s0 <= e.start and e.end <= a.expr.end), key=lambda e: e.start, reverse=True):
+                    src = src[:e.start - s0] + e.text + src[e.end - s0:]
+                attrs.append((name, src))
             elif name == "repository" and lit in FACTS["chart"]["frozen_repositories"]:
                 attrs.append((name, hclsrc.quote(FACTS["chart"]["repository"])))
             else:
