@@ -42,6 +42,11 @@ SelectOpt = typer.Option(None, "--select", help="Report only these finding codes
 IgnoreOpt = typer.Option(None, "--ignore", help="Do not report these finding codes or prefixes (repeatable, or "
                                                 "comma-separated).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only errors (text output).")
+ClusterNameOpt = typer.Option(None, "--cluster-name", help="EKS cluster name for controller policies the repository "
+                                                           "does not scope (JSON files outside Terraform).")
+RegionOpt = typer.Option(None, "--region", help="AWS region for controller policies the repository does not scope.")
+AccountOpt = typer.Option(None, "--account-id", help="AWS account ID for controller policies the repository does not "
+                                                     "scope.")
 IdentityOpt = typer.Option(None, "--identity", help="The Karpenter controller's AWS identity when the 1.x hop moves "
                                                   "the terraform-aws-modules karpenter module to v21: irsa or "
                                                   "pod-identity. Default: what each root uses today.")
@@ -90,17 +95,18 @@ def _settings(path: Path, **flags):
 
 def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str],
           select: Optional[list[str]] = None, ignore: Optional[list[str]] = None, quiet: bool = False,
-          roots: Optional[list[str]] = None, identity: Optional[str] = None):
+          roots: Optional[list[str]] = None, identity: Optional[str] = None, facts: Optional[dict] = None):
     from .plan import UsageError, make_plan
     s = _settings(path, to=to, phase=phase, keep_alpha_defaults=keep, node_role=role, select=_split(select),
-                  ignore=_split(ignore), identity=identity)
+                  ignore=_split(ignore), identity=identity, **(facts or {}))
     if s.get("identity") not in (None, *IDENTITIES):
         Console(stderr=True).print(f"[red]error:[/red] identity must be one of {', '.join(IDENTITIES)}, "
                                    f"not {s.get('identity')!r}")
         raise typer.Exit(1)
     opts = Options(keep_alpha_defaults=bool(s.get("keep_alpha_defaults")), node_role=s.get("node_role"),
                    node_roles=s.get("node_roles", {}), select=s.get("select", []), ignore=s.get("ignore", []),
-                   exclude=s.get("exclude", []), identity=s.get("identity"))
+                   exclude=s.get("exclude", []), identity=s.get("identity"), cluster_name=s.get("cluster_name"),
+                   region=s.get("region"), account_id=s.get("account_id"), roots=s.get("roots", {}))
     try:
         err = Console(stderr=True)
         if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
@@ -163,11 +169,14 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
          select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt, quiet: bool = QuietOpt,
          root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt,
+         cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
+         account_id: Optional[str] = AccountOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
+              dict(cluster_name=cluster_name, region=region, account_id=account_id))
     if out is not None:
         from . import saved
         from .apply import write_file
@@ -189,7 +198,8 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
           select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt,
           quiet: bool = QuietOpt, root: Optional[list[str]] = RootOpt,
-          identity: Optional[str] = IdentityOpt) -> None:
+          identity: Optional[str] = IdentityOpt, cluster_name: Optional[str] = ClusterNameOpt,
+          region: Optional[str] = RegionOpt, account_id: Optional[str] = AccountOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -198,7 +208,8 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     if saved.is_saved_plan(path):
         _apply_saved(path, write, backup)
         return
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
+              dict(cluster_name=cluster_name, region=region, account_id=account_id))
     console = Console()
     text_render.render(p, console, quiet=quiet)
     if not write:
@@ -242,10 +253,13 @@ def _apply_saved(path: Path, write: bool, backup: bool) -> None:
 def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
             output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the Markdown to this file."),
             keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
-            root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt) -> None:
+            root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt,
+            cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
+            account_id: Optional[str] = AccountOpt) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
     from .render import markdown as markdown_render
-    p = _plan(path, to, phase, keep_alpha_defaults, node_role, roots=root, identity=identity)
+    p = _plan(path, to, phase, keep_alpha_defaults, node_role, roots=root, identity=identity,
+              facts=dict(cluster_name=cluster_name, region=region, account_id=account_id))
     doc = markdown_render.render(p)
     if output is None:
         sys.stdout.write(doc)

@@ -2,7 +2,8 @@
 `MIGRATOR_*` environment variables, then command-line flags; a later source wins.
 
 Keys: `to`, `phase`, `exclude` (path globs), `node_role`, `node_roles` (cluster root -> role), `select`, `ignore`
-(finding codes or prefixes), `keep_alpha_defaults`, `identity` (irsa | pod-identity: the controller's identity
+(finding codes or prefixes), `keep_alpha_defaults`, `cluster_name` / `region` / `account_id` (facts the
+repository lacks), `roots` (cluster root -> {cluster_name, region, account_id, node_role}), `identity` (irsa | pod-identity: the controller's identity
 on terraform-aws-modules karpenter v21), `docs_url` (where the docs site is published: SARIF help links). A malformed file is an error naming the file and line.
 """
 from __future__ import annotations
@@ -16,10 +17,13 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
 KEYS = {"to": str, "phase": str, "exclude": list, "node_role": str, "node_roles": dict, "select": list,
-        "ignore": list, "keep_alpha_defaults": bool, "docs_url": str, "identity": str}
+        "ignore": list, "keep_alpha_defaults": bool, "docs_url": str, "identity": str, "cluster_name": str,
+        "region": str, "account_id": str, "roots": dict}
+ROOT_KEYS = ("cluster_name", "region", "account_id", "node_role")
 ENV = {"to": "MIGRATOR_TO", "phase": "MIGRATOR_PHASE", "exclude": "MIGRATOR_EXCLUDE", "node_role": "MIGRATOR_NODE_ROLE",
        "select": "MIGRATOR_SELECT", "ignore": "MIGRATOR_IGNORE", "keep_alpha_defaults": "MIGRATOR_KEEP_ALPHA_DEFAULTS",
-       "docs_url": "MIGRATOR_DOCS_URL", "identity": "MIGRATOR_IDENTITY"}
+       "docs_url": "MIGRATOR_DOCS_URL", "identity": "MIGRATOR_IDENTITY", "cluster_name": "MIGRATOR_CLUSTER_NAME",
+       "region": "MIGRATOR_REGION", "account_id": "MIGRATOR_ACCOUNT_ID"}
 
 
 class ConfigError(ValueError):
@@ -45,6 +49,13 @@ def _check(values: Any, where: str, lines: dict[str, int]) -> dict[str, Any]:
         at = f"{where}:{lines.get(k, 1)}"
         if k not in KEYS:
             raise ConfigError(f"{at}: unknown key {k!r} (known: {', '.join(KEYS)})")
+        if k == "roots":
+            if not isinstance(v, dict) or not all(isinstance(x, dict) and set(x) <= set(ROOT_KEYS)
+                                                  and all(isinstance(y, str) for y in x.values()) for x in v.values()):
+                raise ConfigError(f"{at}: roots must map a cluster root to keys among {', '.join(ROOT_KEYS)} "
+                                  "(strings)")
+            out[k] = {str(r).strip("/").removeprefix("./") or ".": dict(x) for r, x in v.items()}
+            continue
         if not isinstance(v, KEYS[k]) or (KEYS[k] is list and not all(isinstance(x, str) for x in v)) or \
                 (KEYS[k] is dict and not all(isinstance(x, str) for x in v.values())):
             raise ConfigError(f"{at}: {k} must be {KEYS[k].__name__}" + (" of strings" if KEYS[k] is not str else ""))

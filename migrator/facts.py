@@ -161,3 +161,61 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
         if one is not None:
             out["AWS::Region"] = one
     return out
+
+
+def given_scope(options) -> dict[str, Fact]:
+    """ClusterName / AWS::Region / AWS::AccountId the user gave (--cluster-name, --region, --account-id, or
+    .migrator.yaml, per cluster root under `roots:`)."""
+    out: dict[str, Fact] = {}
+    for key, attr, flag in (("ClusterName", "cluster_name", "--cluster-name"), ("AWS::Region", "region", "--region"),
+                            ("AWS::AccountId", "account_id", "--account-id")):
+        v = getattr(options, attr, None) if options is not None else None
+        if v:
+            out[key] = Fact(str(v), f"{flag} (or .migrator.yaml)")
+    return out
+
+
+_EXPR_ONLY = re.compile(r"^\$\{([^{}]+)\}$")
+
+
+def terraform_scope(repo: Repo, pol, values: list[HelmValue]) -> dict[str, tuple[Fact, tuple[str, str] | None]]:
+    """Scope facts of a controller policy written in Terraform, as Terraform expressions of its own module: the
+    cluster name the chart's settings.clusterName is given there, the region and account from the module's
+    aws_region / aws_caller_identity data sources (or the provider's region variable). A data source the module
+    lacks is named as the block to add ((type, name)), as the terraform-aws-modules module does it."""
+    import posixpath
+    d = posixpath.dirname(pol.path)
+    out: dict[str, tuple[Fact, tuple[str, str] | None]] = {}
+    names = []
+    for v in values:
+        if v.key not in knowledge.load("resolve")["cluster_name_values"] or posixpath.dirname(v.path) != d:
+            continue
+        expr = v.expression or (_EXPR_ONLY.match(v.value).group(1) if isinstance(v.value, str)
+                                and _EXPR_ONLY.match(v.value) else None)
+        if expr:
+            names.append(Fact(expr.strip(), f"{v.key} in {v.path}:{v.line}", expression=True))
+    one = _distinct(names)
+    if one is not None:
+        out["ClusterName"] = (one, None)
+
+    def data_source(kind: str, attr: str, what: str) -> tuple[Fact, tuple[str, str] | None]:
+        for p, b in repo.blocks("data", kind):
+            if posixpath.dirname(p) == d and len(b.labels) > 1:
+                return (Fact(f"data.{kind}.{b.labels[1]}.{attr}", f'data "{kind}" "{b.labels[1]}" in {p}',
+                             expression=True), None)
+        return (Fact(f"data.{kind}.current.{attr}", f'data "{kind}" "current" (added: {what})', expression=True),
+                (kind, "current"))
+
+    region = None
+    for p, b in repo.blocks("provider", "aws"):
+        r = b.attr("region")
+        if posixpath.dirname(p) == d and r is not None and r.literal() is None and r.kind == "ref" and \
+                b.attr("alias") is None:
+            region = (Fact(r.source.strip(), f'provider "aws" region in {p}:{hclsrc.line_of(repo.text(p), b.start)}',
+                           expression=True), None)
+    out["AWS::Region"] = region or data_source("aws_region", "name", "the provider's region")
+    out["AWS::AccountId"] = data_source("aws_caller_identity", "account_id", "the caller's account")
+    partition = data_source("aws_partition", "partition", "")
+    if partition[1] is None:            # only a data source the module already has (else the ARNs say aws)
+        out["AWS::Partition"] = partition
+    return out

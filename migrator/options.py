@@ -13,3 +13,7 @@ class Options:
     ignore: list[str] = field(default_factory=list)            # finding codes / prefixes not to report
     exclude: list[str] = field(default_factory=list)           # path globs discovery skips
     identity: str | None = None             # irsa | pod-identity: the controller's identity on module v21
+    cluster_name: str | None = None         # facts for policies outside Terraform when the repository lacks them
+    region: str | None = None
+    account_id: str | None = None
+    roots: dict[str, dict] = field(default_factory=dict)   # per cluster root: cluster_name/region/account_id/node_role

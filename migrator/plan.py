@@ -162,6 +162,8 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
             return fleet.owns(r, p)
         mine = [c for c in charts if owns(c.path)]
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
+        if r in options.roots:          # .migrator.yaml roots: this cluster's own facts
+            opts = dataclasses.replace(opts, **{k: v for k, v in options.roots[r].items() if v})
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                helm_values=values_of(mine) + [v for v in rendered if owns(v.path)],
                                options=opts, charts=mine, owns=owns)

@@ -4,8 +4,11 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from migrator.apply import apply_changes
 from migrator.inventory import Repo
+from migrator.options import Options
 from migrator.plan import make_plan
 from migrator.policies import scan_policies
 from migrator.sources import hcl
@@ -169,3 +172,55 @@ def test_policy_prefilter_is_exact_on_every_fixture(monkeypatch):
         assert with_filter == without, name
         found += len(with_filter)
     assert found > 5
+
+
+SCOPE_POLICY = {"Version": "2012-10-17", "Statement": [
+    {"Sid": "AllowScopedResourceCreationTagging", "Effect": "Allow", "Action": ["ec2:CreateTags"], "Resource": "*",
+     "Condition": {"StringEquals": {"ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
+                   "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}}]}
+
+
+def test_a_terraform_policy_is_scoped_with_the_modules_own_values(tmp_path):
+    """No cluster name or region written in the policy: the chart's clusterName expression and an aws_region data
+    source (added, as the terraform-aws-modules module does) scope the v1 statement; no MIG-V1-IAM-003."""
+    (tmp_path / "main.tf").write_text(
+        'variable "cluster_name" {\n  type = string\n}\n\nresource "helm_release" "karpenter" {\n'
+        '  chart   = "karpenter"\n  version = "0.37.8"\n\n  set {\n    name  = "settings.clusterName"\n'
+        '    value = var.cluster_name\n  }\n}\n\nresource "aws_iam_policy" "karpenter" {\n'
+        '  policy = jsonencode(' + json.dumps(SCOPE_POLICY) + ')\n}\n')
+    plan = make_plan(tmp_path, to="v1", phase="patch-upgrade")
+    codes = {f.code for f in plan.findings}
+    assert "MIG-V1-IAM-003" not in codes and {"MIG-V1-IAM-001", "MIG-IAM-010"} <= codes
+    (c,) = plan.changes
+    assert 'data "aws_region" "current" {}' in c.new
+    assert "eks:eks-cluster-name" in c.new and "${var.cluster_name}" in c.new
+    assert "${data.aws_region.current.name}" in c.new
+    apply_changes(plan.root, plan.changes)
+    assert make_plan(tmp_path, to="v1", phase="patch-upgrade").changes == []
+
+
+@pytest.mark.parametrize("how", ["flags", "roots"])
+def test_a_json_policy_takes_cluster_and_region_from_the_options_or_the_configuration(tmp_path, how):
+    import dataclasses
+
+    from migrator.config import resolve
+    root = tmp_path / "clusters" / "prod"
+    root.mkdir(parents=True)
+    (root / "policy.json").write_text(json.dumps(SCOPE_POLICY, indent=2) + "\n")
+    (root / "nodepool.yaml").write_text("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: a\n"
+                                        "spec:\n  template:\n    spec:\n      nodeClassRef:\n        name: a\n")
+    assert "MIG-V1-IAM-003" in {f.code for f in make_plan(tmp_path, to="v1", phase="patch-upgrade").findings}
+    if how == "flags":
+        opts = Options(cluster_name="prod-eu", region="eu-west-1")
+    else:
+        (tmp_path / ".migrator.yaml").write_text(
+            "roots:\n  clusters/prod:\n    cluster_name: prod-eu\n    region: eu-west-1\n")
+        s = resolve(tmp_path, {})
+        opts = dataclasses.replace(Options(), roots=s["roots"])
+    plan = make_plan(tmp_path, to="v1", phase="patch-upgrade", options=opts)
+    assert "MIG-V1-IAM-003" not in {f.code for f in plan.findings}
+    (c,) = [c for c in plan.changes if c.path.endswith("policy.json")]
+    body = json.loads(c.new)
+    st = body["Statement"][0]
+    assert st["Condition"]["StringEquals"]["aws:RequestTag/eks:eks-cluster-name"] == "prod-eu"
+    assert any(":eu-west-1:" in r for r in st["Resource"])

@@ -99,4 +99,5 @@ class V1IamRule(IamRule):
 
 
 def run(ctx, phase: str) -> IamResult:
-    return V1IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=FACTS, rule=RULE).run()
+    return V1IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=FACTS, rule=RULE,
+                     options=ctx.options).run()

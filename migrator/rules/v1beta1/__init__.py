@@ -44,7 +44,8 @@ def _deleted(done: dict) -> list[tuple[str, int, int]]:
 
 
 def _iam(ctx, phase: str, done: dict) -> IamResult:
-    return IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, _deleted(done), ctx.owns).run()
+    return IamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, _deleted(done), ctx.owns,
+                   options=ctx.options).run()
 
 
 def _blocked(done: dict) -> set[tuple[str, int]]:

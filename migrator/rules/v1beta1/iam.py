@@ -6,6 +6,14 @@ using a key with no successor gets the official successor statement; the instanc
 official v0.32 policy are added when an EC2NodeClass uses `spec.role`. A coverage check compares the result
 with the official policy of the target and lists what is still missing.
 cleanup: the provisioner-name statements (and those replaced by official ones) are removed.
+
+Where the cluster name, region and account of the official statements are read from, first found wins (the same
+in every hop): the policy's own ARNs and `kubernetes.io/cluster/<name>` conditions; an EKS cluster ARN; the chart's
+literal settings.clusterName; the provider's literal region; `--cluster-name` / `--region` / `--account-id` or
+`.migrator.yaml` (per cluster root under `roots:`); for a policy written in Terraform, Terraform values of its own
+module: the expression the chart's settings.clusterName gets there, the provider's region variable, the module's
+`aws_region` / `aws_caller_identity` / `aws_partition` data sources (`data "aws_region" "current" {}` is added
+when the module has none, MIG-IAM-010). MIG-IAM-004 / MIG-V1-IAM-003 only when no source has the fact.
 """
 from __future__ import annotations
 
@@ -58,11 +66,13 @@ class IamResult:
 
 class IamRule:
     def __init__(self, repo: Repo, manifests: list[Manifest], phase: str, values: list | None = None,
-                 deleted: list | None = None, owns=None, *, facts: dict | None = None, rule: str = RULE):
+                 deleted: list | None = None, owns=None, *, facts: dict | None = None, rule: str = RULE,
+                 options=None):
         """A later hop passes its own facts table (knowledge/iam.yaml) and rule name; the rendering of official
         statements in the user's syntax, the insertion and the coverage check are shared."""
         self.facts = facts or FACTS
         self.rule = rule
+        self.options = options
         self.owns = owns or (lambda path: True)
         self.values = values or []          # chart values (which instance profile served defaultInstanceProfile)
         self.deleted = deleted or []        # spans other rules delete in this phase
@@ -246,20 +256,46 @@ class IamRule:
                 m = re.match(r"arn:[^:]+:[^:]+:[^:]*:([^:*]+):", r)
                 if m and "AWS::AccountId" not in subs:
                     subs["AWS::AccountId"] = m.group(1)
-        if not {"ClusterName", "AWS::Region"} <= set(subs):
-            from ...facts import cluster_and_region
+        if not {"ClusterName", "AWS::Region", "AWS::AccountId"} <= set(subs):
+            from ...facts import cluster_and_region, given_scope, terraform_scope
             stated = cluster_and_region(self.repo, pol, self.values, self.owns)
-            for key in ("ClusterName", "AWS::Region"):
+            for key, fact in given_scope(self.options).items():
+                stated.setdefault(key, fact)
+            if pol.path.endswith(".tf"):        # Terraform values: expressions, with the data sources they need
+                for key, (fact, block) in terraform_scope(self.repo, pol, self.values).items():
+                    if key == "AWS::Partition" and "AWS::Partition" not in subs:
+                        subs[key] = "${" + fact.value + "}"
+                    if key in stated or key in subs or (key == "AWS::AccountId" and block is not None):
+                        continue
+                    stated[key] = fact
+                    if block is not None:
+                        self.add_data_source(pol.path, block)
+            for key in ("ClusterName", "AWS::Region", "AWS::AccountId"):
                 if key not in subs and key in stated:
-                    subs[key] = stated[key].value
+                    subs[key] = "${" + stated[key].value + "}" if stated[key].expression else stated[key].value
                     told = self.__dict__.setdefault("_told", set())
                     if (pol.path, key) in told:
                         continue
                     told.add((pol.path, key))
+                    what = {"ClusterName": "cluster name", "AWS::Region": "region", "AWS::AccountId": "account"}[key]
                     self.finding("MIG-IAM-009", "info", pol.path, pol.line,
-                                 f"{pol.name}: {'cluster name' if key == 'ClusterName' else 'region'} for the "
-                                 f"scoped statements is {stated[key].value}, from {stated[key].source}")
+                                 f"{pol.name}: {what} for the scoped statements is {stated[key].value}, from "
+                                 f"{stated[key].source}")
         return subs if {"ClusterName", "AWS::Region"} <= set(subs) else None
+
+    def add_data_source(self, path: str, block: tuple[str, str]) -> None:
+        """`data "<type>" "<name>" {}` at the end of a policy's file, once (the scoped statements refer to it)."""
+        done = self.__dict__.setdefault("_data_added", set())
+        if (path, block) in done:
+            return
+        done.add((path, block))
+        text = self.repo.text(path)
+        nl = self.repo.files[path].newline
+        sep = "" if text.endswith(nl + nl) else nl if text.endswith(nl) else nl + nl
+        self.res.edits.append(TextEdit(path, len(text), len(text),
+                                       f'{sep}data "{block[0]}" "{block[1]}" {{}}{nl}', self.rule, order=9))
+        self.finding("MIG-IAM-010", "info", path, hclsrc.line_of(text, len(text)),
+                     f'data "{block[0]}" "{block[1]}" added: the scoped statements of the controller policy use it')
 
     def add_official(self, pol: Policy, sids: list[str], after: Statement | None) -> None:
         text = self.repo.text(pol.path)
@@ -365,7 +401,7 @@ def _official_sid(sid: str, version: str = FACTS["target"]) -> dict:
 
 
 def _substitute(s: str, subs: dict[str, str]) -> str:
-    s = re.sub(r"\$\{AWS::Partition\}", "aws", s)
+    s = s.replace("${AWS::Partition}", subs.get("AWS::Partition", "aws"))
     for k, v in subs.items():
         s = s.replace("${" + k + "}", v.replace("\\", "\\\\").replace('"', '\\"'))
     return s

@@ -78,4 +78,4 @@ def run(ctx, phase: str, done: dict) -> IamResult:
     row = next(r for r in MINORS["minors"] if r["minor"] == minor_of(target))
     facts = {**BASE, "target": row["iam"]}
     return OnwardIamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=facts,
-                         rule=RULE).run()
+                         rule=RULE, options=ctx.options).run()
