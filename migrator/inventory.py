@@ -24,6 +24,8 @@ from .sources.templates import Masked, TemplateError, mask
 
 KARPENTER_KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
 _KIND_RE = re.compile(r"\b(" + "|".join(sorted({k for _, k in KARPENTER_KINDS} - {"Machine", "NodeClaim"})) + r")\b")
+_OLD_OBJECT = re.compile(r"^apiVersion:[ \t]*[\"']?(?P<api>karpenter\.(?:sh|k8s\.aws)/v1(?:alpha5|alpha1|beta1))[\"']?[ \t]*\r?\n"
+                         r"(?:(?!---)[^\n]*\n)*?kind:[ \t]*[\"']?(?P<kind>\w+)", re.M)
 _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
 
 
@@ -344,6 +346,18 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 continue
             if man:
                 out.append(man)
+    # 3. template files no Terraform call renders: never skipped silently
+    for p, sf in repo.files.items():
+        if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:
+            continue
+        for m in _OLD_OBJECT.finditer(sf.text):
+            repo.findings.append(Finding(
+                "MIG-SRC-010", "warning", p, sf.text.count("\n", 0, m.start()) + 1,
+                f"{m.group('kind')} ({m.group('api')}) in the template {p} is not converted: no kubectl_manifest or "
+                "kubernetes_manifest of the repository renders it with templatefile(), so migrator cannot tell its "
+                "variables",
+                "render it from a kubectl_manifest with templatefile() (migrator then converts it around its ${} and "
+                "%{} placeholders), or convert it by hand (see the objects migrator writes elsewhere for the shape)"))
     return out
 
 

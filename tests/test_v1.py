@@ -146,3 +146,16 @@ def test_an_unresolvable_role_with_a_known_instance_profile_keeps_the_profile(tr
     (nc,) = [m for m in scan_manifests(Repo(plan.root)) if m.kind == "EC2NodeClass"]
     assert nc.obj["spec"]["instanceProfile"] == "KarpenterNodeInstanceProfile-prod-eu" and "role" not in nc.obj["spec"]
     assert validate_object(nc.obj) == []
+
+
+def test_a_template_no_terraform_call_renders_is_reported_never_skipped(tmp_path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "nodeclass.yaml.tftpl").write_text(
+        "apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: ${name}\nspec:\n"
+        "  amiFamily: AL2023\n  role: ${role}\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: b\n")
+    (tmp_path / "main.tf").write_text(
+        'locals {\n  nc = templatefile("${path.module}/templates/${var.kind}.yaml.tftpl", { name = "a" })\n}\n')
+    plan = make_plan(tmp_path, to="v1")
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-010"]         # the v1 NodePool needs nothing
+    assert (f.path, f.line, f.severity) == ("templates/nodeclass.yaml.tftpl", 1, "warning")
+    assert "EC2NodeClass" in f.message and plan.changes == []
