@@ -624,7 +624,24 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
             out.append(ci)
     out.extend(_scan_argocd(repo))
     out.extend(_scan_kustomize_charts(repo))
+    out.extend(_scan_blueprints(repo))
     return out
+
+
+def _scan_blueprints(repo: Repo) -> Iterator[ChartInstall]:
+    """eks-blueprints-addons with enable_karpenter: the karpenter chart, its version at karpenter.chart_version
+    (None: the add-on's default, knowledge/karpenter_module.yaml blueprints_addons)."""
+    facts = knowledge.load("karpenter_module")["blueprints_addons"]
+    for p, b in repo.blocks("module"):
+        src = b.attr("source").literal() if b.attr("source") is not None else None
+        enabled = b.attr(facts["enable"])
+        if not isinstance(src, str) or facts["source"] not in src or enabled is None or enabled.literal() is False:
+            continue
+        cfg = b.attr(facts["input"])
+        version = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
+                        if e.key == facts["chart_version_key"]), None)
+        yield ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
+                           version=version)
 
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -881,6 +898,9 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
     for ci in charts:
         if ci.chart != "karpenter":
             continue
+        if ci.kind == "blueprints":     # the values the add-on passes itself
+            for key in knowledge.load("karpenter_module")["blueprints_addons"]["sets"]:
+                out.append(HelmValue(key, None, None, ci.path, ci.line, tuple(key.split("."))))
         for vs in ci.values:
             if vs.tree is not None:
                 text = vs.tree.text

@@ -69,6 +69,28 @@ def parse_target(to: str | None) -> Target | None:
     return Target("v1", newest)
 
 
+def blueprints_default(ci) -> str | None:
+    """The chart version an eks-blueprints-addons call installs when it does not set karpenter.chart_version."""
+    from . import knowledge
+    facts = knowledge.load("karpenter_module")["blueprints_addons"]
+    from .modmajor import constraint
+    v = ci.block.attr("version")
+    raw = str(v.literal()) if v is not None and v.literal() else ""
+    op, ver = constraint(raw)
+    if ver is None:
+        return None
+    if op == "~>":                      # the newest release the constraint allows is what terraform init installs
+        parts = raw.split("~>", 1)[1].strip().count(".")
+        upper = (ver[0] + 1, 0, 0) if parts < 2 else (ver[0], ver[1] + 1, 0)
+    elif op in (">=", ">"):
+        upper = (10 ** 6,)
+    else:
+        upper = None
+    rows = [r for r in facts["default_chart"] if parse_version(r["from"]) < upper] if upper \
+        else [r for r in facts["default_chart"] if parse_version(r["from"]) <= ver]
+    return rows[-1]["chart"].lstrip("v") if rows else None
+
+
 def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str = "karpenter") -> str | None:
     """The controller chart version the repository (or, with `owns`, one cluster root) pins, when it is written
     statically. A shared module's version passed by each caller is read where this root passes it."""
@@ -87,6 +109,8 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
             v = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")
             if v is not None and parse_version(str(v)):
                 return str(v).lstrip("v")
+        elif ci.kind == "blueprints" and ci.version is None:
+            return blueprints_default(ci)
         elif ci.version is not None:
             sites, _ = definition_sites(repo, ci.path, ci.version)
             if owns is not None:

@@ -178,3 +178,17 @@ def test_identity_comes_from_the_flag_or_the_configuration_and_is_checked(tmp_pa
     assert "create_pod_identity_association = true" in ok.output
     flag = runner.invoke(app, ["plan", str(root), "--format", "json", "--identity", "irsa"])
     assert "create_pod_identity_association         = false" in flag.output
+
+
+def test_eks_blueprints_addons_is_a_chart_install_with_its_default_version_and_never_silent(tree):
+    from migrator.inventory import scan_charts
+    from migrator.path import chart_version
+    root = tree("blueprints-addons")
+    charts = scan_charts(Repo(root))
+    (ci,) = [c for c in charts if c.kind == "blueprints"]
+    assert chart_version(Repo(root), charts) == "0.37.0"            # ~> 1.16 installs 1.24.x: chart 0.37.0
+    plan = make_plan(root, to="latest")
+    codes = {f.code for f in plan.findings}
+    assert {"MIG-V1-MOD-007", "MIG-HELM-020"} <= codes and "MIG-V1X-HELM-001" not in codes
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert 'chart_version       = "0.37.8"' in c.new

@@ -75,7 +75,37 @@ def run(ctx, phase: str) -> ModuleResult:
         c = covers(version, b)
         if c is not None and (res.covers is None or parse_version(c) < parse_version(res.covers)):
             res.covers = c
+    blueprints(ctx, res)
     return res
+
+
+BPA = knowledge.load("karpenter_module")["blueprints_addons"]
+
+
+def blueprints(ctx, res: ModuleResult) -> None:
+    """eks-blueprints-addons has no v1 controller policy (no add-on version up to 1.24.3): unless the call adds the
+    v1 statements itself (karpenter.policy_statements naming eks:eks-cluster-name), say what the 1.0 controller
+    needs and the two ways to give it."""
+    for ci in ctx.charts:
+        if ci.kind != "blueprints":
+            continue
+        b = ci.block
+        cfg = b.attr(BPA["input"])
+        stmts = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
+                      if e.key == BPA["policy_key"]), None)
+        if stmts is not None and V1_TAG in stmts.source:
+            continue
+        res.findings.append(Finding(
+            "MIG-V1-MOD-007", "warning", ci.path, ci.line,
+            f"{ci.address} (eks-blueprints-addons) gives the controller its own policy, which has no v1 permissions "
+            f"({V1_TAG} tagging and scoping): the 1.0 controller fails with UnauthorizedOperation on ec2:CreateTags",
+            f"before the controller moves, add the official 1.0 statements {', '.join(BPA['v1_statements'])} "
+            f"through {BPA['input']} = {{ {BPA['policy_key']} = [...] }} (the add-on merges them into its policy), "
+            "or install Karpenter with the terraform-aws-modules karpenter module (>= 20.24, enable_v1_permissions "
+            "= true) and disable the add-on's"))
+
+
+V1_TAG = knowledge.load("iam")["v1beta1->v1"]["cluster_tag"]
 
 
 def _v1_permissions(ctx, res: ModuleResult, p: str, b: hclsrc.Block, ver, text: str, line: int) -> None:

@@ -92,6 +92,12 @@ class HelmRule:
             self.res.refs.append(f"{ci.path}:{ci.line}")
             if ci.kind == "kustomize":
                 self.deployed_by(ci)
+            if ci.kind == "blueprints":
+                self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
+                self.res.controllers.append(ci.address)
+                if self.bumps:
+                    self.blueprints_version(ci)
+                continue
             if ci.kind == "terraform":
                 self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
                 if ci.chart != "karpenter":
@@ -109,8 +115,16 @@ class HelmRule:
                 self.repository(ci)
         if self.adds_crd_release:
             for ci in self.charts:
-                if ci.chart == "karpenter":
+                if ci.chart == "karpenter" and ci.kind != "blueprints":
                     self.crds(ci)
+                elif ci.chart == "karpenter" and not any(c.chart == "karpenter-crd" for c in self.charts):
+                    self.finding("MIG-HELM-020", "warning", ci.path, ci.line,
+                                 f"{ci.address} (eks-blueprints-addons) installs the karpenter chart only, and Helm "
+                                 "never upgrades CRDs from a chart's crds/ folder",
+                                 f"install the CRDs of {format_version(self.targets['karpenter'], 'v')} before the "
+                                 "controller moves: a helm_release of oci://public.ecr.aws/karpenter/karpenter-crd at "
+                                 "that version (then terraform state is the CRDs' owner), or kubectl apply -f of the "
+                                 "chart's crds/")
         return self.res
 
     def deployed_by(self, ci: ChartInstall) -> None:
@@ -354,6 +368,46 @@ class HelmRule:
                          + ", ".join(s.how for s in sites))
         for site in sites:
             self.bump(site.path, site.expr.start, site.expr.end, site.value, target, site.how)
+
+    def blueprints_version(self, ci: ChartInstall) -> None:
+        """eks-blueprints-addons: the version lives at karpenter = { chart_version = ... } (else the add-on's
+        default, which only the user can move by adding the key)."""
+        target = self.targets.get(ci.chart)
+        if target is None:
+            return
+        if ci.version is not None:
+            self.version(ci)
+            return
+        from ...path import blueprints_default
+        default = blueprints_default(ci)
+        new = format_version(target, default or "")
+        text = self.repo.text(ci.path)
+        nl = self.repo.files[ci.path].newline
+        b = ci.block
+        cfg = b.attributes.get("karpenter")
+        ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
+        if cfg is not None and cfg.expr.kind == "object":
+            ents = cfg.expr.entries
+            if ents:
+                pos = line_start(text, ents[0].start)
+                ins = f"{indent_at(text, ents[0].start)}chart_version = {hclsrc.quote(new)}{nl}"
+            else:
+                pos = cfg.expr.start + 1
+                ins = f"{nl}{ind}  chart_version = {hclsrc.quote(new)}{nl}{ind}"
+            self.res.edits.append(TextEdit(ci.path, pos, pos, ins, self.rule))
+        elif cfg is None:
+            pos = line_start(text, b.body_end)
+            self.res.edits.append(TextEdit(ci.path, pos, pos, f"{nl}{ind}karpenter = {{{nl}{ind}  chart_version = "
+                                           f"{hclsrc.quote(new)}{nl}{ind}}}{nl}", self.rule))
+        else:
+            self.finding("MIG-HELM-019", "warning", ci.path, ci.line,
+                         f"{ci.address} (eks-blueprints-addons) installs its default Karpenter chart "
+                         f"({default or 'unknown for this add-on version'}) and its karpenter input is an expression",
+                         f'add chart_version = "{new}" to its karpenter input, then run migrator again')
+            return
+        self.finding("MIG-HELM-003", "info", ci.path, ci.line,
+                     f"{ci.address} (eks-blueprints-addons): karpenter.chart_version = {new} written (it installed "
+                     f"the add-on's default, {default or 'unknown for this add-on version'})")
 
     def bump(self, path: str, start: int, end: int, current: str, target: str, how: str) -> None:
         if (path, start) in self._sites_done:

@@ -196,7 +196,9 @@ class ModuleRule:
     def blueprints(self, p: str, b: hclsrc.Block) -> None:
         text = self.repo.text(p)
         self.finding("MIG-MOD-006", "warning", p, hclsrc.line_of(text, b.start),
-                     f"{b.address} (eks-blueprints-addons) installs Karpenter: its karpenter inputs (chart version, "
-                     "values, karpenter_enable_instance_profile_creation) are not rewritten by migrator",
-                     "set the chart version to 0.32.10, move settings.aws.* values to settings.*, and keep "
-                     "karpenter_enable_instance_profile_creation = true")
+                     f"{b.address} (eks-blueprints-addons) installs Karpenter: its own karpenter values "
+                     "(karpenter.values / karpenter.set) and karpenter_enable_instance_profile_creation are not "
+                     "rewritten by migrator (the chart version is, at karpenter.chart_version)",
+                     "move settings.aws.* values you pass to settings.*, and keep "
+                     "karpenter_enable_instance_profile_creation = true (the add-on >= 1.12 keeps the instance "
+                     "profile while old nodes use it)")
