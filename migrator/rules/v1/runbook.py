@@ -13,7 +13,8 @@ from ... import knowledge
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
-from ..v1beta1.runbook import _by_dir, _terraform, argo_names, chart_flavours, manifest_deployers, root_targets
+from ..v1beta1.runbook import (_by_dir, _terraform, argo_names, chart_flavours, crd_flavours, manifest_deployers,
+                               root_targets)
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
@@ -106,7 +107,7 @@ def steps(hop: dict, ctx) -> list[Step]:
                               ("kustomize", bool(applied["kustomize"])),
                               ("kustomize_helm", bool(applied["kustomize_helm"])), ("argocd", bool(applied["argocd"])))
               if ok] or ["yaml"]
-    flavours = {"chart": chart_fl, "crds": chart_fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
+    flavours = {"chart": chart_fl, "crds": crd_flavours(helms, chart_fl), "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                                  ("json", bool(iam.files))) if ok],
                 "manifests": man_fl}
     targets = {"chart_targets": [x for h in helms for x in h.chart_tf], "crd_targets": [x for h in helms for x in h.crd_tf],

@@ -114,6 +114,13 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
                             ("kustomize", kz), ("rendered", ren), ("helm", not kinds and not ren)) if ok]
 
 
+def crd_flavours(helm_results: list, flavours: list[str]) -> list[str]:
+    """How the CRDs are installed: as the charts are, and with the helm CLI where an installer brings no CRD chart
+    (eks-blueprints-addons installs the karpenter chart only)."""
+    kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
+    return flavours + ["helm"] if "blueprints" in kinds and "helm" not in flavours else flavours
+
+
 def argo_names(hr) -> dict:
     """Argo CD Application names of the controller and CRD installs (quoted for the shell)."""
     app = next((a.split("/", 1)[1] for a in hr.controllers if a.startswith("Application")), "karpenter")
@@ -197,7 +204,7 @@ def steps(hop: dict, ctx) -> list[Step]:
         if isinstance(raw, dict):
             fl = [f for f, ok in (("terraform", bool(iam_res.targets)), ("json", bool(iam_res.files))) if ok] \
                 if row["kind"] == "iam" else [f for f in ("yaml", "kustomize", "kustomize_helm", "argocd") if applied[f]] \
-                if row["kind"] == "manifests" else flavours
+                if row["kind"] == "manifests" else crd_flavours([hr], flavours) if row["kind"] == "crds" else flavours
             raw = [c for f in fl for c in raw.get(f, [])] + raw.get("all", [])
         def expand(lines: list[str]) -> list[str]:
             out: list[str] = []

@@ -5,7 +5,7 @@ import shlex
 
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
-from ..v1.runbook import build, chart_flavours, common_values
+from ..v1.runbook import build, chart_flavours, common_values, crd_flavours
 from .plan import crossed, stop
 
 
@@ -41,7 +41,7 @@ def steps(hop: dict, ctx) -> list[Step]:
                   association_line=", an aws_eks_pod_identity_association created" if "pod-identity" in idents else "")
     flags = {"module": bool(mod.modules) and not idents, "module_v21": bool(idents), "iam": bool(iam.edits), "minors": bool(rows), "chart": True}
     fl = chart_flavours([helm], [rnd])
-    flavours = {"chart": fl, "crds": fl, "iam": [f for f, ok in (("terraform", bool(iam.targets)),
+    flavours = {"chart": fl, "crds": crd_flavours([helm], fl), "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                 ("json", bool(iam.files))) if ok]}
     targets = {"chart_targets": helm.chart_tf, "crd_targets": helm.crd_tf, "iam_targets": iam.targets,
                "module_targets": mod.tf_targets}
