@@ -192,3 +192,14 @@ def test_eks_blueprints_addons_is_a_chart_install_with_its_default_version_and_n
     assert {"MIG-V1-MOD-007", "MIG-HELM-020"} <= codes and "MIG-V1X-HELM-001" not in codes
     (c,) = [c for c in plan.changes if c.path == "main.tf"]
     assert 'chart_version       = "0.37.8"' in c.new
+
+
+def test_a_v20_call_that_does_not_create_the_controller_role_gets_no_identity_changes(tmp_path):
+    body = "".join(f"  {n} = var.{n}\n" for n in ("cluster_name", "enable_irsa", "irsa_oidc_provider_arn",
+                                                   "enable_v1_permissions")) + "  create_iam_role = false\n"
+    text = _call(20, body).replace('"~> 20.0"', '"20.37.2"') + \
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "1.2.3"\n}\n'
+    got = _inputs_after(tmp_path, text, "latest")
+    out = (tmp_path / "main.tf").read_text()
+    assert got <= names(21, "inputs") and "create_pod_identity_association" in got
+    assert "aws_iam_policy_document" not in out and "create_pod_identity_association = false" in out

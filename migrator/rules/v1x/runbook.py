@@ -15,6 +15,8 @@ ID_NOTES = {
     "pod-identity": "The controller moves to EKS Pod Identity: the association is created for the chart's namespace "
                     "and service account, the role-arn annotation leaves the chart values, and the EKS Pod Identity "
                     "Agent add-on must run on every node before the controller restarts.",
+    "none": "The controller role is not the module's (create_iam_role = false): its trust policy is yours and stays "
+            "as it is; no Pod Identity association is created.",
 }
 
 

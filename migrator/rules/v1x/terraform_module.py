@@ -104,7 +104,11 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
     extra: list[tuple[str, str]] = []
     notes: list[str] = []
     assoc = ID["association"]
-    if ident == "irsa":
+    if _literal(b, "create_iam_role") is False:
+        ident = "none"              # the controller role is the user's own: its trust is theirs too
+        extra.append((assoc, "false"))
+        notes.append("the controller role is not the module's (create_iam_role = false): its trust is left as it is")
+    elif ident == "irsa":
         oidc = b.attr("irsa_oidc_provider_arn")
         if oidc is None:
             res.findings.append(Finding("MIG-V1X-MOD-005", "error", p, line,
