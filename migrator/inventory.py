@@ -635,7 +635,8 @@ def _scan_blueprints(repo: Repo) -> Iterator[ChartInstall]:
     for p, b in repo.blocks("module"):
         src = b.attr("source").literal() if b.attr("source") is not None else None
         enabled = b.attr(facts["enable"])
-        if not isinstance(src, str) or facts["source"] not in src or enabled is None or enabled.literal() is False:
+        if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \
+                or enabled.literal() is False:
             continue
         cfg = b.attr(facts["input"])
         version = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])

@@ -76,6 +76,10 @@ def blueprints_default(ci) -> str | None:
     from .modmajor import constraint
     v = ci.block.attr("version")
     raw = str(v.literal()) if v is not None and v.literal() else ""
+    if not raw:                         # a git source pins its tag: ...?ref=v1.2.2
+        src = ci.block.attr("source")
+        m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
+        raw = m.group(1) if m else ""
     op, ver = constraint(raw)
     if ver is None:
         return None

@@ -203,3 +203,17 @@ def test_a_v20_call_that_does_not_create_the_controller_role_gets_no_identity_ch
     out = (tmp_path / "main.tf").read_text()
     assert got <= names(21, "inputs") and "create_pod_identity_association" in got
     assert "aws_iam_policy_document" not in out and "create_pod_identity_association = false" in out
+
+
+@pytest.mark.parametrize("source, version, want", [
+    ('"aws-ia/eks-blueprints-addons/aws"', '"~> 1.0"', "0.37.0"),
+    ('"aws-ia/eks-blueprints-addons/aws"', '"1.12.0"', "0.32.1"),
+    ('"github.com/aws-ia/terraform-aws-eks-blueprints-addons?ref=v1.2.2"', None, "0.30.0")])
+def test_the_blueprints_default_chart_follows_the_add_on_version(tmp_path, source, version, want):
+    from migrator.inventory import scan_charts
+    from migrator.path import chart_version
+    (tmp_path / "main.tf").write_text(f'module "addons" {{\n  source = {source}\n'
+                                      + (f"  version = {version}\n" if version else "")
+                                      + "  enable_karpenter = true\n}\n")
+    repo = Repo(tmp_path)
+    assert chart_version(repo, scan_charts(repo)) == want
