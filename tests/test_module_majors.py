@@ -217,3 +217,9 @@ def test_the_blueprints_default_chart_follows_the_add_on_version(tmp_path, sourc
                                       + "  enable_karpenter = true\n}\n")
     repo = Repo(tmp_path)
     assert chart_version(repo, scan_charts(repo)) == want
+
+
+@pytest.mark.parametrize("to, warned", [("1.5", True), ("1.9", False)])
+def test_a_v21_move_for_a_target_below_1_7_is_warned(tree, to, warned):
+    plan = make_plan(tree("module-v20-to-v21-irsa"), to=to)
+    assert ("MIG-V1X-MOD-007" in {f.code for f in plan.findings}) is warned

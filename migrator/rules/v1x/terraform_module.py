@@ -165,6 +165,13 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
                                 f"{b.address} -> v{V21['version']} (its v20 policy covers Karpenter {covered} "
                                 f"only; {want} needs v21): "
                                 + "; ".join(mv.said + notes)))
+    low = V21.get("min_target")
+    if low and parse_version(want) < parse_version(low["minor"]):
+        res.findings.append(Finding("MIG-V1X-MOD-007", "warning", p, line,
+                                    f"{b.address}: the target {want} is below {low['minor']}: {low['why']}",
+                                    f"go to Karpenter {low['minor']} or newer with module v{V21['version']} "
+                                    "(migrator plan --to latest), or stay on v20 and add the missing statements "
+                                    "through iam_policy_statements"))
     prov = _provider_pin(repo, p)
     if prov:
         res.findings.append(Finding("MIG-V1X-MOD-006", "warning", *prov))
