@@ -592,7 +592,7 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
                     if "name" in ent and isinstance(ent["name"].literal(), str):
                         raw = ent["name"].literal()
                         sets.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
-                                                  line_start_of(text, item.start), line_end_of(text, item.end),
+                                                  *_item_span(text, item.start, item.end),
                                                   hclsrc.line_of(text, item.start)))
             elif lst is not None:
                 ci.values.append(ValuesSource("set_list", p, hclsrc.line_of(text, lst.start)))
@@ -847,7 +847,7 @@ def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource
                 return unread
             raw = ent["name"].literal()
             out.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
-                                     line_start_of(wtext, item.start), line_end_of(wtext, item.end),
+                                     *_item_span(wtext, item.start, item.end),
                                      hclsrc.line_of(wtext, item.start)))
         return out
     if lst.kind == "object" and name_src == f"{var}.key" and value_src == f"{var}.value":
@@ -855,8 +855,8 @@ def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource
             if not e.key_quoted and "." in e.key:
                 return unread
             key = hclsrc.Expr("string", e.key_start, e.key_end, wtext[e.key_start:e.key_end], value=e.key)
-            out.sets.append(SetEntry(split_set_name(e.key), e.key, key, e.value, line_start_of(wtext, e.start),
-                                     line_end_of(wtext, e.end), hclsrc.line_of(wtext, e.start)))
+            out.sets.append(SetEntry(split_set_name(e.key), e.key, key, e.value, *_item_span(wtext, e.start, e.end),
+                                     hclsrc.line_of(wtext, e.start)))
         return out
     return unread
 
@@ -882,6 +882,17 @@ def _static_collection(repo: Repo, p: str, text: str, fe: hclsrc.Expr) -> tuple[
                     return tp, None         # no default, or an empty one: the values come from the callers
                 return tp, (e if e.kind in ("tuple", "object") else None)
     return p, None
+
+
+def _item_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """What removing one element of a list or object takes: its whole lines when it has them to itself, else the
+    element and the comma after it (a neighbour on the same line stays)."""
+    ls, le = line_start_of(text, start), line_end_of(text, end)
+    after = text[end:le].strip()
+    if not text[ls:start].strip() and after in ("", ","):
+        return ls, le
+    m = re.match(r"\s*,[ \t]*", text[end:])
+    return start, end + (m.end() if m else 0)
 
 
 def line_start_of(text: str, offset: int) -> int:

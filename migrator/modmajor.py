@@ -248,8 +248,9 @@ def access_entry(repo, p: str, b: hclsrc.Block) -> tuple[bool | None, str]:
                                f"{hclsrc.line_of(repo.text(tp), blk.start)})")
     for tp, blk in repo.blocks("module"):
         src = blk.attr("source").literal() if blk.attr("source") is not None else None
-        if not isinstance(src, str) or not re.search(facts["cluster_source"], src):
-            continue
+        if not isinstance(src, str) or not re.search(facts["cluster_source"], src) or \
+                posixpath.dirname(tp) != posixpath.dirname(p):
+            continue                # only the cluster this call sits beside: never another root's
         mode = blk.attr("authentication_mode")
         v = blk.attr("version")
         where = f"{blk.address} at {tp}:{hclsrc.line_of(repo.text(tp), blk.start)}"

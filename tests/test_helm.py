@@ -267,3 +267,14 @@ def test_a_version_with_a_literal_default_follows_the_variable_where_set_else_ed
         assert '"0.37.8"' in changed["prod.tfvars"] and '"0.37.0"' in changed.get("main.tf", '"0.37.0"')
     else:
         assert version.replace('"0.37.0"', '"0.37.8"') in changed["main.tf"]
+
+
+def test_removing_one_entry_of_a_one_line_map_keeps_its_neighbours(tmp_path):
+    """cleanup removes settings.aws.defaultInstanceProfile from a dynamic "set" map written on one line: only that
+    entry goes, the file still parses and the other entry is renamed."""
+    (tmp_path / "main.tf").write_text(DYNAMIC.format(
+        for_each='{ "settings.aws.defaultInstanceProfile" = "p", "settings.aws.clusterName" = "c" }',
+        name="set.key", value="set.value", extra=""))
+    plan = make_plan(tmp_path, phase="cleanup")
+    (c,) = plan.changes
+    assert 'for_each = { "settings.clusterName" = "c" }' in c.new

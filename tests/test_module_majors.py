@@ -223,3 +223,25 @@ def test_the_blueprints_default_chart_follows_the_add_on_version(tmp_path, sourc
 def test_a_v21_move_for_a_target_below_1_7_is_warned(tree, to, warned):
     plan = make_plan(tree("module-v20-to-v21-irsa"), to=to)
     assert ("MIG-V1X-MOD-007" in {f.code for f in plan.findings}) is warned
+
+
+def test_pod_identity_matches_a_flux_installed_charts_namespace(tmp_path):
+    (tmp_path / "main.tf").write_text(_call(20, '  cluster_name = "c"\n').replace('"~> 20.0"', '"20.37.2"'))
+    (tmp_path / "karpenter.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: karpenter\n"
+        "  namespace: flux-system\nspec:\n  targetNamespace: karpenter\n  chart:\n    spec:\n      chart: karpenter\n"
+        "      version: 1.2.3\n      sourceRef:\n        kind: HelmRepository\n        name: karpenter\n")
+    plan = make_plan(tmp_path, to="latest", options=Options(identity="pod-identity"))
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert re.search(r'\n  namespace\s+= "karpenter"\n', c.new)
+    assert "MIG-V1X-MOD-008" not in {f.code for f in plan.findings}
+
+
+def test_the_access_entry_is_never_decided_by_another_roots_cluster(tmp_path):
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "prod" / "main.tf").write_text(_call(19, '  cluster_name = "c"\n'))
+    (tmp_path / "dev" / "eks.tf").write_text(EKS.format(v="~> 19.21", body=""))
+    repo = Repo(tmp_path)
+    ((p, b),) = [x for x in repo.blocks("module") if x[1].labels == ["karpenter"]]
+    assert modmajor.access_entry(repo, p, b)[0] is None

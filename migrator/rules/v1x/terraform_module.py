@@ -11,9 +11,9 @@ removed from the chart values, the Pod Identity Agent add-on checked). Default: 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import posixpath
 import re
+from dataclasses import dataclass, field
 
 from ... import modmajor
 from ...edits import TextEdit
@@ -87,8 +87,8 @@ def identity_of(ctx, b) -> str:
     chosen = getattr(ctx.options, "identity", None)
     if chosen:
         return chosen
-    return "irsa" if any(k in b.attributes for k in ID["irsa_inputs"]) and not _literal(b, "enable_irsa") is False \
-        else "pod-identity"
+    uses_irsa = any(k in b.attributes for k in ID["irsa_inputs"]) and _literal(b, "enable_irsa") is not False
+    return "irsa" if uses_irsa else "pod-identity"
 
 
 def _literal(b, name):
@@ -120,7 +120,9 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
         extra.append((assoc, "false"))
         if ID["trust_input"] not in b.attributes:
             extra.append((ID["trust_input"], f"[data.aws_iam_policy_document.{name}.json]"))
-        if not any(True for _ in repo.blocks("data", "aws_iam_policy_document") if _[1].labels[1:] == [name]):
+        here = posixpath.dirname(p)
+        if not any(blk.labels[1:] == [name] and posixpath.dirname(dp) == here
+                   for dp, blk in repo.blocks("data", "aws_iam_policy_document")):
             sas = b.attr("irsa_namespace_service_accounts")
             test = b.attr("irsa_assume_role_condition_test")
             doc = ID["irsa_document"].replace("{module}", b.labels[0]).replace("{name}", name) \
@@ -134,16 +136,18 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
     else:
         extra.append((assoc, "true"))
         ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
-        ns_default, sa_default = ID["namespace"]["default"], ID["service_account"]["default"]
-        if ci is not None and ci.kind == "terraform" and ci.block.attr("namespace") is not None:
-            ns = ci.block.attr("namespace")
-            cur = b.attr(ID["namespace"]["input"])
-            if (ns.literal() or ns.source) != (cur.literal() if cur is not None else ns_default) and cur is None:
-                extra.append((ID["namespace"]["input"], ns.source))
-        sa = next((v for v in ctx.helm_values if v.key == "serviceAccount.name"), None)
-        if sa is not None and b.attr(ID["service_account"]["input"]) is None and str(sa.value) != sa_default:
-            extra.append((ID["service_account"]["input"],
-                          sa.expression if sa.expression else hclsrc.quote(str(sa.value))))
+        for key, got in (("namespace", _chart_namespace(ci, p)), ("service_account", _chart_account(ctx, p))):
+            inp, default = ID[key]["input"], ID[key]["default"]
+            if b.attr(inp) is not None or got == hclsrc.quote(default):
+                continue
+            if got is None:
+                res.findings.append(Finding(
+                    "MIG-V1X-MOD-008", "warning", p, line,
+                    f"{b.address}: the Pod Identity association is made for {key} {default!r} (the module's "
+                    f"default); migrator cannot read the chart's {key} where this call could use it",
+                    f"set {inp} on the module to the chart's {key}, or the controller gets no credentials"))
+            elif got != "default":
+                extra.append((inp, got))
         ann = ID["annotation"]
         res.value_rows.append({"key": "serviceAccount.annotations." + ann.replace(".", "\\."),
                                "path": ["serviceAccount", "annotations", ann], "remove": True,
@@ -177,6 +181,34 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
         res.findings.append(Finding("MIG-V1X-MOD-006", "warning", *prov))
 
 
+def _chart_namespace(ci, p: str) -> str | None:
+    """The chart's release namespace as an HCL value usable in the module call's file: a literal (any installer),
+    an expression of the same Terraform module; None when unknown."""
+    if ci is None:
+        return None
+    if ci.kind == "terraform":
+        ns = ci.block.attr("namespace")
+        if ns is None:
+            return hclsrc.quote("default")          # helm_release installs into "default" without one
+        if ns.literal() is not None:
+            return hclsrc.quote(str(ns.literal()))
+        return ns.source if posixpath.dirname(ci.path) == posixpath.dirname(p) else None
+    from ..v1.helm import _namespace
+    lit = _namespace(ci)
+    return hclsrc.quote(lit) if lit else None
+
+
+def _chart_account(ctx, p: str) -> str | None:
+    """The controller's service account name from the chart values ("default" when they do not set it: the
+    chart's own name, which the module's default matches for a release named karpenter)."""
+    sa = next((v for v in ctx.helm_values if v.key == "serviceAccount.name"), None)
+    if sa is None:
+        return "default"
+    if sa.expression is None:
+        return hclsrc.quote(str(sa.value))
+    return sa.expression if posixpath.dirname(sa.path) == posixpath.dirname(p) else None
+
+
 def _agent(repo) -> bool:
     name = ID["agent"]["addon"]
     return any(name in repo.files[p].text for p in repo.files if p.endswith((".tf", ".yaml", ".yml", ".json")))
@@ -186,7 +218,7 @@ def _provider_pin(repo, p: str):
     """An AWS provider constraint in the calling module that stops below 6.0 (v21 requires >= 6.0)."""
     for tp in modmajor.module_files(repo, p):
         text = repo.text(tp)
-        for m in re.finditer(r'aws\s*=\s*\{[^{}]*?version\s*=\s*"([^"]+)"', text):
+        for m in re.finditer(r'(?<![\w-])aws\s*=\s*\{[^{}]*?version\s*=\s*"([^"]+)"', text):
             op, ver = modmajor.constraint(m.group(1))
             upper = re.search(r"<\s*(\d+)", m.group(1))
             if (op == "~>" and ver and ver[0] < 6) or (upper and int(upper.group(1)) <= 6 and ver and ver[0] < 6) or \
