@@ -639,10 +639,14 @@ def _scan_blueprints(repo: Repo) -> Iterator[ChartInstall]:
                 or enabled.literal() is False:
             continue
         cfg = b.attr(facts["input"])
-        version = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
-                        if e.key == facts["chart_version_key"]), None)
-        yield ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
-                           version=version)
+        entries = {e.key: e for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])}
+        version = entries[facts["chart_version_key"]].value if facts["chart_version_key"] in entries else None
+        ci = ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
+                          version=version)
+        for key in facts["value_keys"]:         # the user's own chart values: reported, not rewritten
+            if key in entries:
+                ci.values.append(ValuesSource("other", p, hclsrc.line_of(repo.text(p), entries[key].start)))
+        yield ci
 
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

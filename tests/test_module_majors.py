@@ -245,3 +245,15 @@ def test_the_access_entry_is_never_decided_by_another_roots_cluster(tmp_path):
     repo = Repo(tmp_path)
     ((p, b),) = [x for x in repo.blocks("module") if x[1].labels == ["karpenter"]]
     assert modmajor.access_entry(repo, p, b)[0] is None
+
+
+def test_the_blueprints_users_own_chart_values_are_reported_not_dropped(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'module "addons" {\n  source  = "aws-ia/eks-blueprints-addons/aws"\n  version = "1.16.4"\n\n'
+        '  enable_karpenter = true\n  karpenter = {\n    chart_version = "0.37.0"\n'
+        '    values        = [yamlencode({ settings = { featureGates = { drift = true } } })]\n  }\n}\n')
+    (tmp_path / "np.yaml").write_text("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: a\n"
+                                      "spec:\n  template:\n    spec:\n      nodeClassRef:\n        name: a\n")
+    plan = make_plan(tmp_path, to="v1", phase="controller")
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-001"]
+    assert f.line == 8 and "settings.featureGates.drift" in f.manual_step

@@ -95,6 +95,8 @@ class HelmRule:
             if ci.kind == "blueprints":
                 self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
                 self.res.controllers.append(ci.address)
+                for vs in ci.values if self.rows() else []:
+                    self.values(ci, vs)         # its karpenter.values / set: the keys to check by hand
                 if self.bumps:
                     self.blueprints_version(ci)
                 continue
