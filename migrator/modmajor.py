@@ -229,7 +229,7 @@ def access_entry(repo, p: str, b: hclsrc.Block) -> tuple[bool | None, str]:
     The node role is referenced as the module's node role output (v19 or v20 name) or by its role name."""
     facts = FACTS["access_entry"]
     name = b.labels[0]
-    refs = re.compile(rf"\bmodule\.{re.escape(name)}\.(role_arn|role_name|node_iam_role_arn|node_iam_role_name)\b")
+    refs = re.compile(rf"\bmodule\.{re.escape(name)}\.(" + "|".join(facts["node_role_outputs"]) + r")\b")
     for tp in module_files(repo, p):
         f = repo.hcl(tp)
         if f is None:

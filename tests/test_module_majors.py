@@ -257,3 +257,19 @@ def test_the_blueprints_users_own_chart_values_are_reported_not_dropped(tmp_path
     plan = make_plan(tmp_path, to="v1", phase="controller")
     (f,) = [f for f in plan.findings if f.code == "MIG-HELM-001"]
     assert f.line == 8 and "settings.featureGates.drift" in f.manual_step
+
+
+@pytest.mark.parametrize("karpenter, want", [
+    ("  karpenter = { repository_username = var.u }\n", 'karpenter = { chart_version = "0.37.8", repository_username'),
+    ("  karpenter = {}\n", '  karpenter = {\n    chart_version = "0.37.8"\n  }'),
+    ("", '  karpenter = {\n    chart_version = "0.37.8"\n  }')])
+def test_the_blueprints_chart_version_is_written_in_every_shape_of_the_karpenter_input(tmp_path, karpenter, want):
+    (tmp_path / "main.tf").write_text(
+        'module "addons" {\n  source  = "aws-ia/eks-blueprints-addons/aws"\n  version = "1.16.4"\n\n'
+        f'  enable_karpenter = true\n{karpenter}}}\n')
+    (tmp_path / "np.yaml").write_text("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: a\n"
+                                      "spec:\n  template:\n    spec:\n      nodeClassRef:\n        name: a\n")
+    plan = make_plan(tmp_path, to="v1", phase="patch-upgrade")
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert want in c.new
+    hclsrc.parse(c.new)

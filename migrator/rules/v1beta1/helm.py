@@ -386,21 +386,26 @@ class HelmRule:
         text = self.repo.text(ci.path)
         nl = self.repo.files[ci.path].newline
         b = ci.block
-        cfg = b.attributes.get("karpenter")
+        from ...modmajor import FACTS as MODULE
+        facts = MODULE["blueprints_addons"]
+        key, value = facts["chart_version_key"], hclsrc.quote(new)
+        cfg = b.attributes.get(facts["input"])
         ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
         if cfg is not None and cfg.expr.kind == "object":
             ents = cfg.expr.entries
-            if ents:
+            if ents and line_start(text, ents[0].start) > cfg.expr.start:       # one entry per line
                 pos = line_start(text, ents[0].start)
-                ins = f"{indent_at(text, ents[0].start)}chart_version = {hclsrc.quote(new)}{nl}"
+                ins = f"{indent_at(text, ents[0].start)}{key} = {value}{nl}"
+            elif ents:                                                           # { a = 1, b = 2 } on one line
+                pos, ins = ents[0].start, f"{key} = {value}, "
             else:
                 pos = cfg.expr.start + 1
-                ins = f"{nl}{ind}  chart_version = {hclsrc.quote(new)}{nl}{ind}"
+                ins = f"{nl}{ind}  {key} = {value}{nl}{ind}"
             self.res.edits.append(TextEdit(ci.path, pos, pos, ins, self.rule))
         elif cfg is None:
             pos = line_start(text, b.body_end)
-            self.res.edits.append(TextEdit(ci.path, pos, pos, f"{nl}{ind}karpenter = {{{nl}{ind}  chart_version = "
-                                           f"{hclsrc.quote(new)}{nl}{ind}}}{nl}", self.rule))
+            self.res.edits.append(TextEdit(ci.path, pos, pos, f"{nl}{ind}{facts['input']} = {{{nl}{ind}  {key} = "
+                                           f"{value}{nl}{ind}}}{nl}", self.rule))
         else:
             self.finding("MIG-HELM-019", "warning", ci.path, ci.line,
                          f"{ci.address} (eks-blueprints-addons) installs its default Karpenter chart "

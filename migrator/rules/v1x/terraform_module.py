@@ -104,7 +104,7 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
     extra: list[tuple[str, str]] = []
     notes: list[str] = []
     assoc = ID["association"]
-    if _literal(b, "create_iam_role") is False:
+    if _literal(b, ID["own_role_input"]) is False:
         ident = "none"              # the controller role is the user's own: its trust is theirs too
         extra.append((assoc, "false"))
         notes.append("the controller role is not the module's (create_iam_role = false): its trust is left as it is")
@@ -221,11 +221,12 @@ def _provider_pin(repo, p: str):
         for m in re.finditer(r'(?<![\w-])aws\s*=\s*\{[^{}]*?version\s*=\s*"([^"]+)"', text):
             op, ver = modmajor.constraint(m.group(1))
             upper = re.search(r"<\s*(\d+)", m.group(1))
-            if (op == "~>" and ver and ver[0] < 6) or (upper and int(upper.group(1)) <= 6 and ver and ver[0] < 6) or \
-                    (op in ("", "=") and ver and ver[0] < 6):
+            need = V21["requires"]["aws_provider"]
+            below = ver is not None and ver[0] < need
+            if below and (op in ("~>", "", "=") or (upper and int(upper.group(1)) <= need)):
                 return (tp, hclsrc.line_of(text, m.start()),
-                        f"the AWS provider is pinned to {m.group(1)!r}; module v21 requires hashicorp/aws >= 6.0 "
-                        "(and Terraform >= 1.5.7)",
-                        "widen the provider constraint to >= 6.0 (read the AWS provider 6.0 upgrade guide for the "
-                        "rest of this root), then terraform init -upgrade")
+                        f"the AWS provider is pinned to {m.group(1)!r}; module v{V21['to']} requires hashicorp/aws "
+                        f">= {need}.0 (and Terraform >= {V21['requires']['terraform']})",
+                        f"widen the provider constraint to >= {need}.0 (read the AWS provider {need}.0 upgrade guide "
+                        "for the rest of this root), then terraform init -upgrade")
     return None
