@@ -155,6 +155,15 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
     rendered = rendered_values(repo)
+    for key, named in (("roots", options.roots), ("node_roles", options.node_roles)):
+        for r in sorted(set(named) - set(fleet.paths)):
+            said = repo.__dict__.setdefault("_unknown_roots_said", set())
+            if (key, r) not in said:
+                said.add((key, r))
+                repo.findings.append(Finding(
+                    "MIG-CFG-001", "warning", "", 0,
+                    f"the configuration's {key} names {r!r}, which is not a cluster root: its facts are not used",
+                    f"name one of the cluster roots: {', '.join(fleet.paths)}"))
     for r in fleet.planned:
         if only is not None and r not in only:
             continue

@@ -224,3 +224,11 @@ def test_a_json_policy_takes_cluster_and_region_from_the_options_or_the_configur
     st = body["Statement"][0]
     assert st["Condition"]["StringEquals"]["aws:RequestTag/eks:eks-cluster-name"] == "prod-eu"
     assert any(":eu-west-1:" in r for r in st["Resource"])
+
+
+def test_a_configured_root_that_is_not_a_cluster_root_is_reported(tmp_path):
+    (tmp_path / "np.yaml").write_text("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: a\n"
+                                      "spec:\n  template:\n    spec:\n      nodeClassRef:\n        name: a\n")
+    plan = make_plan(tmp_path, to="v1", options=Options(roots={"clusters/prd": {"region": "eu-west-1"}}))
+    (f,) = [f for f in plan.findings if f.code == "MIG-CFG-001"]
+    assert "clusters/prd" in f.message and f.severity == "warning"
