@@ -7,6 +7,7 @@ hop needs (defaultInstanceProfile, ...): Terraform `helm_release` values/set and
 """
 from __future__ import annotations
 
+import copy
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -59,6 +60,32 @@ class Manifest:
         for k in path:
             node = node[k]
         return node
+
+    def checked_obj(self, obj: Any = None) -> Any:
+        """The object (or a rewrite of it, same paths) as validation should see it: a key whose value a Helm
+        action writes (`taints:` then `{{- toYaml . | nindent 8 }}`) holds an unknown value, not null."""
+        obj = self.obj if obj is None else obj
+        if not self.masked.helm or not self.masked.directives:
+            return obj
+        from .sources.templates import UNKNOWN, layout
+        owners = [o for o in layout(self.masked, self.line_map).content.values() if o and self.value_at(o) is None]
+        if not owners:
+            return obj
+        out = copy.deepcopy(obj)
+        for o in owners:
+            parent = out
+            for k in o[:-1]:
+                parent = parent[k] if isinstance(parent, (dict, list)) else None
+            if isinstance(parent, dict) and parent.get(o[-1]) is None:
+                parent[o[-1]] = UNKNOWN
+        return out
+
+    def value_at(self, path: tuple) -> Any:
+        """The value at a path, None where the path does not exist."""
+        try:
+            return self.obj_at(path)
+        except (KeyError, IndexError, TypeError):
+            return None
 
     def line_of(self, path: tuple) -> int:
         """Best line for an object path: its own line, else its nearest ancestor's."""
@@ -207,8 +234,9 @@ def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: r
     for doc in yamlsrc.split_documents(text):
         if only is not None and not only.search(doc.text):
             continue
+        helm = helm_chart_text(doc.text)
         try:
-            m = mask(doc.text)
+            m = mask(doc.text, helm=helm)
         except TemplateError as e:
             repo.findings.append(Finding("MIG-SRC-002", "error", report_path, base_line + doc.first_line + 1,
                                          f"template syntax: {e}", "fix the template; the file is left untouched"))
@@ -216,12 +244,27 @@ def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: r
         try:
             obj = yamlsrc.load(m.text)
         except yamlsrc.YamlParseError as e:
-            if _KIND_RE.search(doc.text):
+            if helm:
+                repo.findings.append(Finding(
+                    "MIG-SRC-004", "warning", report_path, base_line + doc.first_line + e.line,
+                    f"Helm template: with its {{{{ }}}} actions masked, this document is still not YAML ({e}); "
+                    "migrator leaves it untouched",
+                    "convert the Karpenter objects of this chart template by hand (see the objects migrator writes "
+                    "elsewhere for the shape), or move the action that breaks the YAML onto a line of its own"))
+            elif _KIND_RE.search(doc.text):
                 repo.findings.append(Finding("MIG-SRC-002", "error", report_path, base_line + doc.first_line + e.line,
                                              str(e), "fix the YAML (or the template directives that break it); "
                                              "the file is left untouched"))
             continue
         yield doc, m, obj
+
+
+_KARPENTER_API = re.compile(r"karpenter\.(?:sh|k8s\.aws)/v1")
+
+
+def helm_chart_text(text: str) -> bool:
+    """A document of a Helm chart template holding a Karpenter object: its `{{ }}` actions are masked."""
+    return "{{" in text and _KARPENTER_API.search(text) is not None
 
 
 def _manifest(obj, m: Masked, doc: yamlsrc.DocSpan, *, container: str, path: str, base_offset: int,
@@ -332,13 +375,9 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     from .kustomize import patch_files
     patches = patch_files(repo)
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or p in repo.template_paths or not sf.interesting:
+        if p in repo.template_paths or not sf.interesting:
             continue
-        if "{{" in sf.text and _KIND_RE.search(sf.text):
-            repo.findings.append(Finding("MIG-SRC-004", "warning", p, 1,
-                                         "Helm-templated manifest ({{ }}): migrator does not edit chart templates",
-                                         "convert the Provisioner/AWSNodeTemplate in this chart template by hand "
-                                         "(see the generated objects of other files for the shape)"))
+        if not p.endswith((".yaml", ".yml")) and not (p.endswith((".tpl", ".tmpl")) and helm_chart_text(sf.text)):
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_KIND_RE):
             man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
@@ -350,6 +389,8 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     for p, sf in repo.files.items():
         if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:
             continue
+        if not p.endswith(".tftpl") and helm_chart_text(sf.text):
+            continue            # a Helm chart template: read with the YAML files above
         for m in _OLD_OBJECT.finditer(sf.text):
             repo.findings.append(Finding(
                 "MIG-SRC-010", "warning", p, sf.text.count("\n", 0, m.start()) + 1,

@@ -265,9 +265,13 @@ def reparse(path: str, text: str) -> str | None:
         if path.endswith((".tf", ".tfvars")):
             hclsrc.parse(text)
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
-            masked = mask(text).text
-            for doc in yamlsrc.split_documents(masked):
-                yamlsrc.load(doc.text)
+            for doc in yamlsrc.split_documents(text):
+                try:
+                    yamlsrc.load(mask(doc.text).text)
+                except Exception:  # noqa: BLE001 - a Helm chart template: its {{ }} actions masked too
+                    if "{{" not in doc.text:
+                        raise
+                    yamlsrc.load(mask(doc.text, helm=True).text)
         elif path.endswith(".json"):
             import json
             json.loads(text)

@@ -90,12 +90,23 @@ def test_broken_file_is_reported_and_left_alone(tmp_path):
     assert d["changes"] == []
 
 
-def test_helm_templated_manifest_is_reported(tmp_path):
+def test_helm_templated_manifest_is_converted_around_its_actions(tmp_path):
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "np.yaml").write_text(
-        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: {{ .Values.name }}\n")
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: {{ .Values.name }}\n"
+        "spec:\n  providerRef:\n    name: {{ .Values.name }}\n")
     code, d = _json(["plan", str(tmp_path), "--format", "json"])
-    assert any(f["code"] == "MIG-SRC-004" and f["line"] == 1 for f in d["findings"])
+    assert not any(f["code"] == "MIG-SRC-004" for f in d["findings"])
+    (new,) = [c for c in d["changes"] if c["action"] == "create"]
+    assert new["path"].startswith("templates/") and "  name: {{ .Values.name }}\n" in new["diff"]
+
+
+def test_helm_template_that_is_not_yaml_once_masked_is_reported(tmp_path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "np.yaml").write_text(
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: x\n  {{ if .a }}b: [\n")
+    code, d = _json(["plan", str(tmp_path), "--format", "json"])
+    assert [f["line"] for f in d["findings"] if f["code"] == "MIG-SRC-004"], d["findings"]
     assert d["changes"] == []
 
 

@@ -24,6 +24,7 @@ def _corpus(d):
         "bin.yaml": b"\x00\x01karpenter\xff",
         "latin1.yaml": NP.format(n="lat").encode() + b"\n# caf\xe9\n",
         "chart/templates/np.yaml": (NP.format(n="{{ .Values.name }}") + "\n").encode(),
+        "chart/templates/broken.yaml": (NP.format(n="b") + "\n  {{ if .x }}a: [\n").encode(),
         "broken.tf": b'resource "kubectl_manifest" "x" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1beta1\n',
         "unknown.yaml": b"apiVersion: karpenter.sh/v9\nkind: NodePool\nmetadata:\n  name: x\n",
     }
@@ -43,15 +44,15 @@ def test_hostile_corpus(tmp_path):
     assert not [f for f in plan.findings if f.code.startswith("MIG-INT")]
     for bad in ("anchors.yaml", "dup.yaml", "tabs.yaml"):
         assert ("MIG-SRC-002", bad) in codes, bad
-    assert ("MIG-SRC-001", "broken.tf") in codes and ("MIG-SRC-004", "chart/templates/np.yaml") in codes
+    assert ("MIG-SRC-001", "broken.tf") in codes and ("MIG-SRC-004", "chart/templates/broken.yaml") in codes
     assert {"bin.yaml", "latin1.yaml", "loop", "outside"} <= {p for c, p in codes if c == "MIG-SRC-003"}
-    assert sorted(c.path for c in plan.changes) == ["bom.yaml", "crlf.yaml"]
+    assert sorted(c.path for c in plan.changes) == ["bom.yaml", "chart/templates/np.yaml", "crlf.yaml"]
     apply_changes(plan.root, plan.changes)
     crlf = (tmp_path / "crlf.yaml").read_bytes()
     assert b"karpenter.sh/v1\r\n" in crlf and b"\n" not in crlf.replace(b"\r\n", b"")     # CRLF only
     assert (tmp_path / "bom.yaml").read_bytes().startswith(b"\xef\xbb\xbfapiVersion: karpenter.sh/v1\n")
     for rel, data in files.items():
-        if rel not in ("crlf.yaml", "bom.yaml"):
+        if rel not in ("crlf.yaml", "bom.yaml", "chart/templates/np.yaml"):
             assert (tmp_path / rel).read_bytes() == data, rel
     assert make_plan(tmp_path, to="v1", phase="manifests").changes == []
 

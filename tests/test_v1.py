@@ -26,7 +26,7 @@ def test_every_v1_object_after_the_hop_validates_against_the_1_0_and_newest_crds
     assert objs and all(m.era == "v1" for m in objs), name
     for m in objs:
         for release in ("1.0.14", "1.14.1"):
-            assert validate_object(m.obj, release) == [], (m.path, m.line, release)
+            assert validate_object(m.checked_obj(), release) == [], (m.path, m.line, release)
 
 
 def test_onward_hop_holds_the_chart_below_a_minor_whose_required_value_is_unknown(tmp_path):

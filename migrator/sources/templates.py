@@ -4,6 +4,12 @@
 plain YAML scalars (`__MIG_3__`); a directive that stands alone on its line (`%{ if x ~}`) becomes a
 YAML comment line and is remembered as a :class:`LineDirective` so a converter can carry it to the
 place its content moved to. `$${` and `%%{` are Terraform escapes and are left alone.
+
+With `helm=True` (a Helm chart template), `{{ ... }}` actions are masked the same way: in a value or key
+position they become tokens; a line holding only actions (`{{- if .Values.x }}`, `{{- end }}`,
+`{{- toYaml .Values.labels | nindent 4 }}`) becomes a directive whose word is the action's keyword
+(if, with, range, else, end, define, block) or `comment` (`{{/* */}}`), `assign` (`{{ $x := ... }}`) or
+`content` (anything that writes YAML there: toYaml, include, tpl, a value).
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 TOKEN_RE = re.compile(r"__MIG_(\d+)__")
+UNKNOWN = "__MIG_999999999__"      # a value a template writes that nothing can see (validation treats it as a token)
 _DIRECTIVE_WORD = re.compile(r"%\{~?\s*(if|else|endif|for|endfor)\b")
 
 
@@ -22,7 +29,9 @@ class TemplateError(ValueError):
 class LineDirective:
     index: int          # 0-based line number in the masked text
     text: str           # the directive text, stripped of surrounding whitespace
-    word: str           # if / else / endif / for / endfor
+    word: str           # if / else / endif / for / endfor (Terraform); if / with / range / else / end /
+                        # define / block / comment / assign / content (Helm)
+    lines: int = 1      # how many source lines it covers (a multi-line Helm comment)
 
 
 @dataclass
@@ -30,6 +39,7 @@ class Masked:
     text: str
     tokens: dict[str, str] = field(default_factory=dict)      # token -> original source text
     directives: list[LineDirective] = field(default_factory=list)
+    helm: bool = False                                        # `{{ }}` actions were masked
 
     def unmask(self, text: str) -> str:
         return TOKEN_RE.sub(lambda m: self.tokens.get(m.group(0), m.group(0)), text)
@@ -83,52 +93,195 @@ def find_sequences(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def mask(text: str) -> Masked:
+_HELM_KEYWORDS = {"if", "with", "range", "else", "end", "define", "block"}
+_HELM_HEAD = re.compile(r"\{\{-?\s*(?:(?P<comment>/\*)|(?P<assign>\$\w*\s*:?=)|(?P<word>[A-Za-z_]\w*))?")
+
+
+def find_helm(text: str) -> list[tuple[int, int, str]]:
+    """Spans of Helm/Go-template actions `{{ ... }}` as (start, end, '{'); strings, raw strings and comments
+    inside an action may hold `}}`."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(text)
+    while True:
+        i = text.find("{{", i)
+        if i < 0:
+            return out
+        j = i + 2
+        while True:
+            if j >= n:
+                raise TemplateError("unterminated {{ action")
+            if text.startswith("}}", j):
+                j += 2
+                break
+            c = text[j]
+            if text.startswith("/*", j):
+                k = text.find("*/", j + 2)
+                j = n if k < 0 else k + 2
+            elif c in "\"`":
+                k = j + 1
+                while k < n and text[k] != c:
+                    k += 2 if c == '"' and text[k] == "\\" else 1
+                j = k + 1
+            else:
+                j += 1
+        out.append((i, j, "{"))
+        i = j
+
+
+def helm_word(src: str) -> str:
+    h = _HELM_HEAD.match(src)
+    if h is None:
+        return "content"
+    if h.group("comment"):
+        return "comment"
+    if h.group("assign"):
+        return "assign"
+    w = h.group("word")
+    return w if w in _HELM_KEYWORDS else "content"
+
+
+def mask(text: str, helm: bool = False) -> Masked:
     """Replace template sequences with placeholder tokens; whole-line directives become comments."""
-    m = Masked(text="")
+    m = Masked(text="", helm=helm)
     seqs = find_sequences(text)
+    if helm:
+        actions = find_helm(text)
+        # a `${` inside a Helm action belongs to the action
+        seqs = sorted(actions + [s for s in seqs if not any(a <= s[0] < b for a, b, _ in actions)])
     if not seqs:
         m.text = text
         return m
-    lines = text.splitlines(keepends=True)
-    line_starts = []
-    pos = 0
-    for ln in lines:
-        line_starts.append(pos)
-        pos += len(ln)
-    whole_line: dict[int, tuple[int, int, str]] = {}
-    for s, e, kind in seqs:
-        if kind != "%":
+    # runs of directives/actions that fill whole lines (only whitespace around and between them)
+    whole_line: dict[int, tuple[int, str, str]] = {}     # first start -> (last end, text, word)
+    i = 0
+    while i < len(seqs):
+        s, e, kind = seqs[i]
+        line_lo = text.rfind("\n", 0, s) + 1
+        if kind == "$" or text[line_lo:s].strip() or (kind == "%" and "\n" in text[s:e]):
+            i += 1
             continue
-        # which line is it on, and is it the only thing on that line?
-        lo, hi = 0, len(lines) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if line_starts[mid] <= s:
-                lo = mid
-            else:
-                hi = mid - 1
-        line = lines[lo]
-        body = line.rstrip("\r\n")
-        if body.strip() == text[s:e] and "\n" not in text[s:e]:
-            whole_line[s] = (lo, e, text[s:e])
+        j = i
+        while j + 1 < len(seqs) and seqs[j + 1][2] != "$" and not text[seqs[j][1]:seqs[j + 1][0]].strip() \
+                and "\n" not in text[seqs[j][1]:seqs[j + 1][0]]:
+            j += 1
+        end = seqs[j][1]
+        nl = text.find("\n", end)
+        if text[end: len(text) if nl < 0 else nl].strip():
+            i += 1
+            continue
+        src = text[s:end]
+        if kind == "%":
+            word = _DIRECTIVE_WORD.match(src)
+            word = word.group(1) if word else "other"
+        else:
+            word = helm_word(src)
+        whole_line[s] = (j, src, word)
+        i = j + 1
     out: list[str] = []
     last = 0
     counter = 0
-    for s, e, kind in seqs:
+    i = 0
+    while i < len(seqs):
+        s, e, kind = seqs[i]
         out.append(text[last:s])
         if s in whole_line:
-            src = whole_line[s][2]
-            word = _DIRECTIVE_WORD.match(src)
+            j, src, word = whole_line[s]
             index = sum(chunk.count("\n") for chunk in out)
-            m.directives.append(LineDirective(index=index, text=src, word=word.group(1) if word else "other"))
-            out.append(f"#__MIGDIR_{len(m.directives) - 1}__")
-        else:
-            tok = f"__MIG_{counter}__"
-            counter += 1
-            m.tokens[tok] = text[s:e]
-            out.append(tok)
+            m.directives.append(LineDirective(index=index, text=src.strip(), word=word, lines=src.count("\n") + 1))
+            out.append(f"#__MIGDIR_{len(m.directives) - 1}__" + "\n#" * src.count("\n"))
+            last = seqs[j][1]
+            i = j + 1
+            continue
+        tok = f"__MIG_{counter}__"
+        counter += 1
+        m.tokens[tok] = text[s:e]
+        out.append(tok)
         last = e
+        i += 1
     out.append(text[last:])
     m.text = "".join(out)
     return m
+
+
+OPENERS = {"if", "for", "with", "range", "define", "block"}
+CLOSERS = {"endif", "endfor", "end"}
+FREE = {"comment", "assign"}
+
+
+@dataclass
+class Layout:
+    """How a masked document's whole-line directives relate to its YAML content (0-based masked lines)."""
+    pairs: list[tuple[int, int | None]] = field(default_factory=list)   # (opener, closer); (else, None)
+    lead: list[int] = field(default_factory=list)      # before all content, closed in another document (or never)
+    trail: list[int] = field(default_factory=list)     # after all content, closing a block of an earlier document
+    whole: list[tuple[int, int]] = field(default_factory=list)   # pairs wrapping the whole object
+    content: dict[int, tuple | None] = field(default_factory=dict)   # directive writing YAML -> owning key path
+    free: list[int] = field(default_factory=list)       # comments / assignments
+    error: tuple[int, str] | None = None                 # (directive, why) when the structure cannot be read
+
+    def region(self, pair: tuple[int, int | None], directives: list[LineDirective]) -> tuple[int, int]:
+        lo = directives[pair[0]].index
+        return lo, directives[pair[1]].index if pair[1] is not None else lo
+
+
+def indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def layout(m: Masked, line_map: dict[int, tuple]) -> Layout:
+    out = Layout()
+    ds = m.directives
+    content_lines = sorted(line_map)
+    if not content_lines:
+        out.lead = list(range(len(ds)))
+        return out
+    first, last = content_lines[0], content_lines[-1]
+    src = m.text.splitlines()
+    stack: list[int] = []
+    for i, d in enumerate(ds):
+        if d.word in OPENERS:
+            stack.append(i)
+        elif d.word in CLOSERS:
+            if stack:
+                o = stack.pop()
+                if ds[o].index < first and d.index > last:
+                    out.whole.append((o, i))
+                else:
+                    out.pairs.append((o, i))
+            elif d.index > last:
+                out.trail.append(i)
+            else:
+                out.error = (i, "has no opening directive")
+                return out
+        elif d.word == "else":
+            out.pairs.append((i, None))
+        elif d.word in FREE:
+            out.free.append(i)
+        elif d.word == "content" and m.helm:
+            ind = indent_of(src[d.index])
+            owner = None
+            for ln in reversed(content_lines):
+                if ln < d.index and indent_of(src[ln]) < ind:
+                    owner = line_map[ln]
+                    break
+            out.content[i] = owner
+        else:
+            out.error = (i, "is not an if/for directive")
+            return out
+    for i in stack:
+        if ds[i].index < first:
+            out.lead.append(i)
+        else:
+            out.error = (i, "is never closed")
+            return out
+    return out
+
+
+_NINDENT = re.compile(r"\b(n?indent)(\s+)(\d+)")
+
+
+def reindent(text: str, delta: int) -> str:
+    """A Helm action's `indent N` / `nindent N` moved by delta columns (its key moved that far)."""
+    if not delta:
+        return text
+    return _NINDENT.sub(lambda x: f"{x.group(1)}{x.group(2)}{max(0, int(x.group(3)) + delta)}", text)

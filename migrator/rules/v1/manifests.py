@@ -25,11 +25,11 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ...edits import Edit, TextEdit, line_start, to_newline
-from ...inventory import Manifest, Repo
+from ...inventory import STRUCTURAL, Manifest, Repo
 from ...model import Finding
 from ...placement import heredoc_body, manifest_object, relabel, splice
 from ...sources import hcl as hclsrc
-from ...sources import keytree
+from ...sources import keytree, templates
 from ...sources import yaml as yamlsrc
 from ...validate import validate_object
 from . import convert
@@ -219,13 +219,15 @@ class ManifestsRule:
 
     # -- rewriting -----------------------------------------------------------------------------------
     def rewrite(self, m: Manifest, rw: Rewrite) -> bool:
+        if m.masked.directives and not rw.blocked and not self.directives_allow(m, rw.ops):
+            return False
         for n in rw.notes:
             self.finding(n.code, n.severity, m.path, m.line_of(n.field), f"{m.kind} {_name(m)}: {n.message}",
                          n.manual_step)
         if rw.blocked:
             return False
         after = apply_ops(m.obj, rw.ops)
-        if not self.valid(m, after):
+        if not self.valid(m, m.checked_obj(after)):
             return False
         tree = tree_of(self.repo, m)
         if tree is None:
@@ -247,6 +249,57 @@ class ManifestsRule:
         if m.path not in self.res.files:
             self.res.files.append(m.path)
         self.terraform_hazard(m)
+        return True
+
+    def directives_allow(self, m: Manifest, ops: list) -> bool:
+        """A template's whole-line directives stay where they are; an op may not move a field out of an
+        `if`/`range`/`with` block or out from under a `{{ toYaml ... }}` that writes part of its map, nor add to
+        a map such an action writes entirely. Actions that write keys where the hop changes others get a warning."""
+        ds = m.masked.directives
+        lay = templates.layout(m.masked, m.line_map)
+        if lay.error is not None:
+            self.finding("MIG-TPL-001", "error", m.path, m.line + ds[lay.error[0]].index,
+                         f"{m.kind} {_name(m)}: template directive `{ds[lay.error[0]].text}` {lay.error[1]}; "
+                         "migrator leaves this object as it is", "rewrite it to v1 by hand (see docs/rules.md)")
+            return False
+        line_of = {p: ln for ln, p in m.line_map.items()}
+        blocked: list[tuple[int, str]] = []
+        for op in ops:
+            if op.kind in ("set", "add"):
+                touched = [op.dst or op.src]
+            else:
+                touched = [op.src]
+            for pth in touched:
+                ln = line_of.get(pth)
+                for pair in lay.pairs:
+                    lo, hi = lay.region(pair, ds)
+                    if op.kind not in ("set", "add") and ln is not None and pair[1] is not None and lo < ln < hi:
+                        blocked.append((pair[0], ".".join(map(str, pth))))
+                for i, owner in lay.content.items():
+                    if owner is None:
+                        continue
+                    inside = owner[:len(pth)] == pth and op.kind not in ("set", "add")
+                    generated = pth[:len(owner)] == owner and len(pth) > len(owner) and m.value_at(owner) is None
+                    if inside or generated:
+                        blocked.append((i, ".".join(map(str, pth))))
+        for i, field_ in dict.fromkeys(blocked):
+            self.finding("MIG-TPL-003", "error", m.path, m.line + ds[i].index,
+                         f"{m.kind} {_name(m)}: v1 changes {field_}, which the template shapes with `{ds[i].text}`; "
+                         "migrator leaves this object as it is rather than break the template",
+                         f"rewrite {field_} by hand for v1 (see docs/rules.md, {RULE}) keeping `{ds[i].text}` around "
+                         "what it governs, then run migrator again for the rest")
+        if blocked:
+            return False
+        for i, owner in lay.content.items():
+            under = sorted({".".join(map(str, q)) for op in ops for q in (op.src, op.dst)
+                            if owner is not None and q and q[:len(owner)] == owner and q != owner})
+            if owner is None or under or owner[-1] in STRUCTURAL:
+                where = ".".join(map(str, owner)) if owner else "the top of the object"
+                self.finding("MIG-TPL-004", "warning", m.path, m.line + ds[i].index,
+                             f"{m.kind} {_name(m)}: `{ds[i].text}` writes keys under {where} that migrator cannot see",
+                             "check that the values behind it hold v1 fields (v1 changes "
+                             + (", ".join(under) if under else "apiVersion and several spec fields")
+                             + " here; see docs/rules.md) and rewrite them in the chart's values by hand if not")
         return True
 
     def valid(self, m: Manifest, obj: Any) -> bool:
@@ -364,6 +417,25 @@ class ManifestsRule:
                                        RULE, order=1))
 
 
+def _content_end(repo: Repo, m: Manifest) -> int:
+    """Where the object's own lines end: before the template directives that close the document (a Helm
+    `{{- end }}` of a range over documents, a `%{ endfor }`), so keys added at the end stay inside the block."""
+    if not m.masked.directives:
+        return m.doc_end
+    masked = m.masked.text.splitlines()
+    cut = None
+    for i in range(len(masked) - 1, -1, -1):
+        ln = masked[i].strip()
+        if ln.startswith("#__MIGDIR_"):
+            cut = i
+        elif ln and not ln.startswith("#"):
+            break
+    if cut is None:
+        return m.doc_end
+    lines = repo.text(m.path)[m.doc_start:m.doc_end].splitlines(keepends=True)
+    return m.doc_start + sum(len(x) for x in lines[:cut])
+
+
 def tree_of(repo: Repo, m: Manifest) -> keytree.Tree | None:
     """A key tree over one object wherever it lives (the span-editing view the rewrite uses)."""
     if m.container == "kubernetes_manifest":
@@ -378,7 +450,7 @@ def tree_of(repo: Repo, m: Manifest) -> keytree.Tree | None:
     if m.container == "kubectl_manifest":
         h = m.block.attr("yaml_body").heredoc
         strip = h.indent if h.trim else 0
-    tree = keytree.yaml_tree(repo.text(m.path), m.path, m.doc_start, m.doc_end, m.obj, strip=strip)
+    tree = keytree.yaml_tree(repo.text(m.path), m.path, m.doc_start, _content_end(repo, m), m.obj, strip=strip)
     tree.style = m.style
     tree.unmask = m.masked.unmask
     return tree

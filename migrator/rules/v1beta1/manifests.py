@@ -24,6 +24,7 @@ from ...inventory import HelmValue, Manifest, Repo
 from ...model import Finding
 from ...resolve import Resolution, resolve_node_role
 from ...sources import hcl as hclsrc
+from ...sources import templates
 from ...sources import yaml as yamlsrc
 from ...validate import validate_object
 from .convert import TARGET_KIND, Converted, convert_nodeclass, convert_provisioner, needs_role
@@ -318,6 +319,8 @@ class ManifestsRule:
             if placed is None:
                 return None
             lines = placed
+        if m.masked.helm:
+            lines = self.reindent_tokens(m, lines)
         return m.masked.unmask("\n".join(lines) + "\n")
 
     def carry_comments(self, m: Manifest, c: Converted, em: yamlsrc.Emitted, lines: list[str]) -> list[str]:
@@ -357,57 +360,121 @@ class ManifestsRule:
         return out
 
     def place_directives(self, m: Manifest, c: Converted, em: yamlsrc.Emitted, lines: list[str]) -> list[str] | None:
-        """Carry whole-line template directives (%{ if }, %{ for }) to where their content moved."""
+        """Carry whole-line template directives (%{ if }, %{ for }; Helm's {{- if }}, {{- range }}, {{- with }},
+        {{ toYaml ... | nindent N }}) to where their content moved."""
+        ds = m.masked.directives
+        src = m.masked.text.splitlines()
+        lay = templates.layout(m.masked, m.line_map)
+        if lay.error is not None:
+            return self._directive_fail(m, ds[lay.error[0]].text, lay.error[1])
         content_lines = sorted(m.line_map)
-        stack: list[int] = []
-        pairs: list[tuple[int, int | None]] = []
-        for i, d in enumerate(m.masked.directives):
-            if d.word in ("if", "for"):
-                stack.append(i)
-            elif d.word in ("endif", "endfor"):
-                if not stack:
-                    return self._directive_fail(m, d.text, "has no opening directive")
-                pairs.append((stack.pop(), i))
-            elif d.word == "else":
-                pairs.append((i, None))
-            else:
-                return self._directive_fail(m, d.text, "is not an if/for directive")
-        if stack:
-            return self._directive_fail(m, m.masked.directives[stack[-1]].text, "is never closed")
         before: dict[int, list[str]] = {}
         after: dict[int, list[str]] = {}
-        for oi, ci in sorted(pairs, key=lambda p: p[0]):
-            opener = m.masked.directives[oi]
-            hi = m.masked.directives[ci].index if ci is not None else opener.index + 10 ** 9
-            inside = [ln for ln in content_lines if opener.index < ln < hi]
+
+        def mapped_range(p: tuple, text: str) -> tuple[int, int] | None:
+            q = c.map_path(p)
+            if q is None or not c.is_verbatim(p) or q not in em.ranges:
+                self._directive_fail(m, text, f"wraps {'.'.join(map(str, p))}, which is converted into a different "
+                                              "shape")
+                return None
+            return em.ranges[q]
+
+        def delta_of(p: tuple) -> int:
+            """How far the key at p moved right (negative: left) in the converted object."""
+            old = next((ln for ln, q in m.line_map.items() if q == p), None)
+            new = em.ranges.get(c.map_path(p))
+            return 0 if old is None or new is None else \
+                templates.indent_of(lines[new[0]]) - templates.indent_of(src[old])
+
+        def moved(i: int, delta: int) -> str:
+            ind = max(0, templates.indent_of(src[ds[i].index]) + delta)
+            return " " * ind + templates.reindent(ds[i].text, delta)
+
+        # directives that write YAML: after their owner's previous child (or its key line), re-indented
+        anchor: dict[int, tuple[int, int]] = {}          # directive -> (line to insert after, delta)
+        for i, owner in lay.content.items():
+            if owner is None:
+                return self._directive_fail(m, ds[i].text, "writes keys at the top of the object, where the hop "
+                                                           "renames and moves fields")
+            rng = mapped_range(owner, ds[i].text)
+            if rng is None:
+                return None
+            prev = [m.line_map[ln] for ln in content_lines if ln < ds[i].index
+                    and len(m.line_map[ln]) == len(owner) + 1 and m.line_map[ln][:len(owner)] == owner]
+            at = rng[0]
+            if prev and c.map_path(prev[-1]) in em.ranges:
+                at = em.ranges[c.map_path(prev[-1])][1]
+            anchor[i] = (at, delta_of(owner))
+            if m.value_at(owner) is None:          # `labels:` filled only by the action
+                lines[rng[0]] = re.sub(r":\s*(null|~)?\s*$", ":", lines[rng[0]])
+        groups: dict[int, list[int]] = {}                # content directive -> the directives placed with it
+        for oi, ci in sorted(lay.pairs, key=lambda p: p[0]):
+            lo, hi = lay.region((oi, ci), ds)
+            hi = hi if ci is not None else lo + 10 ** 9
+            inside = [ln for ln in content_lines if lo < ln < hi]
             if ci is None:
                 inside = inside[:1]
             if not inside:
-                return self._directive_fail(m, opener.text, "wraps no YAML content")
+                inner = [i for i in anchor if lo < ds[i].index < hi]
+                if not inner:
+                    return self._directive_fail(m, ds[oi].text, "wraps no YAML content")
+                groups.setdefault(inner[0], []).insert(0, oi)
+                if ci is not None:
+                    groups.setdefault(inner[-1], []).append(ci)
+                continue
             paths = [m.line_map[ln] for ln in inside]
             depth = min(len(p) for p in paths)
-            tops = [p for p in paths if len(p) == depth]
             mapped = []
-            for p in tops:
-                q = c.map_path(p)
-                if q is None or not c.is_verbatim(p) or q not in em.ranges:
-                    return self._directive_fail(m, opener.text, f"wraps {'.'.join(map(str, p))}, which is converted "
-                                                               "into a different shape")
-                mapped.append(em.ranges[q])
+            for p in [p for p in paths if len(p) == depth]:
+                r = mapped_range(p, ds[oi].text)
+                if r is None:
+                    return None
+                mapped.append(r)
             mapped.sort()
             for (a1, b1), (a2, _) in zip(mapped, mapped[1:]):
                 if a2 != b1 + 1:
-                    return self._directive_fail(m, opener.text, "wraps fields that are no longer next to each other")
+                    return self._directive_fail(m, ds[oi].text, "wraps fields that are no longer next to each other")
             first, last = mapped[0][0], mapped[-1][1]
             ind = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
-            before.setdefault(first, []).append(ind + opener.text)
+            before.setdefault(first, []).append(ind + ds[oi].text)
             if ci is not None:
-                after.setdefault(last, []).insert(0, ind + m.masked.directives[ci].text)
-        out = []
+                after.setdefault(last, []).insert(0, ind + ds[ci].text)
+        for i, (at, delta) in sorted(anchor.items()):
+            own = groups.get(i, [])
+            openers = [j for j in own if ds[j].index < ds[i].index]
+            closers = [j for j in own if ds[j].index > ds[i].index]
+            after.setdefault(at, []).extend(moved(j, delta) for j in openers + [i] + closers)
+        head = [ds[i].text for i in lay.lead] + [ds[o].text for o, _ in lay.whole]
+        for i in lay.free:                   # comments and assignments: where they stood, else at the top
+            nxt = next((ln for ln in content_lines if ln > ds[i].index), None)
+            q = c.map_path(m.line_map[nxt]) if nxt is not None else None
+            if nxt is not None and ds[i].index > content_lines[0] and q in em.ranges:
+                first = em.ranges[q][0]
+                before.setdefault(first, []).insert(0, moved(i, templates.indent_of(lines[first])
+                                                             - templates.indent_of(src[nxt])))
+            else:
+                head.append(ds[i].text)
+        tail = [ds[c_].text for _, c_ in reversed(lay.whole)] + [ds[i].text for i in lay.trail]
+        out = list(head)
         for i, ln in enumerate(lines):
             out.extend(before.get(i, []))
             out.append(ln)
             out.extend(after.get(i, []))
+        return out + tail
+
+    def reindent_tokens(self, m: Manifest, lines: list[str]) -> list[str]:
+        """Helm values written with `| nindent N` inline (`labels: {{ toYaml . | nindent 4 }}`) follow their key."""
+        src = m.masked.text.splitlines()
+        moved = {tok: orig for tok, orig in m.masked.tokens.items() if "indent" in orig}
+        if not moved:
+            return lines
+        where = {tok: templates.indent_of(ln) for ln in src for tok in templates.TOKEN_RE.findall(ln)
+                 for tok in [f"__MIG_{tok}__"] if tok in moved}
+        out = []
+        for ln in lines:
+            for tok in {f"__MIG_{t}__" for t in templates.TOKEN_RE.findall(ln)} & moved.keys():
+                ln = ln.replace(tok, templates.reindent(moved[tok], templates.indent_of(ln) - where.get(tok, 0)))
+            out.append(ln)
         return out
 
     def _directive_fail(self, m: Manifest, text: str, why: str) -> None:
