@@ -219,3 +219,28 @@ def terraform_scope(repo: Repo, pol, values: list[HelmValue]) -> dict[str, tuple
     if partition[1] is None:            # only a data source the module already has (else the ARNs say aws)
         out["AWS::Partition"] = partition
     return out
+
+
+def interruption_queue(pol, values: list[HelmValue], subs: dict[str, str]) -> tuple[bool, str | None, str]:
+    """(the chart names an interruption queue, the queue's ARN as the policy can write it, where it was read) for
+    the official statement scoped to ${KarpenterInterruptionQueue.Arn} (knowledge/iam.yaml interruption_queue)."""
+    import posixpath
+    q = knowledge.load("iam")["interruption_queue"]
+    found = [v for v in values if v.key in q["chart_keys"] and v.value not in (None, "")]
+    if not found:
+        return False, None, ""
+    arns = set()
+    for v in found:
+        expr = v.expression or (_EXPR_ONLY.match(v.value).group(1) if isinstance(v.value, str)
+                                and _EXPR_ONLY.match(v.value) else None)
+        if expr:
+            same_module = pol.path.endswith(".tf") and posixpath.dirname(v.path) == posixpath.dirname(pol.path)
+            row = next((r for r in q["name_to_arn"] if re.fullmatch(r["pattern"], expr.strip())), None)
+            arns.add("${" + re.sub(row["pattern"], row["arn"], expr.strip()) + "}" if same_module and row else None)
+        elif "AWS::Region" in subs and "AWS::AccountId" in subs:
+            arns.add(q["arn"].format(partition=subs.get("AWS::Partition", "aws"), region=subs["AWS::Region"],
+                                     account=subs["AWS::AccountId"], name=v.value))
+        else:
+            arns.add(None)
+    where = f"{found[0].key} in {found[0].path}:{found[0].line}"
+    return True, (arns.pop() if len(arns) == 1 else None), where

@@ -35,6 +35,7 @@ from ...sources import hcl as hclsrc
 RULE = "v1beta1/iam"
 HOP = "v1alpha5->v1beta1"
 FACTS = knowledge.load("iam")[HOP]
+QUEUE = knowledge.load("iam")["interruption_queue"]
 
 
 @lru_cache(maxsize=None)
@@ -228,8 +229,11 @@ class IamRule:
     def coverage(self, pol: Policy, added: set[str]) -> None:
         allowed = pol.actions() | added
         needed = []
+        from ...facts import interruption_queue
         for s in official(self.facts["target"]):
             if s.get("Sid") in self.facts["instance_profile_sids"] and not self.uses_role():
+                continue
+            if s.get("Sid") == QUEUE["sid"] and not interruption_queue(pol, self.values, {})[0]:
                 continue
             needed += [a for a in _as_list(s["Action"]) if not _allows(allowed, a)]
         if needed:
@@ -281,7 +285,33 @@ class IamRule:
                     self.finding("MIG-IAM-009", "info", pol.path, pol.line,
                                  f"{pol.name}: {what} for the scoped statements is {stated[key].value}, from "
                                  f"{stated[key].source}")
-        return subs if {"ClusterName", "AWS::Region"} <= set(subs) else None
+        if not {"ClusterName", "AWS::Region"} <= set(subs):
+            return None
+        from ...facts import interruption_queue
+        configured, arn, _ = interruption_queue(pol, self.values, subs)
+        if arn is not None:
+            subs[QUEUE["placeholder"]] = arn
+        return subs
+
+    def queue_statement(self, pol: Policy, subs: dict[str, str] | None) -> bool:
+        """Whether the official interruption-queue statement can be added to pol: the chart names a queue and its
+        ARN is known; else a finding says why it is left out."""
+        from ...facts import interruption_queue
+        configured, arn, where = interruption_queue(pol, self.values, subs or {})
+        if not configured:
+            self.finding("MIG-IAM-012", "info", pol.path, pol.line,
+                         f"{pol.name}: {QUEUE['sid']} not added: no chart values name an interruption queue "
+                         f"({', '.join(QUEUE['chart_keys'][:1])}), so the controller reads none",
+                         f"when you turn interruption handling on, add {QUEUE['sid']} scoped to the queue's ARN")
+            return False
+        if subs is None or QUEUE["placeholder"] not in subs:
+            self.finding("MIG-IAM-011", "warning", pol.path, pol.line,
+                         f"{pol.name} needs {QUEUE['sid']} for the interruption queue named by {where}, but migrator "
+                         "cannot write that queue's ARN here",
+                         f"add {QUEUE['sid']} (sqs:DeleteMessage, sqs:GetQueueUrl, sqs:ReceiveMessage) scoped to the "
+                         "queue's ARN by hand")
+            return False
+        return True
 
     def add_data_source(self, path: str, block: tuple[str, str]) -> None:
         """`data "<type>" "<name>" {}` at the end of a policy's file, once (the scoped statements refer to it)."""
@@ -300,6 +330,10 @@ class IamRule:
     def add_official(self, pol: Policy, sids: list[str], after: Statement | None) -> None:
         text = self.repo.text(pol.path)
         subs = self.substitutions(pol)
+        if QUEUE["sid"] in sids and not self.queue_statement(pol, subs):
+            sids = [s for s in sids if s != QUEUE["sid"]]
+            if not sids:
+                return
         if subs is None or after is None:
             self.finding("MIG-IAM-004", "error", pol.path, pol.line,
                          f"{pol.name} needs the official statements {', '.join(sids)}, but migrator cannot tell the "

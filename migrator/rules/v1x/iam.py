@@ -9,6 +9,7 @@ policies changes no permission: a single hand-written policy stays one policy.
 from __future__ import annotations
 
 import json
+import re
 
 from ... import knowledge
 from ...path import MINORS
@@ -57,7 +58,7 @@ class OnwardIamRule(V1IamRule):
                              f"add {', '.join(lacking)} to it (official {version} policy, Sid {sid})")
                 continue
             body = json.loads(_substitute(json.dumps(off), subs))
-            if "${AWS::AccountId}" in json.dumps(body.get("Resource")):
+            if re.search(r"\$\{(AWS::AccountId|KarpenterInterruptionQueue)", json.dumps(body.get("Resource"))):
                 body["Resource"] = st.resources if len(st.resources) != 1 else st.resources[0]
             self.res.edits.append(TextEdit(pol.path, st.start, st.end,
                                            to_newline(self.render(pol, body, text, st),

@@ -1,0 +1,88 @@
+"""The official interruption-queue statement (AllowInterruptionQueueActions, scoped to ${KarpenterInterruptionQueue.Arn}
+in the CloudFormation): added only when the chart names a queue, scoped to that queue, never written as the
+CloudFormation placeholder (issue 19 §2)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from migrator.apply import apply_changes
+from migrator.plan import make_plan
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "v1-iam" / "input"
+
+CHART = '''
+resource "aws_sqs_queue" "interruption" {
+  name = "prod-karpenter"
+}
+
+resource "helm_release" "karpenter" {
+  name       = "karpenter"
+  chart      = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  version    = "0.37.5"
+  values = [yamlencode({
+    settings = {
+      clusterName = "prod"%s
+    }
+  })]
+}
+'''
+
+
+def _root(tmp_path, queue_line: str) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    text = (FIXTURE / "controller-jsonencode.tf").read_text()
+    a = text.index('      {\n        Sid      = "AllowInterruptionQueueActions"')
+    b = text.index('      {\n        Sid      = "AllowPassingInstanceRole"')
+    (root / "controller.tf").write_text(text[:a] + text[b:] + CHART % queue_line)
+    shutil.copy(FIXTURE / "nodes-v1beta1.yaml", root)
+    return root
+
+
+def _walk(root: Path) -> list:
+    findings = []
+    for _ in range(8):
+        plan = make_plan(root, to="latest")
+        findings += plan.findings
+        if not plan.changes:
+            break
+        apply_changes(plan.root, plan.changes)
+    return findings
+
+
+def test_queue_named_by_terraform_attribute_is_scoped_to_its_arn(tmp_path):
+    root = _root(tmp_path, "\n      interruptionQueue = aws_sqs_queue.interruption.name")
+    _walk(root)
+    text = (root / "controller.tf").read_text()
+    assert "KarpenterInterruptionQueue" not in text
+    i = text.index('Sid      = "AllowInterruptionQueueActions"')
+    assert 'Resource = "${aws_sqs_queue.interruption.arn}"' in text[i:i + 200]
+
+
+def test_literal_queue_name_gets_the_arn_in_the_policy_region_and_account(tmp_path):
+    root = _root(tmp_path, '\n      interruptionQueue = "prod-karpenter"')
+    findings = _walk(root)
+    text = (root / "controller.tf").read_text()
+    assert "KarpenterInterruptionQueue" not in text
+    i = text.index('Sid      = "AllowInterruptionQueueActions"')
+    assert ":sqs:" in text[i:i + 250] and ":prod-karpenter" in text[i:i + 250]
+    assert not [f for f in findings if f.code == "MIG-IAM-011"]
+
+
+def test_no_queue_no_statement_and_an_info(tmp_path):
+    root = _root(tmp_path, "")
+    findings = _walk(root)
+    text = (root / "controller.tf").read_text()
+    assert "AllowInterruptionQueueActions" not in text and "KarpenterInterruptionQueue" not in text
+    assert [f for f in findings if f.code == "MIG-IAM-012" and f.severity == "info"]
+    assert not [f for f in findings if f.code == "MIG-IAM-003" and "sqs:" in f.message]
+
+
+def test_queue_from_another_module_is_a_warning_not_a_placeholder(tmp_path):
+    root = _root(tmp_path, "\n      interruptionQueue = var.queue_name")
+    findings = _walk(root)
+    assert "KarpenterInterruptionQueue" not in (root / "controller.tf").read_text()
+    (f, *_) = [f for f in findings if f.code == "MIG-IAM-011"]
+    assert f.severity == "warning" and "settings.interruptionQueue" in f.message
