@@ -39,7 +39,9 @@ def rules_markdown() -> str:
     out += ["", "## AWSNodeTemplate -> EC2NodeClass", "", "| AWSNodeTemplate | EC2NodeClass |", "|---|---|"]
     out += [f"| `{m['from']}` | `{m['to']}` |" for m in v["ec2nodeclass"]["moves"]]
     out += [f"| `spec.{s['from']}` | `spec.{s['to']}` |" for s in v["ec2nodeclass"]["selectors"]]
-    out += ["| (no instanceProfile) | `spec.role`: resolved from `settings.aws.defaultInstanceProfile` |", "",
+    out += ["| (no instanceProfile) | `spec.role`: the role of the profile in `settings.aws.defaultInstanceProfile` "
+            "(an `aws_iam_instance_profile`, the karpenter module's outputs, or `aws iam add-role-to-instance-profile` "
+            "in a shell script), else `spec.instanceProfile` = that profile (MIG-NC-017) |", "",
             f"Not convertible: {', '.join(f'`{k}`' for k in v['ec2nodeclass']['unconvertible'])}.", "",
             "## Findings", "", "| code | severity | meaning |", "|---|---|---|"]
     for code, f in knowledge.load("findings").items():

@@ -66,7 +66,18 @@ def _from_literal_profile(repo: Repo, name: str, res: Resolution) -> Resolution:
         if n is not None and n.literal() == name:
             res.trail.append(f"instance profile {name!r} is {b.address} ({_where(repo, p, b.start)})")
             return _role_of_profile(repo, p, b, res)
-    res.reason = (f"no aws_iam_instance_profile named {name!r} in the repository, so its role is unknown")
+    from .sources.shell import profile_roles
+    for p, sf in repo.files.items():
+        if not p.endswith(".sh") or "instance-profile" not in sf.text:
+            continue
+        for pr in profile_roles(p, sf.text):
+            if pr.profile == name and pr.role:
+                res.literal = pr.role
+                res.trail.append(f"instance profile {name!r} gets role {pr.role!r} from "
+                                 f"`aws iam add-role-to-instance-profile` ({p}:{pr.line})")
+                return res
+    res.reason = (f"no aws_iam_instance_profile named {name!r} in the repository (nor an `aws iam "
+                  "add-role-to-instance-profile` in its scripts), so its role is unknown")
     return res
 
 
