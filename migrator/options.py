@@ -17,3 +17,4 @@ class Options:
     region: str | None = None
     account_id: str | None = None
     roots: dict[str, dict] = field(default_factory=dict)   # per cluster root: cluster_name/region/account_id/node_role
+    node_group_keep: str | None = None      # Cluster Autoscaler hop: the node group that stays for the controller

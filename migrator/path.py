@@ -170,4 +170,6 @@ def hops_between(current: str, target: Target) -> list[dict]:
 def describe(hop: dict, target: Target | None = None) -> str:
     to = target.chart if hop.get("onward") and target and target.chart else hop["to"]
     chart = to if hop.get("onward") else hop["chart"]["version"]
+    if hop.get("chart_from_target") and target is not None and target.chart:
+        chart = target.chart
     return f"{hop['from']} → {to} (chart {chart})"

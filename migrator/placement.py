@@ -113,7 +113,7 @@ def block_span(text: str, b: hclsrc.Block) -> tuple[int, int]:
     return s, e
 
 
-_ATTR = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_-]*)([ \t]*)=(?!=)")
+_ATTR = re.compile(r'^([ \t]*)("(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_-]*)([ \t]*)=(?!=)')
 
 
 def align_attributes(text: str) -> str:

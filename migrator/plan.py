@@ -19,6 +19,7 @@ from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
+from .cas import scan as cas_scan
 from .roots import SKIP_KINDS, Fleet, rollout_key, tier_of
 from .rules import registry
 from .validate import reparse
@@ -26,6 +27,7 @@ from .validate import reparse
 HOPS = knowledge.load("hops")
 ERAS = route.ERAS
 DONE = float("inf")
+CAS_ERA = next(h["from"] for h in HOPS["hops"] if h.get("requires_target"))    # Cluster Autoscaler, before any API
 # alpha kind -> the beta kind that succeeds it (knowledge/v1beta1.yaml `kinds`), for where a root stands
 SUCCESSOR = {k: v["to"]["kind"] for k, v in knowledge.load("v1beta1")["kinds"].items() if k != "Machine"}
 
@@ -180,6 +182,7 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels
         ctx.chart_version = route.chart_version(repo, mine, owns) or rendered_version(repo, owns)
+        ctx.cas = cas_scan(repo).owned(owns)
         out.append((r, ctx))
     return out
 
@@ -265,21 +268,36 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS]
     objects_era = route.objects_era(ctx.manifests)
     era = route.current_era(ctx.manifests, ctx.chart_version)
+    autoscaler = not ms and ctx.chart_version is None and not ctx.charts and ctx.cas is not None and ctx.cas.present
+    if autoscaler:
+        era = CAS_ERA
     rp = RootPlan(r, _objects(ms), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
     who = f"cluster root {r}: " if multi else ""
 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
+    if autoscaler:
+        groups = ", ".join(g.name for g in ctx.cas.groups) or "none found"
+        rp.state = f"Cluster Autoscaler ({ctx.cas.installs[0].address}), node groups: {groups}"
+        if target is None:
+            rp.next = f"the move to Karpenter: migrator plan {shlex.quote(r)} --to latest"
+            note("MIG-CAS-001", "info", f"{'this root' if multi else 'the repository'} runs Cluster Autoscaler "
+                                        f"({ctx.cas.installs[0].address}) and no Karpenter",
+                 "plan the move to Karpenter with `migrator plan <path> --to latest` (or --to 1.<minor>)")
+            return rp
+
     latest = route.parse_target("latest")
     goal = target or latest
     ctx.target = goal
     chain = route.hops_between(era, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
-    finishing = next((h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases")
-                      and h.get("implemented")), None)
-    if finishing is not None and _has_work(finishing, ctx, finishing["finish_phases"]):
-        chain = [finishing] + chain
+    for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
+        if finishing.get("requires_target") and (target is None or not (ctx.cas and ctx.cas.present)):
+            continue
+        if _has_work(finishing, ctx, finishing["finish_phases"]):
+            chain = [finishing] + chain
+            break
     wanted = phase
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
         if r in fixed:
@@ -288,6 +306,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     else:
         # hops the chart version alone put this root in (its objects are past them): skip those with nothing to do
         while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
+                not chain[0].get("requires_target") and \
                 (objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(objects_era)) and \
                 not _has_work(chain[0], ctx, registry.phases(chain[0])):
             chain.pop(0)
@@ -404,7 +423,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     step) and `ranks` (every root's step in the first pass)."""
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    fleet = Fleet(repo, manifests, charts + scan_rendered(repo))
+    fleet = Fleet(repo, manifests, charts + scan_rendered(repo), cas_scan(repo).installs)
     plan = Plan(root=repo.root)
     plan.all_roots = sorted(fleet.planned, key=rollout_key)
     selected = _select(plan.all_roots, only)

@@ -30,13 +30,16 @@ def options_for(fixture: Path) -> Options:
 
 def walk(fx: Path, opts: Options) -> None:
     """A walk fixture (walk.json {"to"}): `apply --to <to>` run after run until nothing changes; the tree after run n
-    is expected-run-<n>, the runbook planned after it runbook-run-<n>.md; walk.json records the number of runs."""
+    is expected-run-<n>, the runbook planned after it runbook-run-<n>.md (runbook-run-0.md: planned on the input);
+    walk.json records the number of runs."""
     spec = json.loads((fx / "walk.json").read_text())
     for old in list(fx.glob("expected-run-*")) + list(fx.glob("runbook-run-*.md")):
         shutil.rmtree(old) if old.is_dir() else old.unlink()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "tree"
         shutil.copytree(fx / "input", work, symlinks=True)
+        runbook = render_markdown(make_plan(work, to=spec["to"], options=opts)).replace(str(work), "tree")
+        (fx / "runbook-run-0.md").write_text(runbook, newline="")      # the walk's first plan: what run 1 applies
         runs = 0
         while run_phase(work, None, opts, spec["to"]):
             runs += 1

@@ -20,6 +20,19 @@ def test_runbook_matches_golden(name):
         f"fixtures/{name}/runbook.md is stale: python scripts/update_fixtures.py {name}"
 
 
+@pytest.mark.parametrize("name", [n for n in FIXTURE_NAMES if (FIXTURES / n / "walk.json").exists()])
+def test_walk_starts_with_the_golden_runbook(name, tmp_path):
+    """A walk fixture's first plan (--to as the walk) is runbook-run-0.md: the steps run 1 applies."""
+    import json
+    import shutil
+    to = json.loads((FIXTURES / name / "walk.json").read_text())["to"]
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / name / "input", root, symlinks=True)
+    got = render(make_plan(root, to=to, options=fixture_options(name))).replace(str(root), "tree")
+    assert got == (FIXTURES / name / "runbook-run-0.md").read_bytes().decode("utf-8"), \
+        f"fixtures/{name}/runbook-run-0.md is stale: python scripts/update_fixtures.py {name}"
+
+
 def test_docs_example_runbook_is_current():
     got = render(make_plan(FIXTURES / "terraform-eks" / "input"))
     assert got == (ROOT / "docs" / "example-runbook.md").read_bytes().decode("utf-8")

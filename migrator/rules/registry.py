@@ -76,6 +76,7 @@ class Context:
     target: Any = None                     # path.Target this run moves towards
     all_manifests: list = field(default_factory=list)   # every root's objects (a chart-only root's fallback)
     chart_version: str | None = None       # the controller chart version this root pins, if static
+    cas: Any = None                        # cas.CasInventory: Cluster Autoscaler and node groups of this root
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"

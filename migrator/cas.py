@@ -1,0 +1,219 @@
+"""Cluster Autoscaler and the node groups it scales, wherever a repository declares them (knowledge/cas.yaml).
+
+`scan(repo)` finds: Cluster Autoscaler installs (a `helm_release` or Flux HelmRelease of the cluster-autoscaler
+chart, a Deployment running its image), its IAM (terraform-aws-modules IRSA role with
+`attach_cluster_autoscaler_policy`), and node groups (terraform-aws-modules/eks `eks_managed_node_groups` /
+`self_managed_node_groups` with their `*_defaults`, `aws_eks_node_group`, eksctl `ClusterConfig`). Each node group
+keeps where every field is written, so rules can edit it in place; fields written as expressions stay tokens.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import knowledge
+from .inventory import Repo, _parse_yaml_docs, hcl_to_obj
+from .sources import hcl as hclsrc
+from .sources import yaml as yamlsrc
+from .sources.templates import Masked
+
+FACTS = knowledge.load("cas")
+_CAS = re.compile(r"cluster-autoscaler")
+_EKSCTL = re.compile(r"kind:\s*ClusterConfig")
+
+
+@dataclass
+class CasInstall:
+    kind: str                   # terraform | flux | deployment
+    path: str
+    line: int
+    block: hclsrc.Block | None = None
+    obj: Any = None
+    doc: Any = None
+    namespace: str = "kube-system"
+    name: str = "cluster-autoscaler"
+
+    @property
+    def address(self) -> str:
+        if self.block is not None:
+            return self.block.address
+        return f"{(self.obj or {}).get('kind', 'Deployment')}/{self.name}"
+
+
+@dataclass
+class NodeGroup:
+    name: str
+    source: str                 # module | resource | eksctl
+    flavour: str                # managed | self
+    path: str
+    line: int
+    fields: dict[str, Any] = field(default_factory=dict)     # meaning -> value (tokens for expressions)
+    manual: list[str] = field(default_factory=list)          # fields migrator cannot carry to a NodePool
+    block: hclsrc.Block | None = None           # module call / resource
+    entry: hclsrc.ObjEntry | None = None        # module: the group's entry in the map
+    attr: str = ""                              # module: eks_managed_node_groups / self_managed_node_groups
+    masked: Masked = field(default_factory=lambda: Masked(text=""))
+    doc: Any = None                             # eksctl document span
+    index: int = -1                             # eksctl: index in its list
+
+    def literal(self, key: str) -> Any:
+        v = self.fields.get(key)
+        return None if self.masked.has_token(v) else v
+
+
+@dataclass
+class CasInventory:
+    installs: list[CasInstall] = field(default_factory=list)
+    groups: list[NodeGroup] = field(default_factory=list)
+    iam: list[tuple[str, hclsrc.Block]] = field(default_factory=list)     # (path, module/resource block)
+    eks_modules: list[tuple[str, hclsrc.Block]] = field(default_factory=list)
+    vpc_modules: list[tuple[str, hclsrc.Block]] = field(default_factory=list)
+    clusters: list[tuple[str, Any, Any]] = field(default_factory=list)    # eksctl (path, doc, obj)
+
+    def owned(self, owns) -> "CasInventory":
+        return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
+                            [x for x in self.iam if owns(x[0])], [x for x in self.eks_modules if owns(x[0])],
+                            [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])])
+
+    @property
+    def present(self) -> bool:
+        return bool(self.installs)
+
+
+def scan(repo: Repo) -> CasInventory:
+    cached = repo.__dict__.get("_cas")
+    if cached is not None:
+        return cached
+    inv = CasInventory()
+    det = FACTS["detect"]
+    for p, b in repo.blocks("resource", "helm_release"):
+        chart = b.attr("chart")
+        if chart is not None and str(chart.literal() or "").rstrip("/").split("/")[-1] == det["chart"]:
+            ns = b.attr("namespace")
+            inv.installs.append(CasInstall("terraform", p, hclsrc.line_of(repo.text(p), b.start), block=b,
+                                           namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",
+                                           name=str(b.attr("name").literal() or det["chart"]) if b.attr("name") else det["chart"]))
+    for p, b in repo.blocks("module"):
+        src = str((b.attr("source").literal() if b.attr("source") is not None else "") or "")
+        if re.search(det["eks_module_source"], src):
+            inv.eks_modules.append((p, b))
+            _module_groups(repo, p, b, inv)
+        elif det["vpc_module_source"] in src:
+            inv.vpc_modules.append((p, b))
+        elif det["iam_module_source"] in src and b.attr(det["iam_module_flag"]) is not None \
+                and b.attr(det["iam_module_flag"]).literal() is True:
+            inv.iam.append((p, b))
+    for p, b in repo.blocks("resource", "aws_eks_node_group"):
+        _resource_group(repo, p, b, inv)
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")):
+            continue
+        if _CAS.search(sf.text):
+            _yaml_installs(repo, p, sf.text, inv)
+        if _EKSCTL.search(sf.text):
+            _eksctl(repo, p, sf.text, inv)
+    repo.__dict__["_cas"] = inv
+    return inv
+
+
+def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
+    image = re.compile(FACTS["detect"]["image"])
+    for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, only=_CAS):
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("kind")
+        meta = obj.get("metadata") or {}
+        line = doc.first_line + 1
+        if kind == "HelmRelease" and str(obj.get("apiVersion", "")).startswith("helm.toolkit.fluxcd.io/"):
+            chart = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")
+            if chart == FACTS["detect"]["chart"]:
+                inv.installs.append(CasInstall("flux", p, line, obj=obj, doc=doc,
+                                               namespace=str((obj.get("spec") or {}).get("targetNamespace")
+                                                             or meta.get("namespace") or "default"),
+                                               name=str(meta.get("name", "cluster-autoscaler"))))
+        elif kind == "Deployment":
+            spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+            if any(image.search(str(c.get("image", ""))) for c in spec.get("containers") or [] if isinstance(c, dict)):
+                inv.installs.append(CasInstall("deployment", p, line, obj=obj, doc=doc,
+                                               namespace=str(meta.get("namespace", "kube-system")),
+                                               name=str(meta.get("name", "cluster-autoscaler"))))
+
+
+def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
+    tf = FACTS["node_groups"]["terraform_module"]
+    text = repo.text(p)
+    for attr, flavour in tf["maps"].items():
+        groups = b.attr(attr)
+        if groups is None or groups.kind != "object":
+            continue
+        m = Masked(text="")
+        defaults = b.attr(tf["defaults"][attr])
+        base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
+        for e in groups.entries:
+            if e.value.kind != "object":
+                continue
+            own = hcl_to_obj(e.value, m)
+            merged = {**(base if isinstance(base, dict) else {}), **own}
+            g = NodeGroup(e.key, "module", flavour, p, hclsrc.line_of(text, e.start), block=b, entry=e, attr=attr,
+                          masked=m)
+            for key, meaning in tf["fields"].items():
+                if key in merged:
+                    g.fields[meaning] = merged[key]
+            g.manual = [k for k in tf["manual"] if k in merged and merged[k] not in (None, False, "", {}, [])]
+            g.fields["name"] = merged.get("name", e.key)
+            inv.groups.append(g)
+
+
+def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
+    spec = FACTS["node_groups"]["aws_eks_node_group"]
+    text = repo.text(p)
+    m = Masked(text="")
+    name = b.attr("node_group_name")
+    g = NodeGroup(str(name.literal()) if name is not None and name.literal() else b.labels[1], "resource", "managed",
+                  p, hclsrc.line_of(text, b.start), block=b, masked=m)
+    for key, meaning in spec["fields"].items():
+        if b.attr(key) is not None:
+            g.fields[meaning] = hcl_to_obj(b.attr(key), m)
+    for sc in b.sub(spec["scaling"])[:1]:
+        for k in ("min_size", "max_size", "desired_size"):
+            if sc.attr(k) is not None:
+                g.fields[k] = hcl_to_obj(sc.attr(k), m)
+    taints = []
+    for t in b.sub(spec["taint_block"]):
+        taints.append({k: hcl_to_obj(t.attr(k), m) for k in ("key", "value", "effect") if t.attr(k) is not None})
+    if taints:
+        g.fields["taints"] = taints
+    g.manual = [k for k in spec["manual"] if b.attr(k) is not None or b.sub(k)]
+    g.fields["name"] = g.name
+    inv.groups.append(g)
+
+
+def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
+    spec = FACTS["node_groups"]["eksctl"]
+    for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, only=_EKSCTL):
+        if not isinstance(obj, dict) or obj.get("kind") != "ClusterConfig":
+            continue
+        inv.clusters.append((p, doc, obj))
+        for key, flavour in spec["lists"].items():
+            for i, ng in enumerate(obj.get(key) or []):
+                if not isinstance(ng, dict) or "name" not in ng:
+                    continue
+                line = doc.first_line + 1 + (ng.lc.line if hasattr(ng, "lc") else 0)
+                g = NodeGroup(str(ng["name"]), "eksctl", flavour, p, line, masked=m, doc=doc, index=i, attr=key)
+                for k, meaning in spec["fields"].items():
+                    if k in ng:
+                        g.fields[meaning] = ng[k]
+                g.manual = [k for k in spec["manual"] if k in ng]
+                g.fields["name"] = g.name
+                inv.groups.append(g)
+
+
+def cluster_name_expr(inv: CasInventory, path: str) -> str | None:
+    """How the root names its cluster, as a Terraform expression in path's module: the eks module's output."""
+    d = posixpath.dirname(path)
+    for p, b in inv.eks_modules:
+        if posixpath.dirname(p) == d:
+            return f"module.{b.labels[0]}.cluster_name"
+    return None

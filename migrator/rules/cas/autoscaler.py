@@ -1,0 +1,184 @@
+"""Rule `cas/autoscaler`: Cluster Autoscaler to zero replicas (phase `cutover`), then removed with its IAM (phase
+`cleanup`), in the installer it was written with: a Terraform `helm_release` (its values or `set`), a Flux
+HelmRelease (`spec.values.replicaCount`), a Deployment (`spec.replicas`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...cas import CasInstall
+from ...edits import DeleteFile, Edit, TextEdit, line_start, to_newline
+from ...model import Finding
+from ...placement import block_span
+from ...sources import hcl as hclsrc
+from ...sources import keytree
+from ...sources.keytree import Op
+
+RULE = "cas/autoscaler"
+
+
+@dataclass
+class AutoscalerResult:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    scaled: list[tuple[str, str, str]] = field(default_factory=list)    # (address, namespace, replicas before)
+    removed: list[str] = field(default_factory=list)                   # addresses removed (cleanup)
+    targets: list[tuple[str, str]] = field(default_factory=list)       # (dir, address) for terraform -target
+    deployments: list[tuple[str, str]] = field(default_factory=list)   # (namespace, name) to scale/delete by kubectl
+
+
+def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | None, hclsrc.Expr | None]:
+    """(replicaCount as written, span of its value, the yamlencode object to add it to)."""
+    b = ci.block
+    for s in b.sub("set"):
+        n, v = s.attr("name"), s.attr("value")
+        if n is not None and n.literal() == "replicaCount" and v is not None:
+            return v.literal(), (v.start, v.end), None
+    vals = b.attr("values")
+    obj = None
+    for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
+        if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+            obj = item.items[0]
+            for e in obj.entries:
+                if e.key == "replicaCount":
+                    return e.value.literal(), (e.value.start, e.value.end), obj
+    return None, None, obj
+
+
+class Autoscaler:
+    def __init__(self, ctx, phase: str):
+        self.ctx, self.phase, self.repo = ctx, phase, ctx.repo
+        self.res = AutoscalerResult()
+        self._gone: dict[str, list[hclsrc.Block]] = {}      # cleanup: blocks to remove, per file
+
+    def run(self) -> AutoscalerResult:
+        cas = self.ctx.cas
+        if cas is None or not cas.present or not (self.ctx.charts or self.ctx.manifests):
+            return self.res             # nothing to cut over to before Karpenter is in
+        for ci in cas.installs:
+            if ci.kind == "terraform":
+                self.terraform(ci)
+            elif ci.kind == "flux":
+                self.flux(ci)
+            else:
+                self.deployment(ci)
+        if self.phase == "cleanup":
+            for p, b in cas.iam:
+                self._gone.setdefault(p, []).append(b)
+                self.res.removed.append(b.address)
+                self.res.targets.append((p.rsplit("/", 1)[0] if "/" in p else ".", b.address))
+                self.res.findings.append(Finding("MIG-CAS-021", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
+                                                 f"{b.address} (Cluster Autoscaler's IAM role) removed"))
+            for p, blocks in self._gone.items():
+                self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
+        return self.res
+
+    def terraform(self, ci: CasInstall) -> None:
+        text = self.repo.text(ci.path)
+        nl = self.repo.files[ci.path].newline
+        d = ci.path.rsplit("/", 1)[0] if "/" in ci.path else "."
+        if self.phase == "cleanup":
+            self._gone.setdefault(ci.path, []).append(ci.block)
+            self.res.removed.append(ci.address)
+            self.res.targets.append((d, ci.address))
+            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
+                                             f"{ci.address} (Cluster Autoscaler) removed"))
+            return
+        if self.phase != "cutover":
+            return
+        current, span, obj = _replicas_tf(ci, text)
+        if current is not None and str(current) == "0":
+            return
+        if span is not None:
+            self.res.edits.append(TextEdit(ci.path, span[0], span[1], '"0"' if text[span[0]] == '"' else "0", RULE))
+        elif obj is not None and obj.entries:
+            first = obj.entries[0]
+            ind = text[line_start(text, first.start):first.start]
+            ls = line_start(text, first.start)
+            self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(f"{ind}replicaCount = 0\n", nl), RULE))
+        else:
+            ind = "  "
+            pos = line_start(text, ci.block.body_end)
+            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
+                f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
+                f'{ind}set {{\n{ind}  name  = "replicaCount"\n{ind}  value = "0"\n{ind}}}\n', nl), RULE, order=2))
+        self.res.scaled.append((ci.address, ci.namespace, str(current if current is not None else 1)))
+        self.res.targets.append((d, ci.address))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
+                                         f"{current if current is not None else 'the chart default, 1'})"))
+
+    def flux(self, ci: CasInstall) -> None:
+        text = self.repo.text(ci.path)
+        if self.phase == "cleanup":
+            self._remove_doc(ci, text)
+            return
+        if self.phase != "cutover":
+            return
+        values = (ci.obj.get("spec") or {}).get("values") or {}
+        if str(values.get("replicaCount")) == "0":
+            return
+        self._set(ci, text, ("spec", "values", "replicaCount"), values.get("replicaCount"))
+
+    def deployment(self, ci: CasInstall) -> None:
+        text = self.repo.text(ci.path)
+        self.res.deployments.append((ci.namespace, ci.name))
+        if self.phase == "cleanup":
+            self._remove_doc(ci, text)
+            return
+        if self.phase != "cutover":
+            return
+        spec = ci.obj.get("spec") or {}
+        if str(spec.get("replicas")) == "0":
+            return
+        self._set(ci, text, ("spec", "replicas"), spec.get("replicas"))
+
+    def _set(self, ci: CasInstall, text: str, path: tuple, current) -> None:
+        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj)
+        op = Op("set", path, value=0) if current is not None else Op("add", dst=path, value=0)
+        out = keytree.rewrite(tree, [op])
+        if out.problems:
+            self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
+                                             f"{ci.address}: cannot set {'.'.join(path)} to 0 here",
+                                             f"scale Cluster Autoscaler to 0 by hand: kubectl -n {ci.namespace} scale "
+                                             f"deployment/{ci.name} --replicas=0"))
+            return
+        nl = self.repo.files[ci.path].newline
+        for s, e, t in out.edits:
+            self.res.edits.append(TextEdit(ci.path, s, e, to_newline(t, nl), RULE))
+        self.res.scaled.append((ci.address, ci.namespace, str(current if current is not None else 1)))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{ci.address}: Cluster Autoscaler scaled to 0 replicas"))
+
+    def _remove_doc(self, ci: CasInstall, text: str) -> None:
+        others = [d for d in __import__("migrator.sources.yaml", fromlist=["split_documents"]).split_documents(text)
+                  if d.text.strip() and d.start != ci.doc.start]
+        if not others:
+            self.res.edits.append(DeleteFile(ci.path, RULE))
+            from ...placement import kustomization_remove
+            e = kustomization_remove(self.repo, ci.path, RULE)
+            if e is not None:
+                self.res.edits.append(e)
+        else:
+            self.res.edits.append(TextEdit(ci.path, ci.doc.start, ci.doc.end, "", RULE))
+        self.res.removed.append(ci.address)
+        self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) removed"))
+
+
+def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:
+    """Delete blocks of one file (each with its comment lines); the whole file when nothing else is left in it."""
+    text = repo.text(path)
+    spans = sorted(block_span(text, b) for b in blocks)
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in merged], [s for s, _ in merged] + [len(text)]))
+    if not "".join(ln for ln in rest.splitlines() if not ln.strip().startswith(("#", "//"))).strip():
+        return [DeleteFile(path, rule)]
+    return [TextEdit(path, s, e, "", rule) for s, e in merged]
+
+
+def run(ctx, phase: str) -> AutoscalerResult:
+    return Autoscaler(ctx, phase).run()

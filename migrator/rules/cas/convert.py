@@ -1,0 +1,187 @@
+"""Node group -> NodePool and EC2NodeClass, behaviour kept (knowledge/cas.yaml; every mapping a row there)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from ... import knowledge
+from ...cas import NodeGroup
+from ...model import Finding
+
+FACTS = knowledge.load("cas")
+GROUP_LABEL = "eks.amazonaws.com/nodegroup"
+
+
+@dataclass
+class Shape:
+    """What one node group launches, as Karpenter reads it."""
+    group: NodeGroup
+    instance_types: list[str]
+    capacity: str
+    alias: str
+    arch: str
+    labels: dict
+    taints: list[dict]
+    disk_gib: int | None
+    limits: dict | None
+    notes: list[Finding] = field(default_factory=list)
+
+    default_disk: int | None = None
+
+    @property
+    def class_key(self) -> tuple:
+        return (self.alias, self.disk_gib or self.default_disk)
+
+
+def _note(g: NodeGroup, code: str, severity: str, message: str, manual: str = "") -> Finding:
+    return Finding(code, severity, g.path, g.line, f"node group {g.name}: {message}", manual)
+
+
+def capacity_of(itype: str) -> tuple[int, int] | None:
+    """(vCPUs, memory GiB) of an instance type from the cited table, None when unknown."""
+    cap = FACTS["capacity"]
+    if itype in cap["listed"]:
+        row = cap["listed"][itype]
+        return row["cpu"], row["memory_gib"]
+    m = re.match(cap["pattern"], itype)
+    if not m:
+        return None
+    size = m.group("size")
+    cpu = cap["vcpus"].get(size) or 4 * int(size[:-len("xlarge")])
+    return cpu, cpu * cap["memory_per_vcpu_gib"][m.group("family")]
+
+
+def shape(g: NodeGroup) -> Shape:
+    spec = FACTS["node_groups"]["eksctl" if g.source == "eksctl" else "terraform_module"]
+    notes: list[Finding] = []
+    types = g.literal("instance_types")
+    if types is None and g.literal("instance_type"):
+        types = [g.literal("instance_type")]
+    if types is None:
+        if g.fields.get("instance_types") is not None or g.fields.get("instance_type") is not None:
+            notes.append(_note(g, "MIG-CAS-010", "warning", "instance types are computed; the NodePool does not "
+                               "restrict them", "add a node.kubernetes.io/instance-type requirement by hand"))
+            types = []
+        else:
+            types = list(spec.get("default_instance_types", []))
+    types = [str(t) for t in types]
+    if g.source == "eksctl":
+        capacity = "spot" if g.literal("spot") else "on-demand"
+        family = FACTS["eksctl_ami_family"].get(str(g.literal("ami_family") or "AmazonLinux2023"))
+        alias, arch = family or "al2023", "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
+    else:
+        ct = str(g.literal("capacity_type") or FACTS["node_groups"]["terraform_module"]["default_capacity_type"])
+        capacity = FACTS["capacity_type"].get(ct, "on-demand")
+        at = g.literal("ami_type")
+        if at is None:
+            at = FACTS["default_ami_type"]
+            notes.append(_note(g, "MIG-CAS-011", "info", f"ami_type not set: EKS's default {at} is assumed"))
+        row = FACTS["ami_type"].get(str(at))
+        if row is None:
+            notes.append(_note(g, "MIG-CAS-012", "warning", f"ami_type {at} has no Karpenter AMI alias; the "
+                               "EC2NodeClass uses AL2023", "set amiSelectorTerms for this AMI by hand"))
+            row = {"alias": "al2023", "arch": "amd64"}
+        alias, arch = row["alias"], row["arch"]
+    labels = g.literal("labels") if isinstance(g.literal("labels"), dict) else {}
+    taints = []
+    raw = g.fields.get("taints")
+    for t in (raw.values() if isinstance(raw, dict) else raw or []):
+        if not isinstance(t, dict) or g.masked.has_token(str(t)):
+            notes.append(_note(g, "MIG-CAS-013", "warning", "a taint is computed", "add it to the NodePool by hand"))
+            continue
+        taint = {"key": str(t["key"])}
+        if t.get("value") not in (None, ""):
+            taint["value"] = str(t["value"])
+        taint["effect"] = FACTS["taint_effect"].get(str(t.get("effect")), "NoSchedule")
+        taints.append(taint)
+    disk = g.literal("disk_size")
+    limits = None
+    max_size = g.literal("max_size")
+    caps = [capacity_of(t) for t in types]
+    if isinstance(max_size, int) and types and all(caps):
+        cpu = max(c[0] for c in caps) * max_size
+        mem = max(c[1] for c in caps) * max_size
+        limits = {"cpu": cpu, "memory": f"{mem}Gi"}
+    elif types:
+        unknown = [t for t, c in zip(types, caps) if c is None]
+        notes.append(_note(g, "MIG-CAS-014", "warning",
+                           f"no limit written: {'max_size is not a number' if not isinstance(max_size, int) else 'capacity of ' + ', '.join(unknown) + ' is not in the table'}",
+                           "set spec.limits (cpu, memory) to what max_size nodes of this group add up to"))
+    for k in g.manual:
+        notes.append(_note(g, "MIG-CAS-015", "warning", f"{k} is not carried to the EC2NodeClass",
+                           f"move what {k} does into the EC2NodeClass by hand (userData, blockDeviceMappings, amiSelectorTerms) "
+                           "before the cutover; nodes Karpenter launches do not run it"))
+    return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
+                 limits, notes, spec.get("default_disk_size"))
+
+
+def consolidate_after(extra_args: dict | None) -> str:
+    d = FACTS["disruption"]
+    v = (extra_args or {}).get(d["consolidate_after_arg"])
+    return str(v) if v else d["consolidate_after_default"]
+
+
+def nodepool(s: Shape, name: str, class_name: str, after: str) -> CommentedMap:
+    req = []
+    if s.instance_types:
+        req.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": s.instance_types})
+    req.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [s.capacity]})
+    req.append({"key": "kubernetes.io/arch", "operator": "In", "values": [s.arch]})
+    tspec: dict[str, Any] = {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class_name},
+                             "requirements": req}
+    if s.taints:
+        tspec["taints"] = s.taints
+    tspec["expireAfter"] = FACTS["disruption"]["expire_after"]
+    template: dict[str, Any] = {}
+    if s.labels:
+        template["metadata"] = {"labels": {str(k): str(v) for k, v in s.labels.items()}}
+    template["spec"] = tspec
+    spec: dict[str, Any] = {"template": template}
+    if s.limits:
+        spec["limits"] = s.limits
+    spec["disruption"] = {"consolidationPolicy": FACTS["disruption"]["consolidation_policy"], "consolidateAfter": after}
+    return _cm({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec})
+
+
+def nodeclass(s: Shape, name: str, role: str, discovery: str) -> CommentedMap:
+    tag = FACTS["install"]["discovery_tag"]
+    spec: dict[str, Any] = {"role": role, "amiSelectorTerms": [{"alias": f"{s.alias}@latest"}],
+                            "subnetSelectorTerms": [{"tags": {tag: discovery}}],
+                            "securityGroupSelectorTerms": [{"tags": {tag: discovery}}]}
+    if s.disk_gib:
+        spec["blockDeviceMappings"] = [{"deviceName": FACTS["root_device"][s.alias],
+                                        "ebs": {"volumeSize": f"{s.disk_gib}Gi", "volumeType": "gp3",
+                                                "encrypted": True}}]
+    return _cm({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name},
+                "spec": spec})
+
+
+def _cm(v: Any) -> Any:
+    if isinstance(v, dict):
+        out = CommentedMap()
+        for k, x in v.items():
+            out[k] = _cm(x)
+        return out
+    if isinstance(v, list):
+        return [_cm(x) for x in v]
+    return v
+
+
+def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, str]:
+    """The node group that stays for the controller, and why."""
+    if chosen:
+        for s in shapes:
+            if s.group.name == chosen:
+                return s, f"chosen with --node-group-keep {chosen}"
+        return None, f"--node-group-keep {chosen} names no node group of this root"
+    cands = [s for s in shapes if s.capacity == "on-demand" and not s.taints]
+    if not cands:
+        return None, "no on-demand node group without taints can host the controller"
+    cands.sort(key=lambda s: (s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
+                              s.group.name))
+    s = cands[0]
+    return s, (f"the on-demand node group without taints with the smallest min_size "
+               f"({s.group.literal('min_size')})")

@@ -1,0 +1,158 @@
+"""Rule `cas/nodegroups`: the node groups Karpenter takes over go to zero nodes (phase `cutover`, the groups stay
+for rollback) and are removed (phase `cleanup`); the group kept for the controller is sized for it (at least two
+nodes, as the guide keeps it) and stays. terraform-aws-modules/eks groups are edited in their map entry,
+`aws_eks_node_group` in its `scaling_config`."""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from ...cas import FACTS, NodeGroup
+from ...edits import Edit, TextEdit, comments_above, line_end, line_start, to_newline
+from ...model import Finding
+from ...placement import block_span
+from ...sources import hcl as hclsrc
+from . import convert
+
+RULE = "cas/nodegroups"
+KEEP_MIN = FACTS["install"]["kept_group_min"]
+
+
+@dataclass
+class GroupsResult:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    drained: list[tuple[str, object, object, object]] = field(default_factory=list)   # (group, min, desired, max) before
+    kept: str = ""
+    kept_sizes: tuple = ()
+    removed: list[str] = field(default_factory=list)
+    targets: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _entries(e: hclsrc.Expr) -> dict[str, hclsrc.ObjEntry]:
+    return {x.key: x for x in e.entries} if e is not None and e.kind == "object" else {}
+
+
+class Groups:
+    def __init__(self, ctx, phase: str):
+        self.ctx, self.phase, self.repo = ctx, phase, ctx.repo
+        self.res = GroupsResult()
+
+    def run(self) -> GroupsResult:
+        cas = self.ctx.cas
+        if cas is None or not cas.groups or not (self.ctx.charts or self.ctx.manifests):
+            return self.res
+        shapes = [convert.shape(g) for g in cas.groups]
+        kept, _ = convert.kept_group(shapes, self.ctx.options.node_group_keep)
+        if kept is None:
+            return self.res
+        self.res.kept = kept.group.name
+        pools = {str((m.obj.get("metadata") or {}).get("name")) for m in self.ctx.manifests if m.kind == "NodePool"}
+        for g in cas.groups:
+            if g is kept.group:
+                if self.phase == "cutover":
+                    self.size(g, KEEP_MIN, KEEP_MIN, keep=True)
+                continue
+            if g.name not in pools:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-024", "warning", g.path, g.line,
+                    f"node group {g.name} has no NodePool of its name, so migrator does not drain or remove it",
+                    "add its NodePool (or drain and remove the group by hand once its pods run elsewhere)"))
+                continue
+            if self.phase == "cutover":
+                self.size(g, 0, 0)
+            elif self.phase == "cleanup":
+                self.remove(g)
+        return self.res
+
+    # -- sizes -------------------------------------------------------------------------------------------------
+    def size(self, g: NodeGroup, low: int, desired: int, keep: bool = False) -> None:
+        text = self.repo.text(g.path)
+        before = (g.literal("min_size"), g.literal("desired_size"), g.literal("max_size"))
+        if keep:
+            if isinstance(before[0], int) and before[0] >= low:
+                return
+            want = {"min_size": low, "desired_size": max(desired, before[1] if isinstance(before[1], int) else 0)}
+            if isinstance(before[2], int) and before[2] < low:
+                want["max_size"] = low
+        else:
+            want = {"min_size": low, "desired_size": desired}
+        if all(before[i] == want.get(k, before[i]) for i, k in enumerate(("min_size", "desired_size", "max_size"))):
+            return
+        if g.source == "module":
+            self._module_sizes(g, text, want)
+        elif g.source == "resource":
+            sc = g.block.sub("scaling_config")
+            if not sc:
+                return
+            self._set_attrs(g.path, text, _plain(sc[0]), want)
+        else:
+            return
+        if keep:
+            self.res.kept_sizes = before
+            self.res.findings.append(Finding("MIG-CAS-025", "info", g.path, g.line,
+                                             f"node group {g.name} kept for the controller with at least {low} nodes"))
+        else:
+            self.res.drained.append((g.name, *before))
+            self.res.findings.append(Finding("MIG-CAS-026", "info", g.path, g.line,
+                                             f"node group {g.name}: min_size and desired_size to 0 (was "
+                                             f"{before[0]}/{before[1]}); the group stays until cleanup, for rollback"))
+        self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))
+
+    def _module_sizes(self, g: NodeGroup, text: str, want: dict) -> None:
+        self._set_attrs(g.path, text, {x.key: x.value for x in g.entry.value.entries}, want,
+                        container=g.entry.value)
+
+    def _set_attrs(self, path: str, text: str, have: dict, want: dict, container: hclsrc.Expr | None = None) -> None:
+        nl = self.repo.files[path].newline
+        for k, v in want.items():
+            if k in have:
+                e = have[k]
+                start, end = (e.start, e.end) if isinstance(e, hclsrc.Expr) else (e.expr.start, e.expr.end)
+                if text[start:end] != str(v):
+                    self.res.edits.append(TextEdit(path, start, end, str(v), RULE))
+        missing = [(k, v) for k, v in want.items() if k not in have]
+        if not missing:
+            return
+        anchor = None
+        if container is not None and container.entries:
+            anchor = max((x for x in container.entries if x.key in ("min_size", "max_size", "desired_size")),
+                         key=lambda x: x.end, default=container.entries[-1])
+        elif have:
+            anchor = max(have.values(), key=lambda x: x.end)
+        if anchor is None:
+            return
+        ind = text[line_start(text, anchor.start):anchor.start]
+        pos = line_end(text, anchor.end)
+        body = "".join(f"{ind}{k} = {v}\n" for k, v in missing)
+        self.res.edits.append(TextEdit(path, pos, pos, to_newline(body, nl), RULE, order=1))
+
+    # -- removal -----------------------------------------------------------------------------------------------
+    def remove(self, g: NodeGroup) -> None:
+        text = self.repo.text(g.path)
+        if g.source == "module":
+            e = g.entry
+            s = comments_above(text, line_start(text, e.start))
+            end = line_end(text, e.end)
+            if s > 0 and not text[line_start(text, s - 1):s].strip():
+                s = line_start(text, s - 1)
+            self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
+            address = f'{g.block.address}.{g.attr}["{e.key}"]'
+        elif g.source == "resource":
+            s, end = block_span(text, g.block)
+            self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
+            address = g.block.address
+        else:
+            return
+        self.res.removed.append(address)
+        self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))
+        self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
+                                         f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
+
+
+def _plain(b: hclsrc.Block) -> dict:
+    return {k: a.expr for k, a in b.attributes.items()}
+
+
+def run(ctx, phase: str) -> GroupsResult:
+    return Groups(ctx, phase).run()

@@ -1,0 +1,77 @@
+"""Rule `cas/workloads`: what Cluster Autoscaler read on pods, as Karpenter reads it (phase `install`).
+
+`cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` gets its Karpenter twin `karpenter.sh/do-not-disrupt:
+"true"` beside it (Karpenter does not read Cluster Autoscaler's annotation); a pin to a node group Karpenter takes
+over (`eks.amazonaws.com/nodegroup`, `alpha.eksctl.io/nodegroup-name` in a nodeSelector) is reported with the
+NodePool that replaces the group (the pin would keep the pod Pending once the group is gone)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ...cas import FACTS
+from ...edits import Edit, TextEdit, line_start, to_newline
+from ...inventory import _parse_yaml_docs
+from ...model import Finding
+
+RULE = "cas/workloads"
+WL = FACTS["workloads"]
+_ANY = re.compile("|".join(re.escape(k) for k in list(WL["annotations"]) + WL["node_group_labels"]))
+
+
+@dataclass
+class WorkloadsResult:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def _walk(node, path=()):
+    if isinstance(node, dict):
+        yield path, node
+        for k, v in node.items():
+            yield from _walk(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, path + (i,))
+
+
+def run(ctx, phase: str) -> WorkloadsResult:
+    res = WorkloadsResult()
+    cas = ctx.cas
+    if phase != "install" or cas is None or not cas.present:
+        return res
+    replaced = {g.name for g in cas.groups}
+    for p, sf in ctx.repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or not ctx.owns(p) or not _ANY.search(sf.text):
+            continue
+        nl = sf.newline
+        for doc, m, obj in _parse_yaml_docs(ctx.repo, p, sf.text, 0, 0, p, only=_ANY):
+            for path, node in _walk(obj):
+                if path[-1:] == ("annotations",):
+                    for key, rows in WL["annotations"].items():
+                        val = node.get(key)
+                        twin = rows.get(str(val)) if val is not None else None
+                        if twin is None or twin["key"] in node:
+                            continue
+                        kl, kc = node.lc.key(key)
+                        text = sf.text
+                        ls = doc.start + sum(len(x) for x in text[doc.start:].splitlines(keepends=True)[:kl])
+                        ind = text[ls:ls + kc]
+                        res.edits.append(TextEdit(p, ls, ls, to_newline(f'{ind}{twin["key"]}: "{twin["value"]}"\n', nl),
+                                                  RULE))
+                        res.files.append(p)
+                        res.findings.append(Finding("MIG-CAS-030", "info", p, doc.first_line + kl + 1,
+                                                    f"{key}: \"{val}\" -> {twin['key']}: \"{twin['value']}\" added "
+                                                    "beside it (Karpenter does not read Cluster Autoscaler's key)"))
+                if path[-1:] == ("nodeSelector",):
+                    for label in WL["node_group_labels"]:
+                        group = node.get(label)
+                        if group is not None and str(group) in replaced:
+                            kl, _ = node.lc.key(label)
+                            res.findings.append(Finding(
+                                "MIG-CAS-031", "warning", p, doc.first_line + kl + 1,
+                                f"nodeSelector {label}: {group} pins pods to a node group Karpenter takes over",
+                                f"select {WL['nodepool_label']}: {group} instead (the NodePool that replaces the "
+                                "group) before the cutover, unless the pin is deliberate and the group stays"))
+    return res
