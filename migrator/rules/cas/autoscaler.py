@@ -150,18 +150,42 @@ class Autoscaler:
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas"))
 
     def _remove_doc(self, ci: CasInstall, text: str) -> None:
-        others = [d for d in __import__("migrator.sources.yaml", fromlist=["split_documents"]).split_documents(text)
-                  if d.text.strip() and d.start != ci.doc.start]
-        if not others:
+        """Remove Cluster Autoscaler's document, and the HelmRepository only it used; the file (and its
+        kustomization entry) when nothing else is left."""
+        from ...sources import yaml as yamlsrc
+        docs = [d for d in yamlsrc.split_documents(text) if d.text.strip()]
+        gone = [d for d in docs if d.start == ci.doc.start]
+        src = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("sourceRef") or {} \
+            if ci.kind == "flux" else {}
+        if src.get("kind") == "HelmRepository" and not self._source_used_elsewhere(str(src.get("name")), ci):
+            for d in docs:
+                obj = yamlsrc.load(d.text) if "HelmRepository" in d.text else None
+                if isinstance(obj, dict) and obj.get("kind") == "HelmRepository" and \
+                        (obj.get("metadata") or {}).get("name") == src.get("name"):
+                    gone.append(d)
+        if len(gone) == len(docs):
             self.res.edits.append(DeleteFile(ci.path, RULE))
             from ...placement import kustomization_remove
             e = kustomization_remove(self.repo, ci.path, RULE)
             if e is not None:
                 self.res.edits.append(e)
         else:
-            self.res.edits.append(TextEdit(ci.path, ci.doc.start, ci.doc.end, "", RULE))
+            for d in gone:
+                s, e = d.start, d.end
+                if not text[e:].strip():            # the last document: its separator goes too
+                    sep = text.rfind("---", 0, s)
+                    s = sep if sep >= 0 and not text[sep:s].replace("---", "", 1).strip() else s
+                self.res.edits.append(TextEdit(ci.path, s, e, "", RULE))
         self.res.removed.append(ci.address)
         self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) removed"))
+
+    def _source_used_elsewhere(self, name: str, ci: CasInstall) -> bool:
+        for p, sf in self.repo.files.items():
+            if p.endswith((".yaml", ".yml")) and "HelmRelease" in sf.text and name in sf.text:
+                for line in sf.text.splitlines():
+                    if line.strip() == f"name: {name}" and p != ci.path:
+                        return True
+        return False
 
 
 def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:

@@ -21,7 +21,7 @@ from ... import knowledge
 from ...cas import FACTS, CasInventory, NodeGroup
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...model import Finding
-from ...placement import align_attributes
+from ...placement import align_attributes, kustomization_insert
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...validate import validate_object
@@ -47,6 +47,9 @@ class InstallResult:
     targets: list[tuple[str, str]] = field(default_factory=list)  # (dir, address) for terraform -target
     tagged: list[str] = field(default_factory=list)
     cluster: str = ""                       # how the runbook names the cluster
+    flux: list[str] = field(default_factory=list)   # HelmRelease/<ns>/<name> written (charts installed by Flux)
+    charts_file: str = ""
+    sg_by_cli: bool = False                 # the node security group is tagged by the runbook's aws-cli command
 
 
 def _find(res: InstallResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
@@ -70,6 +73,19 @@ def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
         return f'split(":", {eks}.{g.attr}["{g.entry.key}"].node_group_id)[1]'
     if g.source == "resource":
         return f"{g.block.address}.node_group_name"
+    return None
+
+
+def _group_name_literal(g: NodeGroup) -> str | None:
+    if g.source == "resource":
+        n = g.block.attr("node_group_name")
+        return str(n.literal()) if n is not None and n.literal() else None
+    if g.source == "module":
+        entries = {x.key: x.value for x in g.entry.value.entries}
+        prefix = entries.get("use_name_prefix")
+        name = entries.get("name")
+        if prefix is not None and prefix.literal() is False:
+            return str(name.literal()) if name is not None and name.literal() else g.entry.key
     return None
 
 
@@ -115,24 +131,21 @@ class Installer:
         if not self.cas.present:
             return res
         cas0 = self.cas.installs[0]
-        d = posixpath.dirname(cas0.path) or "."
-        tf_dirs = {posixpath.dirname(p) or "." for p, _ in self.cas.eks_modules}
-        if self.cas.eks_modules and d not in tf_dirs:
-            d = sorted(tf_dirs)[0]
+        d = self.terraform_dir(cas0)
         expr, eks = cluster_expr(self.repo, self.cas, d)
         if expr is None:
             _find(res, "MIG-CAS-002", "error", cas0.path, cas0.line,
-                  f"{cas0.address}: no terraform-aws-modules/eks module or aws_eks_cluster in {d}, so migrator cannot "
-                  "tell which cluster to install Karpenter into",
+                  f"{cas0.address}: no terraform-aws-modules/eks module or aws_eks_cluster in the repository, so "
+                  "migrator cannot tell which cluster to install Karpenter into",
                   "follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand (eksctl and hand-made "
                   "clusters are not planned by this version of migrator)")
             return res
         res.cluster = expr
-        shapes = [convert.shape(g) for g in self.cas.groups if g.path.startswith("" if d == "." else d + "/")]
+        shapes = [convert.shape(g) for g in self.cas.groups]
         if not shapes:
             _find(res, "MIG-CAS-003", "error", cas0.path, cas0.line,
-                  f"{cas0.address}: no node group found beside it; migrator writes NodePools from node groups",
-                  "write the NodePools by hand (docs/places/cas.md), or declare the node groups in this root")
+                  f"{cas0.address}: no node group found in this root; migrator writes NodePools from node groups",
+                  "write the NodePools by hand (docs/from-cluster-autoscaler.md), or declare the node groups in this root")
             return res
         for s in shapes:
             res.findings.extend(s.notes)
@@ -153,13 +166,23 @@ class Installer:
             return res
         res.file = path
         nl = self.repo.files[cas0.path].newline
-        pools, classes = self.objects(shapes, expr)
+        style = "flux" if cas0.kind == "flux" else "terraform"
+        literal = self.cluster_literal(d, cas0) if style != "terraform" else None
+        if style != "terraform" and literal is None:
+            _find(res, "MIG-CAS-018", "error", cas0.path, cas0.line,
+                  f"{cas0.address}: migrator cannot tell the cluster's name as a literal (the Flux values and the "
+                  "NodePools need it)", "set autoDiscovery.clusterName in Cluster Autoscaler's values, then run again")
+            return res
+        names = self.fixed_names(expr, literal)
+        pools, classes = self.objects(shapes, expr, literal, names)
         if pools is None:
             return res
-        kubectl = _kubectl_provider(self.repo, d)
-        text = self.terraform(d, expr, eks, kept, kubectl, pools, classes)
+        kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
+        text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names)
         res.edits.append(NewFile(path, to_newline(text, nl), RULE))
-        if not kubectl:
+        if style == "flux":
+            self.flux(cas0, kept, literal, names, classes + pools)
+        elif not kubectl:
             res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
@@ -172,8 +195,50 @@ class Installer:
         self.provider_pin(d)
         return res
 
+    def terraform_dir(self, cas0) -> str:
+        """Where the cluster is declared in Terraform: the eks module's folder, an aws_eks_cluster's, the node
+        groups'; the Cluster Autoscaler install's folder when it is Terraform too."""
+        d = posixpath.dirname(cas0.path) or "."
+        dirs = [posixpath.dirname(p) or "." for p, _ in self.cas.eks_modules]
+        dirs += [posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")
+                 if self.ctx.owns(p)]
+        dirs += [posixpath.dirname(g.path) or "." for g in self.cas.groups if g.source != "eksctl"]
+        if cas0.kind == "terraform" and d in dirs:
+            return d
+        return dirs[0] if dirs else d
+
+    def cluster_literal(self, d: str, cas0) -> str | None:
+        """The cluster's name as a literal: the cluster's own name attribute (or a local it reads), else the
+        autoDiscovery.clusterName Cluster Autoscaler is given."""
+        for p, b in list(self.cas.eks_modules) + [(p, b) for p, b in self.repo.blocks("resource", "aws_eks_cluster")]:
+            if (posixpath.dirname(p) or ".") != d:
+                continue
+            for attr in ("name", "cluster_name"):
+                e = b.attr(attr)
+                if e is None:
+                    continue
+                if e.literal():
+                    return str(e.literal())
+                m = re.fullmatch(r"local\.([A-Za-z0-9_]+)", e.source.strip())
+                if m:
+                    for lp, lb in self.repo.blocks("locals"):
+                        if (posixpath.dirname(lp) or ".") == d and lb.attr(m.group(1)) is not None \
+                                and lb.attr(m.group(1)).literal():
+                            return str(lb.attr(m.group(1)).literal())
+        if cas0.obj is not None:
+            v = (((cas0.obj.get("spec") or {}).get("values") or {}).get("autoDiscovery") or {}).get("clusterName")
+            if isinstance(v, str) and v and "${" not in v:
+                return v
+        return None
+
+    @staticmethod
+    def fixed_names(expr: str, literal: str | None) -> dict[str, str]:
+        """Names the Terraform module is given so that files outside Terraform can name them."""
+        base = literal if literal is not None else "${" + expr + "}"
+        return {"node_role": f"{base}-karpenter-node", "queue": f"{base}-karpenter"}
+
     # -- objects --------------------------------------------------------------------------------------------------
-    def objects(self, shapes, expr: str):
+    def objects(self, shapes, expr: str, literal: str | None, names: dict[str, str]):
         res = self.res
         groups: dict[tuple, str] = {}
         for s in shapes:
@@ -181,8 +246,8 @@ class Installer:
         if len(groups) == 1:
             groups = {k: "default" for k in groups}
         classes = []
-        role = "${module.%s.node_iam_role_name}" % INSTALL["module_name"]
-        cluster = "${%s}" % expr
+        role = "${module.%s.node_iam_role_name}" % INSTALL["module_name"] if literal is None else names["node_role"]
+        cluster = "${%s}" % expr if literal is None else literal
         made: dict[str, Any] = {}
         for s in shapes:
             name = groups[s.class_key]
@@ -208,22 +273,34 @@ class Installer:
         return pools, classes
 
     def extra_args(self) -> dict:
+        """Cluster Autoscaler's extraArgs as written: `set` blocks, a yamlencode object, Flux values."""
         out: dict = {}
         for i in self.cas.installs:
+            if i.obj is not None:
+                args = ((i.obj.get("spec") or {}).get("values") or {}).get("extraArgs") or {}
+                out.update({str(k): v for k, v in args.items() if isinstance(v, (str, int))})
             if i.block is None:
                 continue
             for s in i.block.sub("set"):
                 n, v = s.attr("name"), s.attr("value")
                 if n is not None and str(n.literal() or "").startswith("extraArgs.") and v is not None and v.literal():
                     out[str(n.literal()).split(".", 1)[1]] = v.literal()
+            vals = i.block.attr("values")
+            for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
+                if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+                    for e in item.items[0].entries:
+                        if e.key == "extraArgs" and e.value.kind == "object":
+                            out.update({x.key: x.value.literal() for x in e.value.entries if x.value.literal()})
         return out
 
     # -- the Terraform file ---------------------------------------------------------------------------------------
-    def terraform(self, d: str, expr: str, eks: str, kept, kubectl: bool, pools, classes) -> str:
+    def terraform(self, d: str, expr: str, eks: str, kept, kubectl: bool, pools, classes, style: str,
+                  names: dict[str, str]) -> str:
         name = INSTALL["module_name"]
         ns, sa = INSTALL["namespace"], INSTALL["service_account"]
         out = ["# Karpenter next to Cluster Autoscaler (written by migrator, the move from Cluster Autoscaler:",
-               "# phase install). Cluster Autoscaler keeps scaling until the cutover phase.", ""]
+               "# phase install). Cluster Autoscaler keeps scaling until the cutover phase."
+               + ("" if style == "terraform" else f" The charts are installed by {style}."), ""]
         mod = [f'module "{name}" {{',
                f'  source  = "{INSTALL["module_source"]}"',
                f'  version = "{INSTALL["module_version"]}"', "",
@@ -235,10 +312,21 @@ class Installer:
             mod += ["  # the controller's identity: IRSA through the cluster's OIDC provider (no Pod Identity agent here)",
                     "  create_pod_identity_association         = false",
                     f"  iam_role_source_assume_policy_documents = [data.aws_iam_policy_document.{name}_irsa.json]"]
-        mod += ["", "  # a fixed node role name: the EC2NodeClass names it",
+        if not self.access_entries(d):
+            mod += ["", "  # the cluster authenticates with the aws-auth ConfigMap only: the node role is mapped there",
+                    "  create_access_entry = false"]
+            _find(self.res, "MIG-CAS-028", "warning", self.res.file, 1,
+                  "the cluster's authentication mode is CONFIG_MAP, so Karpenter's node role cannot join through an "
+                  "access entry",
+                  f'add the node role {names["node_role"]} to the aws-auth ConfigMap (mapRoles, username '
+                  "system:node:{{EC2PrivateDNSName}}, groups system:bootstrappers and system:nodes) before the "
+                  "NodePools launch nodes, or switch the cluster to API_AND_CONFIG_MAP")
+        mod += ["", "  # fixed names: the EC2NodeClass and the chart values name them",
                 "  node_iam_role_use_name_prefix = false",
-                f'  node_iam_role_name            = "${{{expr}}}-karpenter-node"',
-                "  node_iam_role_additional_policies = {"]
+                f'  node_iam_role_name            = "{names["node_role"]}"']
+        if style != "terraform":
+            mod += [f'  queue_name                    = "{names["queue"]}"']
+        mod += ["  node_iam_role_additional_policies = {"]
         mod += [f'    {k} = "{v}"' for k, v in INSTALL["node_policies"].items()]
         mod += ["  }", "}", ""]
         out += mod
@@ -255,6 +343,9 @@ class Installer:
                                                            "The controller's IRSA trust (the module takes it as a "
                                                            "source document)")
             out += doc.rstrip("\n").splitlines() + [""]
+        self.res.targets = [(d, f"module.{name}")]
+        if style != "terraform":
+            return align_attributes("\n".join(out).rstrip("\n") + "\n")
         values: dict[str, Any] = {"settings": {"clusterName": "__MIG_0__", "interruptionQueue": "__MIG_1__"},
                                   "serviceAccount": {"name": "__MIG_2__"}}
         exprs = {"__MIG_0__": expr, "__MIG_1__": f"module.{name}.queue_name", "__MIG_2__": f"module.{name}.service_account"}
@@ -287,47 +378,139 @@ class Installer:
                 self.res.targets.append((d, f"kubectl_manifest.{label}"))
         return align_attributes("\n".join(out).rstrip("\n") + "\n")
 
+    # -- Flux -----------------------------------------------------------------------------------------------------
+    def flux(self, cas0, kept, cluster: str, names: dict[str, str], objects: list) -> None:
+        """The charts as Flux installs Cluster Autoscaler (a HelmRepository and two HelmReleases beside it) and the
+        NodePools in a file of the same folder, both listed in its kustomization."""
+        res = self.res
+        d = posixpath.dirname(cas0.path)
+        ns_meta = str((cas0.obj.get("metadata") or {}).get("namespace") or INSTALL["namespace"])
+        api = str(cas0.obj.get("apiVersion"))
+        interval = str((cas0.obj.get("spec") or {}).get("interval") or "10m")
+        target = {} if ns_meta == INSTALL["namespace"] else {"targetNamespace": INSTALL["namespace"]}
+        repo = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+                "metadata": {"name": "karpenter", "namespace": ns_meta},
+                "spec": {"type": "oci", "interval": interval, "url": INSTALL["chart_repository"]}}
+
+        def release(name: str, extra: dict) -> dict:
+            spec = {"interval": interval, **target,
+                    "chart": {"spec": {"chart": name, "version": self.target,
+                                       "sourceRef": {"kind": "HelmRepository", "name": "karpenter"}}}, **extra}
+            return {"apiVersion": api, "kind": "HelmRelease", "metadata": {"name": name, "namespace": ns_meta},
+                    "spec": spec}
+        match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
+        group = _group_name_literal(kept.group)
+        if group:
+            match.append({"key": convert.GROUP_LABEL, "operator": "In", "values": [group]})
+        else:
+            _find(res, "MIG-CAS-019", "warning", kept.group.path, kept.group.line,
+                  f"node group {kept.group.name}'s EKS name is not a literal, so the controller is only kept off "
+                  "Karpenter's nodes, not pinned to the group",
+                  f"add {convert.GROUP_LABEL} In [<the group's name>] to the karpenter HelmRelease's affinity")
+        values = {"settings": {"clusterName": cluster, "interruptionQueue": names["queue"]},
+                  "serviceAccount": {"name": INSTALL["service_account"]},
+                  "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                      "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
+        docs = [repo, release("karpenter-crd", {}),
+                release("karpenter", {"dependsOn": [{"name": "karpenter-crd"}], "install": {"crds": "Skip"},
+                                      "upgrade": {"crds": "Skip"}, "values": values})]
+        nl = self.repo.files[cas0.path].newline
+        charts = posixpath.join(d, "karpenter.yaml")
+        pools = posixpath.join(d, "karpenter-nodepools.yaml")
+        for path in (charts, pools):
+            if path in self.repo.files:
+                _find(res, "MIG-CAS-006", "error", path, 1, f"{path} already exists; migrator writes the Karpenter "
+                      "installation there", "rename that file, then run migrator again")
+                return
+        emit = yamlsrc.Emitter()
+        res.edits.append(NewFile(charts, to_newline("---\n".join(emit.emit(convert._cm(x)).text for x in docs), nl), RULE))
+        res.edits.append(NewFile(pools, to_newline("---\n".join(emit.emit(o).text for o in objects), nl), RULE))
+        # the NodePools join the kustomization at the cutover: before the karpenter-crd release has run, Flux could
+        # not apply a kind the cluster does not know yet (the runbook applies the file once the CRDs are in)
+        e = kustomization_insert(self.repo, cas0.path, charts, RULE)
+        if e is not None:
+            res.edits.append(e)
+        res.flux = [f"HelmRelease/{ns_meta}/karpenter-crd", f"HelmRelease/{ns_meta}/karpenter"]
+        res.objects_file = pools
+        res.charts_file = charts
+
     # -- discovery tags -------------------------------------------------------------------------------------------
     def tags(self, d: str, expr: str) -> None:
-        tag = INSTALL["discovery_tag"]
-        for p, b, attr in [(p, b, "private_subnet_tags") for p, b in self.cas.vpc_modules] + \
-                          [(p, b, "node_security_group_tags") for p, b in self.cas.eks_modules]:
+        """karpenter.sh/discovery on the private subnets and the node security group, where the root declares them:
+        module vpc `private_subnet_tags`, module eks `node_security_group_tags`, the `aws_subnet` resources the node
+        groups use. A security group Terraform does not declare (EKS's own cluster security group) is tagged by the
+        runbook's aws-cli command."""
+        places = [(p, b, "private_subnet_tags") for p, b in self.cas.vpc_modules] + \
+                 [(p, b, "node_security_group_tags") for p, b in self.cas.eks_modules]
+        subnets = set()
+        for g in self.cas.groups:
+            src = g.masked.unmask(str(g.fields.get("subnet_ids", "")))
+            subnets.update(re.findall(r"aws_subnet\.([A-Za-z0-9_-]+)", src))
+        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
+            for vc in b.sub("vpc_config"):
+                e = vc.attr("subnet_ids")
+                subnets.update(re.findall(r"aws_subnet\.([A-Za-z0-9_-]+)", e.source if e is not None else ""))
+        places += [(p, b, "tags") for p, b in self.repo.blocks("resource", "aws_subnet")
+                   if b.labels[1] in subnets and self.ctx.owns(p)]
+        for p, b, attr in places:
             if (posixpath.dirname(p) or ".") != d:
                 continue
-            text = self.repo.text(p)
-            nl = self.repo.files[p].newline
-            e = b.attr(attr)
-            entry = f'"{tag}" = {expr}'
-            if e is not None and e.kind == "object":
-                if any(x.key == tag for x in e.entries):
-                    continue
-                if e.entries:
-                    last = e.entries[-1]
-                    ind = text[line_start(text, last.start):last.start]
-                    if hclsrc.line_of(text, e.start) == hclsrc.line_of(text, e.end):
-                        self._finding_manual(p, text, b, attr, tag, expr)
-                        continue
-                    pos = text.index("\n", last.end) + 1 if "\n" in text[last.end:] else len(text)
-                    self.res.edits.append(TextEdit(p, pos, pos, to_newline(f"{ind}{entry}\n", nl), RULE))
-                else:
-                    ind = text[line_start(text, b.attributes[attr].start):b.attributes[attr].start]
-                    self.res.edits.append(TextEdit(p, e.start, e.end,
-                                                   to_newline("{\n" + f"{ind}  {entry}\n{ind}}}", nl), RULE))
-            elif e is None:
-                ind = text[line_start(text, next(iter(b.attributes.values())).start):
-                           next(iter(b.attributes.values())).start] if b.attributes else "  "
-                pos = line_start(text, b.body_end)
-                self.res.edits.append(TextEdit(p, pos, pos, to_newline(
-                    f"\n{ind}{attr} = {{\n{ind}  {entry}\n{ind}}}\n", nl), RULE, order=2))
-            else:
+            if self.add_entry(p, b, attr, expr):
+                self.res.tagged.append(f"{b.address}.{attr}")
+        self.res.sg_by_cli = not any(a.endswith("node_security_group_tags") for a in self.res.tagged)
+
+    def add_entry(self, p: str, b: hclsrc.Block, attr: str, expr: str) -> bool:
+        tag = INSTALL["discovery_tag"]
+        text = self.repo.text(p)
+        nl = self.repo.files[p].newline
+        e = b.attr(attr)
+        entry = f'"{tag}" = {expr}'
+        if e is not None and e.kind == "object":
+            if any(x.key == tag for x in e.entries):
+                return False
+            if e.entries and hclsrc.line_of(text, e.start) == hclsrc.line_of(text, e.end):
                 self._finding_manual(p, text, b, attr, tag, expr)
-                continue
-            self.res.tagged.append(f"module.{b.labels[0]}.{attr}")
+                return False
+            if e.entries:
+                last = e.entries[-1]
+                ind = text[line_start(text, last.start):last.start]
+                pos = text.index("\n", last.end) + 1 if "\n" in text[last.end:] else len(text)
+                self.res.edits.append(TextEdit(p, pos, pos, to_newline(f"{ind}{entry}\n", nl), RULE))
+            else:
+                ind = text[line_start(text, b.attributes[attr].start):b.attributes[attr].start]
+                self.res.edits.append(TextEdit(p, e.start, e.end, to_newline("{\n" + f"{ind}  {entry}\n{ind}}}", nl),
+                                               RULE))
+            return True
+        if e is None:
+            first = min(b.attributes.values(), key=lambda a: a.start) if b.attributes else None
+            ind = text[line_start(text, first.start):first.start] if first else "  "
+            pos = line_start(text, b.body_end)
+            self.res.edits.append(TextEdit(p, pos, pos, to_newline(
+                f"\n{ind}{attr} = {{\n{ind}  {entry}\n{ind}}}\n", nl), RULE, order=2))
+            return True
+        self._finding_manual(p, text, b, attr, tag, expr)
+        return False
 
     def _finding_manual(self, p, text, b, attr, tag, expr) -> None:
         _find(self.res, "MIG-CAS-016", "warning", p, hclsrc.line_of(text, b.attributes[attr].start),
-              f"module.{b.labels[0]}.{attr} is an expression migrator does not edit",
+              f"{b.address}.{attr} is an expression migrator does not edit",
               f'add "{tag}" = {expr} to it by hand (Karpenter finds subnets and security groups by this tag)')
+
+    def access_entries(self, d: str) -> bool:
+        """Can a node role join through an EKS access entry (authentication mode API or API_AND_CONFIG_MAP)?"""
+        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
+            if (posixpath.dirname(p) or ".") != d:
+                continue
+            mode = None
+            for ac in b.sub("access_config"):
+                e = ac.attr("authentication_mode")
+                mode = e.literal() if e is not None else None
+            return mode in ("API", "API_AND_CONFIG_MAP")
+        for _, b in self.cas.eks_modules:
+            e = b.attr("authentication_mode")
+            if e is not None and e.literal() == "CONFIG_MAP":
+                return False
+        return True
 
     def provider_pin(self, d: str) -> None:
         need = INSTALL["requires_aws_provider"]
@@ -357,8 +540,27 @@ def _tokenised(o: Any) -> Any:
 
 
 def run(ctx, phase: str) -> InstallResult:
+    if phase == "cutover":
+        return _list_nodepools(ctx)
     if phase != PHASE:
         res = InstallResult()
         res.done = bool(ctx.charts)
         return res
     return Installer(ctx).run()
+
+
+def _list_nodepools(ctx) -> InstallResult:
+    """Cutover, Flux: the NodePools file written at install joins the kustomization beside Cluster Autoscaler's."""
+    res = InstallResult(done=True)
+    cas = ctx.cas
+    for ci in (cas.installs if cas is not None else []):
+        if ci.kind != "flux":
+            continue
+        pools = posixpath.join(posixpath.dirname(ci.path), "karpenter-nodepools.yaml")
+        if pools in ctx.repo.files:
+            e = kustomization_insert(ctx.repo, ci.path, pools, RULE)
+            if e is not None:
+                res.edits.append(e)
+                res.objects_file = pools
+                res.flux = ["listed"]
+    return res

@@ -22,6 +22,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     charts = [t for t in inst.targets if t[1].startswith("helm_release.")]
     objects = [t for t in inst.targets if t[1].startswith("kubectl_manifest.")]
     cas_ns = next((n for _, n, _ in cut_cas.scaled), ns)
+    cas0 = ctx.cas.installs[0] if ctx.cas is not None and ctx.cas.installs else None
+    cas_kind = cas0.kind if cas0 else "terraform"
     values = {
         "module_version": FACTS["install"]["module_version"], "identity": {"pod-identity": "EKS Pod Identity",
                                                                             "irsa": "IRSA"}.get(inst.identity, "?"),
@@ -45,7 +47,18 @@ def steps(hop: dict, ctx) -> list[Step]:
         "sizes_before": "; ".join(f"{g}: min {a}, desired {b}, max {c}" for g, a, b, c in cut_groups.drained) or "as before",
         "removed": ", ".join(cln_cas.removed + cln_groups.removed) or "nothing",
         "cleanup_apply": " && ".join(f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
-                                     for n, name in cln_cas.deployments),
+                                     for n, name in cln_cas.deployments)
+                         or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else ""),
+        "sg_note": " and, by the aws-cli command below, the cluster security group" if inst.sg_by_cli else "",
+        "sg_tag": ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name \"${CLUSTER_NAME}\" --query "
+                   "cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" --tags "
+                   "Key=karpenter.sh/discovery,Value=\"${CLUSTER_NAME}\"") if inst.sg_by_cli else "",
+        "flux_pools_note": f" {res['cutover']['cas/karpenter'].objects_file} joins the kustomization, so Flux manages "
+                           "the NodePools from now on." if res["cutover"]["cas/karpenter"].objects_file else "",
+        "flux_namespace": inst.flux[0].split("/")[1] if inst.flux else ns,
+        "cas_release": cas0.name if cas0 else "cluster-autoscaler",
+        "cas_flux_namespace": shlex.quote(str(((cas0.obj or {}).get("metadata") or {}).get("namespace", "flux-system")))
+        if cas0 else "flux-system",
     }
     flags = {"install": bool(inst.edits), "workloads": bool(wl.edits),
              "cutover": bool(cut_cas.edits or cut_groups.edits), "cleanup": bool(cln_cas.edits or cln_groups.edits)}
@@ -55,4 +68,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     files = {"karpenter-aws": [e.path for e in inst.edits], "workloads": sorted(set(wl.files)),
              "cas-zero": [e.path for e in cut_cas.edits], "drain-groups": [e.path for e in cut_groups.edits],
              "remove-cas": [e.path for e in cln_cas.edits + cln_groups.edits]}
-    return build("cas->v1", hop, values, flags, {"chart": ["terraform"]}, targets, {}, files, {}, ctx.repo, ctx.owns)
+    chart = ["flux"] if inst.flux else ["terraform"]
+    kept_as = ["yaml"] if inst.objects_file else ["terraform"]
+    flavours = {"chart": chart, "objects": kept_as,
+                "autoscaler": {"flux": ["flux"], "deployment": ["yaml"]}.get(cas_kind, ["terraform"])}
+    return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
