@@ -266,3 +266,9 @@ def access_entry(repo, p: str, b: hclsrc.Block) -> tuple[bool | None, str]:
                   "cluster.accessConfig.authenticationMode` (CONFIG_MAP: set create_access_entry = false) and "
                   "`aws eks list-access-entries --cluster-name <cluster>` (an entry for the node role already: "
                   "set create_access_entry = false)")
+
+
+def irsa_document(identity: dict, module: str, name: str, oidc_arn: str, service_accounts: str, test: str) -> str:
+    """The IRSA trust document (knowledge/karpenter_module.yaml identity.irsa_document) filled in."""
+    return identity["irsa_document"].replace("{module}", module).replace("{name}", name) \
+        .replace("{oidc_arn}", oidc_arn).replace("{service_accounts}", service_accounts).replace("{test}", test)

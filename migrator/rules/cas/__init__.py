@@ -23,7 +23,7 @@ def _nodegroups(ctx, phase: str, done: dict):
 
 
 def _workloads(ctx, phase: str, done: dict):
-    return workloads.run(ctx, phase)
+    return workloads.run(ctx, phase, done)
 
 
 RULES = {

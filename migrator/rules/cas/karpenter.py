@@ -21,6 +21,7 @@ from ... import knowledge
 from ...cas import FACTS, CasInventory, NodeGroup
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...model import Finding
+from ...modmajor import irsa_document
 from ...placement import align_attributes, kustomization_insert
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
@@ -336,12 +337,10 @@ class Installer:
                       "the cluster has no Pod Identity agent and is not a terraform-aws-modules/eks module, so "
                       "migrator cannot write the controller's IRSA trust", "add the eks-pod-identity-agent add-on to "
                       "the cluster, then run migrator again")
-            doc = MODULE["irsa_document"].format(
-                module=name, name=f"{name}_irsa", oidc_arn=f"{eks}.oidc_provider_arn", test='"StringEquals"',
-                service_accounts=f'["{ns}:{sa}"]').replace("The IRSA trust the karpenter module's v20 wrote itself "
-                                                           "(v21 takes it as a source document)",
-                                                           "The controller's IRSA trust (the module takes it as a "
-                                                           "source document)")
+            doc = irsa_document(MODULE, name, f"{name}_irsa", f"{eks}.oidc_provider_arn", f'["{ns}:{sa}"]',
+                                '"StringEquals"').replace(
+                "The IRSA trust the karpenter module's v20 wrote itself (v21 takes it as a source document)",
+                "The controller's IRSA trust (the module takes it as a source document)")
             out += doc.rstrip("\n").splitlines() + [""]
         self.res.targets = [(d, f"module.{name}")]
         if style != "terraform":

@@ -125,10 +125,9 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
                    for dp, blk in repo.blocks("data", "aws_iam_policy_document")):
             sas = b.attr("irsa_namespace_service_accounts")
             test = b.attr("irsa_assume_role_condition_test")
-            doc = ID["irsa_document"].replace("{module}", b.labels[0]).replace("{name}", name) \
-                .replace("{oidc_arn}", oidc.source) \
-                .replace("{service_accounts}", sas.source if sas is not None else ID["irsa_defaults"]["namespace_service_accounts"]) \
-                .replace("{test}", test.source if test is not None else ID["irsa_defaults"]["condition_test"])
+            doc = modmajor.irsa_document(ID, b.labels[0], name, oidc.source,
+                                         sas.source if sas is not None else ID["irsa_defaults"]["namespace_service_accounts"],
+                                         test.source if test is not None else ID["irsa_defaults"]["condition_test"])
             nl = repo.files[p].newline
             res.edits.append(TextEdit(p, b.end, b.end, (nl + nl + doc.rstrip("\n")).replace("\n", nl), RULE, order=3))
         notes.append(f"IRSA kept: data.aws_iam_policy_document.{name} carries v20's trust statement, "

@@ -1,0 +1,162 @@
+"""From Cluster Autoscaler to Karpenter (issue 21): detection, node group -> NodePool rows, the group that stays,
+identity, installer styles, and what is reported instead of guessed."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator.apply import apply_changes
+from migrator.cas import scan
+from migrator.cli import app
+from migrator.inventory import Repo
+from migrator.options import Options
+from migrator.plan import make_plan
+from migrator.rules.cas import convert
+from migrator.sources import yaml as yamlsrc
+from migrator.validate import validate_object
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.fixture
+def tf(tmp_path):
+    root = tmp_path / "infra"
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", root)
+    return root
+
+
+def _new(plan, path):
+    (c,) = [c for c in plan.changes if c.path == path]
+    return c.new
+
+
+def test_without_a_target_the_root_is_listed_as_cluster_autoscaler(tf):
+    out = CliRunner().invoke(app, ["plan", str(tf), "--format", "json"])
+    d = json.loads(out.stdout)
+    (root,) = d["roots"]
+    assert root["era"] == "cas" and root["hop"] is None and d["changes"] == []
+    assert "--to latest" in root["next"]
+    assert [f["code"] for f in d["findings"]] == ["MIG-CAS-001"]
+
+
+def test_detects_installs_groups_iam_and_modules(tf):
+    inv = scan(Repo(tf))
+    assert [i.address for i in inv.installs] == ["helm_release.cluster_autoscaler"]
+    assert [(g.name, g.source, g.flavour) for g in inv.groups] == [("general", "module", "managed"),
+                                                                  ("spot", "module", "managed")]
+    assert inv.groups[0].literal("ami_type") == "AL2023_x86_64_STANDARD"      # from the *_defaults map
+    assert [b.address for _, b in inv.iam] == ["module.cluster_autoscaler_irsa"]
+    assert [b.address for _, b in inv.vpc_modules] == ["module.vpc"]
+
+
+@pytest.mark.parametrize("itype,cap", [("m6i.xlarge", (4, 16)), ("c5.9xlarge", (36, 72)), ("r6gd.medium", (1, 8)),
+                                       ("t3.medium", (2, 4)), ("p4d.24xlarge", None), ("m5.metal", None)])
+def test_instance_capacity_table(itype, cap):
+    assert convert.capacity_of(itype) == cap
+
+
+def test_every_nodepool_keeps_what_its_group_launched(tf):
+    plan = make_plan(tf, to="latest")
+    assert not plan.has_errors
+    text = _new(plan, "karpenter.tf")
+    bodies = re.findall(r"yaml_body = <<-YAML\n(.*?)\n  YAML", text, re.S)
+    objs = {(o["kind"], o["metadata"]["name"]): o for o in (yamlsrc.load(b.replace("\n    ", "\n").strip())
+                                                             for b in bodies)}
+    spot = objs[("NodePool", "spot")]["spec"]
+    reqs = {r["key"]: r["values"] for r in spot["template"]["spec"]["requirements"]}
+    assert reqs == {"node.kubernetes.io/instance-type": ["c6i.2xlarge", "c5.2xlarge"],
+                    "karpenter.sh/capacity-type": ["spot"], "kubernetes.io/arch": ["amd64"]}
+    assert spot["template"]["spec"]["taints"] == [{"key": "workload", "value": "batch", "effect": "NoSchedule"}]
+    assert spot["template"]["metadata"]["labels"] == {"workload": "batch"}
+    assert spot["limits"] == {"cpu": 160, "memory": "320Gi"}          # 20 x c6i.2xlarge (8 vCPU, 16 GiB)
+    assert spot["template"]["spec"]["expireAfter"] == "Never"          # node groups never expire nodes
+    general_class = objs[("EC2NodeClass", "general")]["spec"]
+    assert general_class["blockDeviceMappings"][0]["ebs"]["volumeSize"] == "50Gi"
+    assert general_class["amiSelectorTerms"] == [{"alias": "al2023@latest"}]
+    for o in objs.values():
+        check = json.loads(re.sub(r"\$\{[^}]*\}", "__MIG_0__", json.dumps(o)))
+        assert validate_object(check, "1.14.1") == []
+
+
+def test_controller_kept_on_the_default_group_or_the_chosen_one(tf):
+    plan = make_plan(tf, to="latest")
+    assert 'module.eks.eks_managed_node_groups["general"].node_group_id' in _new(plan, "karpenter.tf")
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-005"]
+    assert "smallest min_size" in f.message
+    plan = make_plan(tf, to="latest", options=Options(node_group_keep="spot"))
+    assert 'eks_managed_node_groups["spot"]' in _new(plan, "karpenter.tf")
+    plan = make_plan(tf, to="latest", options=Options(node_group_keep="nope"))
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-CAS-004"] and plan.changes == []
+
+
+def test_irsa_when_the_cluster_has_no_pod_identity_agent(tf):
+    main = tf / "main.tf"
+    main.write_text(main.read_text().replace("    eks-pod-identity-agent = { before_compute = true }\n", ""))
+    plan = make_plan(tf, to="latest")
+    text = _new(plan, "karpenter.tf")
+    assert 'data "aws_iam_policy_document" "karpenter_irsa"' in text
+    assert "create_pod_identity_association         = false" in text
+    assert '"eks.amazonaws.com/role-arn" = module.karpenter.iam_role_arn' in text
+    assert "module.eks.oidc_provider_arn" in text
+
+
+def test_no_kubectl_provider_writes_yaml_and_says_so(tf):
+    v = tf / "versions.tf"
+    v.write_text(re.sub(r"    kubectl = \{.*?\n    \}\n", "", v.read_text(), flags=re.S))
+    plan = make_plan(tf, to="latest")
+    assert "kubectl_manifest" not in _new(plan, "karpenter.tf")
+    docs = [yamlsrc.load(d.text) for d in yamlsrc.split_documents(_new(plan, "karpenter-nodepools.yaml"))]
+    assert sorted(o["kind"] for o in docs) == ["EC2NodeClass", "EC2NodeClass", "NodePool", "NodePool"]
+    assert [f.severity for f in plan.findings if f.code == "MIG-CAS-007"] == ["warning"]
+
+
+def test_what_cannot_be_carried_is_reported(tf):
+    main = tf / "main.tf"
+    text = main.read_text().replace('      instance_types = ["c6i.2xlarge", "c5.2xlarge"]\n',
+                                    '      instance_types = ["p4d.24xlarge"]\n      pre_bootstrap_user_data = "echo hi"\n')
+    main.write_text(text)
+    plan = make_plan(tf, to="latest")
+    codes = {f.code: f for f in plan.findings}
+    assert codes["MIG-CAS-014"].severity == "warning" and "p4d.24xlarge" in codes["MIG-CAS-014"].message
+    assert codes["MIG-CAS-015"].severity == "warning" and "pre_bootstrap_user_data" in codes["MIG-CAS-015"].message
+    assert not plan.has_errors
+
+
+def test_pods_pinned_to_a_replaced_group_are_reported(tf):
+    (tf / "apps" / "pinned.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: etl\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector:\n        eks.amazonaws.com/nodegroup: spot\n      containers:\n        - name: etl\n"
+        "          image: etl:1\n")
+    plan = make_plan(tf, to="latest")
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-031"]
+    assert f.path == "apps/pinned.yaml" and f.line == 9 and "karpenter.sh/nodepool: spot" in f.manual_step
+
+
+def test_config_map_clusters_get_no_access_entry(tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "cas-flux" / "input", root)
+    eks = root / "infra" / "eks.tf"
+    eks.write_text(eks.read_text().replace('  access_config {\n    authentication_mode = "API"\n  }\n\n', ""))
+    plan = make_plan(root, to="latest")
+    assert "create_access_entry = false" in _new(plan, "infra/karpenter.tf")
+    assert [f.severity for f in plan.findings if f.code == "MIG-CAS-028"] == ["warning"]
+
+
+def test_walk_ends_with_karpenter_only_and_nothing_pending(tf):
+    for _ in range(6):
+        plan = make_plan(tf, to="latest")
+        assert not plan.has_errors, [f for f in plan.findings if f.severity == "error"]
+        if not plan.changes:
+            break
+        apply_changes(plan.root, plan.changes)
+    assert not (tf / "cluster-autoscaler.tf").exists()
+    assert '"spot"' not in (tf / "main.tf").read_text() and "general = {" in (tf / "main.tf").read_text()
+    end = make_plan(tf, to="latest")
+    assert [(r.era, r.chart) for r in end.roots] == [("v1", "1.14.1")]
+    code = CliRunner().invoke(app, ["plan", str(tf), "--to", "latest", "--detailed-exitcode"]).exit_code
+    assert code == 0
