@@ -71,11 +71,14 @@ class CasInventory:
     eks_modules: list[tuple[str, hclsrc.Block]] = field(default_factory=list)
     vpc_modules: list[tuple[str, hclsrc.Block]] = field(default_factory=list)
     clusters: list[tuple[str, Any, Any]] = field(default_factory=list)    # eksctl (path, doc, obj)
+    unread: list[tuple[str, int, str]] = field(default_factory=list)      # node groups built by expressions
+    policies: list[tuple[str, hclsrc.Block]] = field(default_factory=list)  # hand-written CAS policies
 
     def owned(self, owns) -> "CasInventory":
         return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
                             [x for x in self.iam if owns(x[0])], [x for x in self.eks_modules if owns(x[0])],
-                            [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])])
+                            [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])],
+                            [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])])
 
     @property
     def present(self) -> bool:
@@ -107,6 +110,12 @@ def scan(repo: Repo) -> CasInventory:
             inv.iam.append((p, b))
     for p, b in repo.blocks("resource", "aws_eks_node_group"):
         _resource_group(repo, p, b, inv)
+    for p in repo.tf_containing(det["iam_action"]):
+        f = repo.hcl(p)
+        for b in (f.blocks if f else []):
+            if b.type in ("resource", "data") and det["iam_action"] in repo.text(p)[b.start:b.end] and \
+                    (b.labels[:1] in (["aws_iam_policy"], ["aws_iam_role_policy"], ["aws_iam_policy_document"])):
+                inv.policies.append((p, b))
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")):
             continue
@@ -146,13 +155,18 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
     text = repo.text(p)
     for attr, flavour in tf["maps"].items():
         groups = b.attr(attr)
-        if groups is None or groups.kind != "object":
+        if groups is None:
             continue
         m = Masked(text="")
         defaults = b.attr(tf["defaults"][attr])
         base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
-        for e in groups.entries:
+        if groups is not None and groups.kind != "object":
+            inv.unread.append((p, hclsrc.line_of(text, groups.start),
+                               f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]})"))
+        for e in groups.entries if groups is not None and groups.kind == "object" else []:
             if e.value.kind != "object":
+                inv.unread.append((p, hclsrc.line_of(text, e.start),
+                                   f"node group {e.key} of module.{b.labels[0]} is built by an expression"))
                 continue
             own = hcl_to_obj(e.value, m)
             merged = {**(base if isinstance(base, dict) else {}), **own}
@@ -169,6 +183,10 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
 def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
     spec = FACTS["node_groups"]["aws_eks_node_group"]
     text = repo.text(p)
+    if b.attr("for_each") is not None or b.attr("count") is not None:
+        inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with "
+                           f"{'for_each' if b.attr('for_each') is not None else 'count'}"))
+        return
     m = Masked(text="")
     name = b.attr("node_group_name")
     g = NodeGroup(str(name.literal()) if name is not None and name.literal() else b.labels[1], "resource", "managed",

@@ -160,3 +160,27 @@ def test_walk_ends_with_karpenter_only_and_nothing_pending(tf):
     assert [(r.era, r.chart) for r in end.roots] == [("v1", "1.14.1")]
     code = CliRunner().invoke(app, ["plan", str(tf), "--to", "latest", "--detailed-exitcode"]).exit_code
     assert code == 0
+
+
+def test_node_groups_built_by_expressions_and_hand_written_policies_are_reported(tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "cas-flux" / "input", root)
+    (root / "infra" / "more.tf").write_text(
+        'resource "aws_eks_node_group" "extra" {\n  for_each        = var.extra_groups\n'
+        '  cluster_name    = aws_eks_cluster.main.name\n  node_group_name = each.key\n}\n\n'
+        'resource "aws_iam_policy" "autoscaler" {\n  name   = "analytics-autoscaler"\n'
+        '  policy = jsonencode({ Statement = [{ Effect = "Allow", Action = ["autoscaling:SetDesiredCapacity"], '
+        'Resource = "*" }] })\n}\n')
+    plan = make_plan(root, to="latest")
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-032"]
+    assert f.path == "infra/more.tf" and f.line == 1 and "for_each" in f.message
+    assert not plan.has_errors
+    plan = make_plan(root, to="latest", phase="cleanup")
+    assert [f.path for f in plan.findings if f.code == "MIG-CAS-029"] == []      # not before Karpenter is in
+    for _ in range(3):
+        plan = make_plan(root, to="latest")
+        if plan.phase == "cleanup":
+            break
+        apply_changes(plan.root, plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-029"]
+    assert "aws_iam_policy.autoscaler" in f.message and f.severity == "warning"

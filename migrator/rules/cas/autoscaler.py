@@ -68,6 +68,13 @@ class Autoscaler:
                 self.res.targets.append((p.rsplit("/", 1)[0] if "/" in p else ".", b.address))
                 self.res.findings.append(Finding("MIG-CAS-021", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
                                                  f"{b.address} (Cluster Autoscaler's IAM role) removed"))
+            for p, b in cas.policies:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-029", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
+                    f"{b.address} grants Cluster Autoscaler's autoscaling actions; migrator does not remove a policy "
+                    "it did not recognise as Cluster Autoscaler's own",
+                    f"remove {b.address} (and its attachment) once Cluster Autoscaler is gone, unless something else "
+                    "uses it"))
             for p, blocks in self._gone.items():
                 self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
         return self.res

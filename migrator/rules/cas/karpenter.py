@@ -150,6 +150,10 @@ class Installer:
             return res
         for s in shapes:
             res.findings.extend(s.notes)
+        for p, line, what in self.cas.unread:
+            _find(res, "MIG-CAS-032", "warning", p, line, f"{what}: migrator cannot tell its node groups, so it writes "
+                  "no NodePool for them", "write a NodePool for each of those groups by hand (docs/"
+                  "from-cluster-autoscaler.md has the mapping), then drain and remove them like the others")
         kept, why = convert.kept_group(shapes, self.ctx.options.node_group_keep)
         if kept is None:
             _find(res, "MIG-CAS-004", "error", cas0.path, cas0.line, f"no node group can stay for the controller: {why}",
