@@ -151,9 +151,10 @@ def nodeclass(s: Shape, name: str, role: str, discovery: str) -> CommentedMap:
     spec: dict[str, Any] = {"role": role, "amiSelectorTerms": [{"alias": f"{s.alias}@latest"}],
                             "subnetSelectorTerms": [{"tags": {tag: discovery}}],
                             "securityGroupSelectorTerms": [{"tags": {tag: discovery}}]}
-    if s.disk_gib:
+    disk = s.disk_gib or s.default_disk
+    if disk and disk != FACTS["karpenter_default_disk_gib"]:
         spec["blockDeviceMappings"] = [{"deviceName": FACTS["root_device"][s.alias],
-                                        "ebs": {"volumeSize": f"{s.disk_gib}Gi", "volumeType": "gp3",
+                                        "ebs": {"volumeSize": f"{disk}Gi", "volumeType": "gp3",
                                                 "encrypted": True}}]
     return _cm({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name},
                 "spec": spec})

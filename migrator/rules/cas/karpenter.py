@@ -51,6 +51,11 @@ class InstallResult:
     flux: list[str] = field(default_factory=list)   # HelmRelease/<ns>/<name> written (charts installed by Flux)
     charts_file: str = ""
     sg_by_cli: bool = False                 # the node security group is tagged by the runbook's aws-cli command
+    style: str = "terraform"                # terraform | eksctl (the AWS side by the runbook's commands)
+    cluster_literal: str = ""
+    access: str = "entry"                   # entry | aws-auth: how Karpenter's node role joins (eksctl clusters)
+    values_file: str = ""                   # eksctl: the chart values the runbook's helm command reads
+    groups: list[str] = field(default_factory=list)
 
 
 def _find(res: InstallResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
@@ -134,6 +139,8 @@ class Installer:
         cas0 = self.cas.installs[0]
         d = self.terraform_dir(cas0)
         expr, eks = cluster_expr(self.repo, self.cas, d)
+        if expr is None and self.cas.clusters:
+            return self.eksctl(cas0)
         if expr is None:
             _find(res, "MIG-CAS-002", "error", cas0.path, cas0.line,
                   f"{cas0.address}: no terraform-aws-modules/eks module or aws_eks_cluster in the repository, so "
@@ -281,6 +288,14 @@ class Installer:
         """Cluster Autoscaler's extraArgs as written: `set` blocks, a yamlencode object, Flux values."""
         out: dict = {}
         for i in self.cas.installs:
+            if i.kind == "deployment":
+                spec = ((i.obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+                for c in spec.get("containers") or []:
+                    for a in list(c.get("command") or []) + list(c.get("args") or []):
+                        m = re.match(r"^--([a-z-]+)=(\S+)$", str(a))
+                        if m:
+                            out[m.group(1)] = m.group(2)
+                continue
             if i.obj is not None:
                 args = ((i.obj.get("spec") or {}).get("values") or {}).get("extraArgs") or {}
                 out.update({str(k): v for k, v in args.items() if isinstance(v, (str, int))})
@@ -380,6 +395,71 @@ class Installer:
                 out += ["  YAML", "", "  depends_on = [helm_release.karpenter]", "}", ""]
                 self.res.targets.append((d, f"kubectl_manifest.{label}"))
         return align_attributes("\n".join(out).rstrip("\n") + "\n")
+
+    # -- eksctl and aws-cli (a hand-made cluster, like the guide) ---------------------------------------------------
+    def eksctl(self, cas0) -> InstallResult:
+        """A cluster made with eksctl: the NodePools and the chart values as files beside its ClusterConfig; the AWS
+        side (the getting-started CloudFormation stack, the node role's access, the controller's identity, the
+        discovery tags) and the charts are runbook commands, as the guide runs them."""
+        res = self.res
+        path, doc, cfg = self.cas.clusters[0]
+        meta = cfg.get("metadata") or {}
+        cluster = str(meta.get("name") or "")
+        if not cluster:
+            _find(res, "MIG-CAS-018", "error", path, doc.first_line + 1, "the ClusterConfig has no metadata.name",
+                  "name the cluster in the ClusterConfig, then run migrator again")
+            return res
+        res.style, res.cluster, res.cluster_literal = "eksctl", cluster, cluster
+        shapes = [convert.shape(g) for g in self.cas.groups if g.source == "eksctl"]
+        if not shapes:
+            _find(res, "MIG-CAS-003", "error", path, doc.first_line + 1, f"the ClusterConfig of {cluster} declares no "
+                  "node groups; migrator writes NodePools from node groups", "write the NodePools by hand")
+            return res
+        for s_ in shapes:
+            res.findings.extend(s_.notes)
+        kept, why = convert.kept_group(shapes, self.ctx.options.node_group_keep)
+        if kept is None:
+            _find(res, "MIG-CAS-004", "error", cas0.path, cas0.line, f"no node group can stay for the controller: {why}",
+                  "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
+            return res
+        res.kept, res.kept_why = kept.group.name, why
+        _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,
+              f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
+              "choose another with --node-group-keep NAME")
+        addons = {str(a.get("name")) for a in cfg.get("addons") or [] if isinstance(a, dict)}
+        res.identity = "pod-identity" if MODULE["agent"]["addon"] in addons else "irsa"
+        mode = str((cfg.get("accessConfig") or {}).get("authenticationMode") or "API_AND_CONFIG_MAP")
+        res.access = "entry" if mode in ("API", "API_AND_CONFIG_MAP") else "aws-auth"
+        names = {"node_role": INSTALL["eksctl"]["node_role"].format(cluster=cluster),
+                 "queue": INSTALL["eksctl"]["queue"].format(cluster=cluster)}
+        pools, classes = self.objects(shapes, "", cluster, names)
+        if pools is None:
+            return res
+        d = posixpath.dirname(path)
+        files = {name: posixpath.join(d, name) if d else name for name in ("karpenter-nodepools.yaml",
+                                                                           "karpenter-values.yaml")}
+        for f in files.values():
+            if f in self.repo.files:
+                _find(res, "MIG-CAS-006", "error", f, 1, f"{f} already exists; migrator writes the Karpenter "
+                      "installation there", "rename that file, then run migrator again")
+                return res
+        label = convert.GROUP_LABEL if kept.group.flavour == "managed" else INSTALL["eksctl"]["self_group_label"]
+        values = {"settings": {"clusterName": cluster, "interruptionQueue": names["queue"]},
+                  "serviceAccount": {"name": INSTALL["service_account"]},
+                  "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                      "nodeSelectorTerms": [{"matchExpressions": [
+                          {"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"},
+                          {"key": label, "operator": "In", "values": [kept.group.name]}]}]}}}}
+        nl = self.repo.files[path].newline
+        emit = yamlsrc.Emitter()
+        res.edits.append(NewFile(files["karpenter-values.yaml"], to_newline(
+            "# Karpenter chart values (written by migrator, the move from Cluster Autoscaler); the runbook's helm\n"
+            "# command installs the chart with them\n" + emit.emit(convert._cm(values)).text, nl), RULE))
+        res.edits.append(NewFile(files["karpenter-nodepools.yaml"], to_newline(
+            "---\n".join(emit.emit(o).text for o in classes + pools), nl), RULE))
+        res.objects_file, res.values_file, res.file = files["karpenter-nodepools.yaml"], files["karpenter-values.yaml"], ""
+        res.groups = [g.name for g in self.cas.groups if g.source == "eksctl"]
+        return res
 
     # -- Flux -----------------------------------------------------------------------------------------------------
     def flux(self, cas0, kept, cluster: str, names: dict[str, str], objects: list) -> None:

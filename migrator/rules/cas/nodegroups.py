@@ -5,6 +5,7 @@ nodes, as the guide keeps it) and stays. terraform-aws-modules/eks groups are ed
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from ...cas import FACTS, NodeGroup
@@ -27,6 +28,7 @@ class GroupsResult:
     kept_sizes: tuple = ()
     removed: list[str] = field(default_factory=list)
     targets: list[tuple[str, str]] = field(default_factory=list)
+    eksctl: list[str] = field(default_factory=list)      # eksctl groups removed (the runbook deletes them)
 
 
 def _entries(e: hclsrc.Expr) -> dict[str, hclsrc.ObjEntry]:
@@ -86,7 +88,7 @@ class Groups:
             if not sc:
                 return
             self._set_attrs(g.path, text, _plain(sc[0]), want)
-        else:
+        elif not self._eksctl_sizes(g, text, want):
             return
         if keep:
             self.res.kept_sizes = before
@@ -97,7 +99,57 @@ class Groups:
             self.res.findings.append(Finding("MIG-CAS-026", "info", g.path, g.line,
                                              f"node group {g.name}: min_size and desired_size to 0 (was "
                                              f"{before[0]}/{before[1]}); the group stays until cleanup, for rollback"))
-        self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))
+        if g.block is not None:
+            self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))
+
+    def _eksctl_sizes(self, g: NodeGroup, text: str, want: dict) -> bool:
+        """Set minSize / desiredCapacity in the group's item of the ClusterConfig (its scalar, or a new line)."""
+        keys = {v: k for k, v in FACTS["node_groups"]["eksctl"]["fields"].items()}
+        ng = self._cluster_obj(g)[g.attr][g.index]
+        lines = text[g.doc.start:].splitlines(keepends=True)
+        nl = self.repo.files[g.path].newline
+
+        def offset(line: int, col: int) -> int:
+            return g.doc.start + sum(len(x) for x in lines[:line]) + col
+        last = max(ng.lc.key(k)[0] for k in ng)
+        add = []
+        for k, v in want.items():
+            key = keys[k]
+            if key in ng:
+                vl, vc = ng.lc.value(key)
+                start = offset(vl, vc)
+                m = re.match(r"[^\s#]+", text[start:])
+                if m and m.group(0) != str(v):
+                    self.res.edits.append(TextEdit(g.path, start, start + m.end(), str(v), RULE))
+            else:
+                add.append(f"{key}: {v}")
+        if add:
+            kl, kc = ng.lc.key(next(iter(ng)))
+            pos = offset(last + 1, 0)
+            self.res.edits.append(TextEdit(g.path, pos, pos, to_newline("".join(" " * kc + a + "\n" for a in add), nl),
+                                           RULE, order=1))
+        return True
+
+    def _eksctl_remove(self, g: NodeGroup, text: str) -> tuple[int, int]:
+        """Span of the group's item in its ClusterConfig list: from its `- ` line to the next item or key."""
+        seq = self._cluster_obj(g)[g.attr]
+        lines = text[g.doc.start:].splitlines(keepends=True)
+
+        def offset(line: int) -> int:
+            return g.doc.start + sum(len(x) for x in lines[:line])
+        first = seq.lc.item(g.index)[0]
+        if g.index + 1 < len(seq):
+            return offset(first), offset(seq.lc.item(g.index + 1)[0])
+        ind = len(lines[first]) - len(lines[first].lstrip(" "))
+        end = first + 1
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > ind):
+            end += 1
+        while end > first + 1 and not lines[end - 1].strip():
+            end -= 1
+        return offset(first), offset(end)
+
+    def _cluster_obj(self, g: NodeGroup):
+        return next(o for p, d, o in self.ctx.cas.clusters if p == g.path and d.start == g.doc.start)
 
     def _module_sizes(self, g: NodeGroup, text: str, want: dict) -> None:
         self._set_attrs(g.path, text, {x.key: x.value for x in g.entry.value.entries}, want,
@@ -143,6 +195,12 @@ class Groups:
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
             address = g.block.address
         else:
+            s, end = self._eksctl_remove(g, text)
+            self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
+            self.res.removed.append(f"{g.attr}[{g.name}]")
+            self.res.eksctl.append(g.name)
+            self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
+                                             f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
             return
         self.res.removed.append(address)
         self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))

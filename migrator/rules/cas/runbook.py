@@ -27,7 +27,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     values = {
         "module_version": FACTS["install"]["module_version"], "identity": {"pod-identity": "EKS Pod Identity",
                                                                             "irsa": "IRSA"}.get(inst.identity, "?"),
-        "node_role": "<cluster>-karpenter-node", "tagged": ", ".join(inst.tagged) or "the subnets and security group (by hand)",
+"tagged": ", ".join(inst.tagged) or "the subnets and security group (by hand)",
         "chart_version": ctx.target.chart if ctx.target is not None and ctx.target.chart else "",
         "kept": kept or "?", "kept_why": inst.kept_why or "chosen before", "namespace": ns,
         "pools": ", ".join(p for p, _ in inst.pools) or "none",
@@ -36,8 +36,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "workload_apply": " && ".join(f"kubectl apply -f {shlex.quote(f)}" for f in sorted(set(wl.files))),
         "cas_namespace": cas_ns,
         "cas_replicas": ", ".join(f"{a}: {r}" for a, _, r in cut_cas.scaled) or "as before",
-        "cas_scale": " && ".join(f"kubectl -n {shlex.quote(n)} scale deployment/{shlex.quote(name)} --replicas=0"
-                                 for n, name in cut_cas.deployments),
+        "cas_scale": " && ".join(sorted({f"kubectl apply -f {shlex.quote(i.path)}" for i in (ctx.cas.installs if ctx.cas
+                                                                                       else []) if i.kind == "deployment"})),
         "drained": ", ".join(g for g, *_ in cut_groups.drained) or "none",
         "group_scale": " && ".join(
             "aws eks update-nodegroup-config --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
@@ -68,8 +68,69 @@ def steps(hop: dict, ctx) -> list[Step]:
     files = {"karpenter-aws": [e.path for e in inst.edits], "workloads": sorted(set(wl.files)),
              "cas-zero": [e.path for e in cut_cas.edits], "drain-groups": [e.path for e in cut_groups.edits],
              "remove-cas": [e.path for e in cln_cas.edits + cln_groups.edits]}
-    chart = ["flux"] if inst.flux else ["terraform"]
+    eks = FACTS["install"]["eksctl"]
+    literal = inst.cluster_literal or next((str((o.get("metadata") or {}).get("name")) for _, _, o in
+                                            (ctx.cas.clusters if ctx.cas else []) if (o.get("metadata") or {}).get("name")), "")
+    cluster = shlex.quote(literal) if literal else '"${CLUSTER_NAME}"'
+    acct = "${AWS_ACCOUNT_ID}"
+    node_role_arn = f"arn:aws:iam::{acct}:role/" + eks["node_role"].format(cluster=literal or "${CLUSTER_NAME}")
+    policy_arn = f"arn:aws:iam::{acct}:policy/" + eks["controller_policy"].format(cluster=literal)
+    role = eks["controller_role"].format(cluster=literal)
+    groups = inst.groups or [g for g, *_ in cut_groups.drained]
+    values.update({
+        "cluster": cluster, "cfn_stack": shlex.quote(eks["stack"].format(cluster=literal)),
+        "cfn_template": eks["template"].format(version=values["chart_version"]),
+        "values_file": shlex.quote(inst.values_file) if inst.values_file else "",
+        "node_access": (f"aws eks create-access-entry --cluster-name {cluster} --principal-arn \"{node_role_arn}\" "
+                        "--type EC2_LINUX") if inst.access == "entry" else
+                       (f"eksctl create iamidentitymapping --cluster {cluster} --arn \"{node_role_arn}\" --username "
+                        "'system:node:{{EC2PrivateDNSName}}' --group system:bootstrappers --group system:nodes"),
+        "controller_identity": (f"eksctl create podidentityassociation --cluster {cluster} --namespace {ns} "
+                                f"--service-account-name karpenter --role-name {role} --permission-policy-arns "
+                                f"\"{policy_arn}\"") if inst.identity == "pod-identity" else
+                               (f"eksctl create iamserviceaccount --cluster {cluster} --namespace {ns} --name karpenter "
+                                f"--role-name {role} --attach-policy-arn \"{policy_arn}\" --role-only --approve"),
+        "irsa_set": (f" --set serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::{acct}:role/{role}"
+                     if inst.identity == "irsa" and inst.style == "eksctl" else ""),
+        "group_tags": " && ".join(
+            f"aws ec2 create-tags --tags Key=karpenter.sh/discovery,Value={cluster} --resources $(aws eks "
+            f"describe-nodegroup --cluster-name {cluster} --nodegroup-name {shlex.quote(g)} --query 'nodegroup.subnets' "
+            "--output text)" for g in groups) if inst.style == "eksctl" else "",
+        "aws_verify": (f"aws cloudformation describe-stacks --stack-name "
+                       f"{shlex.quote(eks['stack'].format(cluster=literal))} --query "
+                       "'Stacks[0].StackStatus'") if inst.style == "eksctl" else "",
+        "aws_rollback": (f"Delete the stack (aws cloudformation delete-stack --stack-name "
+                         f"{eks['stack'].format(cluster=literal)}), the access entry and the discovery tags; "
+                         "nothing else depends on them yet.") if inst.style == "eksctl" else
+                        "Remove karpenter.tf and the discovery tags and apply; nothing else depends on them yet.",
+        "eksctl_scale": " && ".join(f"eksctl scale nodegroup --cluster {cluster} --name {shlex.quote(g)} --nodes 0 "
+                                    "--nodes-min 0" for g, *_ in cut_groups.drained),
+        "eksctl_delete": " && ".join(f"eksctl delete nodegroup --cluster {cluster} --name {shlex.quote(g)}"
+                                     for g in cln_groups.eksctl),
+    })
+    if inst.style == "eksctl":
+        values["aws_detail"] = (
+            f"The getting-started CloudFormation stack of Karpenter {values['chart_version']} creates the node role "
+            f"{eks['node_role'].format(cluster=literal)}, the controller policy, the interruption queue and "
+            f"its EventBridge rules; the node role joins the cluster ({'an access entry' if inst.access == 'entry' else 'aws-auth'}) "
+            f"and the controller gets its role ({values['identity']}), as the guide does it.")
+        values["tagged"] = "the node groups' subnets"
+        values["drain_detail"] = "eksctl scales each group to zero; the ClusterConfig says so too, for the next eksctl run."
+    else:
+        values["aws_detail"] = (
+            f"The terraform-aws-modules karpenter module {values['module_version']} creates the controller role and "
+            f"policy ({values['identity']}), the interruption queue and its EventBridge rules, and the node role with "
+            "an access entry, so Karpenter's nodes can join.")
+        values["drain_detail"] = ("terraform-aws-modules ignores desired_size after a group is created, so the aws eks "
+                                  "commands set it (with CLUSTER_NAME set to the cluster's name).")
+    if inst.style == "eksctl":
+        values["sg_tag"] = ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name "
+                            f"{cluster} --query cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" "
+                            f"--tags Key=karpenter.sh/discovery,Value={cluster}")
+    chart = ["flux"] if inst.flux else ["helm"] if inst.style == "eksctl" else ["terraform"]
     kept_as = ["yaml"] if inst.objects_file else ["terraform"]
-    flavours = {"chart": chart, "objects": kept_as,
+    aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (ctx.cas and ctx.cas.clusters and not
+                                                                                  ctx.cas.eks_modules) else ["terraform"]
+    flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
                 "autoscaler": {"flux": ["flux"], "deployment": ["yaml"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)

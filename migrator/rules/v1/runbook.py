@@ -49,7 +49,7 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=str(row.get("detail", "")).format(**values).strip(),
                         commands=[c for c in expand(raw) if c.strip()], files=sorted(set(files.get(row["id"], []))),
-                        verify=expand(row.get("verify", [])), rollback=str(row.get("rollback", "")).format(**values).strip(),
+                        verify=[c for c in expand(row.get("verify", [])) if c.strip()], rollback=str(row.get("rollback", "")).format(**values).strip(),
                         refs=sorted(set(refs.get(row["kind"], [])))))
     return out
 
