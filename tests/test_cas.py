@@ -184,3 +184,14 @@ def test_node_groups_built_by_expressions_and_hand_written_policies_are_reported
         apply_changes(plan.root, plan.changes)
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-029"]
     assert "aws_iam_policy.autoscaler" in f.message and f.severity == "warning"
+
+
+def test_karpenter_beside_cluster_autoscaler_without_taking_over_a_group_is_left_alone(tmp_path):
+    """A v1 root that keeps Cluster Autoscaler for node groups no NodePool replaces: --to latest plans no cutover."""
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "cas-terraform" / "expected-run-1", root)
+    k = root / "karpenter.tf"
+    k.write_text(k.read_text().replace("name: general\n", "name: web\n").replace("name: spot\n", "name: batch\n"))
+    plan = make_plan(root, to="latest")
+    assert not [c for c in plan.changes if c.path in ("cluster-autoscaler.tf", "main.tf")]
+    assert not [f for f in plan.findings if f.code.startswith("MIG-CAS-02")]

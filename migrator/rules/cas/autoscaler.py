@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...cas import CasInstall
+from . import convert
 from ...edits import DeleteFile, Edit, TextEdit, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
@@ -54,6 +55,8 @@ class Autoscaler:
         cas = self.ctx.cas
         if cas is None or not cas.present or not (self.ctx.charts or self.ctx.manifests):
             return self.res             # nothing to cut over to before Karpenter is in
+        if not convert.taken_over(self.ctx):
+            return self.res             # Karpenter runs beside Cluster Autoscaler but took over no node group
         for ci in cas.installs:
             if ci.kind == "terraform":
                 self.terraform(ci)

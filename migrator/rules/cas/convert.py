@@ -186,3 +186,9 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
     s = cands[0]
     return s, (f"the on-demand node group without taints with the smallest min_size "
                f"({s.group.literal('min_size')})")
+
+
+def taken_over(ctx) -> set[str]:
+    """The node groups a NodePool of the same name replaces (the install phase names them so)."""
+    pools = {str((m.obj.get("metadata") or {}).get("name")) for m in ctx.manifests if m.kind == "NodePool"}
+    return {g.name for g in (ctx.cas.groups if ctx.cas is not None else []) if g.name in pools}

@@ -42,14 +42,14 @@ class Groups:
 
     def run(self) -> GroupsResult:
         cas = self.ctx.cas
-        if cas is None or not cas.groups or not (self.ctx.charts or self.ctx.manifests):
+        if cas is None or not cas.groups or not convert.taken_over(self.ctx):
             return self.res
         shapes = [convert.shape(g) for g in cas.groups]
         kept, _ = convert.kept_group(shapes, self.ctx.options.node_group_keep)
         if kept is None:
             return self.res
         self.res.kept = kept.group.name
-        pools = {str((m.obj.get("metadata") or {}).get("name")) for m in self.ctx.manifests if m.kind == "NodePool"}
+        pools = convert.taken_over(self.ctx)
         for g in cas.groups:
             if g is kept.group:
                 if self.phase == "cutover":
