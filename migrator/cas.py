@@ -73,12 +73,14 @@ class CasInventory:
     clusters: list[tuple[str, Any, Any]] = field(default_factory=list)    # eksctl (path, doc, obj)
     unread: list[tuple[str, int, str]] = field(default_factory=list)      # node groups built by expressions
     policies: list[tuple[str, hclsrc.Block]] = field(default_factory=list)  # hand-written CAS policies
+    priorities: dict[int, list[str]] = field(default_factory=dict)  # priority expander: priority -> group regexes
 
     def owned(self, owns) -> "CasInventory":
         return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
                             [x for x in self.iam if owns(x[0])], [x for x in self.eks_modules if owns(x[0])],
                             [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])],
-                            [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])])
+                            [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])],
+                            self.priorities)
 
     @property
     def present(self) -> bool:
@@ -123,8 +125,52 @@ def scan(repo: Repo) -> CasInventory:
             _yaml_installs(repo, p, sf.text, inv)
         if _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
+    inv.priorities = _priorities(repo, inv)
     repo.__dict__["_cas"] = inv
     return inv
+
+
+def _priority_map(raw: Any) -> dict[int, list[str]]:
+    """The expander's priorities: a map, or the YAML text of one (ConfigMap data, a values string)."""
+    if isinstance(raw, str):
+        try:
+            raw = yamlsrc.load(raw)
+        except yamlsrc.YamlParseError:
+            return {}
+    out: dict[int, list[str]] = {}
+    for k, v in (raw.items() if isinstance(raw, dict) else []):
+        try:
+            out[int(str(k).strip('"'))] = [str(x) for x in (v if isinstance(v, list) else [v])]
+        except ValueError:
+            continue
+    return out
+
+
+def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
+    pe = FACTS["priority_expander"]
+    for i in inv.installs:
+        if i.obj is not None and i.kind == "flux":
+            got = _priority_map(((i.obj.get("spec") or {}).get("values") or {}).get(pe["values_key"]))
+            if got:
+                return got
+        if i.block is not None:
+            vals = i.block.attr("values")
+            for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
+                if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+                    for e in item.items[0].entries:
+                        if e.key == pe["values_key"]:
+                            got = _priority_map(hcl_to_obj(e.value, Masked(text="")))
+                            if got:
+                                return got
+    for p, sf in repo.files.items():
+        if p.endswith((".yaml", ".yml")) and pe["configmap"] in sf.text:
+            for _, _, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=re.compile(pe["configmap"])):
+                if isinstance(obj, dict) and obj.get("kind") == "ConfigMap" and \
+                        (obj.get("metadata") or {}).get("name") == pe["configmap"]:
+                    got = _priority_map((obj.get("data") or {}).get("priorities"))
+                    if got:
+                        return got
+    return {}
 
 
 def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:

@@ -195,3 +195,15 @@ def test_karpenter_beside_cluster_autoscaler_without_taking_over_a_group_is_left
     plan = make_plan(root, to="latest")
     assert not [c for c in plan.changes if c.path in ("cluster-autoscaler.tf", "main.tf")]
     assert not [f for f in plan.findings if f.code.startswith("MIG-CAS-02")]
+
+
+def test_priority_expander_order_becomes_nodepool_weights(tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "cas-flux" / "input", root)
+    (root / "clusters" / "analytics" / "priorities.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-autoscaler-priority-expander\n"
+        "  namespace: kube-system\ndata:\n  priorities: |-\n    10:\n      - .*system.*\n    50:\n      - .*workers.*\n")
+    plan = make_plan(root, to="latest")
+    docs = {o["metadata"]["name"]: o for o in (yamlsrc.load(d.text) for d in yamlsrc.split_documents(
+        _new(plan, "clusters/analytics/karpenter-nodepools.yaml"))) if o["kind"] == "NodePool"}
+    assert docs["workers"]["spec"]["weight"] == 100 and docs["system"]["spec"]["weight"] == 20

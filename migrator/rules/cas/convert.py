@@ -124,7 +124,26 @@ def consolidate_after(extra_args: dict | None) -> str:
     return str(v) if v else d["consolidate_after_default"]
 
 
-def nodepool(s: Shape, name: str, class_name: str, after: str) -> CommentedMap:
+def weight(g: NodeGroup, priorities: dict[int, list[str]]) -> int | None:
+    """The NodePool weight the priority expander's order gives a node group (None: no priority names it)."""
+    if not priorities:
+        return None
+    top = max(priorities)
+    for prio in sorted(priorities, reverse=True):
+        if any(re.search(rx, g.name) for rx in priorities[prio] if _valid(rx)):
+            return max(1, round(prio * FACTS["priority_expander"]["weight_max"] / top)) if top > 0 else None
+    return None
+
+
+def _valid(rx: str) -> bool:
+    try:
+        re.compile(rx)
+        return True
+    except re.error:
+        return False
+
+
+def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | None = None) -> CommentedMap:
     req = []
     if s.instance_types:
         req.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": s.instance_types})
@@ -140,6 +159,8 @@ def nodepool(s: Shape, name: str, class_name: str, after: str) -> CommentedMap:
         template["metadata"] = {"labels": {str(k): str(v) for k, v in s.labels.items()}}
     template["spec"] = tspec
     spec: dict[str, Any] = {"template": template}
+    if weight_ is not None:
+        spec["weight"] = weight_
     if s.limits:
         spec["limits"] = s.limits
     spec["disruption"] = {"consolidationPolicy": FACTS["disruption"]["consolidation_policy"], "consolidateAfter": after}

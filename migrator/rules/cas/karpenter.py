@@ -269,7 +269,8 @@ class Installer:
         extra = self.extra_args()
         pools = []
         for s in shapes:
-            pool = convert.nodepool(s, s.group.name, groups[s.class_key], convert.consolidate_after(extra))
+            pool = convert.nodepool(s, s.group.name, groups[s.class_key], convert.consolidate_after(extra),
+                                    convert.weight(s.group, self.cas.priorities))
             pools.append(pool)
             res.pools.append((s.group.name, s.group.name))
         bad = []
