@@ -57,6 +57,7 @@ class NodeGroup:
     masked: Masked = field(default_factory=lambda: Masked(text=""))
     doc: Any = None                             # eksctl document span
     index: int = -1                             # eksctl: index in its list
+    cluster_version: str | None = None          # the cluster's Kubernetes version, when literal
 
     def literal(self, key: str) -> Any:
         v = self.fields.get(key)
@@ -126,6 +127,18 @@ def scan(repo: Repo) -> CasInventory:
         if _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
     inv.priorities = _priorities(repo, inv)
+    versions = {}
+    for p, b in inv.eks_modules:
+        e = b.attr("kubernetes_version") or b.attr("cluster_version")
+        versions[posixpath.dirname(p)] = str(e.literal()) if e is not None and e.literal() else None
+    for p, b in repo.blocks("resource", "aws_eks_cluster"):
+        e = b.attr("version")
+        versions[posixpath.dirname(p)] = str(e.literal()) if e is not None and e.literal() else None
+    for p, _, obj in inv.clusters:
+        v = (obj.get("metadata") or {}).get("version")
+        versions[posixpath.dirname(p)] = str(v) if v else None
+    for g in inv.groups:
+        g.cluster_version = versions.get(posixpath.dirname(g.path))
     repo.__dict__["_cas"] = inv
     return inv
 

@@ -112,6 +112,14 @@ def test_no_kubectl_provider_writes_yaml_and_says_so(tf):
     assert "kubectl_manifest" not in _new(plan, "karpenter.tf")
     docs = [yamlsrc.load(d.text) for d in yamlsrc.split_documents(_new(plan, "karpenter-nodepools.yaml"))]
     assert sorted(o["kind"] for o in docs) == ["EC2NodeClass", "EC2NodeClass", "NodePool", "NodePool"]
+    # the cluster's name is a local of the root: the file names the role and the cluster as they will be
+    assert {o["spec"]["role"] for o in docs if o["kind"] == "EC2NodeClass"} == {"shop-prod-karpenter-node"}
+    assert 'node_iam_role_name            = "shop-prod-karpenter-node"' in _new(plan, "karpenter.tf")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-007"]
+    main = tf / "main.tf"
+    main.write_text(main.read_text().replace("  name               = local.name\n", "  name               = var.name\n"))
+    plan = make_plan(tf, to="latest")
+    assert "${module.karpenter.node_iam_role_name}" in _new(plan, "karpenter-nodepools.yaml")
     assert [f.severity for f in plan.findings if f.code == "MIG-CAS-007"] == ["warning"]
 
 

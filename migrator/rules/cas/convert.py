@@ -77,8 +77,12 @@ def shape(g: NodeGroup) -> Shape:
         capacity = FACTS["capacity_type"].get(ct, "on-demand")
         at = g.literal("ami_type")
         if at is None:
-            at = FACTS["default_ami_type"]
-            notes.append(_note(g, "MIG-CAS-011", "info", f"ami_type not set: EKS's default {at} is assumed"))
+            at, sure = default_ami_type(g.cluster_version)
+            notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
+                               f"ami_type not set: EKS's default {at} is assumed"
+                               + ("" if sure else " (the default of groups created on Kubernetes 1.30 or newer)"),
+                               "" if sure else "check with aws eks describe-nodegroup --query nodegroup.amiType; if "
+                               "it says AL2_x86_64, set the EC2NodeClass alias to al2@latest"))
         row = FACTS["ami_type"].get(str(at))
         if row is None:
             notes.append(_note(g, "MIG-CAS-012", "warning", f"ami_type {at} has no Karpenter AMI alias; the "
@@ -116,6 +120,18 @@ def shape(g: NodeGroup) -> Shape:
                            "before the cutover; nodes Karpenter launches do not run it"))
     return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
                  limits, notes, spec.get("default_disk_size"))
+
+
+def default_ami_type(version: str | None) -> tuple[str, bool]:
+    """(EKS's default ami_type for a managed node group, whether the cluster version makes it certain)."""
+    from ...path import parse_version
+    v = parse_version(version) if version else None
+    for row in FACTS["default_ami_type"]:
+        if "below" not in row:
+            return row["ami"], False
+        if v is not None and v < parse_version(row["below"]):
+            return row["ami"], True
+    return FACTS["default_ami_type"][-1]["ami"], False
 
 
 def consolidate_after(extra_args: dict | None) -> str:

@@ -179,7 +179,8 @@ class Installer:
         res.file = path
         nl = self.repo.files[cas0.path].newline
         style = "flux" if cas0.kind == "flux" else "terraform"
-        literal = self.cluster_literal(d, cas0) if style != "terraform" else None
+        kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
+        literal = self.cluster_literal(d, cas0) if not kubectl else None
         if style != "terraform" and literal is None:
             _find(res, "MIG-CAS-018", "error", cas0.path, cas0.line,
                   f"{cas0.address}: migrator cannot tell the cluster's name as a literal (the Flux values and the "
@@ -189,7 +190,6 @@ class Installer:
         pools, classes = self.objects(shapes, expr, literal, names)
         if pools is None:
             return res
-        kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
         text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names)
         res.edits.append(NewFile(path, to_newline(text, nl), RULE))
         if style == "flux":
@@ -198,11 +198,12 @@ class Installer:
             res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
-            _find(res, "MIG-CAS-007", "warning", res.objects_file, 1,
-                  "the root has no kubectl provider: the NodePools and EC2NodeClass are written to this file with "
-                  "the cluster and node role names as placeholders ${...}",
-                  "replace the placeholders with the cluster name and the module's node_iam_role_name output, then "
-                  "apply the file with kubectl after terraform apply (the runbook shows the commands)")
+            if literal is None:
+                _find(res, "MIG-CAS-007", "warning", res.objects_file, 1,
+                      "the root has no kubectl provider: the NodePools and EC2NodeClass are written to this file with "
+                      "the cluster and node role names as placeholders ${...}",
+                      "replace the placeholders with the cluster name and the module's node_iam_role_name output, "
+                      "then apply the file with kubectl after terraform apply (the runbook shows the commands)")
         self.tags(d, expr)
         self.provider_pin(d)
         return res
