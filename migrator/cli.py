@@ -53,6 +53,9 @@ IdentityOpt = typer.Option(None, "--identity", help="The Karpenter controller's 
 KeepGroupOpt = typer.Option(None, "--node-group-keep", help="Moving from Cluster Autoscaler: the node group that stays "
                                                            "for the Karpenter controller. Default: the on-demand group "
                                                            "without taints with the smallest min_size.")
+WidenOpt = typer.Option(False, "--widen-instance-types", help="Moving from Cluster Autoscaler: NodePools require the "
+                                                              "node groups' instance families and sizes instead of "
+                                                              "their exact instance types.")
 RootOpt = typer.Option(None, "--root", help="Plan only this cluster root (a path as the status table shows it; "
                                             "repeatable). Default: every root, each at its own step.")
 
@@ -110,7 +113,8 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
                    node_roles=s.get("node_roles", {}), select=s.get("select", []), ignore=s.get("ignore", []),
                    exclude=s.get("exclude", []), identity=s.get("identity"), cluster_name=s.get("cluster_name"),
                    region=s.get("region"), account_id=s.get("account_id"), roots=s.get("roots", {}),
-                   node_group_keep=s.get("node_group_keep"))
+                   node_group_keep=s.get("node_group_keep"),
+                   widen_instance_types=bool(s.get("widen_instance_types")))
     try:
         err = Console(stderr=True)
         if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
@@ -175,13 +179,14 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
          root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt,
          cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
          account_id: Optional[str] = AccountOpt,
-         node_group_keep: Optional[str] = KeepGroupOpt,
+         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
-              dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep))
+              dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
+                   widen_instance_types=widen_instance_types or None))
     if out is not None:
         from . import saved
         from .apply import write_file
@@ -205,7 +210,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           quiet: bool = QuietOpt, root: Optional[list[str]] = RootOpt,
           identity: Optional[str] = IdentityOpt, cluster_name: Optional[str] = ClusterNameOpt,
           region: Optional[str] = RegionOpt, account_id: Optional[str] = AccountOpt,
-         node_group_keep: Optional[str] = KeepGroupOpt) -> None:
+         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -215,7 +220,8 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
         _apply_saved(path, write, backup)
         return
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
-              dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep))
+              dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
+                   widen_instance_types=widen_instance_types or None))
     console = Console()
     text_render.render(p, console, quiet=quiet)
     if not write:
@@ -262,11 +268,12 @@ def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str
             root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt,
             cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
             account_id: Optional[str] = AccountOpt,
-         node_group_keep: Optional[str] = KeepGroupOpt) -> None:
+         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
     from .render import markdown as markdown_render
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, roots=root, identity=identity,
-              facts=dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep))
+              facts=dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
+                   widen_instance_types=widen_instance_types or None))
     doc = markdown_render.render(p)
     if output is None:
         sys.stdout.write(doc)

@@ -215,3 +215,29 @@ def test_priority_expander_order_becomes_nodepool_weights(tmp_path):
     docs = {o["metadata"]["name"]: o for o in (yamlsrc.load(d.text) for d in yamlsrc.split_documents(
         _new(plan, "clusters/analytics/karpenter-nodepools.yaml"))) if o["kind"] == "NodePool"}
     assert docs["workers"]["spec"]["weight"] == 100 and docs["system"]["spec"]["weight"] == 20
+
+
+def test_widen_instance_types_requires_families_and_sizes(tf):
+    out = CliRunner().invoke(app, ["plan", str(tf), "--to", "latest", "--widen-instance-types", "--format", "json"])
+    d = json.loads(out.stdout)
+    (c,) = [c for c in d["changes"] if c["path"] == "karpenter.tf"]
+    assert "karpenter.k8s.aws/instance-family" in c["diff"] and "node.kubernetes.io/instance-type" not in c["diff"]
+    assert "+                - c6i\n" in c["diff"] and "+                - 2xlarge\n" in c["diff"]
+
+
+def test_subnets_without_a_terraform_declaration_are_tagged_by_the_runbook(tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "cas-flux" / "input", root)
+    (root / "infra" / "network.tf").unlink()
+    eks = root / "infra" / "eks.tf"
+    eks.write_text(eks.read_text().replace("aws_subnet.private[*].id", "var.subnet_ids"))
+    from migrator.render.markdown import render
+    text = render(make_plan(root, to="latest"))
+    assert "for ng in $(aws eks list-nodegroups" in text and "nodegroup.subnets" in text
+    assert not [f for f in make_plan(root, to="latest").findings if f.code == "MIG-CAS-033"]   # same subnets
+    eks.write_text(eks.read_text().replace('  node_group_name = "workers"\n  node_role_arn   = aws_iam_role.nodes.arn\n'
+                                           '  subnet_ids      = var.subnet_ids',
+                                           '  node_group_name = "workers"\n  node_role_arn   = aws_iam_role.nodes.arn\n'
+                                           '  subnet_ids      = [var.subnet_ids[0]]'))
+    found = [f for f in make_plan(root, to="latest").findings if f.code == "MIG-CAS-033"]
+    assert found and all(f.severity == "warning" for f in found)

@@ -159,9 +159,17 @@ def _valid(rx: str) -> bool:
         return False
 
 
-def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | None = None) -> CommentedMap:
+def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | None = None,
+             widen: bool = False) -> CommentedMap:
     req = []
-    if s.instance_types:
+    parts = [t.split(".", 1) for t in s.instance_types]
+    if s.instance_types and widen and all(len(p) == 2 for p in parts):
+        # --widen-instance-types: the groups' families and sizes, so Karpenter may pick any of their combinations
+        req.append({"key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                    "values": list(dict.fromkeys(p[0] for p in parts))})
+        req.append({"key": "karpenter.k8s.aws/instance-size", "operator": "In",
+                    "values": list(dict.fromkeys(p[1] for p in parts))})
+    elif s.instance_types:
         req.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": s.instance_types})
     req.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [s.capacity]})
     req.append({"key": "kubernetes.io/arch", "operator": "In", "values": [s.arch]})

@@ -51,6 +51,7 @@ class InstallResult:
     flux: list[str] = field(default_factory=list)   # HelmRelease/<ns>/<name> written (charts installed by Flux)
     charts_file: str = ""
     sg_by_cli: bool = False                 # the node security group is tagged by the runbook's aws-cli command
+    subnets_by_cli: bool = False            # no subnet declaration to tag in Terraform: the runbook tags them
     style: str = "terraform"                # terraform | eksctl (the AWS side by the runbook's commands)
     cluster_literal: str = ""
     access: str = "entry"                   # entry | aws-auth: how Karpenter's node role joins (eksctl clusters)
@@ -271,7 +272,8 @@ class Installer:
         pools = []
         for s in shapes:
             pool = convert.nodepool(s, s.group.name, groups[s.class_key], convert.consolidate_after(extra),
-                                    convert.weight(s.group, self.cas.priorities))
+                                    convert.weight(s.group, self.cas.priorities),
+                                    widen=bool(self.ctx.options.widen_instance_types))
             pools.append(pool)
             res.pools.append((s.group.name, s.group.name))
         bad = []
@@ -543,6 +545,27 @@ class Installer:
             if self.add_entry(p, b, attr, expr):
                 self.res.tagged.append(f"{b.address}.{attr}")
         self.res.sg_by_cli = not any(a.endswith("node_security_group_tags") for a in self.res.tagged)
+        self.res.subnets_by_cli = not any(not a.endswith("node_security_group_tags") for a in self.res.tagged)
+        cluster_subnets = set()
+        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
+            for vc in b.sub("vpc_config"):
+                if vc.attr("subnet_ids") is not None:
+                    cluster_subnets.add(vc.attr("subnet_ids").source.strip())
+        for p, b in self.cas.eks_modules:
+            if b.attr("subnet_ids") is not None:
+                cluster_subnets.add(b.attr("subnet_ids").source.strip())
+        sources = {g.name: g.masked.unmask(str(g.fields.get("subnet_ids", ""))).strip() for g in self.cas.groups}
+        if self.res.subnets_by_cli:         # the runbook tags every group's own subnets: each NodePool gets their
+            cluster_subnets = {"the other node groups' subnets"} if len(set(sources.values())) > 1 else set()   # union
+        for g in self.cas.groups:
+            own = sources[g.name]
+            if own and cluster_subnets and own not in cluster_subnets:
+                _find(self.res, "MIG-CAS-033", "warning", g.path, g.line,
+                      f"node group {g.name} launches into {own}, not all of "
+                      f"{', '.join(sorted(cluster_subnets))}; its NodePool uses every subnet tagged "
+                      f"{INSTALL['discovery_tag']}",
+                      f"if the group's subnets were deliberate, give its EC2NodeClass subnetSelectorTerms by id "
+                      f"(- id: <subnet id>) for them")
 
     def add_entry(self, p: str, b: hclsrc.Block, attr: str, expr: str) -> bool:
         tag = INSTALL["discovery_tag"]

@@ -49,7 +49,9 @@ def steps(hop: dict, ctx) -> list[Step]:
         "cleanup_apply": " && ".join(f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
                                      for n, name in cln_cas.deployments)
                          or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else ""),
-        "sg_note": " and, by the aws-cli command below, the cluster security group" if inst.sg_by_cli else "",
+        "sg_note": (" and, by the aws-cli commands below, " + ("the node groups' subnets and " if inst.subnets_by_cli
+                                                                 and inst.style != "eksctl" else "")
+                    + "the cluster security group") if inst.sg_by_cli else "",
         "sg_tag": ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name \"${CLUSTER_NAME}\" --query "
                    "cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" --tags "
                    "Key=karpenter.sh/discovery,Value=\"${CLUSTER_NAME}\"") if inst.sg_by_cli else "",
@@ -92,6 +94,10 @@ def steps(hop: dict, ctx) -> list[Step]:
                                 f"--role-name {role} --attach-policy-arn \"{policy_arn}\" --role-only --approve"),
         "irsa_set": (f" --set serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::{acct}:role/{role}"
                      if inst.identity == "irsa" and inst.style == "eksctl" else ""),
+        "subnet_tag": ("for ng in $(aws eks list-nodegroups --cluster-name \"${CLUSTER_NAME}\" --query 'nodegroups' "
+                       "--output text); do aws ec2 create-tags --tags \"Key=karpenter.sh/discovery,Value=${CLUSTER_NAME}\" "
+                       "--resources $(aws eks describe-nodegroup --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
+                       "\"$ng\" --query 'nodegroup.subnets' --output text); done") if inst.subnets_by_cli and inst.style != "eksctl" else "",
         "group_tags": " && ".join(
             f"aws ec2 create-tags --tags Key=karpenter.sh/discovery,Value={cluster} --resources $(aws eks "
             f"describe-nodegroup --cluster-name {cluster} --nodegroup-name {shlex.quote(g)} --query 'nodegroup.subnets' "
