@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import knowledge
-from .inventory import Repo, _parse_yaml_docs, hcl_to_obj
+from .inventory import Repo, _parse_yaml_docs, hcl_to_obj, value_at
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
 from .sources.templates import Masked
@@ -34,6 +34,7 @@ class CasInstall:
     doc: Any = None
     namespace: str = "kube-system"
     name: str = "cluster-autoscaler"
+    source: tuple = ()          # argocd: path of the chart's source in the Application
 
     @property
     def address(self) -> str:
@@ -162,8 +163,10 @@ def _priority_map(raw: Any) -> dict[int, list[str]]:
 def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
     pe = FACTS["priority_expander"]
     for i in inv.installs:
-        if i.obj is not None and i.kind == "flux":
-            got = _priority_map(((i.obj.get("spec") or {}).get("values") or {}).get(pe["values_key"]))
+        if i.obj is not None and i.kind in ("flux", "argocd"):
+            values = ((i.obj.get("spec") or {}).get("values") or {}) if i.kind == "flux" else \
+                ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
+            got = _priority_map(values.get(pe["values_key"]))
             if got:
                 return got
         if i.block is not None:
@@ -201,6 +204,16 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                                                namespace=str((obj.get("spec") or {}).get("targetNamespace")
                                                              or meta.get("namespace") or "default"),
                                                name=str(meta.get("name", "cluster-autoscaler"))))
+        elif kind in ("Application",) and str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
+            spec = obj.get("spec") or {}
+            for i, src in enumerate([spec.get("source")] + list(spec.get("sources") or [])):
+                if isinstance(src, dict) and src.get("chart") == FACTS["detect"]["chart"]:
+                    dest = spec.get("destination") or {}
+                    inv.installs.append(CasInstall("argocd", p, line, obj=obj, doc=doc,
+                                                   namespace=str(dest.get("namespace") or "kube-system"),
+                                                   name=str(meta.get("name", "cluster-autoscaler")),
+                                                   source=("source",) if i == 0 else ("sources", i - 1)))
+                    break
         elif kind == "Deployment":
             spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
             if any(image.search(str(c.get("image", ""))) for c in spec.get("containers") or [] if isinstance(c, dict)):

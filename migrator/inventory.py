@@ -82,10 +82,7 @@ class Manifest:
 
     def value_at(self, path: tuple) -> Any:
         """The value at a path, None where the path does not exist."""
-        try:
-            return self.obj_at(path)
-        except (KeyError, IndexError, TypeError):
-            return None
+        return value_at(self.obj, path)
 
     def line_of(self, path: tuple) -> int:
         """Best line for an object path: its own line, else its nearest ancestor's."""
@@ -213,6 +210,16 @@ def _era(obj: Any) -> tuple[str, str, str] | None:
     key = (str(obj.get("apiVersion")), str(obj.get("kind")))
     era = KARPENTER_KINDS.get(key)
     return (key[0], key[1], era) if era else None
+
+
+def value_at(obj: Any, path: tuple) -> Any:
+    """The value at a path of a parsed document (keys and list indexes), None where the path does not exist."""
+    for k in path:
+        try:
+            obj = obj[k]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return obj
 
 
 def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_line: int,

@@ -25,6 +25,7 @@ class AutoscalerResult:
     removed: list[str] = field(default_factory=list)                   # addresses removed (cleanup)
     targets: list[tuple[str, str]] = field(default_factory=list)       # (dir, address) for terraform -target
     deployments: list[tuple[str, str]] = field(default_factory=list)   # (namespace, name) to scale/delete by kubectl
+    apps: list[str] = field(default_factory=list)                      # Argo CD Applications of Cluster Autoscaler
 
 
 def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | None, hclsrc.Expr | None]:
@@ -62,6 +63,8 @@ class Autoscaler:
                 self.terraform(ci)
             elif ci.kind == "flux":
                 self.flux(ci)
+            elif ci.kind == "argocd":
+                self.argocd(ci)
             else:
                 self.deployment(ci)
         if self.phase == "cleanup":
@@ -128,6 +131,27 @@ class Autoscaler:
         if str(values.get("replicaCount")) == "0":
             return
         self._set(ci, text, ("spec", "values", "replicaCount"), values.get("replicaCount"))
+
+    def argocd(self, ci: CasInstall) -> None:
+        text = self.repo.text(ci.path)
+        self.res.apps.append(ci.name)
+        if self.phase == "cleanup":
+            self._remove_doc(ci, text)
+            return
+        if self.phase != "cutover":
+            return
+        helm = ((ci.obj.get("spec") or {}).get("source") or {}).get("helm") or {} if ci.source == ("source",) else None
+        if helm is None or "values" in helm or "parameters" in helm:
+            self.res.findings.append(Finding(
+                "MIG-CAS-023", "warning", ci.path, ci.line,
+                f"{ci.address}: its chart values are not a valuesObject of a single source, so migrator does not set "
+                "replicaCount there", f"set replicaCount: 0 in its values (or kubectl -n {ci.namespace} scale "
+                "deployment -l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0 with auto-sync off)"))
+            return
+        current = (helm.get("valuesObject") or {}).get("replicaCount")
+        if str(current) == "0":
+            return
+        self._set(ci, text, ("spec", "source", "helm", "valuesObject", "replicaCount"), current)
 
     def deployment(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)

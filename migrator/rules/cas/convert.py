@@ -223,14 +223,16 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
             if s.group.name == chosen:
                 return s, f"chosen with --node-group-keep {chosen}"
         return None, f"--node-group-keep {chosen} names no node group of this root"
-    cands = [s for s in shapes if s.capacity == "on-demand" and not s.taints]
+    # a group at zero nodes cannot host the controller (and a group the cutover drained must not win the next run)
+    cands = [s for s in shapes if s.capacity == "on-demand" and not s.taints
+             and not (s.group.literal("min_size") == 0 and s.group.literal("desired_size") == 0)]
     if not cands:
         return None, "no on-demand node group without taints can host the controller"
     cands.sort(key=lambda s: (s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
                               s.group.name))
     s = cands[0]
     return s, (f"the on-demand node group without taints with the smallest min_size "
-               f"({s.group.literal('min_size')})")
+               f"({s.group.literal('min_size')}) that has nodes")
 
 
 def taken_over(ctx) -> set[str]:

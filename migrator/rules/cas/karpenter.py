@@ -49,6 +49,7 @@ class InstallResult:
     tagged: list[str] = field(default_factory=list)
     cluster: str = ""                       # how the runbook names the cluster
     flux: list[str] = field(default_factory=list)   # HelmRelease/<ns>/<name> written (charts installed by Flux)
+    argocd: list[str] = field(default_factory=list)  # Applications written (charts installed by Argo CD)
     charts_file: str = ""
     sg_by_cli: bool = False                 # the node security group is tagged by the runbook's aws-cli command
     subnets_by_cli: bool = False            # no subnet declaration to tag in Terraform: the runbook tags them
@@ -179,7 +180,7 @@ class Installer:
             return res
         res.file = path
         nl = self.repo.files[cas0.path].newline
-        style = "flux" if cas0.kind == "flux" else "terraform"
+        style = cas0.kind if cas0.kind in ("flux", "argocd") else "terraform"
         kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
         if style != "terraform" and literal is None:
@@ -195,6 +196,8 @@ class Installer:
         res.edits.append(NewFile(path, to_newline(text, nl), RULE))
         if style == "flux":
             self.flux(cas0, kept, literal, names, classes + pools)
+        elif style == "argocd":
+            self.argocd(cas0, kept, literal, names, classes + pools)
         elif not kubectl:
             res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
@@ -468,9 +471,8 @@ class Installer:
     # -- Flux -----------------------------------------------------------------------------------------------------
     def flux(self, cas0, kept, cluster: str, names: dict[str, str], objects: list) -> None:
         """The charts as Flux installs Cluster Autoscaler (a HelmRepository and two HelmReleases beside it) and the
-        NodePools in a file of the same folder, both listed in its kustomization."""
+        NodePools in a file of the same folder (listed in its kustomization at the cutover)."""
         res = self.res
-        d = posixpath.dirname(cas0.path)
         ns_meta = str((cas0.obj.get("metadata") or {}).get("namespace") or INSTALL["namespace"])
         api = str(cas0.obj.get("apiVersion"))
         interval = str((cas0.obj.get("spec") or {}).get("interval") or "10m")
@@ -485,41 +487,90 @@ class Installer:
                                        "sourceRef": {"kind": "HelmRepository", "name": "karpenter"}}}, **extra}
             return {"apiVersion": api, "kind": "HelmRelease", "metadata": {"name": name, "namespace": ns_meta},
                     "spec": spec}
+        values = self.chart_values(kept, cluster, names)
+        docs = [repo, release("karpenter-crd", {}),
+                release("karpenter", {"dependsOn": [{"name": "karpenter-crd"}], "install": {"crds": "Skip"},
+                                      "upgrade": {"crds": "Skip"}, "values": values})]
+        # the NodePools join the kustomization at the cutover: before the karpenter-crd release has run, Flux could
+        # not apply a kind the cluster does not know yet (the runbook applies the file once the CRDs are in)
+        if not self.write_beside(cas0, docs, objects, list_objects=False):
+            return
+        res.flux = [f"HelmRelease/{ns_meta}/karpenter-crd", f"HelmRelease/{ns_meta}/karpenter"]
+
+    # -- Argo CD --------------------------------------------------------------------------------------------------
+    def argocd(self, cas0, kept, cluster: str, names: dict[str, str], objects: list) -> None:
+        """The charts as Argo CD installs Cluster Autoscaler: two Applications beside its Application (the CRDs one
+        sync wave earlier), same project, destination cluster and sync policy; the NodePools in a file of the same
+        folder, synced by whatever syncs that folder once their CRDs exist (SkipDryRunOnMissingResource)."""
+        res = self.res
+        app = cas0.obj
+        spec = app.get("spec") or {}
+        meta_ns = str((app.get("metadata") or {}).get("namespace") or "argocd")
+        dest = dict(spec.get("destination") or {})
+        dest["namespace"] = INSTALL["namespace"]
+        wave = knowledge.load("helm")["argocd"]["sync_wave"]
+
+        def application(name: str, w: str, values: dict | None) -> dict:
+            src: dict[str, Any] = {"repoURL": INSTALL["argocd_repo"], "chart": name, "targetRevision": self.target}
+            if values is not None:
+                src["helm"] = {"skipCrds": True, "valuesObject": values}
+            body: dict[str, Any] = {"project": spec.get("project", "default"), "source": src, "destination": dest}
+            if spec.get("syncPolicy"):
+                body["syncPolicy"] = spec["syncPolicy"]
+            return {"apiVersion": app.get("apiVersion"), "kind": "Application",
+                    "metadata": {"name": name, "namespace": meta_ns, "annotations": {wave: w}}, "spec": body}
+        values = self.chart_values(kept, cluster, names)
+        docs = [application("karpenter-crd", "-1", None), application("karpenter", "0", values)]
+        objects = [self.annotated(o) for o in objects]
+        self.write_beside(cas0, docs, objects)
+        res.argocd = ["karpenter-crd", "karpenter"]
+
+    @staticmethod
+    def annotated(o: Any) -> Any:
+        o = convert._cm(dict(o))
+        meta = o["metadata"]
+        meta["annotations"] = convert._cm(dict(INSTALL["argocd_skip_dry_run"]))
+        return o
+
+    def chart_values(self, kept, cluster: str, names: dict[str, str]) -> dict:
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
         group = _group_name_literal(kept.group)
         if group:
             match.append({"key": convert.GROUP_LABEL, "operator": "In", "values": [group]})
         else:
-            _find(res, "MIG-CAS-019", "warning", kept.group.path, kept.group.line,
+            _find(self.res, "MIG-CAS-019", "warning", kept.group.path, kept.group.line,
                   f"node group {kept.group.name}'s EKS name is not a literal, so the controller is only kept off "
                   "Karpenter's nodes, not pinned to the group",
-                  f"add {convert.GROUP_LABEL} In [<the group's name>] to the karpenter HelmRelease's affinity")
-        values = {"settings": {"clusterName": cluster, "interruptionQueue": names["queue"]},
-                  "serviceAccount": {"name": INSTALL["service_account"]},
-                  "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                      "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
-        docs = [repo, release("karpenter-crd", {}),
-                release("karpenter", {"dependsOn": [{"name": "karpenter-crd"}], "install": {"crds": "Skip"},
-                                      "upgrade": {"crds": "Skip"}, "values": values})]
-        nl = self.repo.files[cas0.path].newline
+                  f"add {convert.GROUP_LABEL} In [<the group's name>] to the karpenter chart values' affinity")
+        return {"settings": {"clusterName": cluster, "interruptionQueue": names["queue"]},
+                "serviceAccount": {"name": INSTALL["service_account"]},
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
+
+    def write_beside(self, cas0, charts_docs: list, objects: list, list_objects: bool = True) -> bool:
+        """karpenter.yaml and karpenter-nodepools.yaml beside Cluster Autoscaler's file, listed in its kustomization
+        (the NodePools only when list_objects)."""
+        res = self.res
+        d = posixpath.dirname(cas0.path)
         charts = posixpath.join(d, "karpenter.yaml")
         pools = posixpath.join(d, "karpenter-nodepools.yaml")
         for path in (charts, pools):
             if path in self.repo.files:
                 _find(res, "MIG-CAS-006", "error", path, 1, f"{path} already exists; migrator writes the Karpenter "
                       "installation there", "rename that file, then run migrator again")
-                return
+                return False
+        nl = self.repo.files[cas0.path].newline
         emit = yamlsrc.Emitter()
-        res.edits.append(NewFile(charts, to_newline("---\n".join(emit.emit(convert._cm(x)).text for x in docs), nl), RULE))
+        res.edits.append(NewFile(charts, to_newline("---\n".join(emit.emit(convert._cm(x)).text for x in charts_docs),
+                                                    nl), RULE))
         res.edits.append(NewFile(pools, to_newline("---\n".join(emit.emit(o).text for o in objects), nl), RULE))
-        # the NodePools join the kustomization at the cutover: before the karpenter-crd release has run, Flux could
-        # not apply a kind the cluster does not know yet (the runbook applies the file once the CRDs are in)
-        e = kustomization_insert(self.repo, cas0.path, charts, RULE)
-        if e is not None:
-            res.edits.append(e)
-        res.flux = [f"HelmRelease/{ns_meta}/karpenter-crd", f"HelmRelease/{ns_meta}/karpenter"]
+        for new in ([pools] if list_objects else []) + [charts]:
+            e = kustomization_insert(self.repo, cas0.path, new, RULE)
+            if e is not None:
+                res.edits.append(e)
         res.objects_file = pools
         res.charts_file = charts
+        return True
 
     # -- discovery tags -------------------------------------------------------------------------------------------
     def tags(self, d: str, expr: str) -> None:

@@ -133,10 +133,17 @@ def steps(hop: dict, ctx) -> list[Step]:
         values["sg_tag"] = ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name "
                             f"{cluster} --query cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" "
                             f"--tags Key=karpenter.sh/discovery,Value={cluster}")
-    chart = ["flux"] if inst.flux else ["helm"] if inst.style == "eksctl" else ["terraform"]
-    kept_as = ["yaml"] if inst.objects_file else ["terraform"]
+    parent = ""
+    if cas0 is not None and cas0.kind == "argocd":
+        from ...kustomize import deployers
+        apps = [w for how, w in deployers(ctx.repo, cas0.path) if how == "argocd"]
+        parent = f"argocd app sync {shlex.quote(apps[0])}" if apps else ""
+    values["argo_parent_sync"] = parent
+    chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["helm"] if inst.style == "eksctl" \
+        else ["terraform"]
+    kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
     aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (ctx.cas and ctx.cas.clusters and not
                                                                                   ctx.cas.eks_modules) else ["terraform"]
     flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
-                "autoscaler": {"flux": ["flux"], "deployment": ["yaml"]}.get(cas_kind, ["terraform"])}
+                "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
