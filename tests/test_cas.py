@@ -142,7 +142,8 @@ def test_pods_pinned_to_a_replaced_group_are_reported(tf):
         "          image: etl:1\n")
     plan = make_plan(tf, to="latest")
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-031"]
-    assert f.path == "apps/pinned.yaml" and f.line == 9 and "karpenter.sh/nodepool: spot" in f.manual_step
+    assert f.path == "apps/pinned.yaml" and f.line == 9 and "karpenter.sh/nodepool: spot" in f.message
+    assert "        karpenter.sh/nodepool: spot\n" in _new(plan, "apps/pinned.yaml")
 
 
 def test_config_map_clusters_get_no_access_entry(tmp_path):

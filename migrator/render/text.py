@@ -35,7 +35,8 @@ def status_table(plan: Plan) -> Table:
     for r in plan.roots:
         now = f"{r.hop_from} -> {r.hop_to}, phase {r.phase}" if r.phase else \
             "nothing" if r.hop is None else f"{r.hop_from} -> {r.hop_to} (not in this run)"
-        table.add_row(escape(r.path), escape(r.objects), r.era, escape(r.chart or "?"), escape(now), escape(r.next))
+        era = "Cluster Autoscaler" if r.era == "cas" else r.era
+        table.add_row(escape(r.path), escape(r.objects), era, escape(r.chart or "?"), escape(now), escape(r.next))
     return table
 
 

@@ -45,6 +45,8 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     if installed is not None and not installed.edits and not getattr(installed, "done", False):
         return res                  # Karpenter cannot be installed here: the pods keep what they have
     replaced = {g.name for g in cas.groups}
+    installed = (done or {}).get("cas/karpenter")
+    kept = getattr(installed, "kept", "") if installed is not None else ""
     for p, sf in ctx.repo.files.items():
         if not p.endswith((".yaml", ".yml")) or not ctx.owns(p) or not _ANY.search(sf.text):
             continue
@@ -70,8 +72,23 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
                 if path[-1:] == ("nodeSelector",):
                     for label in WL["node_group_labels"]:
                         group = node.get(label)
-                        if group is not None and str(group) in replaced:
-                            kl, _ = node.lc.key(label)
+                        if group is None or str(group) not in replaced:
+                            continue
+                        kl, kc = node.lc.key(label)
+                        if str(group) == kept:
+                            continue            # the group stays: the pin still holds
+                        text = sf.text
+                        ls = doc.start + sum(len(x) for x in text[doc.start:].splitlines(keepends=True)[:kl])
+                        if text.startswith(label, ls + kc) and WL["nodepool_label"] not in node:
+                            res.edits.append(TextEdit(p, ls + kc, ls + kc + len(label), WL["nodepool_label"], RULE))
+                            res.files.append(p)
+                            res.findings.append(Finding(
+                                "MIG-CAS-031", "info", p, doc.first_line + kl + 1,
+                                f"nodeSelector {label}: {group} -> {WL['nodepool_label']}: {group} (the NodePool that "
+                                "replaces the group; the group is removed at the cleanup)",
+                                "if the pin was to the group's own nodes on purpose, keep a group for it and choose it "
+                                "with --node-group-keep"))
+                        else:
                             res.findings.append(Finding(
                                 "MIG-CAS-031", "warning", p, doc.first_line + kl + 1,
                                 f"nodeSelector {label}: {group} pins pods to a node group Karpenter takes over",
