@@ -76,13 +76,15 @@ class CasInventory:
     unread: list[tuple[str, int, str]] = field(default_factory=list)      # node groups built by expressions
     policies: list[tuple[str, hclsrc.Block]] = field(default_factory=list)  # hand-written CAS policies
     priorities: dict[int, list[str]] = field(default_factory=dict)  # priority expander: priority -> group regexes
+    fargate: list[tuple[str, hclsrc.Block]] = field(default_factory=list)   # eks modules with fargate_profiles,
+                                                                            # aws_eks_fargate_profile resources
 
     def owned(self, owns) -> "CasInventory":
         return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
                             [x for x in self.iam if owns(x[0])], [x for x in self.eks_modules if owns(x[0])],
                             [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])],
                             [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])],
-                            self.priorities)
+                            self.priorities, [x for x in self.fargate if owns(x[0])])
 
     @property
     def present(self) -> bool:
@@ -107,6 +109,9 @@ def scan(repo: Repo) -> CasInventory:
         if re.search(det["eks_module_source"], src):
             inv.eks_modules.append((p, b))
             _module_groups(repo, p, b, inv)
+            fp = b.attr("fargate_profiles")
+            if fp is not None and fp.kind == "object" and fp.entries:
+                inv.fargate.append((p, b))
         elif det["vpc_module_source"] in src:
             inv.vpc_modules.append((p, b))
         elif det["iam_module_source"] in src and b.attr(det["iam_module_flag"]) is not None \
@@ -114,6 +119,7 @@ def scan(repo: Repo) -> CasInventory:
             inv.iam.append((p, b))
     for p, b in repo.blocks("resource", "aws_eks_node_group"):
         _resource_group(repo, p, b, inv)
+    inv.fargate += list(repo.blocks("resource", "aws_eks_fargate_profile"))
     for p in repo.tf_containing(det["iam_action"]):
         f = repo.hcl(p)
         for b in (f.blocks if f else []):

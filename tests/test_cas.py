@@ -242,3 +242,24 @@ def test_subnets_without_a_terraform_declaration_are_tagged_by_the_runbook(tmp_p
                                            '  subnet_ids      = [var.subnet_ids[0]]'))
     found = [f for f in make_plan(root, to="latest").findings if f.code == "MIG-CAS-033"]
     assert found and all(f.severity == "warning" for f in found)
+
+
+def test_a_root_on_fargate_runs_the_controller_on_its_own_profile(tf):
+    main = tf / "main.tf"
+    main.write_text(main.read_text().replace(
+        "  eks_managed_node_group_defaults = {",
+        "  fargate_profiles = {\n    system = {\n      selectors = [{ namespace = \"monitoring\" }]\n    }\n  }\n\n"
+        "  eks_managed_node_group_defaults = {"))
+    plan = make_plan(tf, to="latest")
+    assert not plan.has_errors
+    text = _new(plan, "main.tf")
+    assert "    karpenter = {\n      selectors = [" in text and '"app.kubernetes.io/name" = "karpenter"' in text
+    assert "eks.amazonaws.com/nodegroup" not in _new(plan, "karpenter.tf")
+    assert [f.code for f in plan.findings if f.code in ("MIG-CAS-005", "MIG-CAS-034")] == ["MIG-CAS-034"]
+    for _ in range(4):
+        plan = make_plan(tf, to="latest")
+        if not plan.changes:
+            break
+        apply_changes(plan.root, plan.changes)
+    final = (tf / "main.tf").read_text()
+    assert "general = {" not in final and "spot = {" not in final and "karpenter = {" in final

@@ -239,3 +239,10 @@ def taken_over(ctx) -> set[str]:
     """The node groups a NodePool of the same name replaces (the install phase names them so)."""
     pools = {str((m.obj.get("metadata") or {}).get("name")) for m in ctx.manifests if m.kind == "NodePool"}
     return {g.name for g in (ctx.cas.groups if ctx.cas is not None else []) if g.name in pools}
+
+
+def on_fargate(ctx) -> bool:
+    """The controller runs on a Fargate profile (the root already uses Fargate and no group is chosen to stay):
+    every node group is then taken over."""
+    return bool(ctx.cas is not None and ctx.cas.fargate and ctx.cas.eks_modules + ctx.cas.fargate
+                and not ctx.options.node_group_keep)

@@ -163,15 +163,24 @@ class Installer:
             _find(res, "MIG-CAS-032", "warning", p, line, f"{what}: migrator cannot tell its node groups, so it writes "
                   "no NodePool for them", "write a NodePool for each of those groups by hand (docs/"
                   "from-cluster-autoscaler.md has the mapping), then drain and remove them like the others")
-        kept, why = convert.kept_group(shapes, self.ctx.options.node_group_keep)
-        if kept is None:
-            _find(res, "MIG-CAS-004", "error", cas0.path, cas0.line, f"no node group can stay for the controller: {why}",
-                  "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
-            return res
-        res.kept, res.kept_why = kept.group.name, why
-        _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,
-              f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
-              "choose another with --node-group-keep NAME")
+        if convert.on_fargate(self.ctx):
+            kept = None
+            res.kept, res.kept_why = "Fargate", "the root already runs Fargate profiles"
+            _find(res, "MIG-CAS-034", "info", self.cas.fargate[0][0],
+                  hclsrc.line_of(self.repo.text(self.cas.fargate[0][0]), self.cas.fargate[0][1].start),
+                  "the Karpenter controller runs on a Fargate profile of its own (the root already uses Fargate), so "
+                  "every node group is taken over", "keep a node group for it instead with --node-group-keep NAME")
+        else:
+            kept, why = convert.kept_group(shapes, self.ctx.options.node_group_keep)
+            if kept is None:
+                _find(res, "MIG-CAS-004", "error", cas0.path, cas0.line,
+                      f"no node group can stay for the controller: {why}",
+                      "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
+                return res
+            res.kept, res.kept_why = kept.group.name, why
+            _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,
+                  f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
+                  "choose another with --node-group-keep NAME")
         res.identity = "pod-identity" if _agent(self.repo, self.cas, self.ctx.owns) else "irsa"
         path = posixpath.join(d, "karpenter.tf") if d != "." else "karpenter.tf"
         if path in self.repo.files:
@@ -369,6 +378,8 @@ class Installer:
                 "The controller's IRSA trust (the module takes it as a source document)")
             out += doc.rstrip("\n").splitlines() + [""]
         self.res.targets = [(d, f"module.{name}")]
+        if kept is None:
+            out += self.fargate_profile(d, expr)
         if style != "terraform":
             return align_attributes("\n".join(out).rstrip("\n") + "\n")
         values: dict[str, Any] = {"settings": {"clusterName": "__MIG_0__", "interruptionQueue": "__MIG_1__"},
@@ -497,6 +508,43 @@ class Installer:
             return
         res.flux = [f"HelmRelease/{ns_meta}/karpenter-crd", f"HelmRelease/{ns_meta}/karpenter"]
 
+    # -- Fargate ----------------------------------------------------------------------------------------------------
+    def fargate_profile(self, d: str, expr: str) -> list[str]:
+        """The controller's own Fargate profile: an entry of the eks module's fargate_profiles, else an
+        aws_eks_fargate_profile beside the root's others (their pod execution role and subnets)."""
+        ns = INSTALL["namespace"]
+        for p, b in self.cas.fargate:
+            if b.type == "module" and (posixpath.dirname(p) or ".") == d:
+                e = b.attr("fargate_profiles")
+                if any(x.key == "karpenter" for x in e.entries):
+                    return []
+                text = self.repo.text(p)
+                last = e.entries[-1]
+                ind = text[line_start(text, last.start):last.start]
+                body = hclsrc.render_value({"selectors": [{"namespace": ns, "labels": {
+                    "app.kubernetes.io/name": "karpenter"}}]}, {}, ind)
+                pos = text.index("\n", last.end) + 1 if "\n" in text[last.end:] else len(text)
+                self.res.edits.append(TextEdit(p, pos, pos, to_newline(
+                    f"\n{ind}# the Karpenter controller (written by migrator)\n{ind}karpenter = {body}\n",
+                    self.repo.files[p].newline), RULE))
+                self.res.tagged.append(f"{b.address}.fargate_profiles")
+                return []
+        res_ = [b for p, b in self.cas.fargate if b.type == "resource"]
+        if not res_:
+            return []
+        first = res_[0]
+        role, subnets = first.attr("pod_execution_role_arn"), first.attr("subnet_ids")
+        lines = ['resource "aws_eks_fargate_profile" "karpenter" {', f"  cluster_name           = {expr}",
+                 '  fargate_profile_name   = "karpenter"']
+        if role is not None:
+            lines.append(f"  pod_execution_role_arn = {role.source}")
+        if subnets is not None:
+            lines.append(f"  subnet_ids             = {subnets.source}")
+        lines += ["", "  selector {", f'    namespace = "{ns}"', "    labels = {",
+                  '      "app.kubernetes.io/name" = "karpenter"', "    }", "  }", "}", ""]
+        self.res.targets.append((d, "aws_eks_fargate_profile.karpenter"))
+        return lines
+
     # -- Argo CD --------------------------------------------------------------------------------------------------
     def argocd(self, cas0, kept, cluster: str, names: dict[str, str], objects: list) -> None:
         """The charts as Argo CD installs Cluster Autoscaler: two Applications beside its Application (the CRDs one
@@ -534,10 +582,10 @@ class Installer:
 
     def chart_values(self, kept, cluster: str, names: dict[str, str]) -> dict:
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
-        group = _group_name_literal(kept.group)
+        group = _group_name_literal(kept.group) if kept is not None else None
         if group:
             match.append({"key": convert.GROUP_LABEL, "operator": "In", "values": [group]})
-        else:
+        elif kept is not None:
             _find(self.res, "MIG-CAS-019", "warning", kept.group.path, kept.group.line,
                   f"node group {kept.group.name}'s EKS name is not a literal, so the controller is only kept off "
                   "Karpenter's nodes, not pinned to the group",

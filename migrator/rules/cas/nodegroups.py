@@ -45,13 +45,16 @@ class Groups:
         if cas is None or not cas.groups or not convert.taken_over(self.ctx):
             return self.res
         shapes = [convert.shape(g) for g in cas.groups]
-        kept, _ = convert.kept_group(shapes, self.ctx.options.node_group_keep)
-        if kept is None:
-            return self.res
-        self.res.kept = kept.group.name
+        if convert.on_fargate(self.ctx):
+            kept = None
+        else:
+            kept, _ = convert.kept_group(shapes, self.ctx.options.node_group_keep)
+            if kept is None:
+                return self.res
+            self.res.kept = kept.group.name
         pools = convert.taken_over(self.ctx)
         for g in cas.groups:
-            if g is kept.group:
+            if kept is not None and g is kept.group:
                 if self.phase == "cutover":
                     self.size(g, KEEP_MIN, KEEP_MIN, keep=True)
                 continue
