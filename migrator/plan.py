@@ -281,7 +281,8 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         groups = ", ".join(g.name for g in ctx.cas.groups) or "none found"
         rp.state = f"Cluster Autoscaler ({ctx.cas.installs[0].address}), node groups: {groups}"
         if target is None:
-            rp.next = f"the move to Karpenter: migrator plan {shlex.quote(r)} --to latest"
+            rp.next = "the move to Karpenter: migrator plan <repository> " + \
+                (f"--root {shlex.quote(r)} " if multi else "") + "--to latest"
             note("MIG-CAS-001", "info", f"{'this root' if multi else 'the repository'} runs Cluster Autoscaler "
                                         f"({ctx.cas.installs[0].address}) and no Karpenter",
                  "plan the move to Karpenter with `migrator plan <path> --to latest` (or --to 1.<minor>)")
