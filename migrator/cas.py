@@ -127,7 +127,7 @@ def scan(repo: Repo) -> CasInventory:
                     (b.labels[:1] in (["aws_iam_policy"], ["aws_iam_role_policy"], ["aws_iam_policy_document"])):
                 inv.policies.append((p, b))
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")):
+        if not p.endswith((".yaml", ".yml")) and posixpath.basename(p) != "Kustomization":
             continue
         if _CAS.search(sf.text):
             _yaml_installs(repo, p, sf.text, inv)
@@ -150,6 +150,20 @@ def scan(repo: Repo) -> CasInventory:
     return inv
 
 
+def yaml_values(i: CasInstall) -> dict:
+    """Cluster Autoscaler's chart values written in YAML: Flux spec.values, an Argo CD source's helm.valuesObject, a
+    kustomize helmCharts entry's valuesInline ({} for other installs)."""
+    if i.obj is None:
+        return {}
+    if i.kind == "flux":
+        return (i.obj.get("spec") or {}).get("values") or {}
+    if i.kind == "kustomize":
+        return (value_at(i.obj, i.source) or {}).get("valuesInline") or {}
+    if i.kind == "argocd":
+        return ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
+    return {}
+
+
 def _priority_map(raw: Any) -> dict[int, list[str]]:
     """The expander's priorities: a map, or the YAML text of one (ConfigMap data, a values string)."""
     if isinstance(raw, str):
@@ -169,10 +183,8 @@ def _priority_map(raw: Any) -> dict[int, list[str]]:
 def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
     pe = FACTS["priority_expander"]
     for i in inv.installs:
-        if i.obj is not None and i.kind in ("flux", "argocd"):
-            values = ((i.obj.get("spec") or {}).get("values") or {}) if i.kind == "flux" else \
-                ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
-            got = _priority_map(values.get(pe["values_key"]))
+        if i.obj is not None and i.kind in ("flux", "argocd", "kustomize"):
+            got = _priority_map(yaml_values(i).get(pe["values_key"]))
             if got:
                 return got
         if i.block is not None:
@@ -210,6 +222,13 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                                                namespace=str((obj.get("spec") or {}).get("targetNamespace")
                                                              or meta.get("namespace") or "default"),
                                                name=str(meta.get("name", "cluster-autoscaler"))))
+        elif isinstance(obj.get("helmCharts"), list):          # a kustomization (kustomize build --enable-helm)
+            for i, item in enumerate(obj["helmCharts"]):
+                if isinstance(item, dict) and item.get("name") == FACTS["detect"]["chart"]:
+                    inv.installs.append(CasInstall("kustomize", p, doc.first_line + obj["helmCharts"].lc.item(i)[0] + 1,
+                                                   obj=obj, doc=doc, namespace=str(item.get("namespace") or "default"),
+                                                   name=str(item.get("releaseName") or item["name"]),
+                                                   source=("helmCharts", i)))
         elif kind in ("Application",) and str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
             spec = obj.get("spec") or {}
             for i, src in enumerate([spec.get("source")] + list(spec.get("sources") or [])):

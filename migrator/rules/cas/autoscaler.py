@@ -3,6 +3,7 @@
 HelmRelease (`spec.values.replicaCount`), a Deployment (`spec.replicas`)."""
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 from ...cas import CasInstall
@@ -26,6 +27,7 @@ class AutoscalerResult:
     targets: list[tuple[str, str]] = field(default_factory=list)       # (dir, address) for terraform -target
     deployments: list[tuple[str, str]] = field(default_factory=list)   # (namespace, name) to scale/delete by kubectl
     apps: list[str] = field(default_factory=list)                      # Argo CD Applications of Cluster Autoscaler
+    kustomizations: list[str] = field(default_factory=list)            # folders whose helmCharts install it
 
 
 def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | None, hclsrc.Expr | None]:
@@ -54,8 +56,8 @@ class Autoscaler:
 
     def run(self) -> AutoscalerResult:
         cas = self.ctx.cas
-        if cas is None or not cas.present or not (self.ctx.charts or self.ctx.manifests):
-            return self.res             # nothing to cut over to before Karpenter is in
+        if cas is None or not cas.present or not (self.ctx.charts or cas.clusters):
+            return self.res             # nothing to cut over to before Karpenter's chart is in (eksctl: by helm)
         if not convert.taken_over(self.ctx):
             return self.res             # Karpenter runs beside Cluster Autoscaler but took over no node group
         for ci in cas.installs:
@@ -65,6 +67,8 @@ class Autoscaler:
                 self.flux(ci)
             elif ci.kind == "argocd":
                 self.argocd(ci)
+            elif ci.kind == "kustomize":
+                self.kustomize(ci)
             else:
                 self.deployment(ci)
         if self.phase == "cleanup":
@@ -152,6 +156,48 @@ class Autoscaler:
         if str(current) == "0":
             return
         self._set(ci, text, ("spec", "source", "helm", "valuesObject", "replicaCount"), current)
+
+    def kustomize(self, ci: CasInstall) -> None:
+        text = self.repo.text(ci.path)
+        self.res.kustomizations.append(posixpath.dirname(ci.path) or ".")
+        item = ci.obj["helmCharts"][ci.source[1]]
+        if self.phase == "cleanup":
+            items = ci.obj["helmCharts"]
+            lines = text[ci.doc.start:].splitlines(keepends=True)
+            first = items.lc.item(ci.source[1])[0]
+            col = len(lines[first]) - len(lines[first].lstrip(" "))         # the dash's column
+            end = first + 1
+            while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > col):
+                end += 1
+            while end > first + 1 and not lines[end - 1].strip():
+                end -= 1
+            start_off = ci.doc.start + sum(len(x) for x in lines[:first])
+            self.res.edits.append(TextEdit(ci.path, start_off, ci.doc.start + sum(len(x) for x in lines[:end]), "",
+                                           RULE))
+            self.res.removed.append(f"helmCharts {ci.name} in {ci.path}")
+            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
+                                             f"helmCharts entry {ci.name} (Cluster Autoscaler) removed"))
+            return
+        if self.phase != "cutover":
+            return
+        current = (item.get("valuesInline") or {}).get("replicaCount")
+        if str(current) == "0":
+            return
+        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj, under=ci.source)
+        op = Op("set", ("valuesInline", "replicaCount"), value=0) if current is not None else \
+            Op("add", dst=("valuesInline", "replicaCount"), value=0)
+        out = keytree.rewrite(tree, [op])
+        if out.problems:
+            self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
+                                             f"helmCharts entry {ci.name}: cannot set valuesInline.replicaCount here",
+                                             f"scale Cluster Autoscaler to 0 by hand (valuesInline.replicaCount: 0)"))
+            return
+        nl = self.repo.files[ci.path].newline
+        for s_, e, t in out.edits:
+            self.res.edits.append(TextEdit(ci.path, s_, e, to_newline(t, nl), RULE))
+        self.res.scaled.append((f"helmCharts {ci.name}", ci.namespace, str(current if current is not None else 1)))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"helmCharts entry {ci.name}: Cluster Autoscaler scaled to 0 replicas"))
 
     def deployment(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import knowledge
-from ...cas import FACTS, CasInventory, NodeGroup
+from ...cas import FACTS, CasInventory, NodeGroup, yaml_values
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...model import Finding
 from ...modmajor import irsa_document
@@ -50,6 +50,7 @@ class InstallResult:
     cluster: str = ""                       # how the runbook names the cluster
     flux: list[str] = field(default_factory=list)   # HelmRelease/<ns>/<name> written (charts installed by Flux)
     argocd: list[str] = field(default_factory=list)  # Applications written (charts installed by Argo CD)
+    kustomize: str = ""                     # the kustomization whose helmCharts install the charts
     charts_file: str = ""
     sg_by_cli: bool = False                 # the node security group is tagged by the runbook's aws-cli command
     subnets_by_cli: bool = False            # no subnet declaration to tag in Terraform: the runbook tags them
@@ -189,7 +190,7 @@ class Installer:
             return res
         res.file = path
         nl = self.repo.files[cas0.path].newline
-        style = cas0.kind if cas0.kind in ("flux", "argocd") else "terraform"
+        style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize") else "terraform"
         kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
         if style != "terraform" and literal is None:
@@ -207,6 +208,8 @@ class Installer:
             self.flux(cas0, kept, literal, names, classes + pools)
         elif style == "argocd":
             self.argocd(cas0, kept, literal, names, classes + pools)
+        elif style == "kustomize":
+            self.kustomize(cas0, kept, literal, names, classes + pools)
         elif not kubectl:
             res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
@@ -313,7 +316,7 @@ class Installer:
                             out[m.group(1)] = m.group(2)
                 continue
             if i.obj is not None:
-                args = ((i.obj.get("spec") or {}).get("values") or {}).get("extraArgs") or {}
+                args = yaml_values(i).get("extraArgs") or {}
                 out.update({str(k): v for k, v in args.items() if isinstance(v, (str, int))})
             if i.block is None:
                 continue
@@ -507,6 +510,46 @@ class Installer:
         if not self.write_beside(cas0, docs, objects, list_objects=False):
             return
         res.flux = [f"HelmRelease/{ns_meta}/karpenter-crd", f"HelmRelease/{ns_meta}/karpenter"]
+
+    # -- kustomize helmCharts -------------------------------------------------------------------------------------
+    def kustomize(self, cas0, kept, cluster: str, names: dict[str, str], objects: list) -> None:
+        """The charts as entries of the same `helmCharts:` list (kustomize build --enable-helm), after Cluster
+        Autoscaler's; the NodePools in a file beside it that the runbook applies once the CRDs are in."""
+        res = self.res
+        text = self.repo.text(cas0.path)
+        items = cas0.obj["helmCharts"]
+        last = len(items) - 1
+        lines = text[cas0.doc.start:].splitlines(keepends=True)
+        first_line = items.lc.item(0)[0]
+        col = len(lines[first_line]) - len(lines[first_line].lstrip(" "))        # the dash's column
+        # the end of the list: after the last item's lines (deeper than the dash, or blank)
+        end = items.lc.item(last)[0] + 1
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > col):
+            end += 1
+        while end > items.lc.item(last)[0] + 1 and not lines[end - 1].strip():
+            end -= 1
+        pos = cas0.doc.start + sum(len(x) for x in lines[:end])
+        entries = [{"name": "karpenter-crd", "repo": INSTALL["chart_repository"], "version": self.target,
+                    "releaseName": "karpenter-crd", "namespace": INSTALL["namespace"]},
+                   {"name": "karpenter", "repo": INSTALL["chart_repository"], "version": self.target,
+                    "releaseName": "karpenter", "namespace": INSTALL["namespace"], "includeCRDs": False,
+                    "valuesInline": self.chart_values(kept, cluster, names)}]
+        body = yamlsrc.Emitter().emit(convert._cm({"helmCharts": entries})).text.split("\n", 1)[1]
+        body = "".join(" " * col + ln[2:] + "\n" if ln.startswith("  ") else ln + "\n"
+                       for ln in body.rstrip("\n").splitlines()) if col != 2 else body
+        nl = self.repo.files[cas0.path].newline
+        sep = "" if text[:pos].endswith("\n") else "\n"
+        res.edits.append(TextEdit(cas0.path, pos, pos, to_newline(sep + body, nl), RULE))
+        pools = posixpath.join(posixpath.dirname(cas0.path), "karpenter-nodepools.yaml")
+        if pools in self.repo.files:
+            _find(res, "MIG-CAS-006", "error", pools, 1, f"{pools} already exists; migrator writes the NodePools there",
+                  "rename that file, then run migrator again")
+            res.edits.clear()
+            return
+        res.edits.append(NewFile(pools, to_newline("---\n".join(yamlsrc.Emitter().emit(o).text for o in objects), nl),
+                                 RULE))
+        res.objects_file = pools
+        res.kustomize = posixpath.dirname(cas0.path) or "."
 
     # -- Fargate ----------------------------------------------------------------------------------------------------
     def fargate_profile(self, d: str, expr: str) -> list[str]:

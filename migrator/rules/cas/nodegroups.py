@@ -42,8 +42,8 @@ class Groups:
 
     def run(self) -> GroupsResult:
         cas = self.ctx.cas
-        if cas is None or not cas.groups or not convert.taken_over(self.ctx):
-            return self.res
+        if cas is None or not cas.groups or not convert.taken_over(self.ctx) or not (self.ctx.charts or cas.clusters):
+            return self.res             # no group is drained before Karpenter's chart is in (eksctl: by helm)
         shapes = [convert.shape(g) for g in cas.groups]
         if convert.on_fargate(self.ctx):
             kept = None

@@ -1,6 +1,7 @@
 """Runbook steps of the Cluster Autoscaler hop (knowledge/runbook.yaml `cas->v1`)."""
 from __future__ import annotations
 
+import posixpath
 import shlex
 
 from ...cas import FACTS
@@ -48,7 +49,10 @@ def steps(hop: dict, ctx) -> list[Step]:
         "removed": ", ".join(cln_cas.removed + cln_groups.removed) or "nothing",
         "cleanup_apply": " && ".join(f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
                                      for n, name in cln_cas.deployments)
-                         or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else ""),
+                         or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else
+                             "kubectl delete deployment,service,serviceaccount,role,rolebinding,clusterrole,"
+                             "clusterrolebinding,poddisruptionbudget -A -l app.kubernetes.io/instance="
+                             f"{shlex.quote(cas0.name)}" if cas_kind == "kustomize" else ""),
         "sg_note": (" and, by the aws-cli commands below, " + ("the node groups' subnets and " if inst.subnets_by_cli
                                                                  and inst.style != "eksctl" else "")
                     + "the cluster security group") if inst.sg_by_cli else "",
@@ -139,11 +143,13 @@ def steps(hop: dict, ctx) -> list[Step]:
         apps = [w for how, w in deployers(ctx.repo, cas0.path) if how == "argocd"]
         parent = f"argocd app sync {shlex.quote(apps[0])}" if apps else ""
     values["argo_parent_sync"] = parent
-    chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["helm"] if inst.style == "eksctl" \
-        else ["terraform"]
+    values["cas_kustomization"] = shlex.quote(posixpath.dirname(cas0.path) or ".") if cas0 is not None else "."
+    chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
+        ["helm"] if inst.style == "eksctl" else ["terraform"]
     kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
     aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (ctx.cas and ctx.cas.clusters and not
                                                                                   ctx.cas.eks_modules) else ["terraform"]
     flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
-                "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"]}.get(cas_kind, ["terraform"])}
+                "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
+                               "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
