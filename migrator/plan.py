@@ -19,7 +19,6 @@ from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
-from .cas import scan as cas_scan
 from .roots import SKIP_KINDS, Fleet, rollout_key, tier_of
 from .rules import registry
 from .validate import reparse
@@ -27,7 +26,6 @@ from .validate import reparse
 HOPS = knowledge.load("hops")
 ERAS = route.ERAS
 DONE = float("inf")
-CAS_ERA = next(h["from"] for h in HOPS["hops"] if h.get("requires_target"))    # Cluster Autoscaler, before any API
 # alpha kind -> the beta kind that succeeds it (knowledge/v1beta1.yaml `kinds`), for where a root stands
 SUCCESSOR = {k: v["to"]["kind"] for k, v in knowledge.load("v1beta1")["kinds"].items() if k != "Machine"}
 
@@ -182,7 +180,6 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels
         ctx.chart_version = route.chart_version(repo, mine, owns) or rendered_version(repo, owns)
-        ctx.cas = cas_scan(repo).owned(owns)
         out.append((r, ctx))
     return out
 
@@ -268,24 +265,24 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS]
     objects_era = route.objects_era(ctx.manifests)
     era = route.current_era(ctx.manifests, ctx.chart_version)
-    autoscaler = not ms and ctx.chart_version is None and not ctx.charts and ctx.cas is not None and ctx.cas.present
-    if autoscaler:
-        era = CAS_ERA
+    entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
+    if not ms and ctx.chart_version is None and not ctx.charts:
+        entry = next(((h, st) for h in registry.entry_hops() if (st := registry.standing(h, ctx))), None)
+    if entry is not None:
+        era = entry[0]["from"]
     rp = RootPlan(r, _objects(ms), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
     who = f"cluster root {r}: " if multi else ""
 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
-    if autoscaler:
-        groups = ", ".join(g.name for g in ctx.cas.groups) or "none found"
-        rp.state = f"Cluster Autoscaler ({ctx.cas.installs[0].address}), node groups: {groups}"
+    if entry is not None:
+        rp.state = entry[1]["state"]
         if target is None:
-            rp.next = "the move to Karpenter: migrator plan <repository> " + \
+            rp.next = f"{entry[1]['move']}: migrator plan <repository> " + \
                 (f"--root {shlex.quote(r)} " if multi else "") + "--to latest"
-            note("MIG-CAS-001", "info", f"{'this root' if multi else 'the repository'} runs Cluster Autoscaler "
-                                        f"({ctx.cas.installs[0].address}) and no Karpenter",
-                 "plan the move to Karpenter with `migrator plan <path> --to latest` (or --to 1.<minor>)")
+            code, message, manual = entry[1]["note"]
+            note(code, "info", f"{'this root' if multi else 'the repository'} {message}", manual)
             return rp
 
     latest = route.parse_target("latest")
@@ -294,7 +291,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     chain = route.hops_between(era, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
     for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
-        if finishing.get("requires_target") and (target is None or not (ctx.cas and ctx.cas.present)):
+        if finishing.get("requires_target") and (target is None or not registry.present(finishing, ctx)):
             continue
         if _has_work(finishing, ctx, finishing["finish_phases"]):
             chain = [finishing] + chain
@@ -424,7 +421,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     step) and `ranks` (every root's step in the first pass)."""
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
-    fleet = Fleet(repo, manifests, charts + scan_rendered(repo), cas_scan(repo).installs)
+    fleet = Fleet(repo, manifests, charts + scan_rendered(repo), registry.root_markers(repo))
     plan = Plan(root=repo.root)
     plan.all_roots = sorted(fleet.planned, key=rollout_key)
     selected = _select(plan.all_roots, only)

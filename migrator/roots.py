@@ -82,12 +82,12 @@ def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
 class Fleet:
     """The cluster roots of a repository and, for every file, the roots that use it."""
 
-    def __init__(self, repo: Repo, manifests: list[Manifest], charts: list, autoscalers: list = ()):
+    def __init__(self, repo: Repo, manifests: list[Manifest], charts: list, markers: list[str] = ()):
         self.repo = repo
         objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
         installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
-        # a cluster still on Cluster Autoscaler (no Karpenter in its folder yet) is a root too
-        installs |= {d for d in (posixpath.dirname(a.path) or "." for a in autoscalers)
+        # a cluster with no Karpenter yet that an entry hop starts from (Cluster Autoscaler's install) is a root too
+        installs |= {d for d in (posixpath.dirname(p) or "." for p in markers)
                      if not any(inside(d, x) or inside(x, d) for x in objects | installs)}
         self.shared: dict[str, set[str]] = {}       # shared folder -> the directories that use it
         # a Terraform module called by relative source stands for the root modules that call it

@@ -119,8 +119,9 @@ def test_no_kubectl_provider_writes_yaml_and_says_so(tf):
     main = tf / "main.tf"
     main.write_text(main.read_text().replace("  name               = local.name\n", "  name               = var.name\n"))
     plan = make_plan(tf, to="latest")
-    assert "${module.karpenter.node_iam_role_name}" in _new(plan, "karpenter-nodepools.yaml")
+    assert "karpenter-nodepools.yaml" not in [c.path for c in plan.changes]           # never a file of placeholders
     assert [f.severity for f in plan.findings if f.code == "MIG-CAS-007"] == ["warning"]
+    assert not plan.has_errors
 
 
 def test_what_cannot_be_carried_is_reported(tf):
@@ -263,3 +264,22 @@ def test_a_root_on_fargate_runs_the_controller_on_its_own_profile(tf):
         apply_changes(plan.root, plan.changes)
     final = (tf / "main.tf").read_text()
     assert "general = {" not in final and "spot = {" not in final and "karpenter = {" in final
+
+
+def test_cluster_name_followed_through_a_variable_default(tf):
+    v = tf / "versions.tf"
+    v.write_text(re.sub(r"    kubectl = \{.*?\n    \}\n", "", v.read_text(), flags=re.S))
+    main = tf / "main.tf"
+    main.write_text(main.read_text().replace("  name               = local.name\n", "  name               = var.name\n")
+                    + '\nvariable "name" {\n  type    = string\n  default = "shop-eu"\n}\n')
+    plan = make_plan(tf, to="latest")
+    assert "  role: shop-eu-karpenter-node\n" in _new(plan, "karpenter-nodepools.yaml")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-007"]
+
+
+def test_no_cluster_declaration_is_a_warning_not_a_stop(tmp_path):
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "cas-flux" / "input" / "clusters", root / "clusters")
+    plan = make_plan(root, to="latest")
+    assert [(f.code, f.severity) for f in plan.findings if f.code == "MIG-CAS-002"] == [("MIG-CAS-002", "warning")]
+    assert plan.changes == [] and not plan.has_errors

@@ -76,7 +76,7 @@ class Context:
     target: Any = None                     # path.Target this run moves towards
     all_manifests: list = field(default_factory=list)   # every root's objects (a chart-only root's fallback)
     chart_version: str | None = None       # the controller chart version this root pins, if static
-    cas: Any = None                        # cas.CasInventory: Cluster Autoscaler and node groups of this root
+    entry: dict = field(default_factory=dict)   # an entry hop's own view of the root, kept by its package
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"
@@ -113,3 +113,23 @@ def next_phase(hop: dict, ctx: Context) -> str | None:
 def steps(hop: dict, ctx: Context) -> list[Step]:
     """The whole ordered runbook of the hop (the hop package builds it from its step table)."""
     return hop_package(hop).steps(hop, ctx)
+
+
+def entry_hops() -> list[dict]:
+    """Hops that start before any Karpenter (knowledge/hops.yaml `requires_target`): planned only when asked for."""
+    return [h for h in HOPS["hops"] if h.get("requires_target") and h.get("implemented")]
+
+
+def standing(hop: dict, ctx: Context) -> dict | None:
+    """How a root stands at an entry hop's start (its package's `standing`): {state, note} or None."""
+    return hop_package(hop).standing(ctx)
+
+
+def present(hop: dict, ctx: Context) -> bool:
+    """Whether what an entry hop moves away from is still in the root (its last phases still have a reason to run)."""
+    return hop_package(hop).present(ctx)
+
+
+def root_markers(repo: Repo) -> list[str]:
+    """Files that make a folder a cluster root before any Karpenter is there (each entry hop's package)."""
+    return [p for h in entry_hops() for p in hop_package(h).root_markers(repo)]

@@ -2,33 +2,38 @@
 
 Phases (knowledge/hops.yaml): `install` (Karpenter next to Cluster Autoscaler, NodePools from the node groups),
 `cutover` (Cluster Autoscaler to zero, the replaced node groups to zero nodes), `cleanup` (Cluster Autoscaler, its IAM
-and the replaced node groups removed). Facts in knowledge/cas.yaml; inventory in migrator/cas.py.
+and the replaced node groups removed). Facts in knowledge/cas.yaml; inventory in migrator/cas.py. As an entry hop the
+package also tells orchestration where such roots are (`root_markers`) and how one stands (`standing`, `present`).
 """
 from __future__ import annotations
 
+from ...cas import scan
 from . import autoscaler, karpenter, nodegroups, workloads
+from .convert import inventory
 from .runbook import steps  # noqa: F401
 
-
-def _karpenter(ctx, phase: str, done: dict):
-    return karpenter.run(ctx, phase)
-
-
-def _autoscaler(ctx, phase: str, done: dict):
-    return autoscaler.run(ctx, phase)
-
-
-def _nodegroups(ctx, phase: str, done: dict):
-    return nodegroups.run(ctx, phase)
-
-
-def _workloads(ctx, phase: str, done: dict):
-    return workloads.run(ctx, phase, done)
-
-
 RULES = {
-    "cas/karpenter": (karpenter, _karpenter),
-    "cas/autoscaler": (autoscaler, _autoscaler),
-    "cas/nodegroups": (nodegroups, _nodegroups),
-    "cas/workloads": (workloads, _workloads),
+    "cas/karpenter": (karpenter, karpenter.run),
+    "cas/autoscaler": (autoscaler, autoscaler.run),
+    "cas/nodegroups": (nodegroups, nodegroups.run),
+    "cas/workloads": (workloads, workloads.run),
 }
+
+
+def root_markers(repo) -> list[str]:
+    return [i.path for i in scan(repo).installs]
+
+
+def present(ctx) -> bool:
+    return inventory(ctx).present
+
+
+def standing(ctx) -> dict | None:
+    inv = inventory(ctx)
+    if not inv.present:
+        return None
+    where = inv.installs[0].address
+    return {"state": f"Cluster Autoscaler ({where}), node groups: {', '.join(g.name for g in inv.groups) or 'none found'}",
+            "move": "the move to Karpenter",
+            "note": ("MIG-CAS-001", f"runs Cluster Autoscaler ({where}) and no Karpenter",
+                     "plan the move to Karpenter with `migrator plan <path> --to latest` (or --to 1.<minor>)")}

@@ -55,7 +55,7 @@ class Autoscaler:
         self._gone: dict[str, list[hclsrc.Block]] = {}      # cleanup: blocks to remove, per file
 
     def run(self) -> AutoscalerResult:
-        cas = self.ctx.cas
+        cas = convert.inventory(self.ctx)
         if cas is None or not cas.present or not (self.ctx.charts or cas.clusters):
             return self.res             # nothing to cut over to before Karpenter's chart is in (eksctl: by helm)
         if not convert.taken_over(self.ctx):
@@ -284,5 +284,5 @@ def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> lis
     return [TextEdit(path, s, e, "", rule) for s, e in merged]
 
 
-def run(ctx, phase: str) -> AutoscalerResult:
+def run(ctx, phase: str, done: dict | None = None) -> AutoscalerResult:
     return Autoscaler(ctx, phase).run()

@@ -8,7 +8,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge
-from ...cas import NodeGroup
+from ...cas import CasInventory, NodeGroup, scan
 from ...model import Finding
 
 FACTS = knowledge.load("cas")
@@ -199,8 +199,7 @@ def nodeclass(s: Shape, name: str, role: str, discovery: str) -> CommentedMap:
     disk = s.disk_gib or s.default_disk
     if disk and disk != FACTS["karpenter_default_disk_gib"]:
         spec["blockDeviceMappings"] = [{"deviceName": FACTS["root_device"][s.alias],
-                                        "ebs": {"volumeSize": f"{disk}Gi", "volumeType": "gp3",
-                                                "encrypted": True}}]
+                                        "ebs": {"volumeSize": f"{disk}Gi", **FACTS["default_volume"]}}]
     return _cm({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name},
                 "spec": spec})
 
@@ -238,11 +237,17 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
 def taken_over(ctx) -> set[str]:
     """The node groups a NodePool of the same name replaces (the install phase names them so)."""
     pools = {str((m.obj.get("metadata") or {}).get("name")) for m in ctx.manifests if m.kind == "NodePool"}
-    return {g.name for g in (ctx.cas.groups if ctx.cas is not None else []) if g.name in pools}
+    return {g.name for g in (inventory(ctx).groups) if g.name in pools}
 
 
 def on_fargate(ctx) -> bool:
     """The controller runs on a Fargate profile (the root already uses Fargate and no group is chosen to stay):
     every node group is then taken over."""
-    return bool(ctx.cas is not None and ctx.cas.fargate and ctx.cas.eks_modules + ctx.cas.fargate
-                and not ctx.options.node_group_keep)
+    return bool(inventory(ctx).fargate) and not ctx.options.node_group_keep
+
+
+def inventory(ctx) -> CasInventory:
+    """This root's Cluster Autoscaler, node groups and their IAM (scanned once per run, kept on the context)."""
+    if "cas" not in ctx.entry:
+        ctx.entry["cas"] = scan(ctx.repo).owned(ctx.owns)
+    return ctx.entry["cas"]

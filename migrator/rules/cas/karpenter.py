@@ -128,7 +128,7 @@ class Installer:
     def __init__(self, ctx):
         self.ctx = ctx
         self.repo = ctx.repo
-        self.cas: CasInventory = ctx.cas
+        self.cas: CasInventory = convert.inventory(ctx)
         self.res = InstallResult()
         self.target = ctx.target.chart if ctx.target is not None and ctx.target.chart else knowledge.load("minors")["newest"]
 
@@ -145,43 +145,22 @@ class Installer:
         if expr is None and self.cas.clusters:
             return self.eksctl(cas0)
         if expr is None:
-            _find(res, "MIG-CAS-002", "error", cas0.path, cas0.line,
+            _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: no terraform-aws-modules/eks module or aws_eks_cluster in the repository, so "
                   "migrator cannot tell which cluster to install Karpenter into",
-                  "follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand (eksctl and hand-made "
-                  "clusters are not planned by this version of migrator)")
+                  "declare the cluster in this root (Terraform or an eksctl ClusterConfig), or follow the Karpenter "
+                  "guide 'Migrating from Cluster Autoscaler' by hand; nothing is written for this root")
             return res
         res.cluster = expr
         shapes = [convert.shape(g) for g in self.cas.groups]
         if not shapes:
-            _find(res, "MIG-CAS-003", "error", cas0.path, cas0.line,
+            _find(res, "MIG-CAS-003", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: no node group found in this root; migrator writes NodePools from node groups",
                   "write the NodePools by hand (docs/from-cluster-autoscaler.md), or declare the node groups in this root")
             return res
-        for s in shapes:
-            res.findings.extend(s.notes)
-        for p, line, what in self.cas.unread:
-            _find(res, "MIG-CAS-032", "warning", p, line, f"{what}: migrator cannot tell its node groups, so it writes "
-                  "no NodePool for them", "write a NodePool for each of those groups by hand (docs/"
-                  "from-cluster-autoscaler.md has the mapping), then drain and remove them like the others")
-        if convert.on_fargate(self.ctx):
-            kept = None
-            res.kept, res.kept_why = "Fargate", "the root already runs Fargate profiles"
-            _find(res, "MIG-CAS-034", "info", self.cas.fargate[0][0],
-                  hclsrc.line_of(self.repo.text(self.cas.fargate[0][0]), self.cas.fargate[0][1].start),
-                  "the Karpenter controller runs on a Fargate profile of its own (the root already uses Fargate), so "
-                  "every node group is taken over", "keep a node group for it instead with --node-group-keep NAME")
-        else:
-            kept, why = convert.kept_group(shapes, self.ctx.options.node_group_keep)
-            if kept is None:
-                _find(res, "MIG-CAS-004", "error", cas0.path, cas0.line,
-                      f"no node group can stay for the controller: {why}",
-                      "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
-                return res
-            res.kept, res.kept_why = kept.group.name, why
-            _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,
-                  f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
-                  "choose another with --node-group-keep NAME")
+        kept, ok = self.settle(shapes, cas0, fargate=convert.on_fargate(self.ctx))
+        if not ok:
+            return res
         res.identity = "pod-identity" if _agent(self.repo, self.cas, self.ctx.owns) else "irsa"
         path = posixpath.join(d, "karpenter.tf") if d != "." else "karpenter.tf"
         if path in self.repo.files:
@@ -194,9 +173,11 @@ class Installer:
         kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
         if style != "terraform" and literal is None:
-            _find(res, "MIG-CAS-018", "error", cas0.path, cas0.line,
-                  f"{cas0.address}: migrator cannot tell the cluster's name as a literal (the Flux values and the "
-                  "NodePools need it)", "set autoDiscovery.clusterName in Cluster Autoscaler's values, then run again")
+            _find(res, "MIG-CAS-018", "warning", cas0.path, cas0.line,
+                  f"{cas0.address}: migrator cannot tell the cluster's name as one literal (the chart values and the "
+                  "NodePools outside Terraform need it); nothing is written for this root",
+                  "set autoDiscovery.clusterName in Cluster Autoscaler's values (or the cluster's name in Terraform), "
+                  "then run again")
             return res
         names = self.fixed_names(expr, literal)
         pools, classes = self.objects(shapes, expr, literal, names)
@@ -210,19 +191,52 @@ class Installer:
             self.argocd(cas0, kept, literal, names, classes + pools)
         elif style == "kustomize":
             self.kustomize(cas0, kept, literal, names, classes + pools)
+        elif not kubectl and literal is None:
+            res.pools.clear()
+            _find(res, "MIG-CAS-007", "warning", path, 1,
+                  "the root has no kubectl provider and does not state the cluster's name as one literal, so the "
+                  "NodePools and EC2NodeClasses have no place to be written with real names: none is written (and no "
+                  "node group is drained until they exist)",
+                  "add the kubectl provider (alekc/kubectl) to the root's required_providers, or give the cluster "
+                  "a literal name (or variable default), then run migrator again")
         elif not kubectl:
             res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
-            if literal is None:
-                _find(res, "MIG-CAS-007", "warning", res.objects_file, 1,
-                      "the root has no kubectl provider: the NodePools and EC2NodeClass are written to this file with "
-                      "the cluster and node role names as placeholders ${...}",
-                      "replace the placeholders with the cluster name and the module's node_iam_role_name output, "
-                      "then apply the file with kubectl after terraform apply (the runbook shows the commands)")
         self.tags(d, expr)
         self.provider_pin(d)
         return res
+
+    def settle(self, shapes: list, cas0, fargate: bool = False) -> tuple[Any, bool]:
+        """The node groups' notes, the groups migrator cannot read, and where the controller runs: (the shape of
+        the group that stays, or None on Fargate; whether the install can go on)."""
+        res = self.res
+        for s in shapes:
+            res.findings.extend(s.notes)
+        for p, line, what in self.cas.unread:
+            _find(res, "MIG-CAS-032", "warning", p, line, f"{what}: migrator cannot tell its node groups, so it writes "
+                  "no NodePool for them", "write a NodePool for each of those groups by hand (docs/"
+                  "from-cluster-autoscaler.md has the mapping), then drain and remove them like the others")
+        if fargate:
+            res.kept, res.kept_why = "Fargate", "the root already runs Fargate profiles"
+            p, b = self.cas.fargate[0]
+            _find(res, "MIG-CAS-034", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
+                  "the Karpenter controller runs on a Fargate profile of its own (the root already uses Fargate), so "
+                  "every node group is taken over", "keep a node group for it instead with --node-group-keep NAME")
+            return None, True
+        chosen = self.ctx.options.node_group_keep
+        kept, why = convert.kept_group(shapes, chosen)
+        if kept is None:
+            # a group the user named that is not there is a wrong input; no group fit to stay is a decision to make
+            _find(res, "MIG-CAS-004", "error" if chosen else "warning", cas0.path, cas0.line,
+                  f"no node group can stay for the controller: {why}; nothing is installed",
+                  "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
+            return None, False
+        res.kept, res.kept_why = kept.group.name, why
+        _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,
+              f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
+              "choose another with --node-group-keep NAME")
+        return kept, True
 
     def terraform_dir(self, cas0) -> str:
         """Where the cluster is declared in Terraform: the eks module's folder, an aws_eks_cluster's, the node
@@ -237,8 +251,9 @@ class Installer:
         return dirs[0] if dirs else d
 
     def cluster_literal(self, d: str, cas0) -> str | None:
-        """The cluster's name as a literal: the cluster's own name attribute (or a local it reads), else the
-        autoDiscovery.clusterName Cluster Autoscaler is given."""
+        """The cluster's name as a literal: the cluster's own name attribute, followed through locals, variable
+        defaults and tfvars (one value only), else the autoDiscovery.clusterName Cluster Autoscaler is given."""
+        from ...resolve import definition_sites
         for p, b in list(self.cas.eks_modules) + [(p, b) for p, b in self.repo.blocks("resource", "aws_eks_cluster")]:
             if (posixpath.dirname(p) or ".") != d:
                 continue
@@ -248,23 +263,20 @@ class Installer:
                     continue
                 if e.literal():
                     return str(e.literal())
-                m = re.fullmatch(r"local\.([A-Za-z0-9_]+)", e.source.strip())
-                if m:
-                    for lp, lb in self.repo.blocks("locals"):
-                        if (posixpath.dirname(lp) or ".") == d and lb.attr(m.group(1)) is not None \
-                                and lb.attr(m.group(1)).literal():
-                            return str(lb.attr(m.group(1)).literal())
-        if cas0.obj is not None:
-            v = (((cas0.obj.get("spec") or {}).get("values") or {}).get("autoDiscovery") or {}).get("clusterName")
-            if isinstance(v, str) and v and "${" not in v:
-                return v
+                sites, _ = definition_sites(self.repo, p, e)
+                values = {str(x.value) for x in sites if self.ctx.owns(x.path) and x.value and "${" not in str(x.value)}
+                if len(values) == 1:
+                    return values.pop()
+        v = yaml_values(cas0).get("autoDiscovery", {}).get("clusterName") if cas0.obj is not None else None
+        if isinstance(v, str) and v and "${" not in v:
+            return v
         return None
 
     @staticmethod
     def fixed_names(expr: str, literal: str | None) -> dict[str, str]:
         """Names the Terraform module is given so that files outside Terraform can name them."""
         base = literal if literal is not None else "${" + expr + "}"
-        return {"node_role": f"{base}-karpenter-node", "queue": f"{base}-karpenter"}
+        return {k: base + suffix for k, suffix in INSTALL["fixed_names"].items()}
 
     # -- objects --------------------------------------------------------------------------------------------------
     def objects(self, shapes, expr: str, literal: str | None, names: dict[str, str]):
@@ -433,20 +445,12 @@ class Installer:
         res.style, res.cluster, res.cluster_literal = "eksctl", cluster, cluster
         shapes = [convert.shape(g) for g in self.cas.groups if g.source == "eksctl"]
         if not shapes:
-            _find(res, "MIG-CAS-003", "error", path, doc.first_line + 1, f"the ClusterConfig of {cluster} declares no "
+            _find(res, "MIG-CAS-003", "warning", path, doc.first_line + 1, f"the ClusterConfig of {cluster} declares no "
                   "node groups; migrator writes NodePools from node groups", "write the NodePools by hand")
             return res
-        for s_ in shapes:
-            res.findings.extend(s_.notes)
-        kept, why = convert.kept_group(shapes, self.ctx.options.node_group_keep)
-        if kept is None:
-            _find(res, "MIG-CAS-004", "error", cas0.path, cas0.line, f"no node group can stay for the controller: {why}",
-                  "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
+        kept, ok = self.settle(shapes, cas0)
+        if not ok:
             return res
-        res.kept, res.kept_why = kept.group.name, why
-        _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,
-              f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
-              "choose another with --node-group-keep NAME")
         addons = {str(a.get("name")) for a in cfg.get("addons") or [] if isinstance(a, dict)}
         res.identity = "pod-identity" if MODULE["agent"]["addon"] in addons else "irsa"
         mode = str((cfg.get("accessConfig") or {}).get("authenticationMode") or "API_AND_CONFIG_MAP")
@@ -789,7 +793,7 @@ def _tokenised(o: Any) -> Any:
     return o
 
 
-def run(ctx, phase: str) -> InstallResult:
+def run(ctx, phase: str, done: dict | None = None) -> InstallResult:
     if phase == "cutover":
         return _list_nodepools(ctx)
     if phase != PHASE:
@@ -802,7 +806,7 @@ def run(ctx, phase: str) -> InstallResult:
 def _list_nodepools(ctx) -> InstallResult:
     """Cutover, Flux: the NodePools file written at install joins the kustomization beside Cluster Autoscaler's."""
     res = InstallResult(done=True)
-    cas = ctx.cas
+    cas = convert.inventory(ctx)
     for ci in (cas.installs if cas is not None else []):
         if ci.kind != "flux":
             continue

@@ -41,7 +41,7 @@ class Groups:
         self.res = GroupsResult()
 
     def run(self) -> GroupsResult:
-        cas = self.ctx.cas
+        cas = convert.inventory(self.ctx)
         if cas is None or not cas.groups or not convert.taken_over(self.ctx) or not (self.ctx.charts or cas.clusters):
             return self.res             # no group is drained before Karpenter's chart is in (eksctl: by helm)
         shapes = [convert.shape(g) for g in cas.groups]
@@ -152,7 +152,7 @@ class Groups:
         return offset(first), offset(end)
 
     def _cluster_obj(self, g: NodeGroup):
-        return next(o for p, d, o in self.ctx.cas.clusters if p == g.path and d.start == g.doc.start)
+        return next(o for p, d, o in convert.inventory(self.ctx).clusters if p == g.path and d.start == g.doc.start)
 
     def _module_sizes(self, g: NodeGroup, text: str, want: dict) -> None:
         self._set_attrs(g.path, text, {x.key: x.value for x in g.entry.value.entries}, want,
@@ -215,5 +215,5 @@ def _plain(b: hclsrc.Block) -> dict:
     return {k: a.expr for k, a in b.attributes.items()}
 
 
-def run(ctx, phase: str) -> GroupsResult:
+def run(ctx, phase: str, done: dict | None = None) -> GroupsResult:
     return Groups(ctx, phase).run()

@@ -7,6 +7,7 @@ import shlex
 from ...cas import FACTS
 from ...model import Step
 from ..v1.runbook import build
+from . import convert
 
 
 def steps(hop: dict, ctx) -> list[Step]:
@@ -23,7 +24,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     charts = [t for t in inst.targets if t[1].startswith("helm_release.")]
     objects = [t for t in inst.targets if t[1].startswith("kubectl_manifest.")]
     cas_ns = next((n for _, n, _ in cut_cas.scaled), ns)
-    cas0 = ctx.cas.installs[0] if ctx.cas is not None and ctx.cas.installs else None
+    inv = convert.inventory(ctx)
+    cas0 = inv.installs[0] if inv.installs else None
     cas_kind = cas0.kind if cas0 else "terraform"
     values = {
         "module_version": FACTS["install"]["module_version"], "identity": {"pod-identity": "EKS Pod Identity",
@@ -37,8 +39,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "workload_apply": " && ".join(f"kubectl apply -f {shlex.quote(f)}" for f in sorted(set(wl.files))),
         "cas_namespace": cas_ns,
         "cas_replicas": ", ".join(f"{a}: {r}" for a, _, r in cut_cas.scaled) or "as before",
-        "cas_scale": " && ".join(sorted({f"kubectl apply -f {shlex.quote(i.path)}" for i in (ctx.cas.installs if ctx.cas
-                                                                                       else []) if i.kind == "deployment"})),
+        "cas_scale": " && ".join(sorted({f"kubectl apply -f {shlex.quote(i.path)}" for i in inv.installs
+                                         if i.kind == "deployment"})),
         "drained": ", ".join(g for g, *_ in cut_groups.drained) or "none",
         "group_scale": " && ".join(
             "aws eks update-nodegroup-config --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
@@ -76,7 +78,7 @@ def steps(hop: dict, ctx) -> list[Step]:
              "remove-cas": [e.path for e in cln_cas.edits + cln_groups.edits]}
     eks = FACTS["install"]["eksctl"]
     literal = inst.cluster_literal or next((str((o.get("metadata") or {}).get("name")) for _, _, o in
-                                            (ctx.cas.clusters if ctx.cas else []) if (o.get("metadata") or {}).get("name")), "")
+                                            inv.clusters if (o.get("metadata") or {}).get("name")), "")
     cluster = shlex.quote(literal) if literal else '"${CLUSTER_NAME}"'
     acct = "${AWS_ACCOUNT_ID}"
     node_role_arn = f"arn:aws:iam::{acct}:role/" + eks["node_role"].format(cluster=literal or "${CLUSTER_NAME}")
@@ -147,8 +149,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
         ["helm"] if inst.style == "eksctl" else ["terraform"]
     kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
-    aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (ctx.cas and ctx.cas.clusters and not
-                                                                                  ctx.cas.eks_modules) else ["terraform"]
+    aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (inv.clusters and not inv.eks_modules) else ["terraform"]
     flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
                 "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
                                "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}

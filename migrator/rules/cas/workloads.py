@@ -13,6 +13,7 @@ from ...cas import FACTS
 from ...edits import Edit, TextEdit, line_start, to_newline
 from ...inventory import _parse_yaml_docs
 from ...model import Finding
+from . import convert
 
 RULE = "cas/workloads"
 WL = FACTS["workloads"]
@@ -38,7 +39,7 @@ def _walk(node, path=()):
 
 def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     res = WorkloadsResult()
-    cas = ctx.cas
+    cas = convert.inventory(ctx)
     if phase != "install" or cas is None or not cas.present:
         return res
     installed = (done or {}).get("cas/karpenter")
