@@ -174,3 +174,16 @@ def test_helm_template_with_tpl_extension_is_converted_not_reported(tmp_path):
     plan = make_plan(root, to="v1", phase="manifests")
     assert not [f for f in plan.findings if f.code == "MIG-SRC-010"]
     assert [c.path for c in plan.changes] == ["chart/templates/nodeclass.tpl"]
+
+
+def test_a_key_renamed_where_it_stands_inside_an_if_block_is_converted(tmp_path):
+    pool = BETA_POOL.replace("      nodeClassRef:\n        name: {{ $name }}\n",
+                             "      {{- if $pool.class }}\n      nodeClassRef:\n        apiVersion: karpenter.k8s.aws/v1beta1\n"
+                             "        kind: EC2NodeClass\n        name: {{ $pool.class }}\n      {{- end }}\n")
+    pool = pool.replace("    {{- if $pool.expireAfter }}\n    expireAfter: {{ $pool.expireAfter }}\n    {{- end }}\n", "")
+    root = _chart(tmp_path, nodepools_yaml=pool)
+    plan = make_plan(root, to="v1", phase="manifests")
+    assert not [f for f in plan.findings if f.code == "MIG-TPL-003"]
+    apply_changes(plan.root, plan.changes)
+    text = (root / "chart/templates/nodepools.yaml").read_text()
+    assert "      {{- if $pool.class }}\n      nodeClassRef:\n        group: karpenter.k8s.aws\n" in text

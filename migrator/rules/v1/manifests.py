@@ -273,7 +273,10 @@ class ManifestsRule:
                 ln = line_of.get(pth)
                 for pair in lay.pairs:
                     lo, hi = lay.region(pair, ds)
-                    if op.kind not in ("set", "add") and ln is not None and pair[1] is not None and lo < ln < hi:
+                    # a value changed in place (set, or a scalar key renamed where it stands) stays inside its block
+                    in_place = op.kind in ("set", "add") or (op.kind == "replace" and not isinstance(
+                        m.value_at(op.src), (dict, list)))
+                    if not in_place and ln is not None and pair[1] is not None and lo < ln < hi:
                         blocked.append((pair[0], ".".join(map(str, pth))))
                 for i, owner in lay.content.items():
                     if owner is None:
