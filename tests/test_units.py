@@ -260,3 +260,15 @@ def test_twin_statement_is_aligned_as_terraform_fmt_does(tmp_path):
     after = c.new.split('"AllowScopedDeletionNodePool"')[1]
     assert twin.strip().startswith('sid     = ') and after.startswith('\n    actions = ["ec2:TerminateInstances"]')
     assert '    sid       = "AllowScopedDeletion"\n' in c.new            # the author's statement keeps its bytes
+
+
+def test_every_python_package_is_in_the_distribution():
+    """pyproject lists packages by hand: a new rules package missing there works in a checkout and breaks
+    `pip install .` (the installed command would not find it)."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    block = re.search(r"^packages = \[(.*?)\]", (root / "pyproject.toml").read_text(), re.S | re.M).group(1)
+    listed = set(re.findall(r'"([^"]+)"', block))
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "migrator").rglob("__init__.py")}
+    assert found - listed == set()
