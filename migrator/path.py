@@ -125,29 +125,18 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
     return None
 
 
-def era_of_chart(version: str | None) -> str | None:
+def served_by(version: str | None) -> dict | None:
+    """The row of knowledge/hops.yaml `serves` for a controller chart version: the API eras it serves."""
     v = parse_version(version) if version else None
     if v is None:
         return None
-    if v < (0, 33):             # 0.32 still serves the alpha kinds: its hop may have cleanup left
-        return ERAS[0]
-    if v < (1, 0):
-        return ERAS[1]
-    return ERAS[2]
+    return next(r for r in HOPS["serves"] if "below" not in r or v < parse_version(r["below"]))
 
 
 def objects_era(manifests: list[Manifest]) -> str | None:
     """The oldest API era of the objects (None without objects)."""
     eras = {m.era for m in manifests}
     return next((era["api"] for era in HOPS["eras"] if era["name"] in eras), None)
-
-
-def current_era(manifests: list[Manifest], chart: str | None) -> str:
-    """Where a cluster root stands: the older of its objects' oldest era and the era its chart version serves
-    (a chart >= 1.0 serves v1, 0.33-0.37 v1beta1, older ones v1alpha5; 0.32 serves both, so it counts as
-    v1alpha5 and a root past that hop's work moves on); with neither, v1alpha5."""
-    found = [e for e in (objects_era(manifests), era_of_chart(chart)) if e is not None]
-    return min(found, key=ERAS.index) if found else ERAS[0]
 
 
 def hops_between(current: str, target: Target) -> list[dict]:

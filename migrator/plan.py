@@ -19,6 +19,7 @@ from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
+from . import standing
 from .roots import SKIP_KINDS, Fleet, rollout_key, tier_of
 from .rules import registry
 from .validate import reparse
@@ -57,6 +58,7 @@ class RootPlan:
     tier: str = ""                                      # rollout tier from its path (development ... production)
     rank: tuple = (DONE,)                               # its position on the path; shared files move with the least
     edits: list = field(default_factory=list, repr=False)
+    only: frozenset | None = None                       # objects behind their chart: the object rules planned
 
     def to_json(self) -> dict:
         return {"path": self.path, "objects": self.objects, "era": self.era, "chart": self.chart,
@@ -180,6 +182,8 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels
         ctx.chart_version = route.chart_version(repo, mine, owns) or rendered_version(repo, owns)
+        if ctx.chart_version is None:   # the CRD chart moves in lockstep with the controller: its version stands in
+            ctx.chart_version = route.chart_version(repo, mine, owns, chart="karpenter-crd")
         out.append((r, ctx))
     return out
 
@@ -233,7 +237,7 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     # only the roots whose files changed are planned again (the others would find what they found); every root keeps
     # its step, so a shared file held back for an earlier root stays held back
     changed_roots = {r.path for r in plan.every if set(r.changes) & changed}
-    fixed = {r.path: (r.hop, r.phase, r.rank) for r in plan.every
+    fixed = {r.path: (r.hop, r.phase, r.rank, r.only) for r in plan.every
              if r.hop is not None and r.phase and r.path in changed_roots}
     ranks = {r.path: r.rank for r in plan.every}
     again = _make_plan(patched, target, None, options, fixed=fixed, only=only, ranks=ranks)
@@ -261,13 +265,15 @@ def _finding_order(f: Finding):
 
 def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: dict | None,
                multi: bool) -> RootPlan:
-    """Where one root stands and the hop and phase planned for it now, with its rules' edits and findings."""
+    """Where one root stands (migrator/standing.py) and the hop and phase planned for it now, with its rules' edits
+    and findings."""
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS]
-    objects_era = route.objects_era(ctx.manifests)
-    era = route.current_era(ctx.manifests, ctx.chart_version)
+    installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
+    st = standing.of(route.objects_era(ctx.manifests), ctx.chart_version)
+    era = st.era
     entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
     if not ms and ctx.chart_version is None and not ctx.charts:
-        entry = next(((h, st) for h in registry.entry_hops() if (st := registry.standing(h, ctx))), None)
+        entry = next(((h, st_) for h in registry.entry_hops() if (st_ := registry.standing(h, ctx))), None)
     if entry is not None:
         era = entry[0]["from"]
     rp = RootPlan(r, _objects(ms), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
@@ -288,10 +294,21 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     latest = route.parse_target("latest")
     goal = target or latest
     ctx.target = goal
+    if entry is None and fixed is None and st.past(goal):
+        rp.next = f"nothing: it runs chart {st.chart}, past {goal}"
+        note("MIG-HOP-006", "info", f"{'this root' if multi else 'the repository'} runs Karpenter {st.chart} "
+                                    f"(serves {' and '.join(st.serves)}), past the target {goal}: nothing is planned "
+                                    "(migrator never plans a step back)")
+        return rp
+    if entry is None and st.behind:
+        return _plan_behind(rp, st, ctx, target, phase, fixed, multi, note)
     chain = route.hops_between(era, goal)
-    # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off)
+    # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off),
+    # while the controller is below the version that closes it
     for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
         if finishing.get("requires_target") and (target is None or not registry.present(finishing, ctx)):
+            continue
+        if not standing.finishing_applies(finishing, st.chart):
             continue
         if _has_work(finishing, ctx, finishing["finish_phases"]):
             chain = [finishing] + chain
@@ -300,31 +317,88 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
         if r in fixed:
             chain, wanted = [fixed[r][0]], fixed[r][1]
-            rp.rank = fixed[r][2]
+            rp.rank, ctx.only_rules = fixed[r][2], fixed[r][3]
     else:
         # hops the chart version alone put this root in (its objects are past them): skip those with nothing to do
         while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
                 not chain[0].get("requires_target") and \
-                (objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(objects_era)) and \
+                (st.objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(st.objects_era)) and \
                 not _has_work(chain[0], ctx, registry.phases(chain[0])):
             chain.pop(0)
     if target is None and chain and not chain[0].get("onward"):
         goal = route.Target(chain[0]["to"])
         ctx.target = goal
+    if entry is None and fixed is None and not ms and not installs and ctx.chart_version is None and \
+            not any(_has_work(h, ctx, registry.phases(h)) for h in chain if h.get("implemented")):
+        rp.era, rp.state = "none", "no Karpenter and no Cluster Autoscaler"
+        rp.next = "nothing: no Karpenter here"
+        note("MIG-HOP-005", "info", f"{'this root' if multi else 'the repository'} has no Karpenter (no chart "
+                                    "install, object, IAM policy, module or setting of it) and no Cluster "
+                                    "Autoscaler: nothing is planned")
+        return rp
     if not chain:
         rp.next = f"nothing: already on {goal}"
         note("MIG-HOP-001", "info", f"{'this root' if multi else 'the repository'} is already on {goal}; "
                                     "nothing to migrate")
         return rp
+    return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st)
+
+
+def _plan_behind(rp: RootPlan, st: standing.Standing, ctx: registry.Context, target, phase: str | None,
+                 fixed: dict | None, multi: bool, note) -> RootPlan:
+    """Objects older than what their controller serves: the object rules of the hops between, nothing else."""
+    chain = [h for h in route.hops_between(st.objects_era, route.Target(st.serves[0]))
+             if h.get("implemented") and h.get("objects_only")]
+    rp.era = st.objects_era
+    serves = " and ".join(st.serves)
+    rp.state += f"; behind chart {st.chart}, which serves {serves} only: their conversion is planned"
+    if fixed is None:
+        note("MIG-STAND-001", "warning",
+             f"the chart is {st.chart} (it serves {serves} only) but the objects are {st.objects_era}: the chart was "
+             f"moved without them; their conversion is planned with no controller or CRD step (those would go back "
+             f"from {st.chart})",
+             f"apply the object changes this plan shows; the controller stays on {st.chart}")
+    wanted = phase
+    if fixed is not None and rp.path in fixed:
+        chain, wanted = [fixed[rp.path][0]], fixed[rp.path][1]
+        rp.rank = fixed[rp.path][2]
+    else:
+        for h in chain:                     # the first hop whose object rules have work
+            ctx.only_rules = frozenset(h["objects_only"]["rules"])
+            if registry.next_phase(h, ctx, h["objects_only"]["phases"]):
+                chain = chain[chain.index(h):]
+                break
+    if not chain:
+        return rp
     hop = chain[0]
-    rp.hop, rp.phases, rp.key = hop, hop.get("phases", []), hop_key(hop)
+    ctx.only_rules = frozenset(hop["objects_only"]["rules"])
+    goal = route.Target(hop["to"]) if target is None else (target if route.ERAS.index(target.era) <=
+                                                           route.ERAS.index(hop["to"]) else route.Target(hop["to"]))
+    ctx.target = goal
+    return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st,
+                     among=hop["objects_only"]["phases"])
+
+
+def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, goal, wanted: str | None,
+              fixed: dict | None, multi: bool, note, st: standing.Standing, among: list[str] | None = None
+              ) -> RootPlan:
+    r = rp.path
+    latest = route.parse_target("latest")
+    hop = chain[0]
+    rp.hop, rp.key = hop, hop_key(hop)
+    rp.phases = [p for p in hop.get("phases", []) if among is None or p["name"] in among]
     rp.hop_from = hop["from"]
     rp.hop_to = str(goal) if hop.get("onward") else hop["to"]
     rp.later = [route.describe(h, latest if target is None else goal)
                 for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                           else chain[1:])]
+    if among:                   # objects only: the hops after them start from the chart the root runs
+        after = route.hops_between(chain[-1]["to"], target or latest)
+        rp.later = [route.describe(h, target or latest) for h in chain[1:] + after]
     if rp.later:
-        note("MIG-HOP-004", "info", f"this run plans {route.describe(hop, goal)}; then run migrator again for: "
+        now = f"the objects' conversion {hop['from']} → {hop['to']} (the controller stays on {st.chart})" if among \
+            else route.describe(hop, goal)
+        note("MIG-HOP-004", "info", f"this run plans {now}; then run migrator again for: "
                                     + "; ".join(rp.later) + " (one hop at a time)")
     position = HOPS["hops"].index(hop)
     if not hop.get("implemented", False):
@@ -332,15 +406,22 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         note("MIG-HOP-003", "error", f"the {hop['from']} -> {hop['to']} hop is not implemented in this version of "
                                      "migrator", "follow the upstream migration guide by hand")
         return rp
-    names = registry.phases(hop)
-    natural = registry.next_phase(hop, ctx) or names[0]
+    names = among or registry.phases(hop)
+    natural = registry.next_phase(hop, ctx, among) or names[0]
     rp.rank = (position, names.index(natural))
     if wanted is None:
         wanted = natural
     elif wanted not in names:
         rp.next = f"{natural} (not planned in this run: its hop has no phase {wanted})"
         return rp
+    back = None if among else standing.goes_back(hop, wanted, goal, st.chart)
+    if back is not None:        # never shown as a step: an internal error, the root planned nothing
+        note("MIG-INT-002", "error", f"internal error: phase {wanted} of {hop['from']} -> {hop['to']} would install "
+                                     f"Karpenter {back}, below the {st.chart} this root runs; nothing is planned "
+                                     "for it", "report this as a bug with the files involved")
+        return rp
     rp.phase = wanted
+    rp.only = ctx.only_rules
     rp.rank = (position, names.index(wanted))
     rest = names[names.index(wanted) + 1:]
     rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
@@ -348,17 +429,20 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     edits, findings = registry.run(hop, wanted, ctx)
     rp.edits = [dataclasses.replace(x, root=r) if multi and isinstance(x, TextEdit) else x for x in edits]
     rp.findings.extend(findings)
-    for st in (registry.steps(hop, ctx) if fixed is None else []):      # the second pass checks edits only
+    kinds = hop["objects_only"]["steps"] if ctx.only_rules is not None else None
+    for step in (registry.steps(hop, ctx) if fixed is None else []):      # the second pass checks edits only
+        if kinds is not None and step.kind not in kinds:
+            continue
         # a step names this root's files only (a shared module's rules also see the other callers' files)
-        st.files = [f for f in st.files if ctx.owns(f)]
-        st.refs = [x for x in st.refs if ctx.owns(x.rsplit(":", 1)[0])]
+        step.files = [f for f in step.files if ctx.owns(f)]
+        step.refs = [x for x in step.refs if ctx.owns(x.rsplit(":", 1)[0])]
         if multi:
-            st.root = r
-            st.id = f"{r}:{st.id}"
+            step.root = r
+            step.id = f"{r}:{step.id}"
             # migrator's own commands act on this root only
-            st.commands = [re.sub(r"^(migrator (?:apply|plan) \S+)", lambda m: f"{m.group(1)} --root {shlex.quote(r)}", c)
-                           for c in st.commands]
-        rp.steps.append(st)
+            step.commands = [re.sub(r"^(migrator (?:apply|plan) \S+)", lambda m: f"{m.group(1)} --root {shlex.quote(r)}", c)
+                           for c in step.commands]
+        rp.steps.append(step)
     return rp
 
 

@@ -77,6 +77,7 @@ class Context:
     all_manifests: list = field(default_factory=list)   # every root's objects (a chart-only root's fallback)
     chart_version: str | None = None       # the controller chart version this root pins, if static
     entry: dict = field(default_factory=dict)   # an entry hop's own view of the root, kept by its package
+    only_rules: frozenset | None = None    # objects behind their controller: the hop's object rules only
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"
@@ -92,9 +93,14 @@ class Context:
         return self.results[key]
 
 
+def selected(hop: dict, phase: str, ctx: Context) -> dict[str, Any]:
+    """The results of the rules planned for this root (all of them, or its object rules only)."""
+    return {k: v for k, v in ctx.result(hop, phase).items() if ctx.only_rules is None or k in ctx.only_rules}
+
+
 def run(hop: dict, phase: str, ctx: Context) -> tuple[list, list[Finding]]:
     edits, findings = [], []
-    for res in ctx.result(hop, phase).values():
+    for res in selected(hop, phase, ctx).values():
         edits.extend(res.edits)
         findings.extend(res.findings)
     return edits, findings
@@ -105,9 +111,9 @@ def has_work(results: dict[str, Any]) -> bool:
     return any(r.edits or getattr(r, "work_outside", False) for r in results.values())
 
 
-def next_phase(hop: dict, ctx: Context) -> str | None:
+def next_phase(hop: dict, ctx: Context, among: list[str] | None = None) -> str | None:
     """The next phase with work in this cluster root, in the hop's order; None when no phase has any."""
-    return next((name for name in phases(hop) if has_work(ctx.result(hop, name))), None)
+    return next((name for name in among or phases(hop) if has_work(selected(hop, name, ctx))), None)
 
 
 def steps(hop: dict, ctx: Context) -> list[Step]:

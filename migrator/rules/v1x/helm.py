@@ -62,9 +62,14 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
         below = [m for m in MINORS["minors"] if parse_version(m["minor"]) < parse_version(r["minor"])][-1]
         target, why = below["newest"], f"{reason}, and {installed} does not set {key}"
     rows = crossed(current, target)
-    values = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("values", {}).get("remove", {}).items()]
-    crd = [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get("crd_values", {}).get("remove", {}).items()]
-    return Values(target, why, values + adds, crd, held, rows)
+    # keys removed by minors the chart already passed are leftovers: removed too (they never pull the root back)
+    done_rows = [r for r in crossed(None, target) if r not in rows]
+
+    def removals(key: str) -> list[dict]:
+        return [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get(key, {}).get("remove", {}).items()] + \
+            [{"key": k, "remove": True, "why": f"{w} (a leftover: the chart already runs {current})"}
+             for r in done_rows for k, w in r.get(key, {}).get("remove", {}).items()]
+    return Values(target, why, removals("values") + adds, removals("crd_values"), held, rows)
 
 
 def run(ctx, phase: str, done: dict) -> HelmResult:

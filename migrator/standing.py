@@ -1,0 +1,93 @@
+"""Where a cluster root stands, from evidence, with one precedence (docs/standing.md).
+
+1. What the controller serves: the Karpenter chart version wherever the root sets it (Terraform, Flux, Argo CD,
+   kustomize, eksctl, rendered `helm template` output), else the CRD chart's version. A chart >= 1.0 serves v1,
+   0.33-0.37 serve v1beta1, 0.32 serves both (counted as v1alpha5 so its hop can finish), older ones v1alpha5.
+2. What the objects are: the oldest API generation among the root's Karpenter objects.
+3. Nothing else decides. Leftover chart values (`webhook.enabled`, `settings.aws.*`) are cleaned up by the hop the
+   root is in; they never pull a root back to an earlier hop.
+
+Objects older than what their controller serves ("the chart was bumped, the manifests were not") are `behind`: their
+conversion is planned on its own, without any controller or CRD step (those would go back a version). A root with no
+chart, no object and no Karpenter setting at all is `absent`: it gets no hop and no runbook step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import knowledge
+from . import path as route
+
+HOPS = knowledge.load("hops")
+ERAS = route.ERAS
+
+
+@dataclass(frozen=True)
+class Standing:
+    chart: str | None            # the controller chart version the root runs (or its CRD chart's), when static
+    serves: tuple[str, ...]      # the API eras that chart serves, oldest first (empty: no version known)
+    objects_era: str | None      # the oldest API era among its objects
+    era: str                     # where it stands on the path
+
+    @property
+    def chart_era(self) -> str | None:
+        """The newest API era the controller serves."""
+        return self.serves[-1] if self.serves else None
+
+    @property
+    def behind(self) -> bool:
+        """Objects older than anything the controller serves: only their conversion is left of the hops between."""
+        return bool(self.serves) and self.objects_era is not None and \
+            ERAS.index(self.objects_era) < ERAS.index(self.serves[0])
+
+    def past(self, goal: route.Target) -> bool:
+        """The root already runs something newer than the target: nothing is planned (never a step back)."""
+        if self.serves and ERAS.index(self.serves[0]) > ERAS.index(goal.era):
+            return True
+        cur = route.parse_version(self.chart) if self.chart else None
+        want = route.parse_version(goal.chart) if goal.chart else None
+        return cur is not None and want is not None and cur > want
+
+
+def of(objects_era: str | None, chart: str | None) -> Standing:
+    """The precedence: the controller's chart (else the CRD chart: the caller's `chart`) decides the eras served; the
+    objects say where in them the root is (objects older than all of them are behind); with neither, the start."""
+    served = chart
+    row = route.served_by(served)
+    if row is None:
+        return Standing(served, (), objects_era, objects_era or ERAS[0])
+    eras = tuple(row["eras"])
+    if objects_era is None:
+        era = row["bare"]
+    elif ERAS.index(objects_era) < ERAS.index(eras[0]):
+        era = objects_era                                   # behind: planned from the objects, objects only
+    else:
+        era = min(max(objects_era, eras[0], key=ERAS.index), eras[-1], key=ERAS.index)
+    return Standing(served, eras, objects_era, era)
+
+
+def installs(hop: dict, phase: str, goal: route.Target | None) -> str | None:
+    """The controller chart version a hop's phase installs (knowledge/hops.yaml `chart_phases`), if it moves it."""
+    if phase not in hop.get("chart_phases", []):
+        return None
+    if (hop.get("onward") or hop.get("chart_from_target")) and goal is not None and goal.chart:
+        return goal.chart
+    return hop.get("chart", {}).get("version")
+
+
+def goes_back(hop: dict, phase: str, goal: route.Target | None, current: str | None) -> str | None:
+    """The version a phase would install when it is lower than the one the root runs (a plan must never do that)."""
+    new = installs(hop, phase, goal)
+    cur = route.parse_version(current) if current else None
+    ver = route.parse_version(new) if new else None
+    if cur is not None and ver is not None and ver < cur:
+        return new
+    return None
+
+
+def finishing_applies(hop: dict, chart: str | None) -> bool:
+    """A hop's finishing phases (knowledge/hops.yaml `finish_phases`) apply while the controller is below the
+    version that closes the hop (`finish_below`): a root on a later chart is past them, whatever its values say."""
+    below = hop.get("finish_below")
+    cur = route.parse_version(chart) if chart else None
+    return below is None or cur is None or cur < route.parse_version(below)

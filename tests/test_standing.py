@@ -1,0 +1,115 @@
+"""Where a root stands, from evidence (migrator/standing.py): the chart decides, objects behind it are converted
+without steps back, leftovers never pull a root back, no Karpenter means no plan (fixtures/standing-evidence)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator import standing
+from migrator import path as route
+from migrator.cli import app
+from migrator.plan import make_plan
+
+from .conftest import FIXTURES, fixture_options
+
+EVIDENCE = FIXTURES / "standing-evidence" / "input"
+VERSION = re.compile(r"(?:Karpenter|karpenter-crd|karpenter|chart)\s+v?(\d+\.\d+\.\d+)")
+
+
+def _roots(plan):
+    return {r.path: r for r in plan.roots}
+
+
+def test_objects_behind_their_chart_get_their_conversion_and_nothing_else():
+    r = _roots(make_plan(EVIDENCE, to="latest"))["bumped-beta"]
+    assert (r.era, r.chart, r.hop_from, r.hop_to, r.phase) == ("v1beta1", "1.13.0", "v1beta1", "v1", "manifests")
+    assert [p["name"] for p in r.phases] == ["manifests"]
+    assert {s.kind for s in r.steps} <= {"manifests", "workloads"}
+    assert not any("1.0.14" in s.title or any("1.0.14" in c for c in s.commands) for s in r.steps)
+    assert any(f.code == "MIG-STAND-001" for f in r.findings)
+    assert all(c.rules == ["v1/manifests"] for c in make_plan(EVIDENCE, to="latest").changes
+               if c.path.startswith("bumped-beta/"))
+    assert r.later == ["v1 → 1.14.1 (chart 1.14.1)"]
+
+
+def test_leftover_values_never_pull_a_root_back():
+    r = _roots(make_plan(EVIDENCE, to="latest"))["bumped-webhook"]
+    assert (r.era, r.hop_from, r.phase) == ("v1", "v1", "upgrade")
+    plan = make_plan(EVIDENCE, to="latest")
+    new = next(c.new for c in plan.changes if c.path == "bumped-webhook/karpenter.tf")
+    assert "webhook" not in new and new.count('version    = "1.14.1"') == 2
+
+
+def test_the_crd_chart_stands_in_for_the_controller():
+    r = _roots(make_plan(EVIDENCE, to="latest"))["crd-only"]
+    assert (r.chart, r.era, r.phase) == ("0.37.5", "v1beta1", "patch-upgrade")
+
+
+def test_no_karpenter_no_plan(tmp_path):
+    shutil.copytree(EVIDENCE / "no-karpenter", tmp_path / "infra")
+    r = CliRunner().invoke(app, ["plan", str(tmp_path / "infra"), "--format", "json", "--detailed-exitcode"])
+    assert r.exit_code == 0, r.stdout
+    out = json.loads(r.stdout)
+    assert out["steps"] == [] and out["changes"] == []
+    assert [x["era"] for x in out["roots"]] == ["none"]
+    assert any(f["code"] == "MIG-HOP-005" for f in out["findings"])
+    md = CliRunner().invoke(app, ["runbook", str(tmp_path / "infra")]).stdout
+    assert "- [ ] done" not in md
+
+
+def test_a_root_past_the_target_is_not_moved_back(tmp_path):
+    shutil.copytree(EVIDENCE / "bumped-webhook", tmp_path / "r")
+    plan = make_plan(tmp_path / "r", to="1.3")
+    assert plan.changes == [] and plan.steps == []
+    assert any(f.code == "MIG-HOP-006" for f in plan.findings)
+    plan = make_plan(tmp_path / "r", to="v1beta1")
+    assert plan.changes == [] and any(f.code == "MIG-HOP-006" for f in plan.findings)
+
+
+def test_standing_precedence():
+    assert standing.of("v1beta1", "1.13.0").behind
+    assert standing.of("v1beta1", "1.0.14").era == "v1beta1" and not standing.of("v1beta1", "1.0.14").behind
+    assert standing.of("v1", "1.0.14").era == "v1"
+    assert standing.of(None, "0.32.10").era == "v1alpha5" and standing.of("v1beta1", "0.32.10").era == "v1beta1"
+    assert standing.of("v1alpha5", "0.35.0").behind and standing.of("v1alpha5", "0.35.0").era == "v1alpha5"
+    assert standing.of(None, None).era == "v1alpha5" and not standing.of("v1", None).behind
+    assert standing.of("v1", "1.5.0").past(route.parse_target("1.3"))
+    assert not standing.of("v1", "1.5.0").past(route.parse_target("latest"))
+
+
+def test_the_plan_refuses_a_phase_that_would_install_a_lower_version(tmp_path, monkeypatch):
+    shutil.copytree(EVIDENCE / "bumped-webhook", tmp_path / "r")
+    monkeypatch.setattr(standing, "installs", lambda hop, phase, goal: "1.0.14")
+    plan = make_plan(tmp_path / "r", to="latest")
+    assert plan.changes == [] and plan.steps == []
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-INT-002"]
+
+
+def test_goes_back():
+    onward = {"chart_phases": ["upgrade"], "onward": True}
+    assert standing.goes_back(onward, "upgrade", route.Target("v1", "1.3.4"), "1.5.0") == "1.3.4"
+    assert standing.goes_back(onward, "upgrade", route.Target("v1", "1.14.1"), "1.5.0") is None
+    assert standing.goes_back(onward, "other", route.Target("v1", "1.3.4"), "1.5.0") is None
+
+
+FIXTURE_NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "input").is_dir())
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_no_step_goes_back_a_version(name):
+    """In every fixture, at the default target and at latest: no step names a Karpenter version below the chart the
+    root runs (its rollback text may)."""
+    for to in (None, "latest"):
+        plan = make_plan(FIXTURES / name / "input", to=to, options=fixture_options(name))
+        assert not any(f.code == "MIG-INT-002" for f in plan.findings)
+        for r in plan.roots:
+            cur = route.parse_version(r.chart) if r.chart else None
+            if cur is None:
+                continue
+            for s in r.steps:
+                for v in VERSION.findall(" ".join([s.title] + s.commands)):
+                    assert route.parse_version(v) >= cur, (name, to, r.path, s.title, v)
