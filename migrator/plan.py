@@ -557,6 +557,15 @@ def _select(roots: list[str], only: list[str] | None) -> set[str] | None:
     return out
 
 
+PLACEHOLDER = re.compile(r"__MIG_[A-Z0-9_]*__")
+
+
+def _placeholder(new: str, old: str) -> str | None:
+    """An internal placeholder token (a masked expression) that would reach a file: never written."""
+    extra = set(PLACEHOLDER.findall(new)) - set(PLACEHOLDER.findall(old))
+    return f"it would contain migrator's internal placeholder {sorted(extra)[0]}" if extra else None
+
+
 def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[FileChange]:
     """Apply edits in memory, file by file; a file whose result fails a check is dropped with a finding."""
     by_path: dict[str, list] = {}
@@ -575,10 +584,10 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
                                         f"rules {rules} disagree about creating {path}", "report this as a bug"))
                 continue
             new = news[0].text
-            err = reparse(path, new)
+            err = reparse(path, new) or _placeholder(new, "")
             if err:
                 findings.append(Finding("MIG-EDIT-002", "error", path, 0,
-                                        f"generated file does not parse ({err}); it is not written",
+                                        f"generated file fails its check ({err}); it is not written",
                                         "report this as a bug with the source file attached"))
                 continue
             changes.append(FileChange(path, "create", None, new, rules))
@@ -597,10 +606,10 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             continue
         if new == old:
             continue
-        err = reparse(path, new)
+        err = reparse(path, new) or _placeholder(new, old)
         if err:
             findings.append(Finding("MIG-EDIT-002", "error", path, 0,
-                                    f"patched file does not parse ({err}); it is not written",
+                                    f"patched file fails its check ({err}); it is not written",
                                     "report this as a bug with the source file attached"))
             continue
         changes.append(FileChange(path, "modify", old, new, rules))

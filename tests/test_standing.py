@@ -113,3 +113,32 @@ def test_no_step_goes_back_a_version(name):
             for s in r.steps:
                 for v in VERSION.findall(" ".join([s.title] + s.commands)):
                     assert route.parse_version(v) >= cur, (name, to, r.path, s.title, v)
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_no_internal_placeholder_reaches_a_file_or_an_output(name):
+    """Masked expressions (__MIG_n__) never reach a written file, a finding, a step or a runbook."""
+    for to in (None, "latest"):
+        plan = make_plan(FIXTURES / name / "input", to=to, options=fixture_options(name))
+        texts = [c.new or "" for c in plan.changes] + [f.message + f.manual_step for f in plan.findings] + \
+            [" ".join([s.title, s.detail, s.rollback] + s.commands + s.verify) for s in plan.steps]
+        assert not any("__MIG_" in t for t in texts), name
+    for f in (FIXTURES / name).rglob("*"):
+        if f.is_file() and "input" not in f.relative_to(FIXTURES / name).parts:
+            assert "__MIG_" not in f.read_text(errors="replace"), f
+
+
+def test_a_change_holding_a_placeholder_is_not_written():
+    from migrator.edits import NewFile
+    from migrator.inventory import Repo
+    from migrator.plan import build_changes
+    findings = []
+    changes = build_changes(Repo(EVIDENCE), [NewFile("x.yaml", "a: __MIG_0__\n", "test")], findings)
+    assert changes == [] and findings[0].code == "MIG-EDIT-002" and "__MIG_0__" in findings[0].message
+
+
+def test_node_group_names_become_valid_unique_nodepool_names():
+    from migrator.rules.cas.convert import pool_names
+    assert pool_names(["batch_spot", "Batch-Spot", "general", "x" * 70, "__"]) == {
+        "batch_spot": "batch-spot", "Batch-Spot": "batch-spot-2", "general": "general", "x" * 70: "x" * 63,
+        "__": "nodegroup"}

@@ -36,6 +36,45 @@ class Shape:
         return (self.alias, self.disk_gib or self.default_disk)
 
 
+def k8s_name(name: str) -> str:
+    """A node group's name as a Kubernetes object name that is also a label value (karpenter.sh/nodepool): lower
+    case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters."""
+    out = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:63].strip("-")
+    return out or "nodegroup"
+
+
+def pool_names(names: list[str]) -> dict[str, str]:
+    """Node group name -> the name of the NodePool that replaces it: valid (k8s_name) and unique within the root
+    (a name two groups would share gets -2, -3 ... in the order the groups are read)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for n in names:
+        if n in out:
+            continue
+        base = k8s_name(n)
+        cand, i = base, 2
+        while cand in used:
+            suffix = f"-{i}"
+            cand, i = base[:63 - len(suffix)].rstrip("-") + suffix, i + 1
+        used.add(cand)
+        out[n] = cand
+    return out
+
+
+def pool_name_notes(groups: list[NodeGroup], names: dict[str, str]) -> list[Finding]:
+    """One finding per node group whose NodePool cannot carry its name as written."""
+    out = []
+    for g in groups:
+        new = names.get(g.name)
+        if new is None or new == g.name:
+            continue
+        why = "another group's name became the same" if k8s_name(g.name) != new else \
+            "Kubernetes names allow only lower case letters, digits and '-'"
+        out.append(_note(g, "MIG-CAS-035", "info", f"its NodePool is named {new} ({why})",
+                         f"refer to the NodePool as {new} (karpenter.sh/nodepool: {new})"))
+    return out
+
+
 def _note(g: NodeGroup, code: str, severity: str, message: str, manual: str = "") -> Finding:
     return Finding(code, severity, g.path, g.line, f"node group {g.name}: {message}", manual)
 
@@ -237,7 +276,9 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
 def taken_over(ctx) -> set[str]:
     """The node groups a NodePool of the same name replaces (the install phase names them so)."""
     pools = {str((m.obj.get("metadata") or {}).get("name")) for m in ctx.manifests if m.kind == "NodePool"}
-    return {g.name for g in (inventory(ctx).groups) if g.name in pools}
+    groups = inventory(ctx).groups
+    names = pool_names([g.name for g in groups])
+    return {g.name for g in groups if names[g.name] in pools}
 
 
 def on_fargate(ctx) -> bool:

@@ -281,9 +281,11 @@ class Installer:
     # -- objects --------------------------------------------------------------------------------------------------
     def objects(self, shapes, expr: str, literal: str | None, names: dict[str, str]):
         res = self.res
+        pool_of = convert.pool_names([g.name for g in self.cas.groups])
+        res.findings += convert.pool_name_notes([s.group for s in shapes], pool_of)
         groups: dict[tuple, str] = {}
         for s in shapes:
-            groups.setdefault(s.class_key, s.group.name)
+            groups.setdefault(s.class_key, pool_of[s.group.name])
         if len(groups) == 1:
             groups = {k: "default" for k in groups}
         classes = []
@@ -298,11 +300,11 @@ class Installer:
         extra = self.extra_args()
         pools = []
         for s in shapes:
-            pool = convert.nodepool(s, s.group.name, groups[s.class_key], convert.consolidate_after(extra),
+            pool = convert.nodepool(s, pool_of[s.group.name], groups[s.class_key], convert.consolidate_after(extra),
                                     convert.weight(s.group, self.cas.priorities),
                                     widen=bool(self.ctx.options.widen_instance_types))
             pools.append(pool)
-            res.pools.append((s.group.name, s.group.name))
+            res.pools.append((pool_of[s.group.name], s.group.name))
         bad = []
         for o in classes + pools:
             check = _tokenised(o)

@@ -46,6 +46,7 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     if installed is not None and not installed.edits and not getattr(installed, "done", False):
         return res                  # Karpenter cannot be installed here: the pods keep what they have
     replaced = {g.name for g in cas.groups}
+    pool_of = convert.pool_names([g.name for g in cas.groups])
     installed = (done or {}).get("cas/karpenter")
     kept = getattr(installed, "kept", "") if installed is not None else ""
     for p, sf in ctx.repo.files.items():
@@ -80,12 +81,19 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
                             continue            # the group stays: the pin still holds
                         text = sf.text
                         ls = doc.start + sum(len(x) for x in text[doc.start:].splitlines(keepends=True)[:kl])
-                        if text.startswith(label, ls + kc) and WL["nodepool_label"] not in node:
+                        pool = pool_of[str(group)]
+                        vl, vc = node.lc.value(label)
+                        vs = doc.start + sum(len(x) for x in text[doc.start:].splitlines(keepends=True)[:vl]) + vc
+                        same_line = vl == kl and text.startswith(str(group), vs)
+                        if text.startswith(label, ls + kc) and WL["nodepool_label"] not in node and \
+                                (pool == str(group) or same_line):
                             res.edits.append(TextEdit(p, ls + kc, ls + kc + len(label), WL["nodepool_label"], RULE))
+                            if pool != str(group):
+                                res.edits.append(TextEdit(p, vs, vs + len(str(group)), pool, RULE))
                             res.files.append(p)
                             res.findings.append(Finding(
                                 "MIG-CAS-031", "info", p, doc.first_line + kl + 1,
-                                f"nodeSelector {label}: {group} -> {WL['nodepool_label']}: {group} (the NodePool that "
+                                f"nodeSelector {label}: {group} -> {WL['nodepool_label']}: {pool} (the NodePool that "
                                 "replaces the group; the group is removed at the cleanup)",
                                 "if the pin was to the group's own nodes on purpose, keep a group for it and choose it "
                                 "with --node-group-keep"))
@@ -93,6 +101,6 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
                             res.findings.append(Finding(
                                 "MIG-CAS-031", "warning", p, doc.first_line + kl + 1,
                                 f"nodeSelector {label}: {group} pins pods to a node group Karpenter takes over",
-                                f"select {WL['nodepool_label']}: {group} instead (the NodePool that replaces the "
+                                f"select {WL['nodepool_label']}: {pool_of[str(group)]} instead (the NodePool that replaces the "
                                 "group) before the cutover, unless the pin is deliberate and the group stays"))
     return res
