@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import posixpath
 import re
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -542,6 +543,8 @@ class ChartInstall:
     doc: yamlsrc.DocSpan | None = None
     values: list[ValuesSource] = field(default_factory=list)
     source: tuple = ()                          # argocd / kustomize: path of the chart's entry in the document
+    evaluated_version: str | None = None        # terraform: the version the evaluator gives for an expression
+    generic: bool = False                       # terraform: one helm_release installing a list of add-ons
 
     @property
     def address(self) -> str:
@@ -593,63 +596,8 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
     from .sources import keytree
     out: list[ChartInstall] = []
     for p, b in repo.blocks("resource", "helm_release"):
-        chart = b.attr("chart")
-        name = _chart_name(chart.literal()) if chart is not None else None
-        if name is None:
-            continue
-        text = repo.text(p)
-        ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"))
-        values = b.attr("values")
-        for item in (values.items if values is not None and values.kind == "tuple" else []):
-            line = hclsrc.line_of(text, item.start)
-            if item.kind == "heredoc":
-                h = item.heredoc
-                body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
-                try:
-                    m = mask(body)
-                    obj = yamlsrc.load(m.text)
-                except (TemplateError, yamlsrc.YamlParseError) as e:
-                    repo.findings.append(Finding("MIG-SRC-002", "error", p, line, f"values heredoc: {e}",
-                                                 "fix the values; they are left untouched"))
-                    continue
-                if isinstance(obj, CommentedMap):
-                    tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
-                    ci.values.append(ValuesSource("heredoc", p, line, tree=tree, masked=m))
-            elif item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-                ci.values.append(ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0])))
-            elif item.kind == "call" and item.name in ("file", "templatefile") and item.items:
-                target = repo.resolve_file_arg(p, item.items[0])
-                ci.values.extend(_values_file(repo, p, line, target) if target is not None
-                                 else [ValuesSource("other", p, line)])
-            else:
-                ci.values.append(ValuesSource("other", p, line))
-        sets = ValuesSource("set", p, ci.line)
-        for s in b.sub("set") + b.sub("set_sensitive"):
-            name, value = s.attr("name"), s.attr("value")
-            if name is not None and isinstance(name.literal(), str):
-                raw = name.literal()
-                sets.sets.append(SetEntry(split_set_name(raw), raw, name, value, line_start_of(text, s.start),
-                                          line_end_of(text, s.end), hclsrc.line_of(text, s.start)))
-        for attr in ("set", "set_sensitive"):
-            lst = b.attr(attr)
-            if lst is not None and lst.kind == "tuple":
-                for item in lst.items:
-                    if item.kind != "object":
-                        continue
-                    ent = {e.key: e.value for e in item.entries}
-                    if "name" in ent and isinstance(ent["name"].literal(), str):
-                        raw = ent["name"].literal()
-                        sets.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
-                                                  *_item_span(text, item.start, item.end),
-                                                  hclsrc.line_of(text, item.start)))
-            elif lst is not None:
-                ci.values.append(ValuesSource("set_list", p, hclsrc.line_of(text, lst.start)))
-        if sets.sets:
-            ci.values.append(sets)
-        for d in b.sub("dynamic"):
-            if d.labels[:1] in (["set"], ["set_sensitive"]):
-                ci.values.append(_dynamic_set(repo, p, text, d))
-        out.append(ci)
+        for name, evaluated in _terraform_charts(repo, p, b):
+            out.append(_terraform_install(repo, p, b, name, evaluated))
     for p, sf in repo.files.items():
         # decided on bytes before any parse: a Karpenter HelmRelease names the chart and is a top-level kind (a Flux
         # gotk-components.yaml mentions HelmRelease only inside its CRDs)
@@ -676,6 +624,134 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
     return out
 
 
+def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated: str | None) -> ChartInstall:
+    """A helm_release of a Karpenter chart: its version and its values in every shape it writes them."""
+    from .sources import keytree
+    text = repo.text(p)
+    ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"),
+                      evaluated_version=evaluated, generic=b.attr("for_each") is not None and
+                      not isinstance(b.attr("chart").literal(), str))
+    values = b.attr("values")
+    if values is not None and values.kind != "tuple":      # values = each.value.values, var.values, concat(...)
+        ci.values.append(ValuesSource("other", p, hclsrc.line_of(text, values.start)))
+    for item in (values.items if values is not None and values.kind == "tuple" else []):
+        line = hclsrc.line_of(text, item.start)
+        if item.kind == "heredoc":
+            h = item.heredoc
+            body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+            try:
+                m = mask(body)
+                obj = yamlsrc.load(m.text)
+            except (TemplateError, yamlsrc.YamlParseError) as e:
+                repo.findings.append(Finding("MIG-SRC-002", "error", p, line, f"values heredoc: {e}",
+                                             "fix the values; they are left untouched"))
+                continue
+            if isinstance(obj, CommentedMap):
+                tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
+                ci.values.append(ValuesSource("heredoc", p, line, tree=tree, masked=m))
+        elif item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+            ci.values.append(ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0])))
+        elif item.kind == "call" and item.name in ("file", "templatefile") and item.items:
+            target = repo.resolve_file_arg(p, item.items[0])
+            ci.values.extend(_values_file(repo, p, line, target) if target is not None
+                             else [ValuesSource("other", p, line)])
+        else:
+            ci.values.append(ValuesSource("other", p, line))
+    sets = ValuesSource("set", p, ci.line)
+    for s in b.sub("set") + b.sub("set_sensitive"):
+        name, value = s.attr("name"), s.attr("value")
+        if name is not None and isinstance(name.literal(), str):
+            raw = name.literal()
+            sets.sets.append(SetEntry(split_set_name(raw), raw, name, value, line_start_of(text, s.start),
+                                      line_end_of(text, s.end), hclsrc.line_of(text, s.start)))
+    for attr in ("set", "set_sensitive"):
+        lst = b.attr(attr)
+        if lst is not None and lst.kind == "tuple":
+            for item in lst.items:
+                if item.kind != "object":
+                    continue
+                ent = {e.key: e.value for e in item.entries}
+                if "name" in ent and isinstance(ent["name"].literal(), str):
+                    raw = ent["name"].literal()
+                    sets.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
+                                              *_item_span(text, item.start, item.end),
+                                              hclsrc.line_of(text, item.start)))
+        elif lst is not None:
+            ci.values.append(ValuesSource("set_list", p, hclsrc.line_of(text, lst.start)))
+    if sets.sets:
+        ci.values.append(sets)
+    for d in b.sub("dynamic"):
+        if d.labels[:1] in (["set"], ["set_sensitive"]):
+            ci.values.append(_dynamic_set(repo, p, text, d))
+    return ci
+
+
+def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, str | None]]:
+    """[(karpenter | karpenter-crd, the version the evaluator gives when the block's own is an expression)] of a
+    helm_release: none for another chart, or one switched off (`count = 0`, an empty `for_each`) in every root module
+    that evaluates it. A chart name written as an expression (a variable, the items of an add-ons list) is
+    evaluated (migrator/evaluate.py)."""
+    from . import evaluate
+    chart = b.attr("chart")
+    if chart is None:
+        return []
+    lit = chart.literal()
+    line = hclsrc.line_of(repo.text(p), b.start)
+    if isinstance(lit, str):
+        name = _chart_name(lit)
+        if name is None:
+            return []
+        switched = b.attr("count") is not None or b.attr("for_each") is not None
+        if switched and evaluate.instances(repo, p, b, line) == []:      # the evaluator only where a switch is
+            _switched_off(repo, p, line, b.address, "count = 0 or an empty for_each in every root that uses it")
+            return []
+        return [(name, None)]
+    out: dict[str, str | None] = {}
+    for i in evaluate.instances(repo, p, b, line) or []:
+        name = _chart_name(i.get("chart")) if isinstance(i.get("chart"), str) else None
+        if name is not None and name not in out:
+            v = i.get("version")
+            out[name] = str(v) if isinstance(v, (str, int, float)) else None
+    return sorted(out.items())
+
+
+_EACH = re.compile(r"^\s*each\.value\.([A-Za-z_][\w-]*)\s*$")
+_COLLECTION = re.compile(r"(?:\bin\s+|^\s*)((?:var|local)\.[A-Za-z_][\w-]*)\s*(?::|$)")
+
+
+def item_entry(repo: Repo, ci: "ChartInstall", attr: str) -> tuple[str, hclsrc.Expr] | None:
+    """(file, expression) of one attribute of the add-ons list item a generic `for_each` helm_release installs the
+    chart from (`chart = each.value.chart_name`, `version = each.value.chart_version` over a list or map written
+    inline, in a local or in a variable default): where that item's value is written."""
+    b = ci.block
+    fe, chart, want = b.attr("for_each"), b.attr("chart"), b.attr(attr)
+    if fe is None or chart is None or want is None:
+        return None
+    ck, wk = _EACH.match(chart.source), _EACH.match(want.source)
+    ref = _COLLECTION.search(fe.source) if fe.kind not in ("tuple", "object") else None
+    if ck is None or wk is None or (ref is None and fe.kind not in ("tuple", "object")):
+        return None
+    where = fe if ref is None else SimpleNamespace(kind="ref", source=ref.group(1))   # the collection it names
+    path, coll = _static_collection(repo, ci.path, repo.text(ci.path), where)
+    if coll is None:
+        return None
+    items = coll.items if coll.kind == "tuple" else [e.value for e in coll.entries]
+    for item in items:
+        if item.kind != "object":
+            continue
+        ent = {e.key: e.value for e in item.entries}
+        name = ent.get(ck.group(1))
+        if name is not None and _chart_name(name.literal()) == ci.chart and wk.group(1) in ent:
+            return path, ent[wk.group(1)]
+    return None
+
+
+def _switched_off(repo: Repo, p: str, line: int, address: str, why: str) -> None:
+    repo.findings.append(Finding("MIG-SRC-011", "info", p, line,
+                                 f"{address} installs Karpenter, but it is switched off ({why}): not planned",
+                                 "switch it on first if this cluster should run Karpenter"))
+
+
 def _scan_blueprints(repo: Repo) -> Iterator[ChartInstall]:
     """eks-blueprints-addons with enable_karpenter: the karpenter chart, its version at karpenter.chart_version
     (None: the add-on's default, knowledge/karpenter_module.yaml blueprints_addons)."""
@@ -685,6 +761,21 @@ def _scan_blueprints(repo: Repo) -> Iterator[ChartInstall]:
         enabled = b.attr(facts["enable"])
         if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \
                 or enabled.literal() is False:
+            continue
+        line = hclsrc.line_of(repo.text(p), b.start)
+        from . import evaluate
+        plain = enabled.literal() is True and b.attr(facts["no_chart"]) is None and b.attr("count") is None \
+            and b.attr("for_each") is None
+        got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
+        if got is not None and not any(i.get(facts["enable"]) is True for i in got):
+            _switched_off(repo, p, line, b.address, f"{facts['enable']} is false" if got else "the module is not created")
+            continue
+        if got and all(i.get(facts["no_chart"]) is False for i in got):
+            repo.findings.append(Finding(
+                "MIG-SRC-012", "info", p, line,
+                f"{b.address} makes Karpenter's IAM only ({facts['no_chart']} = false): the chart is installed "
+                "elsewhere (GitOps), where migrator reads it if it is in this repository",
+                "if the chart is installed from another repository, run migrator there"))
             continue
         cfg = b.attr(facts["input"])
         entries = {e.key: e for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])}

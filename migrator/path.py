@@ -80,6 +80,8 @@ def blueprints_default(ci) -> str | None:
         src = ci.block.attr("source")
         m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
         raw = m.group(1) if m else ""
+    if not raw:                         # unpinned: terraform init installs the newest release
+        return facts["default_chart"][-1]["chart"].lstrip("v")
     op, ver = constraint(raw)
     if ver is None:
         return None
@@ -122,6 +124,13 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
             for s in sites:
                 if parse_version(s.value):
                     return s.value.lstrip("v")
+            if ci.generic:                  # one item of an add-ons list: its entry as written (patched or not)
+                from .inventory import item_entry
+                found = item_entry(repo, ci, "version")
+                if found is not None and parse_version(str(found[1].literal())):
+                    return str(found[1].literal()).lstrip("v")
+            if ci.evaluated_version and parse_version(ci.evaluated_version):
+                return ci.evaluated_version.lstrip("v")
     return None
 
 

@@ -267,9 +267,10 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                multi: bool) -> RootPlan:
     """Where one root stands (migrator/standing.py) and the hop and phase planned for it now, with its rules' edits
     and findings."""
-    ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS]
+    auto = [m for m in ctx.manifests if standing.auto_mode(m)]
+    ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]
     installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
-    st = standing.of(route.objects_era(ctx.manifests), ctx.chart_version)
+    st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto]), ctx.chart_version)
     era = st.era
     entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
     if not ms and ctx.chart_version is None and not ctx.charts:
@@ -282,6 +283,12 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
+    if auto and not ms and not installs and ctx.chart_version is None:
+        rp.era, rp.objects = "auto-mode", _objects(auto) + " (EKS Auto Mode)"
+        rp.state, rp.next = "EKS Auto Mode: AWS runs the NodePools' controller", "nothing: EKS Auto Mode"
+        note("MIG-HOP-007", "info", f"{'this root' if multi else 'the repository'} holds EKS Auto Mode NodePools "
+                                    f"({rp.objects}) and no self-managed Karpenter: nothing is planned")
+        return rp
     if entry is not None:
         rp.state = entry[1]["state"]
         if target is None:
@@ -305,6 +312,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     chain = route.hops_between(era, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off),
     # while the controller is below the version that closes it
+    finish = None
     for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
         if finishing.get("requires_target") and (target is None or not registry.present(finishing, ctx)):
             continue
@@ -312,6 +320,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             continue
         if _has_work(finishing, ctx, finishing["finish_phases"]):
             chain = [finishing] + chain
+            finish = finishing["finish_phases"]       # its other phases are behind this root
             break
     wanted = phase
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
@@ -341,7 +350,10 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         note("MIG-HOP-001", "info", f"{'this root' if multi else 'the repository'} is already on {goal}; "
                                     "nothing to migrate")
         return rp
-    return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st)
+    if fixed is not None or (wanted is not None and wanted not in (finish or [])):
+        finish = None
+    return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st,
+                     among=finish if finish and chain and chain[0].get("finish_phases") == finish else None)
 
 
 def _plan_behind(rp: RootPlan, st: standing.Standing, ctx: registry.Context, target, phase: str | None,
@@ -376,12 +388,14 @@ def _plan_behind(rp: RootPlan, st: standing.Standing, ctx: registry.Context, tar
                                                            route.ERAS.index(hop["to"]) else route.Target(hop["to"]))
     ctx.target = goal
     return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st,
-                     among=hop["objects_only"]["phases"])
+                     among=hop["objects_only"]["phases"], objects=True)
 
 
 def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, goal, wanted: str | None,
-              fixed: dict | None, multi: bool, note, st: standing.Standing, among: list[str] | None = None
-              ) -> RootPlan:
+              fixed: dict | None, multi: bool, note, st: standing.Standing, among: list[str] | None = None,
+              objects: bool = False) -> RootPlan:
+    """The hop planned for a root: `among` limits its phases (a finishing hop, objects behind their chart);
+    `objects`: only the objects' conversion, the controller stays where it is."""
     r = rp.path
     latest = route.parse_target("latest")
     hop = chain[0]
@@ -392,11 +406,12 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.later = [route.describe(h, latest if target is None else goal)
                 for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                           else chain[1:])]
-    if among:                   # objects only: the hops after them start from the chart the root runs
+    if objects:                 # objects only: the hops after them start from the chart the root runs
         after = route.hops_between(chain[-1]["to"], target or latest)
         rp.later = [route.describe(h, target or latest) for h in chain[1:] + after]
     if rp.later:
-        now = f"the objects' conversion {hop['from']} → {hop['to']} (the controller stays on {st.chart})" if among \
+        now = f"the objects' conversion {hop['from']} → {hop['to']} (the controller stays on {st.chart})" if objects \
+            else f"what is left of {hop['from']} → {hop['to']} ({', '.join(among)})" if among \
             else route.describe(hop, goal)
         note("MIG-HOP-004", "info", f"this run plans {now}; then run migrator again for: "
                                     + "; ".join(rp.later) + " (one hop at a time)")
@@ -414,7 +429,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     elif wanted not in names:
         rp.next = f"{natural} (not planned in this run: its hop has no phase {wanted})"
         return rp
-    back = None if among else standing.goes_back(hop, wanted, goal, st.chart)
+    back = None if objects else standing.goes_back(hop, wanted, goal, st.chart)
     if back is not None:        # never shown as a step: an internal error, the root planned nothing
         note("MIG-INT-002", "error", f"internal error: phase {wanted} of {hop['from']} -> {hop['to']} would install "
                                      f"Karpenter {back}, below the {st.chart} this root runs; nothing is planned "

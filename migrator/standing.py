@@ -66,6 +66,14 @@ def of(objects_era: str | None, chart: str | None) -> Standing:
     return Standing(served, eras, objects_era, era)
 
 
+def auto_mode(m) -> bool:
+    """A NodePool of EKS Auto Mode (its nodeClassRef names an Auto Mode NodeClass): AWS runs its controller."""
+    if m.kind != "NodePool" or not isinstance(m.obj, dict):
+        return False
+    ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+    return isinstance(ref, dict) and ref.get("group") == HOPS["auto_mode_node_class_group"]
+
+
 def installs(hop: dict, phase: str, goal: route.Target | None) -> str | None:
     """The controller chart version a hop's phase installs (knowledge/hops.yaml `chart_phases`), if it moves it."""
     if phase not in hop.get("chart_phases", []):

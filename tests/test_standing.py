@@ -142,3 +142,32 @@ def test_node_group_names_become_valid_unique_nodepool_names():
     assert pool_names(["batch_spot", "Batch-Spot", "general", "x" * 70, "__"]) == {
         "batch_spot": "batch-spot", "Batch-Spot": "batch-spot-2", "general": "general", "x" * 70: "x" * 63,
         "__": "nodegroup"}
+
+
+INSTALLS = FIXTURES / "evaluated-installs" / "input"
+
+
+def test_installs_are_evaluated_switches_off_mean_absent():
+    plan = make_plan(INSTALLS, to="latest")
+    got = {r.path: (r.era, r.chart) for r in plan.roots}
+    assert got == {"addons-list": ("v1", "1.4.0"), "chart-var": ("v1beta1", "0.37.5")}
+    said = {(f.code, f.path.split("/")[0]) for f in plan.findings}
+    assert {("MIG-SRC-011", "addons-off"), ("MIG-SRC-011", "count-zero"), ("MIG-SRC-012", "iam-only")} <= said
+    assert not any(c.path.startswith(("addons-off/", "count-zero/", "iam-only/")) for c in plan.changes)
+    assert not plan.has_errors
+
+
+def test_an_add_ons_list_item_is_edited_where_it_is_written():
+    plan = make_plan(INSTALLS, to="latest")
+    change = next(c for c in plan.changes if c.path == "addons-list/main.tf")
+    assert change.new.replace('chart_version = "1.14.1"', 'chart_version = "1.4.0"') == change.old
+    assert "addons-list:latest-02-crds" in {s.id for s in plan.steps}
+    assert any(f.code == "MIG-HELM-021" for f in plan.findings)
+
+
+def test_without_the_evaluator_nothing_is_guessed(monkeypatch):
+    from migrator import evaluate
+    monkeypatch.setattr(evaluate, "_tfparse", None)
+    plan = make_plan(INSTALLS, to="latest")
+    charts = {r.path: r.chart for r in plan.roots}
+    assert charts["count-zero"] == "0.36.2" and charts["addons-list"] is None   # literals read, nothing evaluated

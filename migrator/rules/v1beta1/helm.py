@@ -89,6 +89,8 @@ class HelmRule:
     def run(self) -> HelmResult:
         for ci in self.charts:
             self.res.kinds.add(ci.kind)
+            if ci.generic:
+                self.res.kinds.add("generic")
             self.res.refs.append(f"{ci.path}:{ci.line}")
             if ci.kind == "kustomize":
                 self.deployed_by(ci)
@@ -117,7 +119,15 @@ class HelmRule:
                 self.repository(ci)
         if self.adds_crd_release:
             for ci in self.charts:
-                if ci.chart == "karpenter" and ci.kind != "blueprints":
+                if ci.chart == "karpenter" and ci.generic:
+                    if not any(c.chart == "karpenter-crd" for c in self.charts):
+                        self.finding("MIG-HELM-021", "warning", ci.path, ci.line,
+                                     f"{ci.address} installs the karpenter chart as one item of a list of add-ons, "
+                                     "with no karpenter-crd item: Helm never upgrades CRDs from a chart's crds/ folder",
+                                     f"add a karpenter-crd item (oci://public.ecr.aws/karpenter, chart karpenter-crd, "
+                                     f"version {format_version(self.targets['karpenter'], 'v')}) to the list, applied "
+                                     "before the karpenter item")
+                elif ci.chart == "karpenter" and ci.kind != "blueprints":
                     self.crds(ci)
                 elif ci.chart == "karpenter" and not any(c.chart == "karpenter-crd" for c in self.charts):
                     self.finding("MIG-HELM-020", "warning", ci.path, ci.line,
@@ -357,6 +367,14 @@ class HelmRule:
                          f'pin version = "{format_version(target, "v0")}" until the migration is done')
             return
         sites, why = definition_sites(self.repo, ci.path, ci.version)
+        if not sites and ci.generic:        # one item of an add-ons list: its own chart_version entry
+            from ...inventory import item_entry
+            from ...resolve import Site
+            found = item_entry(self.repo, ci, "version")
+            if found is not None and found[1].kind == "string" and found[1].value is not None:
+                sites = [Site(found[0], found[1], f"the {ci.chart} item of the add-ons list {ci.block.address} installs")]
+            else:
+                why = "it is one item of the add-ons list the release iterates over, not written as a literal"
         if self.owns is not None:
             sites = [x for x in sites if self.owns(x.path)] or sites
         if not sites:

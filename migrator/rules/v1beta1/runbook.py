@@ -116,9 +116,10 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
 
 def crd_flavours(helm_results: list, flavours: list[str]) -> list[str]:
     """How the CRDs are installed: as the charts are, and with the helm CLI where an installer brings no CRD chart
-    (eks-blueprints-addons installs the karpenter chart only)."""
+    (eks-blueprints-addons installs the karpenter chart only; a list of add-ons without a karpenter-crd item)."""
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
-    return flavours + ["helm"] if "blueprints" in kinds and "helm" not in flavours else flavours
+    crd_less = "blueprints" in kinds or ("generic" in kinds and not any(r.crd_releases for r in helm_results))
+    return flavours + ["helm"] if crd_less and "helm" not in flavours else flavours
 
 
 def argo_names(hr) -> dict:

@@ -14,6 +14,8 @@ from ..v1beta1.helm import HelmResult, HelmRule
 from .plan import crossed, stop
 
 RULE = "v1x/helm"
+# values sources whose keys migrator cannot read (a required key may be there)
+UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other")
 HOP = "v1->1.x"
 
 
@@ -37,6 +39,7 @@ class Values:
     crd_rows: list[dict]                              # karpenter-crd value rows
     held: list = field(default_factory=list)          # (minor row, key, reason): required keys nobody states
     crossed: list[dict] = field(default_factory=list)
+    unseen: list = field(default_factory=list)        # (minor row, key, reason, values source): required, not read
 
 
 def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
@@ -47,7 +50,8 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
     if current and parse_version(current) >= parse_version(target):
         return None
     keys = {v.key for v in ctx.helm_values}
-    adds, held = [], []
+    adds, held, unseen = [], [], []
+    hidden = [vs for c in ctx.charts if c.chart == "karpenter" for vs in c.values if vs.kind in UNREADABLE]
     for r in crossed(current, target):
         for key, reason in r.get("require", {}).items():
             if installed is None or key in keys:
@@ -55,6 +59,8 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
             value, source = _stated(ctx, key)
             if value is not None:
                 adds.append({"key": key, "add": value, "why": f"{reason}; taken from {source}"})
+            elif hidden:            # it may be in values migrator cannot read: said, not held
+                unseen.append((r, key, reason, hidden[0]))
             else:
                 held.append((r, key, reason))
     if held:        # the chart would refuse to install: stay below the first minor that requires the key
@@ -69,7 +75,7 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
         return [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get(key, {}).get("remove", {}).items()] + \
             [{"key": k, "remove": True, "why": f"{w} (a leftover: the chart already runs {current})"}
              for r in done_rows for k, w in r.get(key, {}).get("remove", {}).items()]
-    return Values(target, why, removals("values") + adds, removals("crd_values"), held, rows)
+    return Values(target, why, removals("values") + adds, removals("crd_values"), held, rows, unseen)
 
 
 def run(ctx, phase: str, done: dict) -> HelmResult:
@@ -97,6 +103,11 @@ def findings(ctx, vp: Values, where: tuple[str, int], installed: str | None) -> 
         out.append(Finding("MIG-V1X-HELM-001", "error", *where,
                            f"chart {r['minor']}: {reason}; {installed} does not set {key}, so the chart "
                            f"is held at {vp.target}", f"set {key} in the chart values, then run migrator again"))
+    for r, key, reason, vs in vp.unseen:
+        out.append(Finding("MIG-V1X-HELM-004", "warning", vs.path, vs.line,
+                           f"chart {r['minor']}: {reason}; {installed} passes values migrator cannot read here, so "
+                           f"whether they set {key} is not known",
+                           f"make sure the values set {key} before the chart moves to {vp.target}"))
     for r in vp.crossed:
         for key, note in r.get("values", {}).get("defaults", {}).items():
             if installed is not None and key not in keys:

@@ -1,0 +1,117 @@
+"""Terraform values from a real evaluator: tfparse (Cloud Custodian, Apache-2.0; trivy's evaluator behind it).
+
+tfparse evaluates a root module whole (variable defaults, tfvars, locals, conditionals, `count`/`for_each`
+expansions, local module calls) and returns every block instance with its evaluated attributes. migrator keeps
+tree-sitter for spans and edits; it asks the evaluator what a block *is*: whether it exists at all (a `count = 0`,
+an empty `for_each`, a module switched off), and the values of attributes written as expressions (a chart name
+from a variable, one item of an add-ons list). An answer the evaluator cannot give is None: the caller keeps the
+expression as it is written and never guesses.
+
+A block of a module that root modules call by relative `source` is evaluated from each of those roots (a module's
+switch is set by its caller); a block of a root module from that root.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import re
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_tfparse: Any = False                       # imported on first use: its Go runtime costs ~50 MB and ~40 ms
+
+
+def _module():
+    global _tfparse
+    if _tfparse is False:
+        try:                                # wheels for CPython 3.10-3.13 on Linux and macOS arm64
+            import tfparse
+            _tfparse = tfparse
+        except Exception:                   # noqa: BLE001 - no wheel here: every answer is "not known"
+            _tfparse = None
+    return _tfparse
+
+_INDEX = re.compile(r'\[(?:\d+|"[^"]*")\]$')
+
+
+def available() -> bool:
+    return os.environ.get("MIGRATOR_EVALUATOR", "").lower() != "off" and _module() is not None
+
+
+def _load(repo, d: str) -> dict | None:
+    cache = repo.__dict__.setdefault("_tfparse", {})
+    if d not in cache:
+        out = None
+        if available():
+            try:
+                out = _tfparse.load_from_path(str(repo.root / d) if d != "." else str(repo.root))
+            except Exception as e:      # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
+                log.debug("tfparse %s: %s", d, e)
+        cache[d] = out
+    return cache[d]
+
+
+def roots_of(repo, tf_path: str) -> list[str]:
+    """The root module directories a file's module is evaluated from: its own directory, or the roots that call it
+    by relative source (directly or through other modules)."""
+    from .resolve import callers
+    d = posixpath.dirname(tf_path) or "."
+    out: list[str] = []
+    seen = {d}
+    frontier = [d]
+    while frontier:
+        x = frontier.pop()
+        ups = [posixpath.dirname(cp) or "." for cp, _ in callers(repo, x)]
+        if not ups:
+            out.append(x)
+        for u in ups:
+            if u not in seen:
+                seen.add(u)
+                frontier.append(u)
+    return sorted(out)
+
+
+def _key(block) -> tuple[str, str]:
+    """(tfparse's top-level key, the address suffix) of a block."""
+    if block.type == "resource" and len(block.labels) == 2:
+        return block.labels[0], ".".join(block.labels)
+    if block.type == "data" and len(block.labels) == 2:
+        return block.labels[0], "data." + ".".join(block.labels)
+    return block.type, ".".join([block.type, *block.labels])
+
+
+def instances(repo, tf_path: str, block, line: int = 0) -> list[dict] | None:
+    """Every evaluated instance of a block over the root modules that evaluate it ([] : switched off everywhere,
+    `count = 0` or an empty `for_each`); None when the evaluator has no answer. A block is found by its file and
+    address (not its line: the evaluator reads the files on disk, a plan's second pass reads them patched)."""
+    kind, suffix = _key(block)
+    found: list[dict] = []
+    known = False
+    for root in roots_of(repo, tf_path):
+        data = _load(repo, root)
+        if data is None:
+            continue
+        rel = posixpath.relpath(tf_path, root)
+        file_known = False
+        for item in data.get(kind, []):
+            meta = item.get("__tfmeta") or {}
+            if posixpath.normpath(str(meta.get("filename", ""))) != rel:
+                continue
+            file_known = True
+            path = _INDEX.sub("", str(meta.get("path", "")))
+            if path == suffix or path.endswith("." + suffix):
+                found.append(item)
+        # only a file the evaluator shows blocks of can say a block is absent (a file whose every block is
+        # switched off looks like a file it never read: not known)
+        known = known or file_known
+    return found if known else None
+
+
+def values(repo, tf_path: str, block, line: int, attr: str) -> list[Any] | None:
+    """The evaluated values of one attribute over the block's instances (None: not known)."""
+    got = instances(repo, tf_path, block, line)
+    if got is None:
+        return None
+    return [i.get(attr) for i in got]
