@@ -260,11 +260,23 @@ def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: r
                     "convert the Karpenter objects of this chart template by hand (see the objects migrator writes "
                     "elsewhere for the shape), or move the action that breaks the YAML onto a line of its own"))
             elif _KIND_RE.search(doc.text):
-                repo.findings.append(Finding("MIG-SRC-002", "error", report_path, base_line + doc.first_line + e.line,
-                                             str(e), "fix the YAML (or the template directives that break it); "
-                                             "the file is left untouched"))
+                repo.findings.append(_unparsed(m, report_path, base_line + doc.first_line + e.line, str(e),
+                                               "fix the YAML (or the template directives that break it); "
+                                               "the file is left untouched"))
             continue
         yield doc, m, obj
+
+
+def _unparsed(m: Masked | None, path: str, line: int, error: str, manual: str) -> Finding:
+    """YAML that does not parse: an error when it is plain YAML (the file is broken); a warning when it is a template
+    that only stops being YAML once its interpolations are masked (a line that is only `${indent(4, x)}` renders a
+    block): the template is fine, migrator cannot read it and leaves it untouched."""
+    if m is not None and m.tokens:
+        return Finding("MIG-SRC-013", "warning", path, line,
+                       f"{error}: a template that is not YAML with its interpolations masked (an interpolation that "
+                       "renders a whole block); migrator cannot read it and leaves it untouched",
+                       "check it by hand against the hop's changes (migrator plan lists them for the files it reads)")
+    return Finding("MIG-SRC-002", "error", path, line, error, manual)
 
 
 _KARPENTER_API = re.compile(r"karpenter\.(?:sh|k8s\.aws)/v1")
@@ -639,12 +651,14 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
         if item.kind == "heredoc":
             h = item.heredoc
             body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+            m = None
             try:
                 m = mask(body)
                 obj = yamlsrc.load(m.text)
             except (TemplateError, yamlsrc.YamlParseError) as e:
-                repo.findings.append(Finding("MIG-SRC-002", "error", p, line, f"values heredoc: {e}",
-                                             "fix the values; they are left untouched"))
+                repo.findings.append(_unparsed(m, p, line, f"values heredoc: {e}",
+                                               "fix the values; they are left untouched"))
+                ci.values.append(ValuesSource("other", p, line))
                 continue
             if isinstance(obj, CommentedMap):
                 tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
@@ -825,13 +839,14 @@ def _values_file(repo: Repo, p: str, line: int, target: str) -> list[ValuesSourc
         return [ValuesSource("other", p, line)]
     repo.template_paths.add(target)
     vtext = repo.text(target)
+    m = None
     try:
         m = mask(vtext)
         obj = yamlsrc.load(m.text)
     except (TemplateError, yamlsrc.YamlParseError) as e:
-        repo.findings.append(Finding("MIG-SRC-002", "error", target, getattr(e, "line", 1),
-                                     f"values file: {e}", "fix the values file; it is left untouched"))
-        return []
+        repo.findings.append(_unparsed(m, target, getattr(e, "line", 1), f"values file: {e}",
+                                       "fix the values file; it is left untouched"))
+        return [ValuesSource("other", p, line)]
     if not isinstance(obj, CommentedMap):
         return []
     return [ValuesSource("file", target, 1, masked=m, tree=keytree.yaml_tree(vtext, target, 0, len(vtext), obj))]

@@ -271,6 +271,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]
     installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
     st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto]), ctx.chart_version)
+    stale = standing.leftovers(ms, st)
+    if stale:                   # beside objects the chart serves: files nothing can apply any more, not the standing
+        ctx.manifests = [m for m in ctx.manifests if m not in stale]
+        ms = [m for m in ms if m not in stale]
+        st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto]), ctx.chart_version)
     era = st.era
     entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
     if not ms and ctx.chart_version is None and not ctx.charts:
@@ -282,6 +287,14 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
+
+    for m in stale:
+        rp.findings.append(Finding(
+            "MIG-STAND-002", "warning", m.path, m.line,
+            f"{m.kind} {m.masked.unmask(str(m.name))} ({m.api_version}) is older than anything chart {st.chart} serves, "
+            "beside objects it does serve: a leftover nothing can apply any more; it does not decide where the root "
+            "stands and is not converted",
+            "delete it (or convert it by hand if it is still meant to exist)"))
 
     if auto and not ms and not installs and ctx.chart_version is None:
         rp.era, rp.objects = "auto-mode", _objects(auto) + " (EKS Auto Mode)"

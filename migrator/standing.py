@@ -74,6 +74,19 @@ def auto_mode(m) -> bool:
     return isinstance(ref, dict) and ref.get("group") == HOPS["auto_mode_node_class_group"]
 
 
+API = {e["name"]: e["api"] for e in HOPS["eras"]}
+
+
+def leftovers(objects: list, st: Standing) -> list:
+    """Objects older than anything the chart serves, when the root also holds objects the chart does serve: files
+    left behind (an old provisioner.yaml beside the NodePools that replaced it), not where the root stands."""
+    if not st.behind:
+        return []
+    first = ERAS.index(st.serves[0])
+    served = [m for m in objects if ERAS.index(API[m.era]) >= first]
+    return [m for m in objects if ERAS.index(API[m.era]) < first] if served else []
+
+
 def installs(hop: dict, phase: str, goal: route.Target | None) -> str | None:
     """The controller chart version a hop's phase installs (knowledge/hops.yaml `chart_phases`), if it moves it."""
     if phase not in hop.get("chart_phases", []):

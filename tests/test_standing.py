@@ -171,3 +171,14 @@ def test_without_the_evaluator_nothing_is_guessed(monkeypatch):
     plan = make_plan(INSTALLS, to="latest")
     charts = {r.path: r.chart for r in plan.roots}
     assert charts["count-zero"] == "0.36.2" and charts["addons-list"] is None   # literals read, nothing evaluated
+
+
+def test_leftover_objects_do_not_decide_and_templates_that_render_blocks_do_not_stop():
+    plan = make_plan(EVIDENCE, to="latest")
+    r = _roots(plan)["leftover-alpha"]
+    assert (r.era, r.chart, r.hop_from) == ("v1beta1", "0.37.0", "v1beta1")
+    codes = [(f.code, f.severity, f.path) for f in r.findings]
+    assert codes.count(("MIG-STAND-002", "warning", "leftover-alpha/provisioner.yaml")) == 2
+    assert ("MIG-SRC-013", "warning", "leftover-alpha/nodepool.yaml.tftpl") in codes
+    assert not plan.has_errors
+    assert not any(c.path == "leftover-alpha/provisioner.yaml" for c in plan.changes)
