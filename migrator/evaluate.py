@@ -104,9 +104,24 @@ def instances(repo, tf_path: str, block, line: int = 0) -> list[dict] | None:
             if path == suffix or path.endswith("." + suffix):
                 found.append(item)
         # only a file the evaluator shows blocks of can say a block is absent (a file whose every block is
-        # switched off looks like a file it never read: not known)
-        known = known or file_known
-    return found if known else None
+        # switched off looks like a file it never read: not known), and only in a root module: a library module's
+        # switches are set by callers outside the repository, its defaults say nothing
+        known = known or (file_known and is_root_module(repo, root))
+    return found if found or known else None
+
+
+_ROOT_MARK = re.compile(r'^\s*(?:provider\s+"[^"]+"\s*\{|backend\s+"[^"]+"\s*\{|cloud\s*\{)', re.M)
+
+
+def is_root_module(repo, d: str) -> bool:
+    """A directory Terraform is run in: it configures a provider or a backend, or holds tfvars."""
+    cache = repo.__dict__.setdefault("_root_modules", {})
+    if d not in cache:
+        base = repo.root / d if d != "." else repo.root
+        files = sorted(base.glob("*.tf")) if base.is_dir() else []
+        cache[d] = any(base.glob("*.tfvars")) or any(base.glob("*.tfvars.json")) or \
+            any(_ROOT_MARK.search(f.read_text(errors="replace")) for f in files)
+    return cache[d]
 
 
 def values(repo, tf_path: str, block, line: int, attr: str) -> list[Any] | None:

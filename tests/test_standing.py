@@ -182,3 +182,14 @@ def test_leftover_objects_do_not_decide_and_templates_that_render_blocks_do_not_
     assert ("MIG-SRC-013", "warning", "leftover-alpha/nodepool.yaml.tftpl") in codes
     assert not plan.has_errors
     assert not any(c.path == "leftover-alpha/provisioner.yaml" for c in plan.changes)
+
+
+def test_the_real_repository_list_is_well_formed():
+    from ruamel.yaml import YAML
+    entries = YAML(typ="safe").load((FIXTURES.parent / "scripts" / "real-repos.yaml").read_text())
+    assert len(entries) >= 10
+    for e in entries:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", e["repo"]) and re.fullmatch(r"[0-9a-f]{40}", e["commit"])
+        assert e["shape"] and e["shape"] != "TODO" and isinstance(e["roots"], dict)
+        for row in e["roots"].values():
+            assert len(row) == 2 and (row[0] in ("v1alpha5", "v1beta1", "v1", "cas", "auto-mode", "none"))
