@@ -13,10 +13,12 @@ import posixpath
 import re
 
 from . import knowledge
+from .evaluate import is_root_module
 from .inventory import Manifest, Repo
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
 SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
+TERRAFORM = (".tf", ".tfvars", ".tf.json", ".tfvars.json")
 
 
 def root_of(m: Manifest) -> str:
@@ -147,6 +149,16 @@ class Fleet:
         if s is not None:
             found = {self.tied.get(r, r) for r in (self._nearest(u) for u in self.shared[s])}
             return tuple(sorted(found, key=rollout_key))
+        if path.endswith(TERRAFORM) and not any(inside(d, r) for r in self.paths):
+            # a Terraform file outside every cluster root belongs to the root modules that call its directory, or
+            # to its own root module (another cluster: no root of this plan), never to the root nearest by path
+            users = {self._nearest(u) for u in _module_users(self.repo, d) if any(inside(u, r) for r in self.paths)}
+            if users:
+                return tuple(sorted({self.tied.get(r, r) for r in users}, key=rollout_key))
+            r = self._nearest(d)
+            if _module_users(self.repo, d) or (is_root_module(self.repo, d) and self._has_terraform(r)):
+                return ()           # a module other roots call, or another cluster's root module
+            return (self.tied.get(r, r),)       # the Terraform of a GitOps root's cluster (infra/ beside clusters/x)
         return (self.owner(path),)
 
     def owner(self, path: str) -> str:
@@ -158,11 +170,21 @@ class Fleet:
             s = self._shared_dir(d)
             if s is not None:
                 o = self.users(path)[0]
+            elif path.endswith(TERRAFORM) and not any(inside(d, r) for r in self.paths):
+                users = self.users(path)
+                o = users[0] if users else ""       # "": another root module's file, no cluster root of this plan
             else:
                 r = self._nearest(d)
                 o = self.tied.get(r, r)
             self._owner[path] = o
         return o
+
+    def _has_terraform(self, root: str) -> bool:
+        """Does a cluster root hold Terraform of its own (then a root module elsewhere is another cluster's)?"""
+        got = self.__dict__.setdefault("_tf_roots", {})
+        if root not in got:
+            got[root] = any(p.endswith(".tf") and inside(posixpath.dirname(p) or ".", root) for p in self.repo.files)
+        return got[root]
 
     def owns(self, root: str, path: str) -> bool:
         return root in self.users(path)

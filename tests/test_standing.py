@@ -193,3 +193,38 @@ def test_the_real_repository_list_is_well_formed():
         assert e["shape"] and e["shape"] != "TODO" and isinstance(e["roots"], dict)
         for row in e["roots"].values():
             assert len(row) == 2 and (row[0] in ("v1alpha5", "v1beta1", "v1", "cas", "auto-mode", "none"))
+
+
+OTHER_ROOT = '''provider "aws" {
+  region = "eu-west-1"
+}
+
+module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 20.0"
+
+  cluster_name    = "other"
+  cluster_version = "1.30"
+
+  eks_managed_node_groups = {
+    default = {
+      instance_types = ["m5.large"]
+      min_size       = 1
+      max_size       = 3
+      desired_size   = 1
+    }
+  }
+}
+'''
+
+
+def test_a_root_never_reads_another_root_module(tmp_path):
+    """One folder per example cluster, each with its own provider: the Cluster Autoscaler root plans its own node
+    groups only; the other root module is no root of this plan and nothing of it is read or written."""
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path / "examples" / "with-cas")
+    (tmp_path / "examples" / "other").mkdir()
+    (tmp_path / "examples" / "other" / "main.tf").write_text(OTHER_ROOT)
+    plan = make_plan(tmp_path, to="latest")
+    assert [r.path for r in plan.roots] == ["examples/with-cas"]
+    assert not any("examples/other" in " ".join([f.path, f.message]) for f in plan.findings)
+    assert not any(c.path.startswith("examples/other/") for c in plan.changes)
