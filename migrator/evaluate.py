@@ -56,14 +56,13 @@ def _load(repo, d: str) -> dict | None:
 def roots_of(repo, tf_path: str) -> list[str]:
     """The root module directories a file's module is evaluated from: its own directory, or the roots that call it
     by relative source (directly or through other modules)."""
-    from .resolve import callers
     d = posixpath.dirname(tf_path) or "."
     out: list[str] = []
     seen = {d}
     frontier = [d]
     while frontier:
         x = frontier.pop()
-        ups = [posixpath.dirname(cp) or "." for cp, _ in callers(repo, x)]
+        ups = [posixpath.dirname(cp) or "." for cp, _ in repo.callers(x)]
         if not ups:
             out.append(x)
         for u in ups:

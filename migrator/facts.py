@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 
 from . import knowledge
-from .inventory import HelmValue, Repo
+from .inventory.charts import HelmValue
+from .inventory.repo import Repo
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
 

@@ -29,6 +29,14 @@ def parse_version(v: str) -> tuple[int, ...] | None:
     return tuple(int(x) for x in m.groups() if x is not None)
 
 
+def format_version(target: str, current: str) -> str:
+    """Target version spelled like the user's for charts published with a v prefix (< 0.35.0, knowledge/helm.yaml)."""
+    before = knowledge.load("helm")["chart"]["v_prefix_before"]
+    if parse_version(target) < parse_version(before) and current.strip().startswith("v"):
+        return "v" + target
+    return target
+
+
 def newest_patch(minor: str) -> str | None:
     return next((r["newest"] for r in MINORS["minors"] if r["minor"] == minor), None)
 

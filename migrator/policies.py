@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from .edits import line_start
-from .inventory import Repo
+from .inventory.repo import Repo
 from .sources import hcl as hclsrc
 from .sources import jsonspan
 from .sources.templates import TemplateError, find_sequences

@@ -155,7 +155,7 @@ def runbook_values(res: RenderResult, name: str = "") -> dict:
 
 
 def _spelled(version: str, like: str) -> str:
-    from .rules.v1beta1.helm import format_version
+    from .path import format_version
     return format_version(version, like)
 
 

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import knowledge
-from .inventory import HelmValue, Repo
+from .inventory.charts import HelmValue
+from .inventory.repo import Repo
 from .sources import hcl as hclsrc
 
 FACTS = knowledge.load("resolve")
@@ -237,16 +238,7 @@ def _entry(expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
 
 def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
     """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
-    by_dir = getattr(repo, "_callers", None)
-    if by_dir is None:              # once per run: every module block, by the directory its source names
-        by_dir = {}
-        for p, b in repo.blocks("module"):
-            src = b.attr("source")
-            lit = src.literal() if src is not None else None
-            if isinstance(lit, str) and lit.startswith(("./", "../")):
-                by_dir.setdefault(posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)), []).append((p, b))
-        repo._callers = by_dir
-    return list(by_dir.get(module_dir or ".", []))
+    return repo.callers(module_dir)
 
 
 _TERNARY = re.compile(r"^(?P<cond>[^?]+?)\?\s*(?P<a>[^?:]+?)\s*:\s*(?P<b>[^?:]+?)\s*$", re.S)

@@ -68,7 +68,7 @@ def _module_users(repo: Repo, d: str) -> set[str]:
 
 def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
     """The kustomizations outside d that build every object file of d (d is a base several overlays build)."""
-    from .kustomize import leaf_kustomizations, scan
+    from .inventory.kustomizations import leaf_kustomizations, scan
     if not scan(repo):
         return set()
     files = {m.path for m in manifests if not m.tf_path and m.kind not in SKIP_KINDS and inside(root_of(m), d)}
@@ -197,7 +197,7 @@ class Fleet:
     def _tied(self, manifests: list[Manifest]) -> dict[str, str]:
         """Folders of objects that an Argo CD Application kept in another cluster root syncs (its `path:`, directly
         or through the kustomizations that build them): folder root -> the Application's root, when that is one."""
-        from .kustomize import app_files, deployers
+        from .inventory.kustomizations import app_files, deployers
         files = app_files(self.repo)
         if not files:
             return {}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrator import kustomize as kz
+from migrator.inventory import kustomizations as kz
 from migrator.inventory import Repo
 from migrator.plan import make_plan
 from migrator.rules.v1beta1.convert import convert_nodeclass, convert_provisioner

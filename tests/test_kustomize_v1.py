@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator import kustomize as kz
+from migrator.inventory import kustomizations as kz
 from migrator.inventory import Repo
 from migrator.plan import make_plan
 from migrator.rules.v1.kustomize import _to_v1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from migrator.inventory import Repo, scan_charts
-from migrator.kustomize import deployers
+from migrator.inventory.kustomizations import deployers
 from migrator.options import Options
 from migrator.plan import make_plan
 from migrator.render.markdown import render as render_markdown

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from deepdiff import DeepDiff
 
-from migrator import kustomize as kz
+from migrator.inventory import kustomizations as kz
 from migrator.inventory import Repo
 from migrator.sources import yaml as yamlsrc
 from migrator.sources.templates import mask

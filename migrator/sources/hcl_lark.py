@@ -9,7 +9,7 @@ from lark import Token, Tree
 
 import hcl2
 
-from .hcl import Attribute, Block, Expr, HclFile, HclParseError, ObjEntry, _heredoc, _unescape
+from .hclmodel import Attribute, Block, Expr, HclFile, HclParseError, ObjEntry, _heredoc, _unescape
 
 
 def parse(text: str) -> HclFile:

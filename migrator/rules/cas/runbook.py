@@ -141,7 +141,7 @@ def steps(hop: dict, ctx) -> list[Step]:
                             f"--tags Key=karpenter.sh/discovery,Value={cluster}")
     parent = ""
     if cas0 is not None and cas0.kind == "argocd":
-        from ...kustomize import deployers
+        from ...inventory.kustomizations import deployers
         apps = [w for how, w in deployers(ctx.repo, cas0.path) if how == "argocd"]
         parent = f"argocd app sync {shlex.quote(apps[0])}" if apps else ""
     values["argo_parent_sync"] = parent

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import kustomize as kz
+from ...inventory import kustomizations as kz
 from ...edits import TextEdit, to_newline
 from ...inventory import Repo, _parse_yaml_docs
 from ...model import Finding

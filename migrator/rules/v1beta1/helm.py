@@ -19,6 +19,7 @@ from ... import knowledge, templating
 from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
 from ...model import Finding
+from ...path import format_version  # noqa: F401 - the spelling rule lives with the versions
 from ...resolve import definition_sites
 from ...sources import hcl as hclsrc
 from ...sources import keytree
@@ -32,13 +33,6 @@ FACTS = knowledge.load("helm")
 def parse_version(v: str) -> tuple[int, ...] | None:
     m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?", v.strip())
     return tuple(int(x) for x in m.groups()) if m else None
-
-
-def format_version(target: str, current: str) -> str:
-    """Target version spelled like the user's for charts published with a v prefix (< 0.35.0)."""
-    if parse_version(target) < parse_version(FACTS["chart"]["v_prefix_before"]) and current.strip().startswith("v"):
-        return "v" + target
-    return target
 
 
 @dataclass
@@ -142,7 +136,7 @@ class HelmRule:
     def deployed_by(self, ci: ChartInstall) -> None:
         """A kustomization's helmCharts entry is installed by whatever builds the kustomization: an Argo CD
         Application (its CRDs come in the same sync) or `kustomize build --enable-helm` of the overlay."""
-        from ...kustomize import deployers
+        from ...inventory.kustomizations import deployers
         for how, what in deployers(self.repo, ci.path):
             if how == "argocd":
                 self.res.kinds.add("argocd")

@@ -27,7 +27,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge
-from ... import kustomize as kz
+from ...inventory import kustomizations as kz
 from ...edits import DeleteFile, Edit, NewFile, TextEdit
 from ...inventory import Repo
 from ...model import Finding

@@ -92,7 +92,7 @@ def rendered_values(rnd: RenderResult, rnd_clean: RenderResult) -> dict:
 def manifest_deployers(repo, files: list[str]) -> dict[str, list[str]]:
     """Files applied by kubectl, kustomization directories applied with -k (or built with --enable-helm when they
     also install a chart), and Argo CD Applications synced, for the given manifest files (kustomize.deployers)."""
-    from ...kustomize import deployers, kustomization_in
+    from ...inventory.kustomizations import deployers, kustomization_in
     out: dict[str, list[str]] = {"yaml": [], "kustomize": [], "kustomize_helm": [], "argocd": []}
     for f in files:
         for how, what in deployers(repo, f):

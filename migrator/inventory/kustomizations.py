@@ -16,10 +16,10 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import knowledge
-from .inventory import Repo
-from .model import Finding
-from .sources import yaml as yamlsrc
+from .. import knowledge
+from .repo import Repo
+from ..model import Finding
+from ..sources import yaml as yamlsrc
 
 KFILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 PATCH_FIELDS = ("patchesStrategicMerge", "patchesJson6902", "patches")
@@ -198,7 +198,7 @@ def _load_all(text: str) -> list:
 # ----------------------------------------------------------------------------------------------
 def plain(v: Any) -> Any:
     """ruamel structures -> plain JSON-like data (for comparison and JSON patches)."""
-    from .validate import to_plain
+    from ..validate import to_plain
     return to_plain(v)
 
 
@@ -401,7 +401,8 @@ def argo_paths(repo: Repo) -> dict[str, tuple[str, bool, str]]:
     cached = getattr(repo, "_argo_paths", None)
     if cached is not None:
         return cached
-    from .inventory import ARGO_KINDS, _parse_yaml_docs
+    from .argocd import ARGO_KINDS
+    from .documents import _parse_yaml_docs
     out: dict[str, tuple[str, bool, str]] = {}
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")) or "argoproj.io" not in sf.text:

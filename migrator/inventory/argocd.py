@@ -1,0 +1,146 @@
+"""Argo CD Applications and ApplicationSets of the karpenter charts: `targetRevision`, `helm.valuesObject`,
+`helm.values`, `helm.parameters` and value files.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ruamel.yaml.comments import CommentedMap
+
+from ..model import Finding
+from ..sources import yaml as yamlsrc
+from ..sources.templates import TemplateError, mask
+from .charts import ChartInstall, ValuesSource, _chart_name, line_end_of
+from .documents import _parse_yaml_docs
+from .repo import Repo
+
+
+
+ARGO_KINDS = {"Application": ("spec",), "ApplicationSet": ("spec", "template", "spec")}
+
+
+def scan(repo: Repo) -> Iterator[ChartInstall]:
+    """Argo CD Applications / ApplicationSets installing the Karpenter charts: single `source` or `sources[]`."""
+    from ..sources import keytree
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or "karpenter" not in sf.text or "argoproj.io" not in sf.text:
+            continue                # an Argo CD install bundle is all CRDs: no chart named karpenter
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            if not isinstance(obj, dict) or not str(obj.get("apiVersion", "")).startswith("argoproj.io/") \
+                    or obj.get("kind") not in ARGO_KINDS:
+                continue
+            spec_path = ARGO_KINDS[obj["kind"]]
+            spec = obj
+            for k in spec_path:
+                spec = spec.get(k) if isinstance(spec, dict) else None
+            if not isinstance(spec, dict):
+                continue
+            sources = [(spec_path + ("source",), spec["source"])] if isinstance(spec.get("source"), dict) else []
+            if isinstance(spec.get("sources"), list):
+                sources += [(spec_path + ("sources", i), s) for i, s in enumerate(spec["sources"]) if isinstance(s, dict)]
+            for path, src in sources:
+                name = _chart_name(src.get("chart"))
+                if name is None:
+                    continue
+                kl = _line_of_path(obj, path)
+                ci = ChartInstall("argocd", name, p, doc.first_line + kl + 1, obj=obj, doc=doc, source=path)
+                helm = src.get("helm")
+                if isinstance(helm, dict):
+                    _argo_values(repo, p, sf.text, doc, m, obj, path + ("helm",), helm, ci, keytree)
+                yield ci
+
+
+def _line_of_path(obj: Any, path: tuple) -> int:
+    node, line = obj, 0
+    for k in path:
+        try:
+            line = node.lc.key(k)[0] if isinstance(node, dict) else node.lc.item(k)[0]
+        except Exception:  # noqa: BLE001
+            pass
+        node = node[k]
+    return line
+
+
+def _argo_values(repo, p, text, doc, m, obj, helm_path, helm, ci, keytree) -> None:
+    line = doc.first_line + _line_of_path(obj, helm_path) + 1
+    if isinstance(helm.get("valuesObject"), CommentedMap):
+        tree = keytree.yaml_tree(text, p, doc.start, doc.end, obj, under=helm_path + ("valuesObject",))
+        ci.values.append(ValuesSource("argocd", p, line, tree=tree, masked=m))
+    if isinstance(helm.get("values"), str):
+        ci.values.extend(_argo_values_string(repo, p, text, doc, helm, line, keytree))
+    if isinstance(helm.get("parameters"), list):
+        ci.values.append(ValuesSource("argo_params", p, line, tree=None))
+        ci.values[-1].params = _argo_params(text, doc, helm["parameters"])
+    if helm.get("valueFiles"):
+        ci.values.append(ValuesSource("value_files", p, line))
+
+
+def _argo_values_string(repo, p, text, doc, helm, line, keytree) -> list[ValuesSource]:
+    """`helm.values: |` (a YAML document inside a YAML string): a key tree over its own lines."""
+    vl, _ = helm.lc.value("values")
+    lines = doc.text.splitlines(keepends=True)
+    start = doc.start + sum(len(x) for x in lines[:vl + 1])           # the line after `values: |`
+    if text[doc.start + sum(len(x) for x in lines[:vl]):start].split(":", 1)[-1].strip()[:1] not in "|>":
+        return [ValuesSource("other", p, line)]
+    body_lines = []
+    pos = start
+    indent = None
+    for ln in text[start:doc.end].splitlines(keepends=True):
+        if ln.strip():
+            ind = len(ln) - len(ln.lstrip(" "))
+            if indent is None:
+                indent = ind
+            elif ind < indent:
+                break
+        body_lines.append(ln)
+        pos += len(ln)
+    while body_lines and not body_lines[-1].strip():
+        pos -= len(body_lines.pop())
+    if indent is None:
+        return []
+    body = "".join(ln[indent:] if ln.strip() else ln.lstrip(" ") for ln in body_lines)
+    try:
+        mm = mask(body)
+        obj = yamlsrc.load(mm.text)
+    except (TemplateError, yamlsrc.YamlParseError) as e:
+        repo.findings.append(Finding("MIG-SRC-002", "error", p, line, f"helm.values: {e}",
+                                     "fix the values; they are left untouched"))
+        return []
+    if not isinstance(obj, CommentedMap):
+        return [ValuesSource("other", p, line)]
+    return [ValuesSource("argocd", p, line, tree=keytree.yaml_tree(text, p, start, pos, obj, strip=indent),
+                         masked=mm)]
+
+
+@dataclass
+class ArgoParam:
+    name: str
+    name_span: tuple[int, int]
+    value: Any
+    item_span: tuple[int, int]      # the list item's lines (for removal)
+    line: int
+
+
+def _argo_params(text, doc, params) -> list[ArgoParam]:
+    lines = doc.text.splitlines(keepends=True)
+
+    def off(line, col):
+        return doc.start + sum(len(x) for x in lines[:line]) + col
+    out = []
+    for i, item in enumerate(params):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        vl, vc = item.lc.value("name")
+        s = off(vl, vc)
+        q = text[s]
+        e = text.index(q, s + 1) + 1 if q in "\"'" else s + len(item["name"])
+        il, _ = params.lc.item(i)
+        start = off(il, 0)
+        nxt = params.lc.item(i + 1)[0] if i + 1 < len(params) else None
+        end = off(nxt, 0) if nxt is not None else line_end_of(text, off(max(ln for ln in (
+            item.lc.value(k)[0] for k in item)), 0))
+        out.append(ArgoParam(item["name"], (s, e), item.get("value"), (start, end), doc.first_line + vl + 1))
+    return out
+
+

@@ -1,0 +1,54 @@
+"""eks-blueprints-addons (`enable_karpenter`): the chart it installs, its version at `karpenter.chart_version` or
+the add-on's default; switched off or IAM-only calls are absent.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+
+from .. import knowledge
+from ..model import Finding
+from ..sources import hcl as hclsrc
+from .charts import ChartInstall, ValuesSource
+from .repo import Repo
+from .terraform import _switched_off
+
+
+
+def scan(repo: Repo) -> Iterator[ChartInstall]:
+    """eks-blueprints-addons with enable_karpenter: the karpenter chart, its version at karpenter.chart_version
+    (None: the add-on's default, knowledge/karpenter_module.yaml blueprints_addons)."""
+    facts = knowledge.load("karpenter_module")["blueprints_addons"]
+    for p, b in repo.blocks("module"):
+        src = b.attr("source").literal() if b.attr("source") is not None else None
+        enabled = b.attr(facts["enable"])
+        if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \
+                or enabled.literal() is False:
+            continue
+        line = hclsrc.line_of(repo.text(p), b.start)
+        from .. import evaluate
+        plain = enabled.literal() is True and b.attr(facts["no_chart"]) is None and b.attr("count") is None \
+            and b.attr("for_each") is None
+        got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
+        if got is not None and not any(i.get(facts["enable"]) is True for i in got):
+            _switched_off(repo, p, line, b.address, f"{facts['enable']} is false" if got else "the module is not created")
+            continue
+        if got and all(i.get(facts["no_chart"]) is False for i in got):
+            repo.findings.append(Finding(
+                "MIG-SRC-012", "info", p, line,
+                f"{b.address} makes Karpenter's IAM only ({facts['no_chart']} = false): the chart is installed "
+                "elsewhere (GitOps), where migrator reads it if it is in this repository",
+                "if the chart is installed from another repository, run migrator there"))
+            continue
+        cfg = b.attr(facts["input"])
+        entries = {e.key: e for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])}
+        version = entries[facts["chart_version_key"]].value if facts["chart_version_key"] in entries else None
+        ci = ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
+                          version=version)
+        for key in facts["value_keys"]:         # the user's own chart values: reported, not rewritten
+            if key in entries:
+                ci.values.append(ValuesSource("other", p, hclsrc.line_of(repo.text(p), entries[key].start)))
+        yield ci
+
+

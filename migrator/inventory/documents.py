@@ -1,0 +1,113 @@
+"""YAML documents of a repository's files, parsed once with their `${}` / `{{ }}` masked: what every reader of
+Karpenter objects and chart values starts from (a template that is not YAML once masked is said, never an error).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+
+from .. import knowledge
+from ..model import Finding
+from ..sources import yaml as yamlsrc
+from ..sources.templates import Masked, TemplateError, mask
+from .repo import Repo
+
+
+
+KARPENTER_KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
+_KIND_RE = re.compile(r"\b(" + "|".join(sorted({k for _, k in KARPENTER_KINDS} - {"Machine", "NodeClaim"})) + r")\b")
+def _era(obj: Any) -> tuple[str, str, str] | None:
+    if not isinstance(obj, dict):
+        return None
+    key = (str(obj.get("apiVersion")), str(obj.get("kind")))
+    era = KARPENTER_KINDS.get(key)
+    return (key[0], key[1], era) if era else None
+
+
+def value_at(obj: Any, path: tuple) -> Any:
+    """The value at a path of a parsed document (keys and list indexes), None where the path does not exist."""
+    for k in path:
+        try:
+            obj = obj[k]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return obj
+
+
+def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_line: int,
+                     report_path: str, only: re.Pattern | None = None) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
+    """Mask and parse each document of a YAML text (once per run: cached on the repository); parse errors
+    become findings. `only`: documents whose bytes do not match it are never parsed (a 500 KB CRD bundle costs
+    no more than reading it)."""
+    full = (path, base_offset, text)
+    if full in repo.yaml_docs:          # every document already parsed for another scan
+        yield from (d for d in repo.yaml_docs[full] if only is None or only.search(d[0].text))
+        return
+    key = full if only is None else (path, base_offset, text, only.pattern)
+    if key not in repo.yaml_docs:
+        repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path, only))
+    yield from repo.yaml_docs[key]
+
+
+def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: re.Pattern | None = None):
+    for doc in yamlsrc.split_documents(text):
+        if only is not None and not only.search(doc.text):
+            continue
+        helm = helm_chart_text(doc.text)
+        try:
+            m = mask(doc.text, helm=helm)
+        except TemplateError as e:
+            repo.findings.append(Finding("MIG-SRC-002", "error", report_path, base_line + doc.first_line + 1,
+                                         f"template syntax: {e}", "fix the template; the file is left untouched"))
+            continue
+        try:
+            obj = yamlsrc.load(m.text)
+        except yamlsrc.YamlParseError as e:
+            if helm:
+                repo.findings.append(Finding(
+                    "MIG-SRC-004", "warning", report_path, base_line + doc.first_line + e.line,
+                    f"Helm template: with its {{{{ }}}} actions masked, this document is still not YAML ({e}); "
+                    "migrator leaves it untouched",
+                    "convert the Karpenter objects of this chart template by hand (see the objects migrator writes "
+                    "elsewhere for the shape), or move the action that breaks the YAML onto a line of its own"))
+            elif _KIND_RE.search(doc.text):
+                repo.findings.append(_unparsed(m, report_path, base_line + doc.first_line + e.line, str(e),
+                                               "fix the YAML (or the template directives that break it); "
+                                               "the file is left untouched"))
+            continue
+        yield doc, m, obj
+
+
+def _unparsed(m: Masked | None, path: str, line: int, error: str, manual: str) -> Finding:
+    """YAML that does not parse: an error when it is plain YAML (the file is broken); a warning when it is a template
+    that only stops being YAML once its interpolations are masked (a line that is only `${indent(4, x)}` renders a
+    block): the template is fine, migrator cannot read it and leaves it untouched."""
+    if m is not None and m.tokens:
+        return Finding("MIG-SRC-013", "warning", path, line,
+                       f"{error}: a template that is not YAML with its interpolations masked (an interpolation that "
+                       "renders a whole block); migrator cannot read it and leaves it untouched",
+                       "check it by hand against the hop's changes (migrator plan lists them for the files it reads)")
+    return Finding("MIG-SRC-002", "error", path, line, error, manual)
+
+
+_KARPENTER_API = re.compile(r"karpenter\.(?:sh|k8s\.aws)/v1")
+
+
+def helm_chart_text(text: str) -> bool:
+    """A document of a Helm chart template holding a Karpenter object: its `{{ }}` actions are masked."""
+    return "{{" in text and _KARPENTER_API.search(text) is not None
+
+
+def _dedent(text: str, n: int) -> str:
+    if n <= 0:
+        return text
+    out = []
+    for ln in text.splitlines(keepends=True):
+        strip = 0
+        while strip < n and strip < len(ln) and ln[strip] in " \t":
+            strip += 1
+        out.append(ln[strip:])
+    return "".join(out)
+
+

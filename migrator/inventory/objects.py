@@ -1,0 +1,315 @@
+"""Karpenter objects wherever they are kept: raw YAML (and Helm chart templates), `kubectl_manifest` heredocs,
+`templatefile()` / `file()` targets, `kubernetes_manifest` HCL objects. Each `Manifest` knows its exact spans.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from .. import knowledge
+from ..model import Finding
+from ..sources import hcl as hclsrc
+from ..sources import yaml as yamlsrc
+from ..sources.templates import Masked
+from .documents import _KIND_RE, _dedent, _era, _parse_yaml_docs, helm_chart_text, value_at
+from .repo import Repo
+
+
+
+_OLD_OBJECT = re.compile(r"^apiVersion:[ \t]*[\"']?(?P<api>karpenter\.(?:sh|k8s\.aws)/v1(?:alpha5|alpha1|beta1))[\"']?[ \t]*\r?\n"
+                         r"(?:(?!---)[^\n]*\n)*?kind:[ \t]*[\"']?(?P<kind>\w+)", re.M)
+@dataclass
+class Manifest:
+    kind: str
+    api_version: str
+    era: str
+    obj: Any                    # parsed object; template syntax masked as placeholder tokens
+    masked: Masked
+    container: str              # yaml | kubectl_manifest | template | kubernetes_manifest
+    path: str                   # file holding the object's text
+    line: int                   # 1-based line of the object's first line in `path`
+    doc_start: int = 0          # span of the document in `path` (yaml / template / heredoc body)
+    doc_end: int = 0
+    line_map: dict[int, tuple] = field(default_factory=dict)    # 0-based doc line -> object path
+    style: yamlsrc.Style = field(default_factory=yamlsrc.Style)
+    tf_path: str | None = None  # .tf file with the resource block (HCL containers)
+    block: hclsrc.Block | None = None
+    call: hclsrc.Expr | None = None     # templatefile()/file() call (template container)
+    expr: hclsrc.Expr | None = None     # kubernetes_manifest object expression
+    tf_text: str = ""                   # text of tf_path (kubernetes_manifest line numbers)
+
+    @property
+    def name(self) -> Any:
+        meta = self.obj.get("metadata") if isinstance(self.obj, dict) else None
+        return meta.get("name") if isinstance(meta, dict) else None
+
+    def obj_at(self, path: tuple) -> Any:
+        node = self.obj
+        for k in path:
+            node = node[k]
+        return node
+
+    def checked_obj(self, obj: Any = None) -> Any:
+        """The object (or a rewrite of it, same paths) as validation should see it: a key whose value a Helm
+        action writes (`taints:` then `{{- toYaml . | nindent 8 }}`) holds an unknown value, not null."""
+        obj = self.obj if obj is None else obj
+        if not self.masked.helm or not self.masked.directives:
+            return obj
+        from ..sources.templates import UNKNOWN, layout
+        owners = [o for o in layout(self.masked, self.line_map).content.values() if o and self.value_at(o) is None]
+        if not owners:
+            return obj
+        out = copy.deepcopy(obj)
+        for o in owners:
+            parent = out
+            for k in o[:-1]:
+                parent = parent[k] if isinstance(parent, (dict, list)) else None
+            if isinstance(parent, dict) and parent.get(o[-1]) is None:
+                parent[o[-1]] = UNKNOWN
+        return out
+
+    def value_at(self, path: tuple) -> Any:
+        """The value at a path, None where the path does not exist."""
+        return value_at(self.obj, path)
+
+    def line_of(self, path: tuple) -> int:
+        """Best line for an object path: its own line, else its nearest ancestor's."""
+        if self.container == "kubernetes_manifest" and self.expr is not None:
+            return _hcl_line_of(self, path)
+        best_line, best_len = None, -1
+        for ln, p in self.line_map.items():
+            if path[: len(p)] == p and len(p) > best_len:
+                best_line, best_len = ln, len(p)
+        return self.line + (best_line or 0)
+
+
+def _hcl_line_of(m: Manifest, path: tuple) -> int:
+    """Line of the deepest object entry along `path` in a kubernetes_manifest HCL object."""
+    expr, offset = m.expr, m.expr.start
+    for key in path:
+        if expr is None or expr.kind != "object":
+            break
+        entry = next((e for e in expr.entries if e.key == key), None)
+        if entry is None:
+            break
+        expr, offset = entry.value, entry.start
+    return hclsrc.line_of(m.tf_text, offset)
+
+
+def _manifest(obj, m: Masked, doc: yamlsrc.DocSpan, *, container: str, path: str, base_offset: int,
+              base_line: int, style_text: str, **extra) -> Manifest | None:
+    era = _era(obj)
+    if era is None:
+        return None
+    return Manifest(kind=era[1], api_version=era[0], era=era[2], obj=obj, masked=m, container=container, path=path,
+                    line=base_line + doc.first_line + 1, doc_start=base_offset + doc.start,
+                    doc_end=base_offset + doc.end, line_map=yamlsrc.line_paths(obj),
+                    style=yamlsrc.detect_style(style_text), **extra)
+
+
+def hcl_to_obj(expr: hclsrc.Expr, m: Masked) -> Any:
+    """An HCL object expression as a Python structure; computed parts become placeholder tokens."""
+    if expr.kind == "object":
+        out = CommentedMap()
+        for e in expr.entries:
+            key = e.key
+            if not e.key_quoted and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", key):
+                key = _token(m, key)
+            out[key] = hcl_to_obj(e.value, m)
+        return out
+    if expr.kind == "tuple":
+        return CommentedSeq([hcl_to_obj(i, m) for i in expr.items])
+    if expr.kind == "string" and expr.value is not None:
+        return expr.value
+    if expr.kind in ("number", "bool"):
+        return expr.value
+    if expr.kind == "null":
+        return None
+    return _token(m, expr.source)
+
+
+def _token(m: Masked, source: str) -> str:
+    tok = f"__MIG_{len(m.tokens)}__"
+    m.tokens[tok] = source
+    return tok
+
+
+STRUCTURAL = set(knowledge.load("hops")["structural_keys"])
+MAPS = set(knowledge.load("hops")["structural_maps"])
+
+
+def computed_structure(m: Manifest) -> tuple | None:
+    """Path of a map or list the object builds with a Terraform expression (`spec = each.value.spec`), if any:
+    such an object cannot be rewritten statically."""
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in STRUCTURAL and (m.masked.is_token(v) or (k in MAPS and v is not None and not isinstance(v, dict))):
+                    return path + (k,)
+                found = walk(v, path + (k,))
+                if found:
+                    return found
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                found = walk(v, path + (i,))
+                if found:
+                    return found
+        return None
+    return walk(m.obj, ())
+
+
+def scan_manifests(repo: Repo) -> list[Manifest]:
+    found = _scan_manifests(repo)
+    out = []
+    for m in found:
+        where = computed_structure(m)
+        if where is None:
+            out.append(m)
+            continue
+        key = ".".join(map(str, where))
+        value = m.obj_at(where)
+        if m.masked.is_token(value):
+            repo.findings.append(Finding(
+                "MIG-SRC-008", "warning", m.tf_path or m.path, m.line_of(where),
+                f"{m.kind} {m.masked.unmask(str(m.name))}: {key} is built by the expression "
+                f"{m.masked.unmask(value)}; migrator cannot rewrite it statically and leaves this object alone",
+                f"migrate the values behind that expression by hand (see docs/rules.md for the {m.kind} mapping)"))
+        else:
+            repo.findings.append(Finding(
+                "MIG-SRC-009", "error", m.tf_path or m.path, m.line_of(where),
+                f"{m.kind} {m.masked.unmask(str(m.name))}: {key} is {type(value).__name__} {value!r}, not a map; "
+                "the object is not valid for any Karpenter version and is left alone",
+                f"fix {key} in this object, then run migrator again"))
+    return out
+
+
+def _scan_manifests(repo: Repo) -> list[Manifest]:
+    out: list[Manifest] = []
+    # 1. Terraform containers (this also tells which YAML files are templates)
+    for p in list(repo.tf_files(interesting_only=True)):
+        if not p.endswith(".tf"):
+            continue
+        f = repo.hcl(p)
+        if f is None:
+            continue
+        text = f.text
+        for b in f.blocks:
+            if b.type != "resource" or len(b.labels) < 2:
+                continue
+            if b.labels[0] == "kubectl_manifest":
+                out.extend(_scan_kubectl(repo, p, text, b))
+            elif b.labels[0] == "kubernetes_manifest":
+                out.extend(_scan_kubernetes(repo, p, text, b))
+    # 2. raw YAML files (an object in a kustomize patch file is a partial one: rules/v1beta1|v1/kustomize.py)
+    from .kustomizations import patch_files
+    patches = patch_files(repo)
+    for p, sf in repo.files.items():
+        if p in repo.template_paths or not sf.interesting:
+            continue
+        if not p.endswith((".yaml", ".yml")) and not (p.endswith((".tpl", ".tmpl")) and helm_chart_text(sf.text)):
+            continue
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_KIND_RE):
+            man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
+            if man and p in patches:
+                continue
+            if man:
+                out.append(man)
+    # 3. template files no Terraform call renders: never skipped silently
+    for p, sf in repo.files.items():
+        if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:
+            continue
+        if not p.endswith(".tftpl") and helm_chart_text(sf.text):
+            continue            # a Helm chart template: read with the YAML files above
+        for m in _OLD_OBJECT.finditer(sf.text):
+            repo.findings.append(Finding(
+                "MIG-SRC-010", "warning", p, sf.text.count("\n", 0, m.start()) + 1,
+                f"{m.group('kind')} ({m.group('api')}) in the template {p} is not converted: no kubectl_manifest or "
+                "kubernetes_manifest of the repository renders it with templatefile(), so migrator cannot tell its "
+                "variables",
+                "render it from a kubectl_manifest with templatefile() (migrator then converts it around its ${} and "
+                "%{} placeholders), or convert it by hand (see the objects migrator writes elsewhere for the shape)"))
+    return out
+
+
+def _scan_kubectl(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:
+    body = b.attr("yaml_body")
+    if body is None:
+        return
+    if body.kind == "heredoc":
+        h = body.heredoc
+        raw = text[h.body_start:h.body_end]
+        dedented = _dedent(raw, h.indent if h.trim else 0)
+        base_line = hclsrc.line_of(text, h.body_start) - 1
+        for doc, m, obj in _parse_yaml_docs(repo, p, dedented, h.body_start, base_line, p):
+            man = _manifest(obj, m, doc, container="kubectl_manifest", path=p, base_offset=h.body_start,
+                            base_line=base_line, style_text=dedented, tf_path=p, block=b)
+            if man:
+                man.doc_start, man.doc_end = h.body_start, h.body_end
+                yield man
+        return
+    if body.kind == "call" and body.name in ("templatefile", "file") and body.items:
+        yield from _scan_template(repo, p, b, body, "kubectl_manifest")
+        return
+    if _KIND_RE.search(body.source) or "karpenter" in " ".join(b.labels).lower():
+        repo.findings.append(Finding(
+            "MIG-SRC-005", "warning", p, hclsrc.line_of(text, body.start),
+            f"{b.address}.yaml_body is built by an expression migrator cannot read statically",
+            "if it renders a Provisioner or AWSNodeTemplate, convert it by hand"))
+
+
+def _scan_template(repo: Repo, p: str, b: hclsrc.Block, call: hclsrc.Expr, container: str) -> Iterator[Manifest]:
+    target = repo.resolve_file_arg(p, call.items[0])
+    text = repo.text(p)
+    if target is None:
+        repo.findings.append(Finding("MIG-SRC-006", "warning", p, hclsrc.line_of(text, call.start),
+                                     f"{b.address}: the {call.name}() path is computed; migrator cannot find the file",
+                                     "convert the Karpenter objects in that template by hand"))
+        return
+    if target not in repo.files:
+        repo.findings.append(Finding("MIG-SRC-006", "warning", p, hclsrc.line_of(text, call.start),
+                                     f"{b.address}: {call.name}() target {target} is not in the repository",
+                                     "convert the Karpenter objects in that template by hand"))
+        return
+    repo.template_paths.add(target)
+    ttext = repo.text(target)
+    for doc, m, obj in _parse_yaml_docs(repo, target, ttext, 0, 0, target):
+        man = _manifest(obj, m, doc, container="template", path=target, base_offset=0, base_line=0,
+                        style_text=ttext, tf_path=p, block=b, call=call)
+        if man:
+            yield man
+
+
+def _scan_kubernetes(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:
+    expr = b.attr("manifest")
+    if expr is None:
+        return
+    if expr.kind == "object":
+        m = Masked(text="")
+        obj = hcl_to_obj(expr, m)
+        era = _era(obj)
+        if era:
+            man = Manifest(kind=era[1], api_version=era[0], era=era[2], obj=obj, masked=m,
+                           container="kubernetes_manifest", path=p, line=hclsrc.line_of(text, expr.start),
+                           tf_path=p, block=b, expr=expr, tf_text=text)
+            yield man
+        return
+    if expr.kind == "call" and expr.name == "yamldecode" and expr.items:
+        inner = expr.items[0]
+        if inner.kind == "call" and inner.name in ("templatefile", "file") and inner.items:
+            yield from _scan_template(repo, p, b, inner, "kubernetes_manifest")
+            return
+    if _KIND_RE.search(expr.source):
+        repo.findings.append(Finding(
+            "MIG-SRC-007", "warning", p, hclsrc.line_of(text, expr.start),
+            f"{b.address}.manifest is built with {expr.name or 'an expression'}(); migrator converts only literal "
+            "objects and yamldecode(templatefile/file) targets",
+            "convert this manifest by hand (see the rule reference in docs/ for the field mapping)"))
+
+
+# ----------------------------------------------------------------------------------------------
+# Chart installations and their values, in every shape (the Helm capability)
+# ----------------------------------------------------------------------------------------------

@@ -1,0 +1,116 @@
+"""`Repo`: the discovered files of a repository, their parsed HCL cached, and the findings made while reading them.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from typing import Iterator
+
+
+from ..discover import Discovery, SourceFile, discover
+from ..model import Finding
+from ..sources import hcl as hclsrc
+
+
+_PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
+
+
+class Repo:
+    def __init__(self, root: Path, discovery: Discovery | None = None, exclude: list[str] | None = None):
+        self.discovery = discovery or discover(root, exclude=exclude)
+        self.root = self.discovery.root
+        self._hcl: dict[str, hclsrc.HclFile | None] = {}
+        self.yaml_docs: dict[tuple, list] = {}        # (path, offset, text) -> parsed documents
+        self.findings: list[Finding] = []
+        self.template_paths: set[str] = set()
+        self.patch_paths: set[str] = set()            # kustomize strategic-merge patch files (kustomize.scan)
+        self._kustomizations = None
+        self._kustomize_includes = None                # kustomize.leaf_kustomizations, once per run
+        self._policies = None                          # policies.scan_policies, once per run
+        self._with_text: dict[str, list[str]] = {}     # tf_containing(): .tf files containing a needle
+        self._tf_by_dir: dict[str, list[str]] | None = None
+        self._tfvars: list[str] | None = None
+        self._callers: dict[str, list] | None = None     # callers(): module blocks by the directory they call
+        for s in self.discovery.skipped:
+            self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
+
+    @property
+    def files(self) -> dict[str, SourceFile]:
+        return self.discovery.files
+
+    def text(self, path: str) -> str:
+        return self.files[path].text
+
+    def hcl(self, path: str) -> hclsrc.HclFile | None:
+        if path not in self._hcl:
+            try:
+                self._hcl[path] = hclsrc.parse(self.files[path].text)
+            except hclsrc.HclParseError as e:
+                self._hcl[path] = None
+                self.findings.append(Finding("MIG-SRC-001", "error", path, e.line, str(e),
+                                             "fix the syntax error; migrator leaves this file untouched"))
+        return self._hcl[path]
+
+    def tf_in_dir(self, d: str) -> list[str]:
+        """The .tf files of one directory (a Terraform module), indexed once per run."""
+        if self._tf_by_dir is None:
+            self._tf_by_dir = {}
+            for p in self.tf_files():
+                if p.endswith(".tf"):
+                    self._tf_by_dir.setdefault(posixpath.dirname(p), []).append(p)
+        return self._tf_by_dir.get(d, [])
+
+    def tfvars_files(self) -> list[str]:
+        if self._tfvars is None:
+            self._tfvars = [p for p in self.tf_files() if p.endswith(".tfvars")]
+        return self._tfvars
+
+    def tf_containing(self, needle: str) -> list[str]:
+        """.tf files whose text contains `needle` (one pass over the files per needle and run)."""
+        found = self._with_text.get(needle)
+        if found is None:
+            found = self._with_text[needle] = [p for p in self.tf_files()
+                                               if p.endswith(".tf") and needle in self.files[p].text]
+        return found
+
+    def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
+        for p, f in self.files.items():
+            if p.endswith((".tf", ".tfvars")) and (f.interesting or not interesting_only):
+                yield p
+
+    def blocks(self, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
+        """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing."""
+        for p in self.tf_containing(label0 or type_):
+            f = self.hcl(p)
+            if f is None:
+                continue
+            for b in f.blocks:
+                if b.type == type_ and (label0 is None or b.labels[:1] == [label0]):
+                    yield p, b
+
+    def resolve_file_arg(self, tf_path: str, arg: hclsrc.Expr) -> str | None:
+        """Relative path of a templatefile()/file() target, if it is static enough to know."""
+        if arg.kind != "string":
+            return None
+        raw = "".join(t for _, t in arg.parts)
+        raw = _PATH_VARS.sub(lambda m: "." if m.group(1) == "module" else "<root>", raw)
+        if "${" in raw or "<root>" in raw:
+            return None
+        base = posixpath.dirname(tf_path)
+        return posixpath.normpath(posixpath.join(base, raw))
+
+
+# ----------------------------------------------------------------------------------------------
+
+    def callers(self, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
+        """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
+        if self._callers is None:       # once per run: every module block, by the directory its source names
+            by_dir: dict[str, list] = {}
+            for p, b in self.blocks("module"):
+                src = b.attr("source")
+                lit = src.literal() if src is not None else None
+                if isinstance(lit, str) and lit.startswith(("./", "../")):
+                    by_dir.setdefault(posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)), []).append((p, b))
+            self._callers = by_dir
+        return list(self._callers.get(module_dir or ".", []))

@@ -1,0 +1,223 @@
+"""Terraform `helm_release` installs: the chart name and version (evaluated where written as expressions, switched
+off when `count = 0`), values in heredocs, `yamlencode`, files, `set` blocks and lists, `dynamic "set"`, and one
+item of a generic add-ons list.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from types import SimpleNamespace
+from typing import Iterator
+
+from ruamel.yaml.comments import CommentedMap
+
+from ..model import Finding
+from ..sources import hcl as hclsrc
+from ..sources import yaml as yamlsrc
+from ..sources.templates import TemplateError, mask
+from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_file, line_end_of,
+                     line_start_of, split_set_name)
+from .documents import _dedent, _unparsed
+from .repo import Repo
+
+
+
+def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated: str | None) -> ChartInstall:
+    """A helm_release of a Karpenter chart: its version and its values in every shape it writes them."""
+    from ..sources import keytree
+    text = repo.text(p)
+    ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"),
+                      evaluated_version=evaluated, generic=b.attr("for_each") is not None and
+                      not isinstance(b.attr("chart").literal(), str))
+    values = b.attr("values")
+    if values is not None and values.kind != "tuple":      # values = each.value.values, var.values, concat(...)
+        ci.values.append(ValuesSource("other", p, hclsrc.line_of(text, values.start)))
+    for item in (values.items if values is not None and values.kind == "tuple" else []):
+        line = hclsrc.line_of(text, item.start)
+        if item.kind == "heredoc":
+            h = item.heredoc
+            body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+            m = None
+            try:
+                m = mask(body)
+                obj = yamlsrc.load(m.text)
+            except (TemplateError, yamlsrc.YamlParseError) as e:
+                repo.findings.append(_unparsed(m, p, line, f"values heredoc: {e}",
+                                               "fix the values; they are left untouched"))
+                ci.values.append(ValuesSource("other", p, line))
+                continue
+            if isinstance(obj, CommentedMap):
+                tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
+                ci.values.append(ValuesSource("heredoc", p, line, tree=tree, masked=m))
+        elif item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+            ci.values.append(ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0])))
+        elif item.kind == "call" and item.name in ("file", "templatefile") and item.items:
+            target = repo.resolve_file_arg(p, item.items[0])
+            ci.values.extend(_values_file(repo, p, line, target) if target is not None
+                             else [ValuesSource("other", p, line)])
+        else:
+            ci.values.append(ValuesSource("other", p, line))
+    sets = ValuesSource("set", p, ci.line)
+    for s in b.sub("set") + b.sub("set_sensitive"):
+        name, value = s.attr("name"), s.attr("value")
+        if name is not None and isinstance(name.literal(), str):
+            raw = name.literal()
+            sets.sets.append(SetEntry(split_set_name(raw), raw, name, value, line_start_of(text, s.start),
+                                      line_end_of(text, s.end), hclsrc.line_of(text, s.start)))
+    for attr in ("set", "set_sensitive"):
+        lst = b.attr(attr)
+        if lst is not None and lst.kind == "tuple":
+            for item in lst.items:
+                if item.kind != "object":
+                    continue
+                ent = {e.key: e.value for e in item.entries}
+                if "name" in ent and isinstance(ent["name"].literal(), str):
+                    raw = ent["name"].literal()
+                    sets.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
+                                              *_item_span(text, item.start, item.end),
+                                              hclsrc.line_of(text, item.start)))
+        elif lst is not None:
+            ci.values.append(ValuesSource("set_list", p, hclsrc.line_of(text, lst.start)))
+    if sets.sets:
+        ci.values.append(sets)
+    for d in b.sub("dynamic"):
+        if d.labels[:1] in (["set"], ["set_sensitive"]):
+            ci.values.append(_dynamic_set(repo, p, text, d))
+    return ci
+
+
+def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, str | None]]:
+    """[(karpenter | karpenter-crd, the version the evaluator gives when the block's own is an expression)] of a
+    helm_release: none for another chart, or one switched off (`count = 0`, an empty `for_each`) in every root module
+    that evaluates it. A chart name written as an expression (a variable, the items of an add-ons list) is
+    evaluated (migrator/evaluate.py)."""
+    from .. import evaluate
+    chart = b.attr("chart")
+    if chart is None:
+        return []
+    lit = chart.literal()
+    line = hclsrc.line_of(repo.text(p), b.start)
+    if isinstance(lit, str):
+        name = _chart_name(lit)
+        if name is None:
+            return []
+        switched = b.attr("count") is not None or b.attr("for_each") is not None
+        if switched and evaluate.instances(repo, p, b, line) == []:      # the evaluator only where a switch is
+            _switched_off(repo, p, line, b.address, "count = 0 or an empty for_each in every root that uses it")
+            return []
+        return [(name, None)]
+    out: dict[str, str | None] = {}
+    for i in evaluate.instances(repo, p, b, line) or []:
+        name = _chart_name(i.get("chart")) if isinstance(i.get("chart"), str) else None
+        if name is not None and name not in out:
+            v = i.get("version")
+            out[name] = str(v) if isinstance(v, (str, int, float)) else None
+    return sorted(out.items())
+
+
+_EACH = re.compile(r"^\s*each\.value\.([A-Za-z_][\w-]*)\s*$")
+_COLLECTION = re.compile(r"(?:\bin\s+|^\s*)((?:var|local)\.[A-Za-z_][\w-]*)\s*(?::|$)")
+
+
+def item_entry(repo: Repo, ci: "ChartInstall", attr: str) -> tuple[str, hclsrc.Expr] | None:
+    """(file, expression) of one attribute of the add-ons list item a generic `for_each` helm_release installs the
+    chart from (`chart = each.value.chart_name`, `version = each.value.chart_version` over a list or map written
+    inline, in a local or in a variable default): where that item's value is written."""
+    b = ci.block
+    fe, chart, want = b.attr("for_each"), b.attr("chart"), b.attr(attr)
+    if fe is None or chart is None or want is None:
+        return None
+    ck, wk = _EACH.match(chart.source), _EACH.match(want.source)
+    ref = _COLLECTION.search(fe.source) if fe.kind not in ("tuple", "object") else None
+    if ck is None or wk is None or (ref is None and fe.kind not in ("tuple", "object")):
+        return None
+    where = fe if ref is None else SimpleNamespace(kind="ref", source=ref.group(1))   # the collection it names
+    path, coll = _static_collection(repo, ci.path, repo.text(ci.path), where)
+    if coll is None:
+        return None
+    items = coll.items if coll.kind == "tuple" else [e.value for e in coll.entries]
+    for item in items:
+        if item.kind != "object":
+            continue
+        ent = {e.key: e.value for e in item.entries}
+        name = ent.get(ck.group(1))
+        if name is not None and _chart_name(name.literal()) == ci.chart and wk.group(1) in ent:
+            return path, ent[wk.group(1)]
+    return None
+
+
+def _switched_off(repo: Repo, p: str, line: int, address: str, why: str) -> None:
+    repo.findings.append(Finding("MIG-SRC-011", "info", p, line,
+                                 f"{address} installs Karpenter, but it is switched off ({why}): not planned",
+                                 "switch it on first if this cluster should run Karpenter"))
+
+
+def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource:
+    """`dynamic "set"` over a list of {name, value} objects or a map of name -> value, written inline or in a local
+    or a variable default of the same module: its entries as `set` entries (renamed and removed in place, where the
+    list is written); anything else stays a `dynamic_set` the rules report."""
+    unread = ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start))
+    fe = d.attr("for_each")
+    content = next(iter(d.sub("content")), None)
+    if fe is None or content is None or content.attr("name") is None:
+        return unread
+    it = d.attr("iterator")
+    var = (it.source if it is not None else d.labels[0]).strip()
+    name_src, value_src = content.attr("name").source.strip(), (content.attr("value").source.strip()
+                                                               if content.attr("value") is not None else "")
+    where, lst = _static_collection(repo, p, text, fe)
+    if lst is None:
+        return unread
+    wtext = repo.text(where)
+    out = ValuesSource("set", where, hclsrc.line_of(wtext, lst.start))
+    if lst.kind == "tuple" and re.fullmatch(rf"{var}\.value(\.name|\[\"name\"\])", name_src) and \
+            re.fullmatch(rf"{var}\.value(\.value|\[\"value\"\])", value_src):
+        for item in lst.items:
+            ent = {e.key: e.value for e in item.entries} if item.kind == "object" else {}
+            if "name" not in ent or not isinstance(ent["name"].literal(), str):
+                return unread
+            raw = ent["name"].literal()
+            out.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
+                                     *_item_span(wtext, item.start, item.end),
+                                     hclsrc.line_of(wtext, item.start)))
+        return out
+    if lst.kind == "object" and name_src == f"{var}.key" and value_src == f"{var}.value":
+        for e in lst.entries:
+            if not e.key_quoted and "." in e.key:
+                return unread
+            key = hclsrc.Expr("string", e.key_start, e.key_end, wtext[e.key_start:e.key_end], value=e.key)
+            out.sets.append(SetEntry(split_set_name(e.key), e.key, key, e.value, *_item_span(wtext, e.start, e.end),
+                                     hclsrc.line_of(wtext, e.start)))
+        return out
+    return unread
+
+
+def _static_collection(repo: Repo, p: str, text: str, fe: hclsrc.Expr) -> tuple[str, hclsrc.Expr | None]:
+    """The literal list / map a for_each names: inline, a local, or a variable default of the same module."""
+    if fe.kind in ("tuple", "object"):
+        return p, fe
+    m = re.fullmatch(r"\s*(local|var)\.([A-Za-z_][\w-]*)\s*", fe.source)
+    if not m:
+        return p, None
+    for tp in repo.tf_in_dir(posixpath.dirname(p)):
+        f = repo.hcl(tp) if m.group(2) in repo.text(tp) else None
+        for blk in f.blocks if f else []:
+            if m.group(1) == "local" and blk.type == "locals" and m.group(2) in blk.attributes:
+                e = blk.attributes[m.group(2)].expr
+                return tp, (e if e.kind in ("tuple", "object") else None)
+            if m.group(1) == "var" and blk.type == "variable" and blk.labels == [m.group(2)]:
+                if any(m.group(2) in repo.text(t) for t in repo.tfvars_files()):
+                    return tp, None         # set per environment: not one place to edit
+                e = blk.attr("default")
+                if e is None or not (e.items or e.entries):
+                    return tp, None         # no default, or an empty one: the values come from the callers
+                return tp, (e if e.kind in ("tuple", "object") else None)
+    return p, None
+
+
+
+
+def scan(repo: Repo) -> Iterator[ChartInstall]:
+    for p, b in repo.blocks("resource", "helm_release"):
+        for name, evaluated in _terraform_charts(repo, p, b):
+            yield _terraform_install(repo, p, b, name, evaluated)
