@@ -54,7 +54,7 @@ class ValuesSource:
 
 @dataclass
 class ChartInstall:
-    kind: str                   # terraform | flux | argocd | kustomize
+    kind: str                   # terraform | flux | argocd | kustomize | blueprints | helm (a script)
     chart: str                  # karpenter | karpenter-crd
     path: str
     line: int
@@ -66,6 +66,8 @@ class ChartInstall:
     source: tuple = ()                          # argocd / kustomize: path of the chart's entry in the document
     evaluated_version: str | None = None        # terraform: the version the evaluator gives for an expression
     generic: bool = False                       # terraform: one helm_release installing a list of add-ons
+    span: tuple[int, int] | None = None         # helm (scripts): where the version literal is written
+    namespace: str | None = None                # helm (scripts): --namespace
 
     @property
     def address(self) -> str:

@@ -94,3 +94,86 @@ def profile_roles(path: str, text: str) -> list[ProfileRole]:
                 if profile:
                     out.append(ProfileRole(path, line, profile, role))
     return out
+
+
+@dataclass
+class HelmCall:
+    """`helm install` / `helm upgrade [--install]` of a chart in a script, with where its version is written."""
+    path: str
+    line: int
+    chart: str                          # the chart reference as written (oci://.../karpenter, karpenter/karpenter)
+    version: str | None                 # expanded (a VAR=value of the same script followed)
+    span: tuple[int, int] | None        # where that version literal is written in the script (None: not one place)
+    values: list[str]                   # -f / --values files as written (expanded)
+    namespace: str | None
+
+
+def _offsets(text: str) -> list[int]:
+    out, pos = [], 0
+    for ln in text.splitlines(keepends=True):
+        out.append(pos)
+        pos += len(ln)
+    return out + [pos]
+
+
+def helm_calls(path: str, text: str) -> list[HelmCall]:
+    """Every `helm install|upgrade` in a script (not `helm template`: rendered charts are read from their output)."""
+    env: dict[str, str] = {}
+    where: dict[str, tuple[int, int]] = {}          # VAR -> span of its literal value
+    starts = _offsets(text)
+    out: list[HelmCall] = []
+    for line, cmd in _logical_lines(text):
+        a = _ASSIGN.match(cmd)
+        if a and " " not in a.group(2).strip().strip("'\""):
+            value = _expand(a.group(2).strip().strip("'\""), env)
+            if value is not None:
+                env[a.group(1)] = value
+                raw = text[starts[line - 1]:starts[line]]
+                i = raw.find(a.group(2).strip().strip("'\""), raw.find("="))
+                where[a.group(1)] = (starts[line - 1] + i, starts[line - 1] + i + len(a.group(2).strip().strip("'\"")))
+            else:
+                env.pop(a.group(1), None)
+            continue
+        if not re.search(r"\bhelm\s+(?:upgrade|install)\b", cmd):
+            continue
+        try:
+            words = shlex.split(cmd, comments=True)
+        except ValueError:
+            continue
+        if "helm" not in words:
+            continue
+        rest = words[words.index("helm") + 1:]
+        if not rest or rest[0] not in ("upgrade", "install"):
+            continue
+        positional, skip = [], False
+        for w in rest[1:]:
+            if skip:
+                skip = False
+            elif w.startswith("-"):
+                skip = "=" not in w and w not in _FLAGS        # a flag that takes the next word
+            else:
+                positional.append(w)
+        if len(positional) < 2:
+            continue
+        chart = _expand(positional[1], env) or positional[1]
+        raw_version = _option(rest, "--version")
+        version = _expand(raw_version, env) if raw_version else None
+        span = None
+        if raw_version:
+            m = _VAR.fullmatch(raw_version)
+            if m:
+                span = where.get(m.group(1) or m.group(2))
+            else:
+                block = text[starts[line - 1]:]
+                k = block.find(raw_version, block.find("--version"))
+                if k >= 0:
+                    span = (starts[line - 1] + k, starts[line - 1] + k + len(raw_version))
+        values = [_expand(w, env) or w for i, w in enumerate(rest) if i > 0 and rest[i - 1] in ("-f", "--values")]
+        values += [_expand(w.split("=", 1)[1], env) or w for w in rest if w.startswith(("--values=", "-f="))]
+        ns = _option(rest, "--namespace") or _option(rest, "-n")
+        out.append(HelmCall(path, line, chart, version, span, values, _expand(ns, env) if ns else None))
+    return out
+
+
+_FLAGS = {"--install", "--create-namespace", "--wait", "--atomic", "--reuse-values", "--reset-values", "--dry-run",
+          "--debug", "--force", "--devel", "--skip-crds", "--cleanup-on-fail", "--dependency-update"}

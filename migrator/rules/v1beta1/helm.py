@@ -355,6 +355,16 @@ class HelmRule:
         if ci.kind in ("flux", "argocd", "kustomize"):
             self.flux_version(ci, target)
             return
+        if ci.kind == "helm":               # a script: its --version literal, or the VAR=value it expands
+            if ci.span is None:
+                self.finding("MIG-HELM-022", "warning", ci.path, ci.line,
+                             f"the script installs {ci.chart} with helm at "
+                             f"{ci.evaluated_version or 'no pinned version'}, not written where migrator can change it",
+                             f"pass --version {format_version(target, 'v')} in that command")
+                return
+            s, e = ci.span
+            self.bump(ci.path, s, e, self.repo.text(ci.path)[s:e], target, f"--version in {ci.path}:{ci.line}")
+            return
         if ci.version is None:
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
                          f"{ci.address} has no version: Helm installs the newest chart, which has no v1alpha5 support",
@@ -480,7 +490,10 @@ class HelmRule:
 
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
-        if ci.kind == "terraform":
+        if ci.kind == "helm":
+            if ci.namespace:
+                self.res.namespaces.add(ci.namespace)
+        elif ci.kind == "terraform":
             repo = ci.block.attr("repository")
             if repo is not None and repo.literal() in frozen:
                 self.res.edits.append(TextEdit(ci.path, repo.start, repo.end,
@@ -529,7 +542,15 @@ class HelmRule:
     # -- CRDs --------------------------------------------------------------------------------------
     def crds(self, ci: ChartInstall) -> None:
         crd = [c for c in self.charts if c.chart == "karpenter-crd" and c.kind == ci.kind]
-        if ci.kind == "terraform":
+        if ci.kind == "helm":               # a script: the runbook's helm steps install the CRD chart first
+            if not crd:
+                self.finding("MIG-HELM-023", "warning", ci.path, ci.line,
+                             "the script installs the karpenter chart with helm and no karpenter-crd chart: "
+                             "Helm never upgrades CRDs from a chart's crds/ folder",
+                             "add `helm upgrade --install karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd "
+                             f"--version {format_version(self.targets['karpenter'], 'v')}` before it (the runbook's CRD "
+                             "step runs it)")
+        elif ci.kind == "terraform":
             if crd:
                 self.depends_on(ci, crd[0].block.labels[1])
                 return
