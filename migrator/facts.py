@@ -10,6 +10,7 @@ Each fact says where it was read; the most specific source wins, and an ambiguou
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -22,7 +23,8 @@ from .sources import yaml as yamlsrc
 ROLE_ARN = re.compile(r"^arn:aws[\w-]*:iam::[^:]*:role/(?:[^*]*/)?([\w+=,.@-]+)$")
 TF_ROLE_ARN = re.compile(r"^\$\{(aws_iam_role\.[A-Za-z0-9_-]+)\.arn\}$")
 STATED = knowledge.load("resolve")["stated_node_role"]
-EKS_ARN = re.compile(r"^arn:aws[\w-]*:eks:([a-z0-9-]+):[^:]*:cluster/([\w.-]+)$")
+# an EKS cluster ARN, literal or interpolated (arn:${partition}:eks:${region}:${account}:cluster/${name})
+EKS_ARN = re.compile(r"^arn:(?:aws[\w-]*|\$\{[^}]+\}):eks:([a-z0-9-]+|\$\{[^}]+\}):[^:]*:cluster/([\w.-]+|\$\{[^}]+\})$")
 REGIONAL_ARN = re.compile(r"^arn:aws[\w-]*:(?:ec2|eks|sqs|ssm):([a-z]{2}(?:-[a-z]+)+-\d):")
 
 
@@ -195,7 +197,7 @@ def terraform_scope(repo: Repo, pol, values: list[HelmValue]) -> dict[str, tuple
                                 and _EXPR_ONLY.match(v.value) else None)
         if expr:
             names.append(Fact(expr.strip(), f"{v.key} in {v.path}:{v.line}", expression=True))
-    one = _distinct(names)
+    one = _distinct(names) or _module_cluster(repo, d)
     if one is not None:
         out["ClusterName"] = (one, None)
 
@@ -220,6 +222,31 @@ def terraform_scope(repo: Repo, pol, values: list[HelmValue]) -> dict[str, tuple
     if partition[1] is None:            # only a data source the module already has (else the ARNs say aws)
         out["AWS::Partition"] = partition
     return out
+
+
+def _module_cluster(repo: Repo, d: str) -> Fact | None:
+    """The cluster a Terraform module states it belongs to (knowledge/resolve.yaml `cluster_name_sources`, then
+    `cluster_name_variables`), as an expression of that module; None when it states none or several."""
+    facts = knowledge.load("resolve")
+    found: list[Fact] = []
+    for src in facts["cluster_name_sources"]:
+        for p, b in repo.blocks(src["block"], src.get("type")):
+            if (posixpath.dirname(p) or ".") != (d or "."):
+                continue
+            if src["block"] == "module":
+                lit = b.attr("source").literal() if b.attr("source") is not None else None
+                if not isinstance(lit, str) or not re.search(src["source"], lit):
+                    continue
+            name = b.labels[-1]
+            found.append(Fact(src["expression"].format(name=name), f"{b.address} in {p}", expression=True))
+    if len({f.value for f in found}) == 1:
+        return found[0]
+    if found:
+        return None
+    for p, b in repo.blocks("variable"):
+        if (posixpath.dirname(p) or ".") == (d or ".") and b.labels[:1] and b.labels[0] in facts["cluster_name_variables"]:
+            return Fact(f"var.{b.labels[0]}", f'variable "{b.labels[0]}" in {p}', expression=True)
+    return None
 
 
 def interruption_queue(pol, values: list[HelmValue], subs: dict[str, str]) -> tuple[bool, str | None, str]:

@@ -228,3 +228,47 @@ def test_a_root_never_reads_another_root_module(tmp_path):
     assert [r.path for r in plan.roots] == ["examples/with-cas"]
     assert not any("examples/other" in " ".join([f.path, f.message]) for f in plan.findings)
     assert not any(c.path.startswith("examples/other/") for c in plan.changes)
+
+
+def _regionless_policy() -> str:
+    """The official 0.37 controller policy as a JSON file scoped to cluster `prod` by its tags only: every resource
+    "*", no region anywhere."""
+    import json
+    doc = json.loads((FIXTURES.parent / "migrator" / "knowledge" / "iam" / "0.37.8.json").read_text())["policy"]
+    for st in doc["Statement"]:
+        st["Resource"] = "*"
+        for op, cond in list((st.get("Condition") or {}).items()):
+            for k in [k for k in cond if "region" in k.lower() or "Region" in json.dumps(cond[k])]:
+                del cond[k]
+            if not cond:
+                del st["Condition"][op]
+        if st.get("Condition") == {}:
+            del st["Condition"]
+    return json.dumps(doc, indent=2).replace("${ClusterName}", "prod").replace("${AWS::Partition}", "aws") + "\n"
+
+
+def test_a_replaced_statement_keeps_its_own_resources_when_the_region_is_not_stated(tmp_path):
+    (tmp_path / "controller-policy.json").write_text(_regionless_policy())
+    shutil.copy(EVIDENCE / "crd-only" / "nodepool.yaml", tmp_path / "nodepool.yaml")
+    plan = make_plan(tmp_path, phase="patch-upgrade")
+    errors = [f for f in plan.findings if f.severity == "error"]
+    # only the statements whose region is in a condition (instance profiles) still need it: said, with --region
+    assert {f.code for f in errors} == {"MIG-V1-IAM-003"} and len(errors) == 2
+    assert all("region" in f.message for f in errors)
+    new = next(c.new for c in plan.changes if c.path == "controller-policy.json")
+    assert '"aws:RequestTag/eks:eks-cluster-name": "prod"' in new and "${AWS::Region}" not in new
+    from migrator.options import Options
+    plan = make_plan(tmp_path, phase="patch-upgrade", options=Options(region="eu-west-1"))
+    assert not plan.has_errors
+
+
+def test_the_cluster_name_a_module_states(tmp_path):
+    from migrator.facts import _module_cluster
+    from migrator.inventory import Repo
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text('data "aws_eks_cluster" "this" {\n  name = var.name\n}\n')
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "main.tf").write_text('variable "cluster_name" {\n  type = string\n}\n')
+    repo = Repo(tmp_path)
+    assert _module_cluster(repo, "m").value == "data.aws_eks_cluster.this.name"
+    assert _module_cluster(repo, "v").value == "var.cluster_name"

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...cas import FACTS
-from ...edits import Edit, TextEdit, line_start, to_newline
+from ...edits import Edit, TextEdit, to_newline
 from ...inventory import _parse_yaml_docs
 from ...model import Finding
 from . import convert

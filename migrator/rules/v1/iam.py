@@ -75,10 +75,14 @@ class V1IamRule(IamRule):
                              f"replace statement {st.sid or sid} with {sid} from the v{FACTS['target']} "
                              "getting-started CloudFormation by hand")
                 continue
-            body = json.loads(_substitute(json.dumps(official), subs))
-            if "${AWS::AccountId}" in json.dumps(body.get("Resource")):
-                # the account is not written anywhere in this policy: keep the statement's own resources
-                body["Resource"] = st.resources if len(st.resources) != 1 else st.resources[0]
+            body = self.own_resources(json.loads(_substitute(json.dumps(official), subs)), st)
+            if body is None:
+                self.finding("MIG-V1-IAM-003", "error", pol.path, line,
+                             f"{pol.name} needs the v1 statement {sid}, which names the region, but migrator cannot "
+                             "tell the region this policy is scoped to",
+                             f"replace statement {st.sid or sid} with {sid} from the v{FACTS['target']} "
+                             "getting-started CloudFormation by hand (or give --region)")
+                continue
             wider = [r for r in st.resources if r != "*" and r not in _as_list(body["Resource"])]
             if wider:
                 self.finding("MIG-V1-IAM-002", "warning", pol.path, line,

@@ -251,6 +251,8 @@ class IamRule:
                 m = re.search(r"Tag/kubernetes\.io/cluster/(.+)$", c.key)
                 if m and "ClusterName" not in subs:
                     subs["ClusterName"] = m.group(1)
+                if re.search(r"Tag/eks:eks-cluster-name$", c.key) and c.values and "ClusterName" not in subs:
+                    subs["ClusterName"] = str(c.values[0])
                 if c.key == "aws:RequestedRegion" and c.values and "AWS::Region" not in subs:
                     subs["AWS::Region"] = str(c.values[0])
             for r in st.resources:
@@ -285,13 +287,23 @@ class IamRule:
                     self.finding("MIG-IAM-009", "info", pol.path, pol.line,
                                  f"{pol.name}: {what} for the scoped statements is {stated[key].value}, from "
                                  f"{stated[key].source}")
-        if not {"ClusterName", "AWS::Region"} <= set(subs):
-            return None
+        if "ClusterName" not in subs:
+            return None                 # a statement replacing one of the policy's keeps its resources when the
+        #                                 region is unknown (own_resources); a new statement needs it (add_official)
         from ...facts import interruption_queue
         configured, arn, _ = interruption_queue(pol, self.values, subs)
         if arn is not None:
             subs[QUEUE["placeholder"]] = arn
         return subs
+
+    @staticmethod
+    def own_resources(body: dict, st: Statement) -> dict | None:
+        """An official statement that replaces one of the policy's, with the policy's own resources where the
+        official ones need a fact the policy does not state (its account, its region, the queue); None when such a
+        fact is needed outside the resources (a region condition)."""
+        if re.search(r"\$\{(AWS::AccountId|AWS::Region|KarpenterInterruptionQueue)", json.dumps(body.get("Resource"))):
+            body["Resource"] = st.resources if len(st.resources) != 1 else st.resources[0]
+        return None if "${AWS::Region}" in json.dumps(body) else body
 
     def queue_statement(self, pol: Policy, subs: dict[str, str] | None) -> bool:
         """Whether the official interruption-queue statement can be added to pol: the chart names a queue and its
@@ -334,7 +346,7 @@ class IamRule:
             sids = [s for s in sids if s != QUEUE["sid"]]
             if not sids:
                 return
-        if subs is None or after is None:
+        if subs is None or after is None or "AWS::Region" not in subs:
             self.finding("MIG-IAM-004", "error", pol.path, pol.line,
                          f"{pol.name} needs the official statements {', '.join(sids)}, but migrator cannot tell the "
                          "cluster name and region this policy is scoped to",

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ... import knowledge
-from ...edits import TextEdit, comments_above, indent_at, line_start, to_newline
+from ...edits import TextEdit, indent_at, line_start, to_newline
 from ...inventory import Manifest, Repo
 from ... import modmajor
 from ...model import Finding

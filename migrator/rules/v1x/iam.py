@@ -9,7 +9,6 @@ policies changes no permission: a single hand-written policy stays one policy.
 from __future__ import annotations
 
 import json
-import re
 
 from ... import knowledge
 from ...path import MINORS
@@ -57,9 +56,12 @@ class OnwardIamRule(V1IamRule):
                              f"statement {sid} of {pol.name} lacks {', '.join(lacking)}, which Karpenter {version} uses",
                              f"add {', '.join(lacking)} to it (official {version} policy, Sid {sid})")
                 continue
-            body = json.loads(_substitute(json.dumps(off), subs))
-            if re.search(r"\$\{(AWS::AccountId|KarpenterInterruptionQueue)", json.dumps(body.get("Resource"))):
-                body["Resource"] = st.resources if len(st.resources) != 1 else st.resources[0]
+            body = self.own_resources(json.loads(_substitute(json.dumps(off), subs)), st)
+            if body is None:
+                self.finding("MIG-V1X-IAM-001", "warning", pol.path, line,
+                             f"statement {sid} of {pol.name} lacks {', '.join(lacking)}, which Karpenter {version} uses",
+                             f"add {', '.join(lacking)} to it (official {version} policy, Sid {sid})")
+                continue
             self.res.edits.append(TextEdit(pol.path, st.start, st.end,
                                            to_newline(self.render(pol, body, text, st),
                                                       self.repo.files[pol.path].newline), self.rule))
