@@ -19,7 +19,7 @@ from ... import knowledge, templating
 from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
 from ...model import Finding
-from ...path import format_version  # noqa: F401 - the spelling rule lives with the versions
+from ...path import chart_version, format_version  # noqa: F401 - the spelling rule lives with the versions
 from ...resolve import definition_sites
 from ...sources import hcl as hclsrc
 from ...sources import keytree
@@ -33,6 +33,18 @@ FACTS = knowledge.load("helm")
 def parse_version(v: str) -> tuple[int, ...] | None:
     m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?", v.strip())
     return tuple(int(x) for x in m.groups()) if m else None
+
+
+def with_aliases(rows: list[dict]) -> list[dict]:
+    """A hop's value rows, each also for the older names of its key (knowledge/helm.yaml `aliases`: `alias` says
+    before which chart the name was current; a leftover of it means the same later)."""
+    out = []
+    for row in rows:
+        out.append(row)
+        out += [{**row, "key": a["key"], "alias": a["before"],
+                 "why": f"{a['key']} is {row['key']} before chart {a['before']}" + (f"; {row['why']}" if row.get("why") else "")}
+                for a in FACTS["aliases"] if a["same_as"] == row["key"]]
+    return out
 
 
 @dataclass
@@ -168,7 +180,7 @@ class HelmRule:
         if self._rows is not None:
             return self._rows
         rows = []
-        for row in FACTS["values"][HOP]:
+        for row in with_aliases(FACTS["values"][HOP]):
             if self.phase == "prepare" and row["phase"] != "prepare":
                 if not (row.get("needed_by_alpha") and not self.alpha_needs_default_profile()):
                     continue
@@ -187,7 +199,8 @@ class HelmRule:
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
                     "value_files": "helm.valueFiles (files of the chart's own repository or a $values source)",
                     "other": "an expression migrator cannot read"}[vs.kind]
-            keys = ", ".join(r["key"] for r in rows)
+            old = parse_version(chart_version(self.repo, self.charts, self.owns) or "0.0.0") or (0, 0, 0)
+            keys = ", ".join(r["key"] for r in rows if not r.get("alias") or old < parse_version(r["alias"]))
             self.finding("MIG-HELM-001", "warning", vs.path, vs.line,
                          f"{ci.address} passes chart values through {what}; migrator cannot rewrite them statically",
                          f"check these keys by hand: {keys}")
