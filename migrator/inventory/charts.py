@@ -43,7 +43,7 @@ class SetEntry:
 @dataclass
 class ValuesSource:
     kind: str           # heredoc | yamlencode | file | flux | argocd | set | set_list | dynamic_set | values_from |
-                        # argo_params | value_files | other
+                        # argo_params | value_files | other | release (values only the Helm release holds: eksctl)
     path: str
     line: int
     tree: Any = None            # keytree.Tree for heredoc / yamlencode / file / flux / argocd
@@ -54,7 +54,7 @@ class ValuesSource:
 
 @dataclass
 class ChartInstall:
-    kind: str                   # terraform | flux | argocd | kustomize | blueprints | helm (a script)
+    kind: str                   # terraform | flux | argocd | kustomize | blueprints | helm (a script) | eksctl
     chart: str                  # karpenter | karpenter-crd
     path: str
     line: int

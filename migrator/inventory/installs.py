@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from . import argocd, blueprints, flux, helmcharts, helmcli, terraform
+from . import argocd, blueprints, eksctl, flux, helmcharts, helmcli, terraform
 from .charts import ChartInstall
 from .repo import Repo
 
@@ -13,6 +13,7 @@ from .repo import Repo
 def scan_charts(repo: Repo) -> list[ChartInstall]:
     """Every install of the karpenter and karpenter-crd charts, whichever installer holds it."""
     out: list[ChartInstall] = []
-    for reader in (terraform.scan, flux.scan, argocd.scan, helmcharts.scan, blueprints.scan, helmcli.scan):
+    for reader in (terraform.scan, flux.scan, argocd.scan, helmcharts.scan, blueprints.scan, helmcli.scan,
+                   eksctl.scan):
         out.extend(reader(repo))
     return out

@@ -194,11 +194,12 @@ class HelmRule:
         if vs.kind == "argo_params":
             self.param_values(ci, vs, rows)
             return
-        if vs.kind in ("dynamic_set", "set_list", "values_from", "value_files", "other"):
+        if vs.kind in ("dynamic_set", "set_list", "values_from", "value_files", "other", "release"):
             what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
                     "value_files": "helm.valueFiles (files of the chart's own repository or a $values source)",
-                    "other": "an expression migrator cannot read"}[vs.kind]
+                    "other": "an expression migrator cannot read",
+                    "release": "the values eksctl gave the Helm release when it created the cluster"}[vs.kind]
             old = parse_version(chart_version(self.repo, self.charts, self.owns) or "0.0.0") or (0, 0, 0)
             keys = ", ".join(r["key"] for r in rows if not r.get("alias") or old < parse_version(r["alias"]))
             self.finding("MIG-HELM-001", "warning", vs.path, vs.line,
@@ -365,7 +366,7 @@ class HelmRule:
         target = self.targets.get(ci.chart)
         if target is None:
             return
-        if ci.kind in ("flux", "argocd", "kustomize"):
+        if ci.kind in ("flux", "argocd", "kustomize", "eksctl"):
             self.flux_version(ci, target)
             return
         if ci.kind == "helm":               # a script: its --version literal, or the VAR=value it expands
@@ -480,7 +481,7 @@ class HelmRule:
         """The chart version of a Flux HelmRelease (spec.chart.spec.version), an Argo CD source (targetRevision) or
         a kustomization's helmCharts entry (version)."""
         spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else \
-            (ci.source_map, "version" if ci.kind == "kustomize" else "targetRevision")
+            (ci.source_map, "version" if ci.kind in ("kustomize", "eksctl") else "targetRevision")
         where = "spec.chart.spec.version" if ci.kind == "flux" else ".".join(map(str, ci.source + (key,)))
         if key not in spec:
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
@@ -503,7 +504,7 @@ class HelmRule:
 
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
-        if ci.kind == "helm":
+        if ci.kind in ("helm", "eksctl"):
             if ci.namespace:
                 self.res.namespaces.add(ci.namespace)
         elif ci.kind == "terraform":
@@ -555,7 +556,12 @@ class HelmRule:
     # -- CRDs --------------------------------------------------------------------------------------
     def crds(self, ci: ChartInstall) -> None:
         crd = [c for c in self.charts if c.chart == "karpenter-crd" and c.kind == ci.kind]
-        if ci.kind == "helm":               # a script: the runbook's helm steps install the CRD chart first
+        if ci.kind == "eksctl":             # installed once at creation: later versions go in with helm
+            self.finding("MIG-HELM-024", "info", ci.path, ci.line,
+                         "eksctl installed the karpenter chart when it created the cluster and never upgrades it: the "
+                         "runbook's helm steps install the CRD chart and the controller; karpenter.version is kept in "
+                         "step so the file says what runs")
+        elif ci.kind == "helm":             # a script: the runbook's helm steps install the CRD chart first
             if not crd:
                 self.finding("MIG-HELM-023", "warning", ci.path, ci.line,
                              "the script installs the karpenter chart with helm and no karpenter-crd chart: "

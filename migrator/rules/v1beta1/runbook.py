@@ -111,7 +111,7 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
     ren = any(r.charts for r in rendered or [])
     kz = any(r.kustomizations for r in helm_results)
     return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
-                            ("kustomize", kz), ("rendered", ren), ("helm", "helm" in kinds or (not kinds and not ren)))
+                            ("kustomize", kz), ("rendered", ren), ("helm", bool(kinds & {"helm", "eksctl"}) or (not kinds and not ren)))
             if ok]
 
 

@@ -15,7 +15,7 @@ from .plan import crossed, stop
 
 RULE = "v1x/helm"
 # values sources whose keys migrator cannot read (a required key may be there)
-UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other")
+UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other", "release")
 HOP = "v1->1.x"
 
 
