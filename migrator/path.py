@@ -115,7 +115,7 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
             v = ci.source_map.get("targetRevision")
             if v is not None and parse_version(str(v)):
                 return str(v).lstrip("v")
-        elif ci.kind in ("kustomize", "eksctl"):
+        elif ci.kind in ("kustomize", "eksctl", "umbrella"):
             v = ci.source_map.get("version")
             if v is not None and parse_version(str(v)):
                 return str(v).lstrip("v")

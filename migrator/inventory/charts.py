@@ -54,7 +54,8 @@ class ValuesSource:
 
 @dataclass
 class ChartInstall:
-    kind: str                   # terraform | flux | argocd | kustomize | blueprints | helm (a script) | eksctl
+    kind: str                   # terraform | flux | argocd | kustomize | blueprints | helm (a script) | eksctl |
+                                # umbrella (a Chart.yaml dependency)
     chart: str                  # karpenter | karpenter-crd
     path: str
     line: int
@@ -76,6 +77,8 @@ class ChartInstall:
         if self.kind == "kustomize":
             item = self.source_map
             return f"helmCharts/{item.get('releaseName') or item.get('name')}"
+        if self.kind == "umbrella":
+            return f"{self.path} dependency {self.chart}"
         kind = (self.obj or {}).get("kind", "HelmRelease")
         return f"{kind}/{(self.obj or {}).get('metadata', {}).get('name')}"
 

@@ -14,7 +14,7 @@ from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
 from ..v1beta1.runbook import (_by_dir, _terraform, argo_names, chart_flavours, crd_flavours, manifest_deployers,
-                               root_targets)
+                               root_targets, umbrella_values)
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
@@ -65,7 +65,8 @@ def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict
         merged.crd_releases += r.crd_releases
     kdirs = [d for r in helm_results for d in r.kustomizations]
     return {"namespace": shlex.quote(ns[0]) if ns else '"${KARPENTER_NAMESPACE}"', "crd_release": shlex.quote(crd),
-            "chart_kustomization": shlex.quote(kdirs[0]) if kdirs else ".", **argo_names(merged)}
+            "chart_kustomization": shlex.quote(kdirs[0]) if kdirs else ".", **argo_names(merged),
+            **umbrella_values(helm_results)}
 
 
 def steps(hop: dict, ctx) -> list[Step]:

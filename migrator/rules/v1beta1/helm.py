@@ -61,6 +61,7 @@ class HelmResult:
     chart_tf: list[tuple[str, str]] = field(default_factory=list)   # (root module dir, address), all releases
     crd_tf: list[tuple[str, str]] = field(default_factory=list)     # (root module dir, address), CRD releases
     kustomizations: list[str] = field(default_factory=list)    # dirs `kustomize build --enable-helm` installs from
+    umbrellas: list[tuple[str, str]] = field(default_factory=list)   # (dir, name) of umbrella charts installing it
 
 
 class HelmRule:
@@ -366,7 +367,7 @@ class HelmRule:
         target = self.targets.get(ci.chart)
         if target is None:
             return
-        if ci.kind in ("flux", "argocd", "kustomize", "eksctl"):
+        if ci.kind in ("flux", "argocd", "kustomize", "eksctl", "umbrella"):
             self.flux_version(ci, target)
             return
         if ci.kind == "helm":               # a script: its --version literal, or the VAR=value it expands
@@ -481,7 +482,7 @@ class HelmRule:
         """The chart version of a Flux HelmRelease (spec.chart.spec.version), an Argo CD source (targetRevision) or
         a kustomization's helmCharts entry (version)."""
         spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else \
-            (ci.source_map, "version" if ci.kind in ("kustomize", "eksctl") else "targetRevision")
+            (ci.source_map, "version" if ci.kind in ("kustomize", "eksctl", "umbrella") else "targetRevision")
         where = "spec.chart.spec.version" if ci.kind == "flux" else ".".join(map(str, ci.source + (key,)))
         if key not in spec:
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
@@ -504,9 +505,14 @@ class HelmRule:
 
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
-        if ci.kind in ("helm", "eksctl"):
+        if ci.kind in ("helm", "eksctl", "umbrella"):
             if ci.namespace:
                 self.res.namespaces.add(ci.namespace)
+            url = str(ci.source_map.get("repository", "")) if ci.kind == "umbrella" else ""
+            if url.rstrip("/") in [u.rstrip("/") for u in frozen]:
+                self.finding("MIG-HELM-010", "warning", ci.path, ci.line,
+                             f"{ci.address} installs from the frozen {url} (no releases after v0.16.3)",
+                             f"use repository: {FACTS['chart']['repository']}")
         elif ci.kind == "terraform":
             repo = ci.block.attr("repository")
             if repo is not None and repo.literal() in frozen:
@@ -556,7 +562,15 @@ class HelmRule:
     # -- CRDs --------------------------------------------------------------------------------------
     def crds(self, ci: ChartInstall) -> None:
         crd = [c for c in self.charts if c.chart == "karpenter-crd" and c.kind == ci.kind]
-        if ci.kind == "eksctl":             # installed once at creation: later versions go in with helm
+        if ci.kind == "umbrella":
+            self.res.umbrellas.append((posixpath.dirname(ci.path) or ".", str(ci.obj.get("name") or "")))
+            if not crd:
+                self.finding("MIG-HELM-025", "warning", ci.path, ci.line,
+                             f"the umbrella chart {ci.obj.get('name')} carries the karpenter chart and no karpenter-crd "
+                             "dependency: Helm never upgrades CRDs from a chart's crds/ folder",
+                             "add karpenter-crd as a dependency at the same version (or install it with helm before "
+                             "the umbrella: the runbook's CRD step)")
+        elif ci.kind == "eksctl":           # installed once at creation: later versions go in with helm
             self.finding("MIG-HELM-024", "info", ci.path, ci.line,
                          "eksctl installed the karpenter chart when it created the cluster and never upgrades it: the "
                          "runbook's helm steps install the CRD chart and the controller; karpenter.version is kept in "

@@ -111,15 +111,24 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
     ren = any(r.charts for r in rendered or [])
     kz = any(r.kustomizations for r in helm_results)
     return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
-                            ("kustomize", kz), ("rendered", ren), ("helm", bool(kinds & {"helm", "eksctl"}) or (not kinds and not ren)))
+                            ("kustomize", kz), ("rendered", ren), ("helm", bool(kinds & {"helm", "eksctl"}) or (not kinds and not ren)),
+                            ("umbrella", "umbrella" in kinds))
             if ok]
+
+
+def umbrella_values(helm_results: list) -> dict:
+    """The umbrella chart that carries the karpenter charts (its folder, and its release: the chart's name)."""
+    found = [u for r in helm_results for u in getattr(r, "umbrellas", [])]
+    d, name = found[0] if found else (".", "")
+    return {"umbrella_dir": shlex.quote(d), "umbrella_release": shlex.quote(name or "<release>")}
 
 
 def crd_flavours(helm_results: list, flavours: list[str]) -> list[str]:
     """How the CRDs are installed: as the charts are, and with the helm CLI where an installer brings no CRD chart
     (eks-blueprints-addons installs the karpenter chart only; a list of add-ons without a karpenter-crd item)."""
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
-    crd_less = "blueprints" in kinds or ("generic" in kinds and not any(r.crd_releases for r in helm_results))
+    crd_less = "blueprints" in kinds or (bool(kinds & {"generic", "umbrella"}) and
+                                         not any(r.crd_releases for r in helm_results))
     return flavours + ["helm"] if crd_less and "helm" not in flavours else flavours
 
 
@@ -147,6 +156,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     applied = manifest_deployers(ctx.repo, yaml_new)
     chart_version = hop["chart"]["version"]
     values = {
+        **umbrella_values([hr]),
         "chart_version": chart_version,
         # OCI tags below 0.35.0 carry a v prefix (knowledge/helm.yaml v_prefix_before)
         "chart_version_spelled": helm.format_version(chart_version, "v"),
