@@ -118,8 +118,9 @@ def is_root_module(repo, d: str) -> bool:
     if d not in cache:
         base = repo.root / d if d != "." else repo.root
         files = sorted(base.glob("*.tf")) if base.is_dir() else []
-        cache[d] = any(base.glob("*.tfvars")) or any(base.glob("*.tfvars.json")) or \
-            any(_ROOT_MARK.search(f.read_text(errors="replace")) for f in files)
+        # tfvars beside .tf files (a folder of only tfvars is the environments of a root module elsewhere)
+        cache[d] = bool(files) and (any(base.glob("*.tfvars")) or any(base.glob("*.tfvars.json")) or
+                                    any(_ROOT_MARK.search(f.read_text(errors="replace")) for f in files))
     return cache[d]
 
 

@@ -132,9 +132,9 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
             sites, _ = definition_sites(repo, ci.path, ci.version)
             if owns is not None:
                 sites = [s for s in sites if owns(s.path)] or sites
-            for s in sites:
-                if parse_version(s.value):
-                    return s.value.lstrip("v")
+            found = [s.value.lstrip("v") for s in sites if parse_version(s.value)]
+            if found:       # set per environment (tfvars): the earliest decides, so no cluster is planned from ahead
+                return min(found, key=parse_version)
             if ci.generic:                  # one item of an add-ons list: its entry as written (patched or not)
                 from .inventory import item_entry
                 found = item_entry(repo, ci, "version")

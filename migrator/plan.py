@@ -492,6 +492,12 @@ def _combine(rps: list[RootPlan], fleet: Fleet, ranks: dict | None = None) -> li
         for e in rp.edits:
             if fleet.owns(rp.path, e.path):       # another root's file is planned by its own roots
                 per_file.setdefault(e.path, {}).setdefault(rp.path, []).append(e)
+            elif not fleet.users(e.path) and e.path not in {f.path for f in rp.findings if f.code == "MIG-ROOT-002"}:
+                rp.findings.append(Finding(     # never dropped silently
+                    "MIG-ROOT-002", "warning", e.path, 0,
+                    f"{rp.path} needs a change in {e.path}, which belongs to another Terraform root module (no "
+                    "cluster root of this plan): it is not made",
+                    f"make the change by hand, or plan the root that owns {e.path}"))
     out: list = []
     for path in sorted(per_file):
         per = per_file[path]
