@@ -113,7 +113,7 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
                    node_roles=s.get("node_roles", {}), select=s.get("select", []), ignore=s.get("ignore", []),
                    exclude=s.get("exclude", []), identity=s.get("identity"), cluster_name=s.get("cluster_name"),
                    region=s.get("region"), account_id=s.get("account_id"), roots=s.get("roots", {}),
-                   node_group_keep=s.get("node_group_keep"),
+                   node_group_keep=s.get("node_group_keep"), chart_version=s.get("chart_version"),
                    widen_instance_types=bool(s.get("widen_instance_types")))
     try:
         err = Console(stderr=True)

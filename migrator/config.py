@@ -2,7 +2,7 @@
 `MIGRATOR_*` environment variables, then command-line flags; a later source wins.
 
 Keys: `to`, `phase`, `exclude` (path globs), `node_role`, `node_roles` (cluster root -> role), `select`, `ignore`
-(finding codes or prefixes), `keep_alpha_defaults`, `cluster_name` / `region` / `account_id` (facts the
+(finding codes or prefixes), `keep_alpha_defaults`, `cluster_name` / `region` / `account_id` / `chart_version` (facts the
 repository lacks), `roots` (cluster root -> {cluster_name, region, account_id, node_role, node_group_keep}), `node_group_keep` (the node group
 that stays for the Karpenter controller when moving from Cluster Autoscaler), `widen_instance_types` (NodePools from node
 groups require instance families and sizes instead of the exact types), `identity` (irsa | pod-identity: the controller's identity
@@ -20,8 +20,9 @@ from ruamel.yaml.error import MarkedYAMLError
 
 KEYS = {"to": str, "phase": str, "exclude": list, "node_role": str, "node_roles": dict, "select": list,
         "ignore": list, "keep_alpha_defaults": bool, "docs_url": str, "identity": str, "cluster_name": str,
-        "region": str, "account_id": str, "roots": dict, "node_group_keep": str, "widen_instance_types": bool}
-ROOT_KEYS = ("cluster_name", "region", "account_id", "node_role", "node_group_keep")
+        "region": str, "account_id": str, "roots": dict, "node_group_keep": str, "widen_instance_types": bool,
+        "chart_version": str}
+ROOT_KEYS = ("cluster_name", "region", "account_id", "node_role", "node_group_keep", "chart_version")
 ENV = {"to": "MIGRATOR_TO", "phase": "MIGRATOR_PHASE", "exclude": "MIGRATOR_EXCLUDE", "node_role": "MIGRATOR_NODE_ROLE",
        "select": "MIGRATOR_SELECT", "ignore": "MIGRATOR_IGNORE", "keep_alpha_defaults": "MIGRATOR_KEEP_ALPHA_DEFAULTS",
        "docs_url": "MIGRATOR_DOCS_URL", "identity": "MIGRATOR_IDENTITY", "cluster_name": "MIGRATOR_CLUSTER_NAME",

@@ -19,3 +19,4 @@ class Options:
     roots: dict[str, dict] = field(default_factory=dict)   # per cluster root: cluster_name/region/account_id/node_role
     node_group_keep: str | None = None      # Cluster Autoscaler hop: the node group that stays for the controller
     widen_instance_types: bool = False      # Cluster Autoscaler hop: instance family/size requirements, not exact types
+    chart_version: str | None = None        # the chart a root runs when the repository does not say (set elsewhere)

@@ -184,6 +184,8 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
         ctx.chart_version = route.chart_version(repo, mine, owns) or rendered_version(repo, owns)
         if ctx.chart_version is None:   # the CRD chart moves in lockstep with the controller: its version stands in
             ctx.chart_version = route.chart_version(repo, mine, owns, chart="karpenter-crd")
+        if ctx.chart_version is None and opts.chart_version:     # stated by the user: set outside the repository
+            ctx.chart_version = str(opts.chart_version).lstrip("v")
         out.append((r, ctx))
     return out
 
@@ -322,6 +324,9 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         return rp
     if entry is None and st.behind:
         return _plan_behind(rp, st, ctx, target, phase, fixed, multi, note)
+    if entry is None and st.chart is None and st.objects_era is None and (fixed is None or r not in fixed or
+                                                                        fixed[r][3] is not None):
+        return _plan_unknown(rp, ctx, target, phase, fixed, multi, note, installs)
     chain = route.hops_between(era, goal)
     # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off),
     # while the controller is below the version that closes it
@@ -350,14 +355,6 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if target is None and chain and not chain[0].get("onward"):
         goal = route.Target(chain[0]["to"])
         ctx.target = goal
-    if entry is None and fixed is None and not ms and not installs and ctx.chart_version is None and \
-            not any(_has_work(h, ctx, registry.phases(h)) for h in chain if h.get("implemented")):
-        rp.era, rp.state = "none", "no Karpenter and no Cluster Autoscaler"
-        rp.next = "nothing: no Karpenter here"
-        note("MIG-HOP-005", "info", f"{'this root' if multi else 'the repository'} has no Karpenter (no chart "
-                                    "install, object, IAM policy, module or setting of it) and no Cluster "
-                                    "Autoscaler: nothing is planned")
-        return rp
     if not chain:
         rp.next = f"nothing: already on {goal}"
         note("MIG-HOP-001", "info", f"{'this root' if multi else 'the repository'} is already on {goal}; "
@@ -367,6 +364,46 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         finish = None
     return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st,
                      among=finish if finish and chain and chain[0].get("finish_phases") == finish else None)
+
+
+def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,
+                  note, installs: list) -> RootPlan:
+    """No chart version and no object: where the root stands is not known, so nothing that moves the controller, its
+    IAM or its values is planned (a policy or a values file of an old era must not send it back). What is right at
+    any step still is: the object rules' work (workload keys) of the first hop that has some."""
+    st = standing.of(None, None)
+    for h in route.hops_between(ERAS[0], target or route.parse_target("latest")):
+        if not (h.get("implemented") and h.get("objects_only")):
+            continue
+        ctx.only_rules = frozenset(h["objects_only"]["rules"])
+        if fixed is not None and rp.path in fixed:
+            if fixed[rp.path][0] is not h:
+                continue
+        elif not registry.next_phase(h, ctx, h["objects_only"]["phases"]):
+            continue
+        goal = route.Target(h["to"])
+        ctx.target = goal
+        return _plan_hop(rp, [h], ctx, target, goal, phase if fixed is None else fixed[rp.path][1], fixed, multi,
+                         note, st, among=h["objects_only"]["phases"], objects=True)
+    ctx.only_rules = None
+    if not installs and not any(_has_work(h, ctx, registry.phases(h)) for h in route.HOPS["hops"]
+                                if h.get("implemented") and not h.get("requires_target")):
+        rp.era, rp.state = "none", "no Karpenter and no Cluster Autoscaler"
+        rp.next = "nothing: no Karpenter here"
+        note("MIG-HOP-005", "info", f"{'this root' if multi else 'the repository'} has no Karpenter (no chart "
+                                    "install, object, IAM policy, module or setting of it) and no Cluster "
+                                    "Autoscaler: nothing is planned")
+        return rp
+    rp.era, rp.state = "unknown", "Karpenter is here, but no chart version and no object says which"
+    rp.next = "state the chart version (chart_version in .migrator.yaml), then plan again"
+    where = ", ".join(f"{c.address} ({c.path}:{c.line})" for c in installs) or \
+        "no chart install migrator reads (its IAM, values or module only)"
+    note("MIG-STAND-003", "warning",
+         f"{'this root' if multi else 'the repository'} holds Karpenter ({where}), but no chart version and no "
+         "object says which Karpenter it runs (the version is set outside the repository: a stack, a pipeline, "
+         "the caller of a module): nothing that moves the controller, its IAM or its values is planned",
+         "state it: chart_version in .migrator.yaml (per cluster root under roots:), then run migrator again")
+    return rp
 
 
 def _plan_behind(rp: RootPlan, st: standing.Standing, ctx: registry.Context, target, phase: str | None,
@@ -458,6 +495,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.edits = [dataclasses.replace(x, root=r) if multi and isinstance(x, TextEdit) else x for x in edits]
     rp.findings.extend(findings)
     kinds = hop["objects_only"]["steps"] if ctx.only_rules is not None else None
+    if kinds is not None and not any(m.kind not in SKIP_KINDS for m in ctx.manifests):
+        kinds = [k for k in kinds if k == "workloads"]      # no object to convert, roll or remove: workloads only
     for step in (registry.steps(hop, ctx) if fixed is None else []):      # the second pass checks edits only
         if kinds is not None and step.kind not in kinds:
             continue
