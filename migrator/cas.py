@@ -104,7 +104,7 @@ def scan(repo: Repo) -> CasInventory:
             inv.installs.append(CasInstall("terraform", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                                            namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",
                                            name=str(b.attr("name").literal() or det["chart"]) if b.attr("name") else det["chart"]))
-    for p, b in repo.blocks("module"):
+    for p, b in repo.blocks("module", None, "terraform-aws-modules/"):      # every source below names it
         src = str((b.attr("source").literal() if b.attr("source") is not None else "") or "")
         if re.search(det["eks_module_source"], src):
             inv.eks_modules.append((p, b))

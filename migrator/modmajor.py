@@ -246,7 +246,7 @@ def access_entry(repo, p: str, b: hclsrc.Block) -> tuple[bool | None, str]:
                     refs.search(repo.text(tp)[blk.start:blk.end]):
                 return False, (f"the node role has an access entry already ({blk.address} at {tp}:"
                                f"{hclsrc.line_of(repo.text(tp), blk.start)})")
-    for tp, blk in repo.blocks("module"):
+    for tp, blk in repo.blocks("module", None, "terraform-aws-modules/"):      # cluster_source names it
         src = blk.attr("source").literal() if blk.attr("source") is not None else None
         if not isinstance(src, str) or not re.search(facts["cluster_source"], src) or \
                 posixpath.dirname(tp) != posixpath.dirname(p):

@@ -138,7 +138,7 @@ def _from_expression(repo: Repo, expr: str, res: Resolution) -> Resolution:
 
 
 def _module(repo: Repo, name: str) -> tuple[str, hclsrc.Block] | None:
-    for p, b in repo.blocks("module"):
+    for p, b in repo.blocks("module", None, f'"{name}"'):
         if b.labels == [name]:
             return p, b
     return None

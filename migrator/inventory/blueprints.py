@@ -20,7 +20,7 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
     """eks-blueprints-addons with enable_karpenter: the karpenter chart, its version at karpenter.chart_version
     (None: the add-on's default, knowledge/karpenter_module.yaml blueprints_addons)."""
     facts = knowledge.load("karpenter_module")["blueprints_addons"]
-    for p, b in repo.blocks("module"):
+    for p, b in repo.blocks("module", None, "eks-blueprints-addons"):      # only files that name the add-on
         src = b.attr("source").literal() if b.attr("source") is not None else None
         enabled = b.attr(facts["enable"])
         if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \

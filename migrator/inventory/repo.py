@@ -16,6 +16,9 @@ from ..sources import hcl as hclsrc
 _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
 
 
+_RELATIVE_SOURCE = re.compile(r'\bsource\s*=\s*"\.\.?/')
+
+
 class Repo:
     def __init__(self, root: Path, discovery: Discovery | None = None, exclude: list[str] | None = None):
         self.discovery = discovery or discover(root, exclude=exclude)
@@ -79,9 +82,11 @@ class Repo:
             if p.endswith((".tf", ".tfvars")) and (f.interesting or not interesting_only):
                 yield p
 
-    def blocks(self, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
-        """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing."""
-        for p in self.tf_containing(label0 or type_):
+    def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None
+               ) -> Iterator[tuple[str, hclsrc.Block]]:
+        """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing (the files
+        that contain the label, or `mentioning`)."""
+        for p in self.tf_containing(mentioning or label0 or type_):
             f = self.hcl(p)
             if f is None:
                 continue
@@ -107,10 +112,19 @@ class Repo:
         """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
         if self._callers is None:       # once per run: every module block, by the directory its source names
             by_dir: dict[str, list] = {}
-            for p, b in self.blocks("module"):
-                src = b.attr("source")
-                lit = src.literal() if src is not None else None
-                if isinstance(lit, str) and lit.startswith(("./", "../")):
-                    by_dir.setdefault(posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)), []).append((p, b))
+            # only files that name a relative source are parsed (a library of thousands of .tf files stays fast)
+            relative = _RELATIVE_SOURCE
+            for p in self.tf_containing("module"):
+                if not relative.search(self.files[p].text):
+                    continue
+                f = self.hcl(p)
+                for b in (f.blocks if f is not None else []):
+                    if b.type != "module":
+                        continue
+                    src = b.attr("source")
+                    lit = src.literal() if src is not None else None
+                    if isinstance(lit, str) and lit.startswith(("./", "../")):
+                        by_dir.setdefault(posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)), []).append(
+                            (p, b))
             self._callers = by_dir
         return list(self._callers.get(module_dir or ".", []))

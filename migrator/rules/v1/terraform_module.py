@@ -33,7 +33,7 @@ class ModuleResult(BaseResult):
 
 def modules(ctx):
     """(path, block, (op, version) or None) of every karpenter module this cluster root calls."""
-    for p, b in ctx.repo.blocks("module"):
+    for p, b in ctx.repo.blocks("module", None, "karpenter"):          # its source names it
         if not ctx.owns(p):
             continue
         src = b.attr("source").literal() if b.attr("source") is not None else None

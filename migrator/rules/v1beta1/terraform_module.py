@@ -90,7 +90,7 @@ class ModuleRule:
 
     def run(self) -> ModuleResult:
         facts = FACTS[HOP]
-        for p, b in self.repo.blocks("module"):
+        for p, b in self.repo.blocks("module", None, "karpenter"):     # its module and the add-on name it
             if not self.owns(p):
                 continue
             src = b.attr("source").literal() if b.attr("source") is not None else None
