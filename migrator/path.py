@@ -128,6 +128,8 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
                 return ci.evaluated_version.lstrip("v")
         elif ci.kind == "blueprints" and ci.version is None:
             return blueprints_default(ci)
+        elif ci.vendored and ci.evaluated_version and parse_version(ci.evaluated_version):
+            return ci.evaluated_version.lstrip("v")     # a chart folder of the repository: its Chart.yaml
         elif ci.version is not None:
             sites, _ = definition_sites(repo, ci.path, ci.version)
             if owns is not None:

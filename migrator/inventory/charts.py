@@ -68,6 +68,7 @@ class ChartInstall:
     evaluated_version: str | None = None        # terraform: the version the evaluator gives for an expression
     generic: bool = False                       # terraform: one helm_release installing a list of add-ons
     span: tuple[int, int] | None = None         # helm (scripts): where the version literal is written
+    vendored: str | None = None                 # terraform: the repository folder the chart is installed from
     namespace: str | None = None                # helm (scripts): --namespace
 
     @property

@@ -83,7 +83,31 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
     for d in b.sub("dynamic"):
         if d.labels[:1] in (["set"], ["set_sensitive"]):
             ci.values.append(_dynamic_set(repo, p, text, d))
+    vendored = _vendored(repo, p, b)
+    if vendored is not None:
+        ci.vendored, ci.evaluated_version = vendored
     return ci
+
+
+def _vendored(repo: Repo, p: str, b: hclsrc.Block) -> tuple[str, str | None] | None:
+    """(folder, version) of a chart the release installs from a folder of the repository (`chart =
+    "./charts/karpenter"`, `"${path.module}/charts/karpenter"`): its Chart.yaml says the version."""
+    chart = b.attr("chart")
+    raw = chart.source.strip().strip('"') if chart is not None else ""
+    if not raw.startswith(("./", "../", "${path.module}", "${path.root}")):
+        return None
+    d = repo.resolve_file_arg(p, chart)
+    if d is None:
+        return None
+    meta = posixpath.join(d, "Chart.yaml")
+    if meta not in repo.files:
+        return d, None
+    try:
+        obj = yamlsrc.load(repo.text(meta))
+    except yamlsrc.YamlParseError:
+        return d, None
+    v = obj.get("version") if isinstance(obj, dict) else None
+    return d, str(v) if v is not None else None
 
 
 def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, str | None]]:

@@ -370,6 +370,15 @@ class HelmRule:
         if ci.kind in ("flux", "argocd", "kustomize", "eksctl", "umbrella"):
             self.flux_version(ci, target)
             return
+        if ci.vendored:                     # a chart folder of the repository: replaced whole, never patched
+            self.finding("MIG-HELM-026", "warning", ci.path, ci.line,
+                         f"{ci.address} installs the {ci.chart} chart from the folder {ci.vendored} "
+                         f"({ci.evaluated_version or 'version unknown'}): its files are the chart, so migrator does not "
+                         "edit them",
+                         f"replace the folder with the chart at {target}: rm -r {ci.vendored} && helm pull "
+                         f"oci://public.ecr.aws/karpenter/{ci.chart} --version {target} --untar --untardir "
+                         f"{posixpath.dirname(ci.vendored) or '.'}, then run migrator again")
+            return
         if ci.kind == "helm":               # a script: its --version literal, or the VAR=value it expands
             if ci.span is None:
                 self.finding("MIG-HELM-022", "warning", ci.path, ci.line,
