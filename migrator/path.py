@@ -80,7 +80,7 @@ def parse_target(to: str | None) -> Target | None:
 def blueprints_default(ci) -> str | None:
     """The chart version an eks-blueprints-addons call installs when it does not set karpenter.chart_version."""
     from . import knowledge
-    facts = knowledge.load("karpenter_module")["blueprints_addons"]
+    facts = knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]
     from .modmajor import constraint
     v = ci.block.attr("version")
     raw = str(v.literal()) if v is not None and v.literal() else ""

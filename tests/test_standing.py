@@ -292,3 +292,30 @@ def test_a_version_only_in_tfvars_per_environment(tmp_path):
     changed = {c.path: c.new for c in plan.changes}
     assert changed["envs/prod.tfvars"] == changed["envs/dev.tfvars"] == 'karpenter_version = "1.14.1"\n'
     assert not plan.has_errors
+
+
+BLUEPRINTS_V4 = '''provider "aws" {
+  region = "us-west-2"
+}
+
+module "eks_blueprints_kubernetes_addons" {
+  source = "github.com/aws-ia/terraform-aws-eks-blueprints//modules/kubernetes-addons?ref=v4.32.1"
+
+  eks_cluster_id = "legacy"
+
+  enable_karpenter = true%s
+}
+'''
+
+
+def test_eks_blueprints_v4_kubernetes_addons(tmp_path):
+    """The retired v4 add-on: its default chart per tag (data), karpenter_helm_config.version moved for the first hop,
+    and a clear stop before a chart its built-in values cannot configure."""
+    (tmp_path / "main.tf").write_text(BLUEPRINTS_V4 % "")
+    plan = make_plan(tmp_path)
+    assert [(r.era, r.chart, r.hop_to) for r in plan.roots] == [("v1alpha5", "0.27.3", "v1beta1")]
+    assert 'karpenter_helm_config = {\n    version = "v0.32.10"' in plan.changes[0].new
+    (tmp_path / "main.tf").write_text(BLUEPRINTS_V4 % '\n  karpenter_helm_config = {\n    version = "v0.32.10"\n  }')
+    plan = make_plan(tmp_path, to="latest")
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-HELM-027"]
+    assert not any("karpenter_helm_config" in (c.new or "") for c in plan.changes)

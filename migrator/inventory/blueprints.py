@@ -16,11 +16,20 @@ from .terraform import _switched_off
 
 
 
+FAMILIES = ("blueprints_addons", "blueprints_v4")     # knowledge/karpenter_module.yaml, one row each
+
+
 def scan(repo: Repo) -> Iterator[ChartInstall]:
-    """eks-blueprints-addons with enable_karpenter: the karpenter chart, its version at karpenter.chart_version
-    (None: the add-on's default, knowledge/karpenter_module.yaml blueprints_addons)."""
-    facts = knowledge.load("karpenter_module")["blueprints_addons"]
-    for p, b in repo.blocks("module", None, "eks-blueprints-addons"):      # only files that name the add-on
+    """eks-blueprints-addons (and the retired EKS Blueprints v4 kubernetes-addons) with enable_karpenter: the karpenter
+    chart, its version at karpenter.chart_version / karpenter_helm_config.version (None: the add-on's default per
+    add-on version, knowledge/karpenter_module.yaml)."""
+    for family in FAMILIES:
+        yield from _scan(repo, family)
+
+
+def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
+    facts = knowledge.load("karpenter_module")[family]
+    for p, b in repo.blocks("module", None, "eks-blueprints"):      # only files that name the add-ons
         src = b.attr("source").literal() if b.attr("source") is not None else None
         enabled = b.attr(facts["enable"])
         if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \
@@ -28,13 +37,13 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
             continue
         line = hclsrc.line_of(repo.text(p), b.start)
         from .. import evaluate
-        plain = enabled.literal() is True and b.attr(facts["no_chart"]) is None and b.attr("count") is None \
-            and b.attr("for_each") is None
+        plain = enabled.literal() is True and (not facts["no_chart"] or b.attr(facts["no_chart"]) is None) and \
+            b.attr("count") is None and b.attr("for_each") is None
         got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
         if got is not None and not any(i.get(facts["enable"]) is True for i in got):
             _switched_off(repo, p, line, b.address, f"{facts['enable']} is false" if got else "the module is not created")
             continue
-        if got and all(i.get(facts["no_chart"]) is False for i in got):
+        if got and facts["no_chart"] and all(i.get(facts["no_chart"]) is False for i in got):
             repo.findings.append(Finding(
                 "MIG-SRC-012", "info", p, line,
                 f"{b.address} makes Karpenter's IAM only ({facts['no_chart']} = false): the chart is installed "
@@ -45,7 +54,7 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
         entries = {e.key: e for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])}
         version = entries[facts["chart_version_key"]].value if facts["chart_version_key"] in entries else None
         ci = ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
-                          version=version)
+                          version=version, family=family)
         for key in facts["value_keys"]:         # the user's own chart values: reported, not rewritten
             if key in entries:
                 ci.values.append(ValuesSource("other", p, hclsrc.line_of(repo.text(p), entries[key].start)))

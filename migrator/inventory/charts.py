@@ -69,6 +69,7 @@ class ChartInstall:
     generic: bool = False                       # terraform: one helm_release installing a list of add-ons
     span: tuple[int, int] | None = None         # helm (scripts): where the version literal is written
     vendored: str | None = None                 # terraform: the repository folder the chart is installed from
+    family: str = ""                            # blueprints: its row in knowledge/karpenter_module.yaml
     namespace: str | None = None                # helm (scripts): --namespace
 
     @property
@@ -163,7 +164,7 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
         if ci.chart != "karpenter":
             continue
         if ci.kind == "blueprints":     # the values the add-on passes itself
-            for key in knowledge.load("karpenter_module")["blueprints_addons"]["sets"]:
+            for key in knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]["sets"]:
                 out.append(HelmValue(key, None, None, ci.path, ci.line, tuple(key.split("."))))
         for vs in ci.values:
             if vs.tree is not None:

@@ -423,17 +423,27 @@ class HelmRule:
         target = self.targets.get(ci.chart)
         if target is None:
             return
+        from ...modmajor import FACTS as MODULE
+        last = MODULE[ci.family or "blueprints_addons"].get("last_chart")
+        if last and parse_version(target)[:2] > tuple(int(x) for x in last.split(".")):
+            self.finding("MIG-HELM-027", "error", ci.path, ci.line,
+                         f"{ci.address} (EKS Blueprints v4 kubernetes-addons) installs Karpenter with built-in values "
+                         f"no chart after {last} reads (settings.aws.*): it cannot install {target}",
+                         "move the Karpenter install out of kubernetes-addons (enable_karpenter = false, then the "
+                         "terraform-aws-modules karpenter module with a helm_release, or eks-blueprints-addons) at the "
+                         "version it runs now, then run migrator again")
+            return
         if ci.version is not None:
             self.version(ci)
             return
         from ...path import blueprints_default
         default = blueprints_default(ci)
-        new = format_version(target, default or "")
+        new = format_version(target, "v")     # the add-ons install from OCI, where tags below 0.35 carry a v
         text = self.repo.text(ci.path)
         nl = self.repo.files[ci.path].newline
         b = ci.block
         from ...modmajor import FACTS as MODULE
-        facts = MODULE["blueprints_addons"]
+        facts = MODULE[ci.family or "blueprints_addons"]
         key, value = facts["chart_version_key"], hclsrc.quote(new)
         cfg = b.attributes.get(facts["input"])
         ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "

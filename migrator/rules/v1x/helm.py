@@ -80,7 +80,9 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
 
 def run(ctx, phase: str, done: dict) -> HelmResult:
     ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
-    vp = values_plan(ctx, done, ci.address if ci else None)
+    from ...modmajor import FACTS as MODULE
+    stuck = ci is not None and bool(ci.family) and bool(MODULE[ci.family].get("last_chart"))   # MIG-HELM-027
+    vp = values_plan(ctx, done, ci.address if ci and not stuck else None)
     extra = getattr(done.get("v1x/terraform_module"), "value_rows", [])    # what the module move needs
     if vp is None:
         if not extra:
