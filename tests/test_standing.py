@@ -319,3 +319,14 @@ def test_eks_blueprints_v4_kubernetes_addons(tmp_path):
     plan = make_plan(tmp_path, to="latest")
     assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-HELM-027"]
     assert not any("karpenter_helm_config" in (c.new or "") for c in plan.changes)
+
+
+def test_values_from_a_template_file_data_source(tmp_path):
+    """`values = [data.template_file.x.rendered]`: the template is read as the chart values (renamed where it is
+    written) and its vars stand for what they are given (the instance profile resolves to its role)."""
+    shutil.copy(FIXTURES.parent / "tests" / "data" / "template-file-values.tf", tmp_path / "main.tf")
+    plan = make_plan(tmp_path)
+    new = plan.changes[0].new
+    assert "    settings:\n      clusterName: ${cluster_name}\n      aws:" in new
+    assert "role: KarpenterNodeRole-shop" in new and "${profile}" not in new.split("YAML", 1)[1]
+    assert not plan.has_errors

@@ -50,6 +50,7 @@ class ValuesSource:
     sets: list[SetEntry] = field(default_factory=list)
     masked: Masked | None = None
     params: list = field(default_factory=list)      # argo_params: ArgoParam entries
+    scope: dict = field(default_factory=dict)       # a template's variables: name -> (literal, or None; expression)
 
 
 @dataclass
@@ -181,8 +182,11 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
                                              hclsrc.line_of(text, e.key_start), e.path))
                     else:
                         src = vs.masked.unmask(v) if isinstance(v, str) and vs.masked else v
-                        out.append(HelmValue(key, src, _strip_interp(src) if isinstance(src, str) else None,
-                                             vs.path, hclsrc.line_of(text, e.key_start), e.path))
+                        expr = _strip_interp(src) if isinstance(src, str) else None
+                        if expr is not None and expr.strip() in vs.scope:    # a template variable: what it stands for
+                            lit, expr = vs.scope[expr.strip()]
+                            src = lit if lit is not None else "${" + expr + "}"
+                        out.append(HelmValue(key, src, expr, vs.path, hclsrc.line_of(text, e.key_start), e.path))
             for prm in vs.params:
                 if isinstance(prm.value, (str, int, float, bool)):
                     out.append(HelmValue(prm.name, prm.value, None, vs.path, prm.line, tuple(prm.name.split("."))))

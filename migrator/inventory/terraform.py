@@ -24,7 +24,6 @@ from .repo import Repo
 
 def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated: str | None) -> ChartInstall:
     """A helm_release of a Karpenter chart: its version and its values in every shape it writes them."""
-    from ..sources import keytree
     text = repo.text(p)
     ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"),
                       evaluated_version=evaluated, generic=b.attr("for_each") is not None and
@@ -34,29 +33,14 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
         ci.values.append(ValuesSource("other", p, hclsrc.line_of(text, values.start)))
     for item in (values.items if values is not None and values.kind == "tuple" else []):
         line = hclsrc.line_of(text, item.start)
-        if item.kind == "heredoc":
-            h = item.heredoc
-            body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
-            m = None
-            try:
-                m = mask(body)
-                obj = yamlsrc.load(m.text)
-            except (TemplateError, yamlsrc.YamlParseError) as e:
-                repo.findings.append(_unparsed(m, p, line, f"values heredoc: {e}",
-                                               "fix the values; they are left untouched"))
-                ci.values.append(ValuesSource("other", p, line))
-                continue
-            if isinstance(obj, CommentedMap):
-                tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
-                ci.values.append(ValuesSource("heredoc", p, line, tree=tree, masked=m))
-        elif item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-            ci.values.append(ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0])))
-        elif item.kind == "call" and item.name in ("file", "templatefile") and item.items:
-            target = repo.resolve_file_arg(p, item.items[0])
-            ci.values.extend(_values_file(repo, p, line, target) if target is not None
-                             else [ValuesSource("other", p, line)])
-        else:
-            ci.values.append(ValuesSource("other", p, line))
+        rendered = _template_file(repo, p, item)
+        if rendered is not None:            # data.template_file.x.rendered: the template it renders, with its vars
+            item_path, item, scope = rendered
+            for vs in _values_item(repo, item_path, item, hclsrc.line_of(repo.text(item_path), item.start)):
+                vs.scope = scope
+                ci.values.append(vs)
+            continue
+        ci.values.extend(_values_item(repo, p, item, line))
     sets = ValuesSource("set", p, ci.line)
     for s in b.sub("set") + b.sub("set_sensitive"):
         name, value = s.attr("name"), s.attr("value")
@@ -108,6 +92,52 @@ def _vendored(repo: Repo, p: str, b: hclsrc.Block) -> tuple[str, str | None] | N
         return d, None
     v = obj.get("version") if isinstance(obj, dict) else None
     return d, str(v) if v is not None else None
+
+
+_TEMPLATE_FILE = re.compile(r"^\s*data\.template_file\.([A-Za-z_][\w-]*)\.rendered\s*$")
+
+
+def _template_file(repo: Repo, p: str, item: hclsrc.Expr) -> tuple[str, hclsrc.Expr, dict] | None:
+    """(file, the `template` expression, its `vars` as name -> (literal, expression)) of a `data "template_file"` of
+    the same module that a values item names."""
+    m = _TEMPLATE_FILE.match(item.source)
+    if m is None:
+        return None
+    d = posixpath.dirname(p)
+    for tp, blk in repo.blocks("data", "template_file"):
+        if posixpath.dirname(tp) == d and blk.labels[1:] == [m.group(1)] and blk.attr("template") is not None:
+            vars_ = blk.attr("vars")
+            scope = {e.key: (e.value.literal() if isinstance(e.value.literal(), str) else None, e.value.source.strip())
+                     for e in (vars_.entries if vars_ is not None and vars_.kind == "object" else [])}
+            return tp, blk.attr("template"), scope
+    return None
+
+
+def _values_item(repo: Repo, p: str, item: hclsrc.Expr, line: int) -> list[ValuesSource]:
+    """One item of a helm_release's `values` list as values sources: a YAML heredoc, `yamlencode({...})`, a values file
+    (`file()` / `templatefile()`), else values migrator cannot read."""
+    from ..sources import keytree
+    text = repo.text(p)
+    if item.kind == "heredoc":
+        h = item.heredoc
+        body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+        m = None
+        try:
+            m = mask(body)
+            obj = yamlsrc.load(m.text)
+        except (TemplateError, yamlsrc.YamlParseError) as e:
+            repo.findings.append(_unparsed(m, p, line, f"values heredoc: {e}", "fix the values; they are left untouched"))
+            return [ValuesSource("other", p, line)]
+        if not isinstance(obj, CommentedMap):
+            return []
+        tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
+        return [ValuesSource("heredoc", p, line, tree=tree, masked=m)]
+    if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+        return [ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0]))]
+    if item.kind == "call" and item.name in ("file", "templatefile") and item.items:
+        target = repo.resolve_file_arg(p, item.items[0])
+        return _values_file(repo, p, line, target) if target is not None else [ValuesSource("other", p, line)]
+    return [ValuesSource("other", p, line)]
 
 
 def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, str | None]]:
