@@ -330,3 +330,14 @@ def test_values_from_a_template_file_data_source(tmp_path):
     assert "    settings:\n      clusterName: ${cluster_name}\n      aws:" in new
     assert "role: KarpenterNodeRole-shop" in new and "${profile}" not in new.split("YAML", 1)[1]
     assert not plan.has_errors
+
+
+def test_dynamic_set_over_the_branches_of_a_conditional(tmp_path):
+    """`for_each = var.spot ? concat(local.a, local.b) : local.a`: every list a branch may take is read and edited
+    where it is written (no false 'cannot read the values')."""
+    shutil.copy(FIXTURES.parent / "tests" / "data" / "dynamic-set-branches.tf", tmp_path / "main.tf")
+    plan = make_plan(tmp_path)
+    assert not any(f.code == "MIG-HELM-001" for f in plan.findings)
+    new = plan.changes[0].new
+    assert '{ name = "settings.clusterName", value = "shop" }' in new
+    assert '{ name = "settings.interruptionQueue", value = "shop" }' in new

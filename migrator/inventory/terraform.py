@@ -66,7 +66,7 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
         ci.values.append(sets)
     for d in b.sub("dynamic"):
         if d.labels[:1] in (["set"], ["set_sensitive"]):
-            ci.values.append(_dynamic_set(repo, p, text, d))
+            ci.values.extend(_dynamic_set(repo, p, text, d))
     vendored = _vendored(repo, p, b)
     if vendored is not None:
         ci.vendored, ci.evaluated_version = vendored
@@ -206,11 +206,12 @@ def _switched_off(repo: Repo, p: str, line: int, address: str, why: str) -> None
                                  "switch it on first if this cluster should run Karpenter"))
 
 
-def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource:
+def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> list[ValuesSource]:
     """`dynamic "set"` over a list of {name, value} objects or a map of name -> value, written inline or in a local
-    or a variable default of the same module: its entries as `set` entries (renamed and removed in place, where the
-    list is written); anything else stays a `dynamic_set` the rules report."""
-    unread = ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start))
+    or a variable default of the same module, or over several of them (`cond ? concat(local.a, local.b) : local.a`:
+    every list a branch may take): their entries as `set` entries (renamed and removed in place, where each list is
+    written); anything else stays a `dynamic_set` the rules report."""
+    unread = [ValuesSource("dynamic_set", p, hclsrc.line_of(text, d.start))]
     fe = d.attr("for_each")
     content = next(iter(d.sub("content")), None)
     if fe is None or content is None or content.attr("name") is None:
@@ -220,8 +221,30 @@ def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource
     name_src, value_src = content.attr("name").source.strip(), (content.attr("value").source.strip()
                                                                if content.attr("value") is not None else "")
     where, lst = _static_collection(repo, p, text, fe)
-    if lst is None:
+    found = [(where, lst)] if lst is not None else [_static_collection(repo, p, text, SimpleNamespace(kind="ref", source=r))
+                                                  for r in _branch_collections(fe.source)]
+    if not found or any(lst is None for _, lst in found):
         return unread
+    out = []
+    for where, lst in found:
+        got = _set_entries(repo, where, lst, var, name_src, value_src)
+        if got is None:
+            return unread
+        out.append(got)
+    return out
+
+
+def _branch_collections(source: str) -> list[str]:
+    """The collections a `for_each` may iterate when it chooses or joins them (`c ? concat(local.a, local.b) :
+    local.a`, `concat(...)`): the references in its branches, never those of its condition."""
+    body = source.split("?", 1)[1] if "?" in source else source
+    if not re.fullmatch(r"[\s\w.,:()\[\]-]*", body) or ("?" not in source and "concat(" not in body):
+        return []
+    return list(dict.fromkeys(re.findall(r"\b(?:local|var)\.[A-Za-z_][\w-]*", body)))
+
+
+def _set_entries(repo: Repo, where: str, lst: hclsrc.Expr, var: str, name_src: str, value_src: str
+                 ) -> ValuesSource | None:
     wtext = repo.text(where)
     out = ValuesSource("set", where, hclsrc.line_of(wtext, lst.start))
     if lst.kind == "tuple" and re.fullmatch(rf"{var}\.value(\.name|\[\"name\"\])", name_src) and \
@@ -229,7 +252,7 @@ def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource
         for item in lst.items:
             ent = {e.key: e.value for e in item.entries} if item.kind == "object" else {}
             if "name" not in ent or not isinstance(ent["name"].literal(), str):
-                return unread
+                return None
             raw = ent["name"].literal()
             out.sets.append(SetEntry(split_set_name(raw), raw, ent["name"], ent.get("value"),
                                      *_item_span(wtext, item.start, item.end),
@@ -238,12 +261,12 @@ def _dynamic_set(repo: Repo, p: str, text: str, d: hclsrc.Block) -> ValuesSource
     if lst.kind == "object" and name_src == f"{var}.key" and value_src == f"{var}.value":
         for e in lst.entries:
             if not e.key_quoted and "." in e.key:
-                return unread
+                return None
             key = hclsrc.Expr("string", e.key_start, e.key_end, wtext[e.key_start:e.key_end], value=e.key)
             out.sets.append(SetEntry(split_set_name(e.key), e.key, key, e.value, *_item_span(wtext, e.start, e.end),
                                      hclsrc.line_of(wtext, e.start)))
         return out
-    return unread
+    return None
 
 
 def _static_collection(repo: Repo, p: str, text: str, fe: hclsrc.Expr) -> tuple[str, hclsrc.Expr | None]:
