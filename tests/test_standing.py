@@ -341,3 +341,13 @@ def test_dynamic_set_over_the_branches_of_a_conditional(tmp_path):
     new = plan.changes[0].new
     assert '{ name = "settings.clusterName", value = "shop" }' in new
     assert '{ name = "settings.interruptionQueue", value = "shop" }' in new
+
+
+def test_a_plain_yaml_node_class_gets_the_literal_the_role_variable_has(tmp_path):
+    """The role is known only as `var.node_role` (the instance profile's role) and the EC2NodeClass goes into a plain
+    YAML file: the variable's default is the literal (it used to stop with MIG-NC-012)."""
+    shutil.copytree(FIXTURES.parent / "tests" / "data" / "node-role-variable", tmp_path / "r")
+    plan = make_plan(tmp_path / "r")
+    assert not plan.has_errors
+    new = next(c.new for c in plan.changes if c.path == "karpenter/nodes.yaml")
+    assert "role: KarpenterNodeRole-shop" in new

@@ -228,7 +228,7 @@ class ManifestsRule:
         if any(n.severity == "error" for n in conv.notes):
             return conv
         role = self.role_for(m)
-        profile = self.profile_for(m) if role is None and not self.role().ok else None
+        profile = self.profile_for(m) if role is None and (not self.role().ok or self.profile_literal()) else None
         if role is None and profile is None:
             if not self.role().ok:
                 self.role_unresolved(m)
@@ -246,6 +246,13 @@ class ManifestsRule:
             return None
         trail = " -> ".join(r.trail)
         if m.container == "yaml" or (m.container == "template" and m.call is not None and m.call.name == "file"):
+            literal = r.literal if r.literal is not None else self.literal_of(r.expression)
+            if literal is not None and r.literal is None:
+                self.finding("MIG-NC-013", "info", m.path, m.line,
+                             f"role {literal!r} resolved: {trail} (the value {r.expression} has)")
+                return literal
+            if r.literal is None and self.profile_literal():
+                return None             # the literal instance profile its nodes use is kept instead (MIG-NC-017)
             if r.literal is None:
                 self.finding("MIG-NC-012", "error", m.path, m.line,
                              f"EC2NodeClass for {name} needs a literal role name in {m.path}, but the role is only "
@@ -268,6 +275,22 @@ class ManifestsRule:
             m.masked.tokens[tok] = "${" + expr + "}"
         self.finding("MIG-NC-013", "info", m.tf_path or m.path, m.line, f"role {expr} resolved: {trail}")
         return tok
+
+    def literal_of(self, expression: str | None) -> str | None:
+        """The one literal a Terraform expression of the chart values' module has (a variable's default or its tfvars
+        value, a local), for files that cannot hold an expression."""
+        v = self._role_value
+        if not expression or v is None or not v.path.endswith(".tf"):
+            return None
+        from ...resolve import definition_sites
+        from ...sources.hcl import Expr
+        sites, _ = definition_sites(self.repo, v.path, Expr("ref", 0, 0, expression.strip()))
+        values = {s.value for s in sites}
+        return values.pop() if len(values) == 1 else None
+
+    def profile_literal(self) -> bool:
+        v = self._role_value
+        return v is not None and v.expression is None and v.value not in (None, "")
 
     def role_unresolved(self, m: Manifest) -> None:
         name = _name_key(m, m.obj.get("metadata", {}).get("name") if isinstance(m.obj, dict) else "")
