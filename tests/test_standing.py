@@ -349,5 +349,5 @@ def test_a_plain_yaml_node_class_gets_the_literal_the_role_variable_has(tmp_path
     shutil.copytree(FIXTURES.parent / "tests" / "data" / "node-role-variable", tmp_path / "r")
     plan = make_plan(tmp_path / "r")
     assert not plan.has_errors
-    new = next(c.new for c in plan.changes if c.path == "karpenter/nodes.yaml")
+    new = next(c.new for c in plan.changes if c.path == "karpenter/nodes-v1beta1.yaml")
     assert "role: KarpenterNodeRole-shop" in new
