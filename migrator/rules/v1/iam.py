@@ -68,20 +68,14 @@ class V1IamRule(IamRule):
                              "(allowed tag key and aws:RequestTag condition)")
                 continue
             subs = subs or self.substitutions(pol)
-            if subs is None:
-                self.finding("MIG-V1-IAM-003", "error", pol.path, line,
-                             f"{pol.name} needs the v1 statement {sid}, but migrator cannot tell the cluster name and "
-                             "region this policy is scoped to",
-                             f"replace statement {st.sid or sid} with {sid} from the v{FACTS['target']} "
-                             "getting-started CloudFormation by hand")
-                continue
-            body = self.own_resources(json.loads(_substitute(json.dumps(official), subs)), st)
+            body = None if subs is None else self.own_resources(json.loads(_substitute(json.dumps(official), subs)), st)
             if body is None:
+                lacks = "the cluster name and region" if subs is None else "the region (the statement names it)"
                 self.finding("MIG-V1-IAM-003", "error", pol.path, line,
-                             f"{pol.name} needs the v1 statement {sid}, which names the region, but migrator cannot "
-                             "tell the region this policy is scoped to",
+                             f"{pol.name} needs the v1 statement {sid}, but migrator cannot tell {lacks} this policy "
+                             "is scoped to",
                              f"replace statement {st.sid or sid} with {sid} from the v{FACTS['target']} "
-                             "getting-started CloudFormation by hand (or give --region)")
+                             "getting-started CloudFormation by hand (or give --cluster-name / --region)")
                 continue
             wider = [r for r in st.resources if r != "*" and r not in _as_list(body["Resource"])]
             if wider:
