@@ -14,7 +14,7 @@ import re
 
 from . import knowledge
 from .evaluate import is_root_module
-from .inventory import Manifest, Repo
+from .inventory import Manifest, Repo, value_at
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
 SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
@@ -81,6 +81,39 @@ def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
     return out
 
 
+# the reference a kind makes to its node class (knowledge/hops.yaml kinds), and the class kinds it may name
+_REFERENCES = {"NodePool": (("spec", "template", "spec", "nodeClassRef", "name"), ("spec", "nodeClassRef", "name")),
+               "Provisioner": (("spec", "providerRef", "name"),)}
+_CLASSES = {"NodePool": "EC2NodeClass", "Provisioner": "AWSNodeTemplate"}
+
+
+def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: set[str]) -> set[str]:
+    """Folders of objects only (no chart install) whose NodePools name an EC2NodeClass kept only in another such folder
+    (Provisioner / AWSNodeTemplate alike) are one cluster's: they become one root where they meet, so a class and the
+    pools that use it are planned together."""
+    where: dict[tuple[str, str], set[str]] = {}
+    for m in manifests:
+        if m.kind in _CLASSES.values() and not m.tf_path:
+            where.setdefault((m.kind, str(m.masked.unmask(str(m.name)))), set()).add(root_of(m))
+    merged = {d: d for d in dirs}
+    for m in manifests:
+        if m.kind not in _REFERENCES or m.tf_path or not isinstance(m.obj, dict):
+            continue
+        ref = next((v for v in (value_at(m.obj, p) for p in _REFERENCES[m.kind]) if isinstance(v, str)), None)
+        homes = where.get((_CLASSES[m.kind], ref), set()) if ref else set()
+        mine = next((d for d in dirs if inside(root_of(m), d)), None)
+        if mine is None or len(homes) != 1:
+            continue
+        other = next((d for d in dirs if inside(next(iter(homes)), d)), None)
+        if other is None or other == mine or mine in installs or other in installs:
+            continue
+        common = posixpath.commonpath([merged[mine], merged[other]]) if "." not in (mine, other) else "."
+        for d in dirs:
+            if merged[d] in (merged[mine], merged[other]):
+                merged[d] = common or "."
+    return set(merged.values())
+
+
 class Fleet:
     """The cluster roots of a repository and, for every file, the roots that use it."""
 
@@ -109,6 +142,7 @@ class Fleet:
                     if users:
                         self.shared[d] = users
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
+        dirs = _referenced_together(dirs, manifests, installs)
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
         self._users: dict[str, tuple[str, ...]] = {}

@@ -351,3 +351,11 @@ def test_a_plain_yaml_node_class_gets_the_literal_the_role_variable_has(tmp_path
     assert not plan.has_errors
     new = next(c.new for c in plan.changes if c.path == "karpenter/nodes-v1beta1.yaml")
     assert "role: KarpenterNodeRole-shop" in new
+
+
+def test_a_node_class_and_the_pools_that_use_it_are_one_root(tmp_path):
+    """NodePools in k8s/nodepools/ naming the EC2NodeClass kept in k8s/nodeclasses/: one cluster, one root."""
+    shutil.copytree(FIXTURES.parent / "tests" / "data" / "split-objects", tmp_path / "r")
+    plan = make_plan(tmp_path / "r")
+    assert [(r.path, r.objects) for r in plan.roots] == [("k8s", "1 EC2NodeClass, 1 NodePool")]
+    assert not plan.has_errors
