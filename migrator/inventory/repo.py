@@ -105,17 +105,13 @@ class Repo:
         base = posixpath.dirname(tf_path)
         return posixpath.normpath(posixpath.join(base, raw))
 
-
-# ----------------------------------------------------------------------------------------------
-
     def callers(self, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
         """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
         if self._callers is None:       # once per run: every module block, by the directory its source names
             by_dir: dict[str, list] = {}
             # only files that name a relative source are parsed (a library of thousands of .tf files stays fast)
-            relative = _RELATIVE_SOURCE
             for p in self.tf_containing("module"):
-                if not relative.search(self.files[p].text):
+                if not _RELATIVE_SOURCE.search(self.files[p].text):
                     continue
                 f = self.hcl(p)
                 for b in (f.blocks if f is not None else []):
