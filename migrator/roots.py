@@ -81,10 +81,7 @@ def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
     return out
 
 
-# the reference a kind makes to its node class (knowledge/hops.yaml kinds), and the class kinds it may name
-_REFERENCES = {"NodePool": (("spec", "template", "spec", "nodeClassRef", "name"), ("spec", "nodeClassRef", "name")),
-               "Provisioner": (("spec", "providerRef", "name"),)}
-_CLASSES = {"NodePool": "EC2NodeClass", "Provisioner": "AWSNodeTemplate"}
+REFERENCES = knowledge.load("hops")["class_references"]     # the node class each provisioning kind names
 
 
 def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: set[str]) -> set[str]:
@@ -93,14 +90,16 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
     pools that use it are planned together."""
     where: dict[tuple[str, str], set[str]] = {}
     for m in manifests:
-        if m.kind in _CLASSES.values() and not m.tf_path:
+        if m.kind in {r["class"] for r in REFERENCES.values()} and not m.tf_path:
             where.setdefault((m.kind, str(m.masked.unmask(str(m.name)))), set()).add(root_of(m))
     merged = {d: d for d in dirs}
     for m in manifests:
-        if m.kind not in _REFERENCES or m.tf_path or not isinstance(m.obj, dict):
+        if m.kind not in REFERENCES or m.tf_path or not isinstance(m.obj, dict):
             continue
-        ref = next((v for v in (value_at(m.obj, p) for p in _REFERENCES[m.kind]) if isinstance(v, str)), None)
-        homes = where.get((_CLASSES[m.kind], ref), set()) if ref else set()
+        row = REFERENCES[m.kind]
+        ref = next((v for v in (value_at(m.obj, tuple(p)) for p in row["paths"]) if isinstance(v, str)), None)
+        homes = {h for h in (where.get((row["class"], ref), set()) if ref else set())
+                 if not any(inside(h, i) for i in installs)}      # another cluster's class of the same name is not it
         mine = next((d for d in dirs if inside(root_of(m), d)), None)
         if mine is None or len(homes) != 1:
             continue

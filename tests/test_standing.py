@@ -17,6 +17,7 @@ from migrator.plan import make_plan
 from .conftest import FIXTURES, fixture_options
 
 EVIDENCE = FIXTURES / "standing-evidence" / "input"
+SHAPES = FIXTURES / "facts-in-shapes" / "input"
 VERSION = re.compile(r"(?:Karpenter|karpenter-crd|karpenter|chart)\s+v?(\d+\.\d+\.\d+)")
 
 
@@ -324,7 +325,7 @@ def test_eks_blueprints_v4_kubernetes_addons(tmp_path):
 def test_values_from_a_template_file_data_source(tmp_path):
     """`values = [data.template_file.x.rendered]`: the template is read as the chart values (renamed where it is
     written) and its vars stand for what they are given (the instance profile resolves to its role)."""
-    shutil.copy(FIXTURES.parent / "tests" / "data" / "template-file-values.tf", tmp_path / "main.tf")
+    shutil.copy(SHAPES / "template-file-values" / "main.tf", tmp_path / "main.tf")
     plan = make_plan(tmp_path)
     new = plan.changes[0].new
     assert "    settings:\n      clusterName: ${cluster_name}\n      aws:" in new
@@ -335,7 +336,7 @@ def test_values_from_a_template_file_data_source(tmp_path):
 def test_dynamic_set_over_the_branches_of_a_conditional(tmp_path):
     """`for_each = var.spot ? concat(local.a, local.b) : local.a`: every list a branch may take is read and edited
     where it is written (no false 'cannot read the values')."""
-    shutil.copy(FIXTURES.parent / "tests" / "data" / "dynamic-set-branches.tf", tmp_path / "main.tf")
+    shutil.copy(SHAPES / "dynamic-set-branches" / "main.tf", tmp_path / "main.tf")
     plan = make_plan(tmp_path)
     assert not any(f.code == "MIG-HELM-001" for f in plan.findings)
     new = plan.changes[0].new
@@ -346,7 +347,7 @@ def test_dynamic_set_over_the_branches_of_a_conditional(tmp_path):
 def test_a_plain_yaml_node_class_gets_the_literal_the_role_variable_has(tmp_path):
     """The role is known only as `var.node_role` (the instance profile's role) and the EC2NodeClass goes into a plain
     YAML file: the variable's default is the literal (it used to stop with MIG-NC-012)."""
-    shutil.copytree(FIXTURES.parent / "tests" / "data" / "node-role-variable", tmp_path / "r")
+    shutil.copytree(SHAPES / "node-role-variable", tmp_path / "r")
     plan = make_plan(tmp_path / "r")
     assert not plan.has_errors
     new = next(c.new for c in plan.changes if c.path == "karpenter/nodes-v1beta1.yaml")
@@ -355,7 +356,14 @@ def test_a_plain_yaml_node_class_gets_the_literal_the_role_variable_has(tmp_path
 
 def test_a_node_class_and_the_pools_that_use_it_are_one_root(tmp_path):
     """NodePools in k8s/nodepools/ naming the EC2NodeClass kept in k8s/nodeclasses/: one cluster, one root."""
-    shutil.copytree(FIXTURES.parent / "tests" / "data" / "split-objects", tmp_path / "r")
+    shutil.copytree(SHAPES / "split-objects", tmp_path / "r")
     plan = make_plan(tmp_path / "r")
     assert [(r.path, r.objects) for r in plan.roots] == [("k8s", "1 EC2NodeClass, 1 NodePool")]
     assert not plan.has_errors
+
+
+def test_a_class_name_another_cluster_also_uses_does_not_split_the_root():
+    """After the walk, node-role-variable (another root, with its chart) also has an EC2NodeClass `default`: the
+    split-objects pools still find theirs."""
+    plan = make_plan(FIXTURES / "facts-in-shapes" / "expected-run-1", to="latest")
+    assert "split-objects/k8s" in [r.path for r in plan.roots]

@@ -40,6 +40,10 @@ class SetEntry:
     line: int = 0
 
 
+# values sources whose keys migrator cannot read (a key a rule looks for may be there)
+UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other", "release")
+
+
 @dataclass
 class ValuesSource:
     kind: str           # heredoc | yamlencode | file | flux | argocd | set | set_list | dynamic_set | values_from |

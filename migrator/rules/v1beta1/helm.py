@@ -18,6 +18,7 @@ from ruamel.yaml.comments import CommentedMap
 from ... import knowledge, templating
 from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
+from ...inventory.charts import UNREADABLE
 from ...model import Finding
 from ...path import chart_version, format_version  # noqa: F401 - the spelling rule lives with the versions
 from ...resolve import definition_sites
@@ -195,7 +196,7 @@ class HelmRule:
         if vs.kind == "argo_params":
             self.param_values(ci, vs, rows)
             return
-        if vs.kind in ("dynamic_set", "set_list", "values_from", "value_files", "other", "release"):
+        if vs.kind in UNREADABLE:
             what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
                     "value_files": "helm.valueFiles (files of the chart's own repository or a $values source)",

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...inventory.charts import UNREADABLE
 from ...model import Finding
 from ...path import MINORS, parse_version
 from ..v1beta1.helm import HelmResult, HelmRule
 from .plan import crossed, stop
 
 RULE = "v1x/helm"
-# values sources whose keys migrator cannot read (a required key may be there)
-UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other", "release")
 HOP = "v1->1.x"
 
 
