@@ -279,16 +279,8 @@ def test_the_cluster_name_a_module_states(tmp_path):
 def test_a_version_only_in_tfvars_per_environment(tmp_path):
     """`version = var.karpenter_version` set only in envs/<env>.tfvars (terraform plan -var-file): the earliest
     environment decides where the root stands, and every tfvars moves."""
-    (tmp_path / "terraform").mkdir()
-    (tmp_path / "envs").mkdir()
-    (tmp_path / "terraform" / "main.tf").write_text(
-        'provider "aws" {\n  region = "eu-west-1"\n}\n\nvariable "karpenter_version" {\n  type = string\n}\n\n'
-        'resource "helm_release" "karpenter" {\n  namespace  = "karpenter"\n  name       = "karpenter"\n'
-        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
-        '  version    = var.karpenter_version\n\n  set {\n    name  = "settings.clusterName"\n    value = "shop"\n  }\n}\n')
-    (tmp_path / "envs" / "prod.tfvars").write_text('karpenter_version = "1.2.0"\n')
-    (tmp_path / "envs" / "dev.tfvars").write_text('karpenter_version = "1.3.3"\n')
-    plan = make_plan(tmp_path, to="latest")
+    shutil.copytree(SHAPES / "tfvars-per-environment", tmp_path / "r")
+    plan = make_plan(tmp_path / "r", to="latest")
     assert [(r.path, r.chart) for r in plan.roots] == [("terraform", "1.2.0")]
     changed = {c.path: c.new for c in plan.changes}
     assert changed["envs/prod.tfvars"] == changed["envs/dev.tfvars"] == 'karpenter_version = "1.14.1"\n'
