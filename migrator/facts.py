@@ -160,6 +160,12 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
             r = b.attr("region")
             if owns(p) and r is not None and isinstance(r.literal(), str):
                 regions.append(Fact(str(r.literal()), f"provider \"aws\" region in {p}:{hclsrc.line_of(repo.text(p), b.start)}"))
+        if not regions:                 # Terragrunt: the region its units pass their modules
+            from .inventory.terragrunt import region_of, units
+            for u in units(repo):
+                got = region_of(repo, u) if owns(u.path) else None
+                if got is not None:
+                    regions.append(Fact(got[0], got[1]))
         one = _distinct(regions)
         if one is not None:
             out["AWS::Region"] = one

@@ -123,7 +123,7 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
             v = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")
             if v is not None and parse_version(str(v)):
                 return str(v).lstrip("v")
-        elif ci.kind == "helm":
+        elif ci.kind in ("helm", "terragrunt"):
             if ci.evaluated_version and parse_version(ci.evaluated_version):
                 return ci.evaluated_version.lstrip("v")
         elif ci.kind == "blueprints" and ci.version is None:

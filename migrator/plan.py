@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import filters, knowledge
 from .discover import Discovery, SourceFile
+from .sources import hcl as hclsrc
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, newline_of
 from .placement import realign_edited
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
@@ -671,7 +672,7 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             continue
         try:
             new, spans = apply_edits_at(old, texts)
-            if path.endswith((".tf", ".tfvars")):
+            if path.endswith(hclsrc.HCL_FILES):
                 new = realign_edited(old, new, spans)
         except EditConflict as e:
             findings.append(Finding("MIG-EDIT-003", "error", path, 0, str(e) + "; no edit is made to this file",

@@ -15,6 +15,7 @@ import re
 from . import knowledge
 from .evaluate import is_root_module
 from .inventory import Manifest, Repo, value_at
+from .inventory.terragrunt import cluster_dirs
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
 SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
@@ -120,6 +121,9 @@ class Fleet:
         self.repo = repo
         objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
         installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+        # a Terragrunt unit stands for its cluster: the folder where it and the units it depends on meet
+        grunt = cluster_dirs([c.unit for c in charts if getattr(c, "kind", "") == "terragrunt" and c.chart == "karpenter"])
+        installs = {grunt.get(d, d) for d in installs}
         # a cluster with no Karpenter yet that an entry hop starts from (Cluster Autoscaler's install) is a root too
         installs |= {d for d in (posixpath.dirname(p) or "." for p in markers)
                      if not any(inside(d, x) or inside(x, d) for x in objects | installs)}
@@ -192,6 +196,8 @@ class Fleet:
             if _module_users(self.repo, d) or (is_root_module(self.repo, d) and self._has_terraform(r)):
                 return ()           # a module other roots call, or another cluster's root module
             return (self.tied.get(r, r),)       # the Terraform of a GitOps root's cluster (infra/ beside clusters/x)
+        if self._stray_unit(d):
+            return ()
         return (self.owner(path),)
 
     def owner(self, path: str) -> str:
@@ -206,11 +212,26 @@ class Fleet:
             elif path.endswith(TERRAFORM) and not any(inside(d, r) for r in self.paths):
                 users = self.users(path)
                 o = users[0] if users else ""       # "": another root module's file, no cluster root of this plan
+            elif self._stray_unit(d):
+                o = ""                              # a Terragrunt unit of no cluster root of this plan
             else:
                 r = self._nearest(d)
                 o = self.tied.get(r, r)
             self._owner[path] = o
         return o
+
+    def _stray_unit(self, d: str) -> bool:
+        """Is folder d (or a folder above it) a Terragrunt unit outside every cluster root? Its files are that unit's
+        (another cluster's, or a template of one), never the nearest root's."""
+        if any(inside(d, r) for r in self.paths):
+            return False
+        from .inventory.terragrunt import terragrunt
+        x = d
+        while x not in ("", "."):
+            if posixpath.join(x, "terragrunt.hcl") in self.repo.files and terragrunt(self.repo).unit_at(x) is not None:
+                return True
+            x = posixpath.dirname(x)
+        return False
 
     def _has_terraform(self, root: str) -> bool:
         """Does a cluster root hold Terraform of its own (then a root module elsewhere is another cluster's)?"""

@@ -262,7 +262,7 @@ def reparse(path: str, text: str) -> str | None:
     """None if the patched text parses as its file type, else the error message (HCL: tree-sitter-hcl, where
     any error or missing node fails; :func:`second_parser` adds python-hcl2 before anything is written)."""
     try:
-        if path.endswith((".tf", ".tfvars")):
+        if path.endswith(hclsrc.HCL_FILES):
             hclsrc.parse(text)
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
             for doc in yamlsrc.split_documents(text):
@@ -284,7 +284,7 @@ def second_parser(path: str, old: str | None, new: str | None) -> str | None:
     """The write-time check of a patched HCL file by a second, independent parser (python-hcl2): None if it
     parses, or if python-hcl2 cannot read the original either (its grammar gaps do not hold back a write
     that tree-sitter-hcl accepted); else the error message."""
-    if new is None or not path.endswith((".tf", ".tfvars")):
+    if new is None or not path.endswith(hclsrc.HCL_FILES):
         return None
     from .sources import hcl_lark
     try:

@@ -19,7 +19,7 @@ MODULE = ROOT / "node_modules" / "@cdktf" / "hcl2json"
 
 def _written_hcl() -> list[str]:
     return sorted(str(p) for d in FIXTURES.glob("*/expected*") for p in d.rglob("*")
-                  if p.suffix in (".tf", ".tfvars"))
+                  if p.suffix in (".tf", ".tfvars", ".hcl"))
 
 
 @pytest.mark.skipif(shutil.which("node") is None or not MODULE.is_dir(),
@@ -51,7 +51,7 @@ def test_files_that_were_fmt_clean_stay_fmt_clean():
     for exp in FIXTURES.glob("*/expected*"):
         inp = exp.parent / "input"
         for p in exp.rglob("*"):
-            if p.suffix in (".tf", ".tfvars"):
+            if p.suffix in (".tf", ".tfvars", ".hcl"):
                 pairs.append((str(inp / p.relative_to(exp)), str(p)))
     inputs = sorted({i for i, _ in pairs if Path(i).exists()})
     clean_inputs = {p for p, ok in _fmt_states(inputs).items() if ok}

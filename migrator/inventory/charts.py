@@ -76,9 +76,15 @@ class ChartInstall:
     vendored: str | None = None                 # terraform: the repository folder the chart is installed from
     family: str = ""                            # blueprints: its row in knowledge/karpenter_module.yaml
     namespace: str | None = None                # helm (scripts): --namespace
+    unit: Any = None                            # terragrunt: the unit (inventory/terragrunt.py `Unit`)
+    module_path: str | None = None              # terragrunt: the module file holding the helm_release
+    version_path: str | None = None             # terragrunt: the file where the version literal is written
+    attrs: dict = field(default_factory=dict)   # terragrunt: the release's attributes, evaluated with the inputs
 
     @property
     def address(self) -> str:
+        if self.kind == "terragrunt":
+            return f"terragrunt unit {self.unit.dir}"
         if self.block is not None:
             return self.block.address
         if self.kind == "kustomize":
@@ -190,6 +196,7 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
                         if expr is not None and expr.strip() in vs.scope:    # a template variable: what it stands for
                             lit, expr = vs.scope[expr.strip()]
                             src = lit if lit is not None else "${" + expr + "}"
+                            expr = None if lit is not None else expr
                         out.append(HelmValue(key, src, expr, vs.path, hclsrc.line_of(text, e.key_start), e.path))
             for prm in vs.params:
                 if isinstance(prm.value, (str, int, float, bool)):

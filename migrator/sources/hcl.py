@@ -19,6 +19,10 @@ from .hclmodel import (Attribute, Block, Expr, Heredoc, HclFile, HclParseError, 
                        _heredoc, _unescape)
 
 
+# the files written in HCL's native syntax: Terraform, its variable files, Terragrunt configuration
+HCL_FILES = (".tf", ".tfvars", ".hcl")
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of an offset."""
     return text.count("\n", 0, offset) + 1

@@ -30,7 +30,7 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
             key = next((k for k in groups if "{" + k + "}" in c), None)
             lst = next((k for k in lists if "{" + k + "}" in c), None)
             if key is not None:
-                res.extend(_terraform(c, key, groups[key], values))
+                res.extend(_terraform(c, key, groups[key], values, repo))
             elif lst is not None:
                 if c.strip() == "{" + lst + "}":
                     res.extend(lists[lst])

@@ -110,10 +110,11 @@ class HelmRule:
                 if self.bumps:
                     self.blueprints_version(ci)
                 continue
-            if ci.kind == "terraform":
-                self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
+            if ci.kind in ("terraform", "terragrunt"):
+                addr = ci.block.address     # terragrunt: the release in the unit's module, planned in the unit
+                self.res.chart_tf.append((posixpath.dirname(ci.path), addr))
                 if ci.chart != "karpenter":
-                    self.res.crd_tf.append((posixpath.dirname(ci.path), ci.address))
+                    self.res.crd_tf.append((posixpath.dirname(ci.path), addr))
             if ci.chart == "karpenter":
                 self.res.controllers.append(ci.address)
                 for vs in ci.values:
@@ -380,6 +381,16 @@ class HelmRule:
                          f"oci://public.ecr.aws/karpenter/{ci.chart} --version {target} --untar --untardir "
                          f"{posixpath.dirname(ci.vendored) or '.'}, then run migrator again")
             return
+        if ci.kind == "terragrunt":         # the unit's input (or the shared .hcl it reads) that sets the version
+            if ci.version is None:
+                self.finding("MIG-HELM-006", "error", ci.path, ci.line,
+                             f"{ci.address}: the chart version ({ci.evaluated_version or 'not set'}) is not written as "
+                             "a literal migrator can follow (a dependency output, a function, or not set)",
+                             f"set the unit's chart version input to {format_version(target, 'v')}")
+                return
+            self.bump(ci.version_path, ci.version.start, ci.version.end, str(ci.version.literal()), target,
+                      f"the input of {ci.address} in {ci.version_path}")
+            return
         if ci.kind == "helm":               # a script: its --version literal, or the VAR=value it expands
             if ci.span is None:
                 self.finding("MIG-HELM-022", "warning", ci.path, ci.line,
@@ -525,7 +536,17 @@ class HelmRule:
 
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
-        if ci.kind in ("helm", "eksctl", "umbrella"):
+        if ci.kind == "terragrunt":
+            ns, url = ci.attrs.get("namespace"), ci.attrs.get("repository")
+            if ns is not None and isinstance(ns.value, str) and ns.value:
+                self.res.namespaces.add(ns.value)
+            if url is not None and url.literal and url.value in frozen:
+                self.res.edits.append(TextEdit(url.path, url.expr.start, url.expr.end,
+                                               hclsrc.quote(FACTS["chart"]["repository"]), self.rule))
+                self.finding("MIG-HELM-010", "info", url.path, hclsrc.line_of(self.repo.text(url.path), url.expr.start),
+                             f"repository {url.value} is frozen (no releases after v0.16.3) -> "
+                             f"{FACTS['chart']['repository']}")
+        elif ci.kind in ("helm", "eksctl", "umbrella"):
             if ci.namespace:
                 self.res.namespaces.add(ci.namespace)
             url = str(ci.source_map.get("repository", "")) if ci.kind == "umbrella" else ""
@@ -608,6 +629,14 @@ class HelmRule:
                 self.depends_on(ci, crd[0].block.labels[1])
                 return
             self.add_terraform_crd_release(ci)
+        elif ci.kind == "terragrunt":       # another unit of the same module installs the CRD chart, or none does
+            if not crd:
+                self.finding("MIG-HELM-028", "warning", ci.path, ci.line,
+                             f"{ci.address} installs the karpenter chart and no unit installs karpenter-crd: Helm "
+                             "never upgrades CRDs from a chart's crds/ folder",
+                             f"add a unit beside it that calls the same module with the karpenter-crd chart at "
+                             f"{format_version(self.targets['karpenter'], 'v')}, and a `dependency` on it in this unit "
+                             "(the runbook's CRD step installs them with helm until then)")
         elif ci.kind == "argocd":
             if crd:
                 return

@@ -44,14 +44,19 @@ def _by_dir(targets: list[tuple[str, str]], repo=None, owns=None) -> dict[str, s
     return {d: " ".join(f"-target={shlex.quote(a)}" for a in addrs) for d, addrs in sorted(out.items())}
 
 
-def _terraform(command: str, key: str, groups: dict[str, str], values: dict) -> list[str]:
-    """One command per root module: `terraform -chdir=<dir> ...` unless the only root is the repository root."""
+def _terraform(command: str, key: str, groups: dict[str, str], values: dict, repo=None) -> list[str]:
+    """One command per root module: `terraform -chdir=<dir> ...` unless the only root is the repository root; a
+    Terragrunt unit's folder runs `terragrunt` there (it passes the arguments on to terraform)."""
     if not groups:
         return []
     out = []
     for d, args in groups.items():
         cmd = command.format(**{**values, key: args})
-        if not (len(groups) == 1 and d == "."):
+        if repo is not None and posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files:
+            cmd = cmd.replace("terraform init -upgrade", "terragrunt init -upgrade", 1)
+            cmd = f"(cd {shlex.quote(d)} && {cmd.replace('terraform ', 'terragrunt ', 1)})" if d != "." else \
+                cmd.replace("terraform ", "terragrunt ", 1)
+        elif not (len(groups) == 1 and d == "."):
             cmd = cmd.replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1)
         out.append(cmd)
     return out
@@ -127,7 +132,7 @@ def crd_flavours(helm_results: list, flavours: list[str]) -> list[str]:
     """How the CRDs are installed: as the charts are, and with the helm CLI where an installer brings no CRD chart
     (eks-blueprints-addons installs the karpenter chart only; a list of add-ons without a karpenter-crd item)."""
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
-    crd_less = "blueprints" in kinds or (bool(kinds & {"generic", "umbrella"}) and
+    crd_less = "blueprints" in kinds or (bool(kinds & {"generic", "umbrella", "terragrunt"}) and
                                          not any(r.crd_releases for r in helm_results))
     return flavours + ["helm"] if crd_less and "helm" not in flavours else flavours
 
@@ -229,7 +234,7 @@ def steps(hop: dict, ctx) -> list[Step]:
                     out.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
                 elif any("{" + k + "}" in c for k in target_groups):
                     key = next(k for k in target_groups if "{" + k + "}" in c)
-                    out.extend(_terraform(c, key, target_groups[key], values))
+                    out.extend(_terraform(c, key, target_groups[key], values, ctx.repo))
                 elif "{new_file}" in c:
                     out.extend(c.format(new_file=shlex.quote(f), **values) for f in applied["yaml"])
                 elif "{new_kustomization}" in c:

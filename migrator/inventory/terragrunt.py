@@ -1,0 +1,617 @@
+"""Terragrunt units: a `terragrunt.hcl` whose `terraform { source }` names a module, and whose `inputs` (with the
+`include`d files' inputs, `locals`, `read_terragrunt_config` of shared `.hcl` files and `dependency` outputs) set that
+module's variables. Each value is evaluated with the place it is written, so an edit lands in the unit's `inputs`, the
+shared `.hcl` or the values file, never in a downloaded module copy.
+
+Only what Terragrunt would compute without running anything is evaluated: literals, objects and lists, `local.*`,
+`include.*`, `dependency.*` (unknown, or its `mock_outputs`), string templates, and the functions that locate files
+(`find_in_parent_folders`, `get_terragrunt_dir`, `get_parent_terragrunt_dir`, `get_repo_root`, `dirname`,
+`read_terragrunt_config`, `merge`, `try`, `lookup`, `coalesce`). Anything else is unknown, never guessed.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..sources import hcl as hclsrc
+from .repo import Repo
+
+UNIT_FILE = "terragrunt.hcl"
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass
+class Val:
+    """An evaluated value and where it is written (the literal to edit, when it is one)."""
+    value: Any                          # str | int | float | bool | None | dict[str, Val] | list[Val] | UNKNOWN | Call
+    path: str | None = None
+    expr: hclsrc.Expr | None = None
+
+    def plain(self) -> Any:
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+    @property
+    def literal(self) -> bool:
+        """Is it a string written as one literal (an edit site)?"""
+        return self.expr is not None and self.expr.kind == "string" and self.expr.value is not None
+
+
+@dataclass
+class Call:
+    """A function whose result is not a value migrator computes (`file()`, `templatefile()`, `yamlencode()`): kept as
+    the expression, in its file, for the readers that know it (a chart values file)."""
+    name: str
+
+
+@dataclass
+class Unit:
+    path: str                           # the unit's terragrunt.hcl
+    source: Val | None                  # terraform.source as evaluated
+    inputs: dict[str, Val]
+    dependencies: list[str] = field(default_factory=list)    # directories of the `dependency` blocks
+    includes: list[str] = field(default_factory=list)        # files the unit includes
+    var_files: list[str] = field(default_factory=list)       # -var-file of `extra_arguments` that exist
+
+    @property
+    def dir(self) -> str:
+        return posixpath.dirname(self.path) or "."
+
+    @property
+    def module_dir(self) -> str | None:
+        """The repository folder of a local `terraform.source` (`../../modules//helm`, `${get_repo_root()}/x`)."""
+        src = self.source.value if self.source is not None else None
+        if not isinstance(src, str) or _REMOTE.match(src):
+            return None
+        left, _, sub = src.partition("//")
+        left = left.split("?", 1)[0]
+        return repo_path(self.dir, posixpath.join(left, sub.strip("/")))
+
+    @property
+    def remote(self) -> str | None:
+        """A `terraform.source` outside the repository (registry, git, http)."""
+        src = self.source.value if self.source is not None else None
+        return src if isinstance(src, str) and _REMOTE.match(src) else None
+
+
+def repo_path(base: str, p: str) -> str | None:
+    """A path as a unit writes it (relative to the unit's folder, or absolute from a function below: `/` is the
+    repository's root) as a repository path; None outside the repository."""
+    full = posixpath.normpath(p if p.startswith("/") else posixpath.join(_abs(base), p))
+    if not p.startswith("/") and posixpath.normpath(posixpath.join(base, p)).startswith(".."):
+        return None
+    return full.lstrip("/") or "."
+
+
+def _abs(d: str) -> str:
+    """A repository folder as the functions return it (absolute, `/` the repository's root)."""
+    return "/" + d if d not in (".", "") else "/"
+
+
+_REMOTE = re.compile(r"^(tfr:|git::|git@|github\.com/|bitbucket\.org/|https?://|s3::|gcs::|hg::|[\w.-]+\.\w+/[\w-]+/)")
+_NAMES = re.compile(r"karpenter|autoscaler", re.I)
+_REF_PART = re.compile(r'\.([A-Za-z_][\w-]*)|\[\s*"([^"]*)"\s*\]|\[\s*(\d+)\s*\]')
+
+
+class _Config:
+    """One Terragrunt configuration file, evaluated for a unit: functions see the unit's directory (as Terragrunt
+    evaluates an included file), `read_terragrunt_config` files see their own."""
+
+    def __init__(self, tg: "Terragrunt", path: str, unit_dir: str, parent: str | None = None):
+        self.tg, self.path, self.unit_dir, self.parent = tg, path, unit_dir, parent
+        self.file = tg.repo.hcl(path)
+        self._locals: dict[str, Val] = {}
+        self._busy: set[str] = set()
+        self._includes: dict[str, _Config] | None = None
+
+    def block(self, type_: str) -> list[hclsrc.Block]:
+        return [b for b in (self.file.blocks if self.file else []) if b.type == type_]
+
+    # -- the names a file may use -----------------------------------------------------------------------------------
+    def local(self, name: str) -> Val:
+        if name in self._locals:
+            return self._locals[name]
+        if name in self._busy:
+            return Val(UNKNOWN)
+        self._busy.add(name)
+        got = Val(UNKNOWN)
+        for b in self.block("locals"):
+            e = b.attr(name)
+            if e is not None:
+                got = self.eval(e)
+        self._busy.discard(name)
+        self._locals[name] = got
+        return got
+
+    def includes(self) -> dict[str, "_Config"]:
+        if self._includes is None:
+            self._includes = {}
+            for b in self.block("include"):
+                p = b.attr("path")
+                target = self.eval(p).value if p is not None else None
+                target = repo_path(self.unit_dir, target) if isinstance(target, str) else None
+                if target in self.tg.repo.files:
+                    self._includes[b.labels[0] if b.labels else ""] = \
+                        _Config(self.tg, target, self.unit_dir, parent=posixpath.dirname(target) or ".")
+        return self._includes
+
+    def dependency(self, name: str) -> Val:
+        """`dependency.<name>`: its `outputs` are what the other unit's module outputs when that is written in the
+        repository (an output of a resource attribute or variable the unit sets), else its `mock_outputs`."""
+        for b in self.block("dependency"):
+            if b.labels[:1] == [name]:
+                cp = b.attr("config_path")
+                target = self.eval(cp).value if cp is not None else None
+                where = repo_path(self.unit_dir, target) if isinstance(target, str) else None
+                mock = b.attr("mock_outputs")
+                outs = self.eval(mock) if mock is not None else Val(UNKNOWN)
+                return Val({"outputs": Val(_Outputs(self.tg, where, outs))})
+        return Val(UNKNOWN)
+
+    def as_object(self) -> Val:
+        """What `read_terragrunt_config` returns: locals, inputs and the other attributes of the file."""
+        out: dict[str, Val] = {}
+        names = [n for b in self.block("locals") for n in b.attributes]
+        out["locals"] = Val({n: self.local(n) for n in names})
+        for n, a in (self.file.attributes.items() if self.file else []):
+            out[n] = self.eval(a.expr)
+        return Val(out)
+
+    # -- evaluation -------------------------------------------------------------------------------------------------
+    def eval(self, e: hclsrc.Expr) -> Val:
+        k = e.kind
+        if k in ("number", "bool"):
+            return Val(e.value, self.path, e)
+        if k == "null":
+            return Val(None, self.path, e)
+        if k == "string":
+            if e.value is not None:
+                return Val(e.value, self.path, e)
+            out = []
+            for interp, text in e.parts:
+                if not interp:
+                    out.append(hclsrc._unescape(text))
+                    continue
+                v = self.eval_source(text[2:-1])
+                if not isinstance(v.value, (str, int, float)) or isinstance(v.value, bool):
+                    return Val(UNKNOWN, self.path, e)
+                out.append(str(v.value))
+            return Val("".join(out), self.path, e)
+        if k == "tuple":
+            return Val([self.eval(i) for i in e.items], self.path, e)
+        if k == "object":
+            return Val({en.key: self.eval(en.value) for en in e.entries}, self.path, e)
+        if k == "ref":
+            return self.ref(e.name, e)
+        if k == "call":
+            return self.call(e)
+        if k == "heredoc":
+            return Val(Call("heredoc"), self.path, e)
+        return Val(UNKNOWN, self.path, e)
+
+    def eval_source(self, src: str) -> Val:
+        try:
+            f = hclsrc.parse(f"x = {src.strip()}\n")
+        except hclsrc.HclParseError:
+            return Val(UNKNOWN)
+        a = f.attributes.get("x")
+        if a is None or a.expr.kind == "string" and a.expr.value is None:
+            return Val(UNKNOWN)
+        got = self.eval(a.expr)
+        return Val(got.value) if got.path == self.path and got.expr is a.expr else got
+
+    def ref(self, name: str, e: hclsrc.Expr | None = None) -> Val:
+        got = self._ref(name)
+        if isinstance(got.value, _Outputs):
+            return Val(UNKNOWN)
+        return got
+
+    def _ref(self, name: str) -> Val:
+        head, _, rest = name.partition(".")
+        parts = [m.group(1) or m.group(2) or (int(m.group(3)) if m.group(3) else None)
+                 for m in _REF_PART.finditer("." + rest)] if rest else []
+        if not parts:
+            return Val(UNKNOWN)
+        if head == "local":
+            v = self.local(str(parts[0]))
+        elif head == "include":
+            inc = self.includes().get(str(parts[0]))
+            if inc is None or len(parts) < 2:
+                return Val(UNKNOWN)
+            v = inc.as_object().value.get(str(parts[1]), Val(UNKNOWN))
+            parts = parts[1:]
+        elif head == "dependency":
+            v = self.dependency(str(parts[0]))
+        else:
+            return Val(UNKNOWN)
+        for p in parts[1:]:
+            if isinstance(v.value, _Outputs) and isinstance(p, str):
+                v = v.value.get(p)
+            elif isinstance(v.value, dict) and isinstance(p, str):
+                v = v.value.get(p, Val(UNKNOWN))
+            elif isinstance(v.value, list) and isinstance(p, int) and p < len(v.value):
+                v = v.value[p]
+            else:
+                return Val(UNKNOWN)
+        return v
+
+    def call(self, e: hclsrc.Expr) -> Val:
+        name, args = e.name, e.items
+        vals = lambda: [self.eval(a) for a in args]      # noqa: E731
+        if name == "find_in_parent_folders":
+            a = vals()
+            want = a[0].value if a else UNIT_FILE
+            if not isinstance(want, str):
+                return Val(UNKNOWN)
+            got = self.tg.find_up(self.unit_dir, want)
+            if got is None and len(a) > 1:
+                return Val(a[1].value)
+            return Val(_abs(got) if got is not None else UNKNOWN)
+        if name == "get_terragrunt_dir":
+            return Val(_abs(self.unit_dir))
+        if name == "get_parent_terragrunt_dir":
+            return Val(_abs(self.parent or self.unit_dir))
+        if name == "get_repo_root":
+            return Val("/")
+        if name == "get_path_to_repo_root":
+            return Val(posixpath.relpath(".", self.unit_dir) if self.unit_dir != "." else ".")
+        if name == "path_relative_to_include":
+            return Val(posixpath.relpath(self.unit_dir, self.parent) if self.parent else ".")
+        if name in ("dirname", "basename") and args:
+            v = self.eval(args[0]).value
+            if not isinstance(v, str):
+                return Val(UNKNOWN)
+            return Val((posixpath.dirname(v) or ".") if name == "dirname" else posixpath.basename(v))
+        if name == "read_terragrunt_config" and args:
+            p = self.eval(args[0]).value
+            p = repo_path(self.unit_dir, p) if isinstance(p, str) else None
+            if p is None or p not in self.tg.repo.files or self.tg.repo.hcl(p) is None:
+                return Val(UNKNOWN) if len(args) < 2 else self.eval(args[1])
+            return self.tg.config(p, posixpath.dirname(p) or ".").as_object()
+        if name == "merge":
+            out: dict[str, Val] = {}
+            for v in vals():
+                if not isinstance(v.value, dict):
+                    return Val(UNKNOWN)
+                out.update(v.value)
+            return Val(out)
+        if name in ("try", "coalesce"):
+            for v in vals():
+                if v.value is not UNKNOWN and not (name == "coalesce" and v.value in (None, "")):
+                    return v
+            return Val(UNKNOWN)
+        if name == "lookup" and len(args) >= 2:
+            m, k = self.eval(args[0]), self.eval(args[1]).value
+            if isinstance(m.value, dict) and isinstance(k, str) and k in m.value:
+                return m.value[k]
+            return self.eval(args[2]) if len(args) > 2 else Val(UNKNOWN)
+        if name in ("file", "templatefile", "yamlencode", "jsonencode"):
+            return Val(Call(name), self.path, e)
+        return Val(UNKNOWN, self.path, e)
+
+
+class _Outputs:
+    """The outputs of a dependency: read from the unit's module where written, else its mock outputs."""
+
+    def __init__(self, tg: "Terragrunt", where: str | None, mock: Val):
+        self.tg, self.where, self.mock = tg, where, mock
+
+    def get(self, name: str) -> Val:
+        unit = self.tg.unit_at(self.where)
+        if unit is not None:
+            got = unit_output(self.tg.repo, unit, name)
+            if got.value is not UNKNOWN:
+                return got
+        return self.mock.value.get(name, Val(UNKNOWN)) if isinstance(self.mock.value, dict) else Val(UNKNOWN)
+
+
+class Terragrunt:
+    """The Terragrunt units of a repository (read once per run)."""
+
+    def __init__(self, repo: Repo):
+        self.repo = repo
+        self._configs: dict[tuple[str, str], _Config] = {}
+        self._read: dict[str, Unit | None] = {}
+        # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
+        self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
+                                              if posixpath.basename(p) == UNIT_FILE and _NAMES.search(repo.text(p)))
+                                  if u is not None]
+
+    def config(self, path: str, unit_dir: str) -> _Config:
+        key = (path, unit_dir)
+        if key not in self._configs:
+            self._configs[key] = _Config(self, path, unit_dir)
+        return self._configs[key]
+
+    def find_up(self, start: str, name: str) -> str | None:
+        """find_in_parent_folders: the nearest `name` in a folder above `start` (a path as written may hold folders)."""
+        d = start
+        while d not in (".", ""):
+            d = posixpath.dirname(d) or "."
+            p = posixpath.normpath(posixpath.join(d, name))
+            if p in self.repo.files:
+                return p
+        return None
+
+    def _unit(self, p: str) -> Unit | None:
+        d = posixpath.dirname(p) or "."
+        cfg = self.config(p, d)
+        if cfg.file is None:
+            return None
+        chain = [cfg, *cfg.includes().values()]
+        source = None
+        for c in chain:                         # the unit's own terraform block wins over an included one
+            for b in c.block("terraform"):
+                s = b.attr("source")
+                if s is not None and source is None:
+                    source = c.eval(s)
+        if source is None:
+            return None                         # a parent configuration, not a unit
+        inputs: dict[str, Val] = {}
+        for c in reversed(chain):              # included inputs first, the unit's own override them
+            a = c.file.attributes.get("inputs") if c.file else None
+            got = c.eval(a.expr) if a is not None else Val(UNKNOWN)
+            if isinstance(got.value, dict):
+                inputs.update(got.value)
+        deps = []
+        for c in chain:
+            for b in c.block("dependency"):
+                cp = b.attr("config_path")
+                v = c.eval(cp).value if cp is not None else None
+                dep = repo_path(d, v) if isinstance(v, str) else None
+                if dep is not None:
+                    deps.append(dep)
+        var_files = []
+        for c in chain:
+            for t in c.block("terraform"):
+                for xa in t.sub("extra_arguments"):
+                    for key in ("required_var_files", "optional_var_files"):
+                        lst = c.eval(xa.attr(key)) if xa.attr(key) is not None else Val(None)
+                        for v in lst.value if isinstance(lst.value, list) else []:
+                            f = repo_path(d, v.value) if isinstance(v.value, str) else None
+                            if f in self.repo.files:
+                                var_files.append(f)
+        return Unit(p, source, inputs, deps, [c.path for c in chain[1:]], var_files)
+
+    def unit_at(self, d: str | None) -> Unit | None:
+        """The unit of a folder (a dependency's `config_path`), read on demand."""
+        if d is None:
+            return None
+        p = posixpath.normpath(posixpath.join(d, UNIT_FILE))
+        if p not in self.repo.files:
+            return None
+        if p not in self._read:
+            self._read[p] = None                    # a dependency cycle reads as unknown
+            self._read[p] = self._unit(p)
+        return self._read[p]
+
+    def callers(self, module_dir: str) -> list[Unit]:
+        return [u for u in self.units if u.module_dir == module_dir]
+
+
+REGION_INPUTS = ("region", "aws_region")
+
+
+def region_of(repo: Repo, unit: Unit) -> tuple[str, str] | None:
+    """(region, where it is written) of a unit: its `region` / `aws_region` input, else the var files Terragrunt
+    passes it (`extra_arguments`)."""
+    for k in REGION_INPUTS:
+        v = unit.inputs.get(k)
+        if v is not None and isinstance(v.value, str) and v.path:
+            return v.value, f"input {k} of terragrunt unit {unit.dir} ({v.path})"
+    for f in reversed(unit.var_files):           # a later -var-file wins
+        hf = repo.hcl(f)
+        for k in REGION_INPUTS:
+            a = hf.attributes.get(k) if hf is not None else None
+            if a is not None and isinstance(a.expr.literal(), str):
+                return a.expr.literal(), f"{k} in {f}, a var file of terragrunt unit {unit.dir}"
+    return None
+
+
+def cluster_dirs(units_: list[Unit]) -> dict[str, str]:
+    """unit folder -> the folder of its cluster: where the unit and the units it depends on (eks, its IAM, its
+    instance profile) meet, so one cluster's units are one root; a unit whose dependencies meet above another
+    installing unit stays its own."""
+    mine = {u.dir for u in units_}
+    out = {}
+    for u in units_:
+        deps = [d for d in u.dependencies if d != u.dir]
+        common = posixpath.commonpath([u.dir, *deps]) if deps and "." not in (u.dir, *deps) else u.dir
+        common = common or "."
+        if any(o != u.dir and (common == "." or o == common or o.startswith(common + "/")) for o in mine):
+            common = u.dir
+        out[u.dir] = common
+    return out
+
+
+def terragrunt(repo: Repo) -> Terragrunt:
+    """The repository's Terragrunt units, read once per run."""
+    got = getattr(repo, "_terragrunt", None)
+    if got is None:
+        got = repo._terragrunt = Terragrunt(repo)
+    return got
+
+
+def units(repo: Repo) -> Iterator[Unit]:
+    if not any(posixpath.basename(p) == UNIT_FILE for p in repo.files):
+        return iter(())
+    return iter(terragrunt(repo).units)
+
+
+# -- the charts a unit installs through a module of the repository -------------------------------------------------
+
+def module_value(repo: Repo, unit: Unit, mp: str, e: hclsrc.Expr | None) -> Val:
+    """An attribute of a resource in the unit's module, with the unit's inputs for its variables: a literal, `var.x`
+    (the input, else the variable's default), else unknown."""
+    if e is None:
+        return Val(None)
+    if e.literal() is not None or e.kind == "null":
+        return Val(e.literal(), mp, e)
+    m = re.fullmatch(r"\s*var\.([A-Za-z_][\w-]*)\s*", e.source)
+    if m is None:
+        return Val(UNKNOWN, mp, e)
+    if m.group(1) in unit.inputs:
+        return unit.inputs[m.group(1)]
+    for tp in repo.tf_in_dir(unit.module_dir or ""):
+        f = repo.hcl(tp) if m.group(1) in repo.text(tp) else None
+        for b in f.blocks if f else []:
+            if b.type == "variable" and b.labels == [m.group(1)]:
+                d = b.attr("default")
+                return Val(d.literal() if d is not None else None, tp, d) if d is not None and \
+                    (d.literal() is not None or d.kind == "null") else Val(UNKNOWN, tp, d)
+    return Val(UNKNOWN, mp, e)
+
+
+_RESOURCE_ATTR = re.compile(r"^\s*([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)\s*$")
+
+
+def unit_output(repo: Repo, unit: Unit, name: str) -> Val:
+    """An output of the unit's local module, when it is a variable or an attribute of one of the module's resources
+    (`aws_iam_instance_profile.this.name` = its `name`, with the unit's inputs)."""
+    md = unit.module_dir
+    for tp in repo.tf_in_dir(md) if md is not None else []:
+        f = repo.hcl(tp) if f'output "{name}"' in repo.text(tp) else None
+        for b in f.blocks if f else []:
+            if b.type != "output" or b.labels != [name] or b.attr("value") is None:
+                continue
+            e = b.attr("value")
+            m = _RESOURCE_ATTR.match(e.source)
+            if m is None or m.group(1) in ("var", "local", "module", "data"):
+                return module_value(repo, unit, tp, e)
+            for rp in repo.tf_in_dir(md):
+                rf = repo.hcl(rp) if m.group(1) in repo.text(rp) else None
+                for r in rf.blocks if rf else []:
+                    if r.type == "resource" and r.labels == [m.group(1), m.group(2)] and r.attr("count") is None:
+                        return module_value(repo, unit, rp, r.attr(m.group(3)))
+    return Val(UNKNOWN)
+
+
+_SWITCH = re.compile(r"^\s*(var\.[A-Za-z_][\w-]*)\s*\?\s*1\s*:\s*0\s*$")
+
+
+def switched_off(repo: Repo, unit: Unit, mp: str, b: hclsrc.Block) -> bool:
+    """`count = 0`, or `count = var.x ? 1 : 0` with the input (else the default) false."""
+    c = b.attr("count")
+    if c is None:
+        return False
+    if c.literal() is not None:
+        return c.literal() == 0
+    m = _SWITCH.match(c.source)
+    if m is None:
+        return False
+    got = module_value(repo, unit, mp, hclsrc.Expr("ref", c.start, c.end, m.group(1), name=m.group(1)))
+    return got.value is False
+
+
+def scan(repo: Repo) -> Iterator:
+    """The karpenter charts each unit installs through a `helm_release` of its local module (a generic helm module
+    that every add-on unit calls with its own `chart_name`, `chart_version` and values)."""
+    from ..model import Finding
+    from .charts import ChartInstall, ValuesSource, _chart_name
+    from .terraform import _values_item
+    for u in units(repo):
+        md = u.module_dir
+        if md is None:
+            if u.remote is not None:
+                _remote(repo, u)
+            continue
+        for mp in repo.tf_in_dir(md):
+            f = repo.hcl(mp) if "helm_release" in repo.text(mp) else None
+            for b in f.blocks if f else []:
+                if b.type != "resource" or b.labels[:1] != ["helm_release"] or b.attr("for_each") is not None:
+                    continue
+                chart = module_value(repo, u, mp, b.attr("chart"))
+                name = _chart_name(chart.value) if isinstance(chart.value, str) else None
+                if name is None and chart.value in ("", None):     # no chart name: an OCI repository names it
+                    url = module_value(repo, u, mp, b.attr("repository")).value
+                    name = _chart_name(url) if isinstance(url, str) and url.startswith("oci://") else None
+                if name is None:
+                    continue
+                line = _line(repo, u, _input_of(b, "chart"))
+                if switched_off(repo, u, mp, b):
+                    repo.findings.append(Finding(
+                        "MIG-SRC-011", "info", u.path, line,
+                        f"terragrunt unit {u.dir} installs Karpenter through {b.address} of {md}, but it is switched "
+                        "off (count is 0 with its inputs): not planned",
+                        "switch it on first if this cluster should run Karpenter"))
+                    continue
+                version = module_value(repo, u, mp, b.attr("version"))
+                ci = ChartInstall("terragrunt", name, u.path, line, block=b,
+                                  version=version.expr if version.literal else None,
+                                  evaluated_version=str(version.value) if isinstance(version.value, str) else None)
+                ci.unit = u
+                ci.module_path = mp
+                ci.version_path = version.path if version.literal else None
+                ci.attrs = {k: module_value(repo, u, mp, b.attr(k)) for k in ("namespace", "repository")}
+                values = b.attr("values")
+                items: list[tuple[str, hclsrc.Expr]] = []
+                given = module_value(repo, u, mp, values) if values is not None and values.kind != "tuple" else None
+                if given is not None and isinstance(given.value, list):
+                    items = [(x.path, x.expr) for x in given.value]
+                elif given is not None:
+                    ci.values.append(ValuesSource("other", given.path or mp, 1))
+                for item in (values.items if values is not None and values.kind == "tuple" else []):
+                    got = module_value(repo, u, mp, item) if item.kind == "ref" else Val(Call("own"), mp, item)
+                    items.append((got.path, got.expr) if got.expr is not None else (mp, item))
+                for ip, ie in items:
+                    if ip is None or ie is None:
+                        continue
+                    line_i = hclsrc.line_of(repo.text(ip), ie.start)
+                    for vs in _values_item(repo, ip, ie, line_i):
+                        if ie.kind == "call" and ie.name == "templatefile" and len(ie.items) > 1 and \
+                                ie.items[1].kind == "object":     # the template's variables, as evaluated
+                            cfg = terragrunt(repo).config(ip, u.dir)
+                            vs.scope = {en.key: (_text(cfg.eval(en.value)), en.value.source.strip())
+                                        for en in ie.items[1].entries}
+                        ci.values.append(vs)
+                yield ci
+
+
+def _remote(repo: Repo, u: Unit) -> None:
+    """A unit that names Karpenter and calls a module outside the repository: said, never read as nothing."""
+    from ..model import Finding
+    text = repo.text(u.path)
+    m = re.search(r"karpenter", text, re.I)
+    src = u.source.expr if u.source is not None and u.source.path == u.path else None
+    repo.findings.append(Finding(
+        "MIG-SRC-014", "info", u.path, hclsrc.line_of(text, src.start if src is not None else m.start()),
+        f"terragrunt unit {u.dir} names Karpenter and calls {u.remote}, a module outside the repository: migrator does "
+        "not read that module, so its Karpenter inputs (IAM policy, chart, queue) are not checked",
+        "check the module's inputs against the target version by hand (its changelog), or vendor the module into "
+        "the repository"))
+
+
+def _line(repo: Repo, u: Unit, name: str) -> int:
+    """Where a unit says what it installs: the input, else its `inputs`, else its `terraform` or `include` block."""
+    text = repo.text(u.path)
+    v = u.inputs.get(name)
+    if v is not None and v.path == u.path and v.expr is not None:
+        return hclsrc.line_of(text, v.expr.start)
+    f = repo.hcl(u.path)
+    if f is not None and "inputs" in f.attributes:
+        return hclsrc.line_of(text, f.attributes["inputs"].start)
+    b = next((b for b in (f.blocks if f else []) if b.type in ("terraform", "include")), None)
+    return hclsrc.line_of(text, b.start) if b is not None else 1
+
+
+def _text(v: Val) -> str | None:
+    return v.value if isinstance(v.value, str) else None
+
+
+def _input_of(b: hclsrc.Block, attr: str) -> str:
+    """The variable a module attribute is (`chart = var.chart_name` -> chart_name), else the attribute's name."""
+    e = b.attr(attr)
+    m = re.fullmatch(r"\s*var\.([A-Za-z_][\w-]*)\s*", e.source) if e is not None else None
+    return m.group(1) if m else attr

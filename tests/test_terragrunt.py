@@ -1,0 +1,138 @@
+"""Terragrunt units (migrator/inventory/terragrunt.py): inputs, includes, shared .hcl files and dependency outputs
+evaluated with where each value is written; each cluster's units are one root (fixtures/terragrunt-live)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from migrator.inventory import Repo, scan_charts
+from migrator.inventory.terragrunt import UNKNOWN, region_of, repo_path, terragrunt
+from migrator.plan import make_plan
+
+from .conftest import FIXTURES
+
+LIVE = FIXTURES / "terragrunt-live" / "input"
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+    return tmp_path
+
+
+def test_paths_as_units_write_them():
+    assert repo_path("live/dev/karpenter", "../../../modules/helm") == "modules/helm"
+    assert repo_path("live/dev", "/modules/x") == "modules/x"          # from get_repo_root() / find_in_parent_folders
+    assert repo_path("live", "../../outside") is None
+
+
+def test_each_environment_is_one_root_planned_from_its_own_version():
+    plan = make_plan(LIVE, to="latest")
+    rows = {r.path: (r.era, r.chart) for r in plan.roots}
+    assert rows == {"live/dev": ("v1beta1", "0.37.0"), "live/prod": ("v1beta1", "0.36.2")}
+    bumps = {c.path for c in plan.changes if "karpenter_version" in (c.old or "")}
+    assert bumps == {"live/dev/env.hcl", "live/prod/env.hcl"}         # where the version is written
+    assert not any(c.path.startswith("modules/") for c in plan.changes)
+    codes = {(f.code, f.path) for f in plan.findings}
+    assert ("MIG-SRC-011", "live/sandbox/karpenter/terragrunt.hcl") in codes
+    assert ("MIG-SRC-014", "live/dev/karpenter-irsa/terragrunt.hcl") in codes
+    assert not any(f.severity == "error" for f in plan.findings)
+    cmds = [c for r in plan.roots for s in r.steps for c in s.commands]
+    assert "(cd live/dev/karpenter && terragrunt apply -target=helm_release.this)" in cmds
+    assert not any("terraform -chdir=live" in c for c in cmds)
+
+
+def test_includes_locals_and_templatefile_values():
+    repo = Repo(LIVE)
+    charts = {c.path: c for c in scan_charts(repo) if c.kind == "terragrunt"}
+    dev = charts["live/dev/karpenter/terragrunt.hcl"]
+    assert (dev.chart, dev.evaluated_version, dev.version_path) == ("karpenter", "0.37.0", "live/dev/env.hcl")
+    assert [v.path for v in dev.values] == ["live/dev/karpenter/values.yaml.tftpl"]
+    scope = dev.values[0].scope
+    assert scope["cluster_name"][0] == "dev-eks"                       # include.envcommon.locals.env.locals...
+    assert scope["cluster_endpoint"][0] == "https://mock.eks.amazonaws.com"     # the dependency's mock_outputs
+    assert scope["role_arn"][0] is None                                # a remote module's output: unknown
+    assert "live/sandbox/karpenter/terragrunt.hcl" not in charts       # enabled = false
+    unit = terragrunt(repo).unit_at("live/dev/karpenter")
+    assert region_of(repo, unit) == ("eu-west-1", "aws_region in live/region.tfvars, a var file of terragrunt unit "
+                                                  "live/dev/karpenter")
+
+
+def test_dependency_outputs_are_read_from_the_other_units_module(tmp_path):
+    root = _tree(tmp_path, {
+        "modules/profile/main.tf": '''
+            resource "aws_iam_instance_profile" "this" {
+              name = var.name
+              role = var.role
+            }
+            output "name" {
+              value = aws_iam_instance_profile.this.name
+            }
+            variable "name" {}
+            variable "role" {}
+            ''',
+        "modules/helm/main.tf": '''
+            resource "helm_release" "this" {
+              name       = var.release_name
+              repository = var.repository_url
+              chart      = var.chart_name
+              version    = var.chart_version
+              values     = [var.values_file]
+            }
+            ''',
+        "modules/helm/variables.tf": '''
+            variable "release_name" {}
+            variable "repository_url" {}
+            variable "chart_name" {
+              default = ""
+            }
+            variable "chart_version" {}
+            variable "values_file" {}
+            ''',
+        "envs/common.hcl": '''
+            locals {
+              params = { cluster_name = "eks-staging" }
+            }
+            ''',
+        "envs/staging/profile/terragrunt.hcl": '''
+            locals {
+              common = read_terragrunt_config(find_in_parent_folders("common.hcl"))
+            }
+            terraform {
+              source = "../../../modules/profile///"
+            }
+            inputs = {
+              name = "KarpenterNodeInstanceProfile-${local.common.locals.params.cluster_name}"
+              role = "eks-staging-workers"
+            }
+            ''',
+        "envs/staging/karpenter/terragrunt.hcl": '''
+            dependency "profile" {
+              config_path = "../profile"
+            }
+            terraform {
+              source = "../../../modules/helm///"
+            }
+            inputs = {
+              release_name   = "karpenter"
+              repository_url = "oci://public.ecr.aws/karpenter/karpenter"
+              chart_version  = "v0.16.3"
+              values_file    = templatefile("values.tmpl", { profile = dependency.profile.outputs.name })
+            }
+            ''',
+        "envs/staging/karpenter/values.tmpl": '''
+            aws:
+              defaultInstanceProfile: ${profile}
+            ''',
+    })
+    repo = Repo(root)
+    (ci,) = [c for c in scan_charts(repo) if c.kind == "terragrunt"]
+    assert ci.chart == "karpenter"                  # no chart name: the OCI repository names it
+    assert ci.evaluated_version == "v0.16.3"
+    assert ci.values[0].scope["profile"] == ("KarpenterNodeInstanceProfile-eks-staging",
+                                             "dependency.profile.outputs.name")
+    unit = terragrunt(repo).unit_at("envs/staging/karpenter")
+    assert unit.dependencies == ["envs/staging/profile"]
+    assert "chart_name" not in unit.inputs and unit.inputs["values_file"].value is not UNKNOWN
