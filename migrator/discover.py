@@ -18,11 +18,15 @@ CANDIDATE_SUFFIXES = (".tf", ".tfvars", ".hcl", ".yaml", ".yml", ".tmpl", ".tftp
 SKIP_DIRS = {".git", ".terraform", ".terragrunt-cache", "node_modules", "vendor", ".venv", "__pycache__"}
 MAX_BYTES = 2 * 1024 * 1024
 
-INTERESTING = re.compile(
-    r"karpenter|Provisioner|AWSNodeTemplate|NodePool|EC2NodeClass|kubectl_manifest|kubernetes_manifest|"
-    r"aws_iam_instance_profile|kustomization",
-    re.IGNORECASE,
-)
+# what marks a file worth scanning for Karpenter objects (case-insensitive substrings: one lower() and C-speed `in`
+# checks, several times faster than a case-insensitive regex alternation on large trees)
+INTERESTING = ("karpenter", "provisioner", "awsnodetemplate", "nodepool", "ec2nodeclass", "kubectl_manifest",
+               "kubernetes_manifest", "aws_iam_instance_profile", "kustomization")
+
+
+def interesting(text: str) -> bool:
+    low = text.lower()
+    return any(n in low for n in INTERESTING)
 
 
 @dataclass
@@ -119,4 +123,4 @@ def _add(out: Discovery, root: Path, p: Path, max_bytes: int) -> None:
     if text.startswith("\ufeff"):
         text = text[1:]
     out.files[rel] = SourceFile(path=rel, abs_path=p, text=text, newline=newline_of(text), mode=st.st_mode,
-                                interesting=bool(INTERESTING.search(text)))
+                                interesting=interesting(text))

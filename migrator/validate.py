@@ -267,7 +267,7 @@ def reparse(path: str, text: str) -> str | None:
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
             for doc in yamlsrc.split_documents(text):
                 try:
-                    yamlsrc.load(mask(doc.text).text)
+                    yamlsrc.load(mask(doc.text).text, checked=True)
                 except Exception:  # noqa: BLE001 - a Helm chart template: its {{ }} actions masked too
                     if "{{" not in doc.text:
                         raise

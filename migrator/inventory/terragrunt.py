@@ -60,7 +60,7 @@ class Call:
 class Unit:
     path: str                           # the unit's terragrunt.hcl
     source: Val | None                  # terraform.source as evaluated
-    inputs: dict[str, Val]
+    inputs: dict[str, Val]              # read lazily (`_Inputs`)
     dependencies: list[str] = field(default_factory=list)    # directories of the `dependency` blocks
     includes: list[str] = field(default_factory=list)        # files the unit includes
     var_files: list[str] = field(default_factory=list)       # -var-file of `extra_arguments` that exist
@@ -101,7 +101,11 @@ def _abs(d: str) -> str:
 
 
 _REMOTE = re.compile(r"^(tfr:|git::|git@|github\.com/|bitbucket\.org/|https?://|s3::|gcs::|hg::|[\w.-]+\.\w+/[\w-]+/)")
-_NAMES = re.compile(r"karpenter|autoscaler", re.I)
+def _names(text: str) -> bool:
+    low = text.lower()
+    return "karpenter" in low or "autoscaler" in low
+
+
 _REF_PART = re.compile(r'\.([A-Za-z_][\w-]*)|\[\s*"([^"]*)"\s*\]|\[\s*(\d+)\s*\]')
 
 
@@ -302,6 +306,40 @@ class _Config:
         return Val(UNKNOWN, self.path, e)
 
 
+class _Inputs(dict):
+    """A unit's inputs: each evaluated the first time it is read (a dependency's outputs are read only when used)."""
+
+    def __init__(self):
+        super().__init__()
+        self._raw: dict[str, tuple] = {}
+
+    def later(self, key: str, cfg: "_Config", e: hclsrc.Expr) -> None:
+        self._raw[key] = (cfg, e)
+        super().__setitem__(key, None)
+
+    def __getitem__(self, key: str) -> Val:
+        v = super().__getitem__(key)
+        if v is None and key in self._raw:
+            cfg, e = self._raw.pop(key)
+            v = cfg.eval(e)
+            super().__setitem__(key, v)
+        return v
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def values(self):
+        return [self[k] for k in self]
+
+    def update(self, other) -> None:
+        for k, v in dict(other).items():
+            self._raw.pop(k, None)
+            super().__setitem__(k, v)
+
+
 class _Outputs:
     """The outputs of a dependency: read from the unit's module where written, else its mock outputs."""
 
@@ -326,7 +364,7 @@ class Terragrunt:
         self._read: dict[str, Unit | None] = {}
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
         self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
-                                              if posixpath.basename(p) == UNIT_FILE and _NAMES.search(repo.text(p)))
+                                              if posixpath.basename(p) == UNIT_FILE and _names(repo.text(p)))
                                   if u is not None]
 
     def config(self, path: str, unit_dir: str) -> _Config:
@@ -359,9 +397,13 @@ class Terragrunt:
                     source = c.eval(s)
         if source is None:
             return None                         # a parent configuration, not a unit
-        inputs: dict[str, Val] = {}
+        inputs = _Inputs()
         for c in reversed(chain):              # included inputs first, the unit's own override them
             a = c.file.attributes.get("inputs") if c.file else None
+            if a is not None and a.expr.kind == "object":   # evaluated when asked for (dependencies read lazily)
+                for en in a.expr.entries:
+                    inputs.later(en.key, c, en.value)
+                continue
             got = c.eval(a.expr) if a is not None else Val(UNKNOWN)
             if isinstance(got.value, dict):
                 inputs.update(got.value)

@@ -66,9 +66,22 @@ def _rt() -> YAML:
     return y
 
 
-def load(text: str) -> Any:
+# documents parsed by the write-time check of a patched file (validate.reparse), handed once to the plan's second
+# pass over the same text instead of parsing it again (exact text as the key; taken, never shared)
+_CHECKED: dict[str, Any] = {}
+_CHECKED_MAX = 512
+
+
+def load(text: str, checked: bool = False) -> Any:
+    """The round-trip tree of one YAML document (YamlParseError with its line). `checked`: keep the tree for the
+    next load of the same text (the check of a patched file, then the plan's second pass over it)."""
+    if not checked and text in _CHECKED:
+        return _CHECKED.pop(text)
     try:
-        return _rt().load(text)
+        obj = _rt().load(text)
+        if checked and len(_CHECKED) < _CHECKED_MAX:
+            _CHECKED[text] = obj
+        return obj
     except YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = (mark.line + 1) if mark is not None else 1
