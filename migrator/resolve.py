@@ -331,6 +331,15 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         passed.extend(Site(x.path, x.expr, f"{x.how}, passed to {cb.address} in {cp}") for x in got)
         if not got:
             why.append(f"{cb.address} in {cp}: {reason}")
+    from .inventory.terragrunt import callers as unit_callers
+    for u in (unit_callers(repo, module) if not key else []):     # a Terragrunt unit's input (where it is written)
+        v = u.inputs.get(name)
+        if v is None:
+            continue
+        if v.literal:
+            passed.append(Site(v.path, v.expr, f"input {name} of terragrunt unit {u.dir} ({v.path})"))
+        else:
+            why.append(f"terragrunt unit {u.dir}: its input {name} is not a literal")
     if passed and not why:
         return passed, ""
     for p, b in repo.blocks("variable"):

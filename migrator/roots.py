@@ -49,16 +49,20 @@ def candidate_dirs(objects: set[str], installs: set[str]) -> list[str]:
 
 
 def _module_users(repo: Repo, d: str) -> set[str]:
-    """The root modules that call directory d by relative source, directly or through other modules."""
+    """The root modules that call directory d by relative source, directly or through other modules (a Terragrunt
+    unit whose `terraform.source` is such a folder is a root module that calls it)."""
+    from .inventory.terragrunt import callers as unit_callers
     from .resolve import callers
     out: set[str] = set()
     seen = {d}
     frontier = [d]
     while frontier:
         x = frontier.pop()
+        units = [u.dir for u in unit_callers(repo, x) if not inside(u.dir, d)]
+        out.update(units)
         found = [posixpath.dirname(cp) or "." for cp, _ in callers(repo, x)]
         found = [c for c in found if not inside(c, d)]
-        if not found and x != d:
+        if not found and not units and x != d:
             out.add(x)
         for c in found:
             if c not in seen:
@@ -80,6 +84,16 @@ def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
             return set()            # a file of d is applied by d itself: d is a cluster's own folder
         out.update(k or "." for k in leaves)
     return out
+
+
+def _unit_clusters(repo: Repo, dirs: set[str]) -> dict[str, str]:
+    """Terragrunt unit folder -> its cluster's folder, for the units among dirs that install or use Karpenter."""
+    from .inventory.terragrunt import terragrunt, units
+    if not any(True for _ in units(repo)):
+        return {}
+    tg = terragrunt(repo)
+    found = [u for u in (tg.unit_at(d) for d in sorted(dirs)) if u is not None]
+    return cluster_dirs(found) if found else {}
 
 
 REFERENCES = knowledge.load("hops")["class_references"]     # the node class each provisioning kind names
@@ -121,9 +135,6 @@ class Fleet:
         self.repo = repo
         objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
         installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
-        # a Terragrunt unit stands for its cluster: the folder where it and the units it depends on meet
-        grunt = cluster_dirs([c.unit for c in charts if getattr(c, "kind", "") == "terragrunt" and c.chart == "karpenter"])
-        installs = {grunt.get(d, d) for d in installs}
         # a cluster with no Karpenter yet that an entry hop starts from (Cluster Autoscaler's install) is a root too
         installs |= {d for d in (posixpath.dirname(p) or "." for p in markers)
                      if not any(inside(d, x) or inside(x, d) for x in objects | installs)}
@@ -133,6 +144,12 @@ class Fleet:
             users = _module_users(repo, d) if d != "." else set()
             if users:
                 self.shared[d] = users
+        # a Terragrunt unit stands for its cluster: the folder where it and the units it depends on meet
+        grunt = _unit_clusters(repo, installs | {u for us in self.shared.values() for u in us})
+        if grunt:
+            installs = {grunt.get(d, d) for d in installs}
+            objects = {grunt.get(d, d) for d in objects}
+            self.shared = {d: {grunt.get(u, u) for u in us} for d, us in self.shared.items()}
         installs = {u for d in installs for u in self.shared.get(d, {d})}
         candidates = candidate_dirs({u for d in objects for u in self.shared.get(d, {d})}, installs)
         if candidates == ["."]:

@@ -136,3 +136,17 @@ def test_dependency_outputs_are_read_from_the_other_units_module(tmp_path):
     unit = terragrunt(repo).unit_at("envs/staging/karpenter")
     assert unit.dependencies == ["envs/staging/profile"]
     assert "chart_name" not in unit.inputs and unit.inputs["values_file"].value is not UNKNOWN
+
+
+def test_a_module_the_units_call_is_not_a_root_and_its_version_is_the_units_input():
+    plan = make_plan(FIXTURES / "terragrunt-module" / "input", to="latest")
+    assert {r.path: (r.era, r.chart) for r in plan.roots} == {"stage": ("v1", "1.1.1"), "prod": ("v1", "1.0.6")}
+    by_path = {c.path: c for c in plan.changes}
+    assert '"1.14.1"' in by_path["stage/karpenter/terragrunt.hcl"].new
+    assert '"1.14.1"' in by_path["prod/karpenter/terragrunt.hcl"].new
+    assert "var.karpenter_version" in by_path["modules/karpenter/main.tf"].new     # never pinned in the module
+    assert not any(f.code == "MIG-HELM-006" for f in plan.findings)
+    stage = next(r for r in plan.roots if r.path == "stage")
+    cmds = [c for s in stage.steps for c in s.commands]
+    assert "(cd stage/karpenter && terragrunt init -upgrade)" in cmds
+    assert not any(c.startswith("terraform") for c in cmds)

@@ -462,6 +462,11 @@ def region_of(repo: Repo, unit: Unit) -> tuple[str, str] | None:
     return None
 
 
+def callers(repo: Repo, module_dir: str) -> list[Unit]:
+    """The units whose `terraform.source` is this folder of the repository."""
+    return [u for u in units(repo) if u.module_dir == module_dir]
+
+
 def cluster_dirs(units_: list[Unit]) -> dict[str, str]:
     """unit folder -> the folder of its cluster: where the unit and the units it depends on (eks, its IAM, its
     instance profile) meet, so one cluster's units are one root; a unit whose dependencies meet above another
@@ -574,6 +579,8 @@ def scan(repo: Repo) -> Iterator:
             for b in f.blocks if f else []:
                 if b.type != "resource" or b.labels[:1] != ["helm_release"] or b.attr("for_each") is not None:
                     continue
+                if b.attr("chart") is not None and isinstance(b.attr("chart").literal(), str):
+                    continue        # the module's own chart: the Terraform reader has it, its callers are the units
                 chart = module_value(repo, u, mp, b.attr("chart"))
                 name = _chart_name(chart.value) if isinstance(chart.value, str) else None
                 if name is None and chart.value in ("", None):     # no chart name: an OCI repository names it

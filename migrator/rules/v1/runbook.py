@@ -13,7 +13,7 @@ from ... import knowledge
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
-from ..v1beta1.runbook import (_by_dir, _terraform, argo_names, chart_flavours, crd_flavours, manifest_deployers,
+from ..v1beta1.runbook import (_by_dir, _terraform, plain_terraform, argo_names, chart_flavours, crd_flavours, manifest_deployers,
                                root_targets, umbrella_values)
 
 
@@ -37,7 +37,7 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
                 else:
                     res.extend(c.format(**{**values, lst: shlex.quote(x)}) for x in lists[lst])
             else:
-                res.append(c.format(**values))
+                res.extend(plain_terraform(c, groups, values, repo))
         return res
 
     for row in rows:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 import shlex
 
 from ...rendered import RenderResult, runbook_values
@@ -23,12 +24,16 @@ def root_targets(repo, d: str, addr: str, depth: int = 0, owns=None) -> list[tup
     """Where a resource of a called module is applied: in each root that calls it (by relative source), under
     `module.<name>.` (followed through modules calling modules). With `owns` (one cluster root's files), only the
     calls that root makes."""
+    from ...inventory.terragrunt import callers as unit_callers
     from ...resolve import callers
     found = callers(repo, d) if repo is not None and depth < 4 else []
     if owns is not None:
         found = [(cp, cb) for cp, cb in found if owns(cp)] or found
     if not found:
-        return [(d, addr)]
+        units = unit_callers(repo, d) if repo is not None else []     # a Terragrunt unit applies the module itself
+        if owns is not None:
+            units = [u for u in units if owns(u.path)] or units
+        return [(u.dir, addr) for u in units] or [(d, addr)]
     return [t for cp, cb in found
             for t in root_targets(repo, posixpath.dirname(cp), f"module.{cb.labels[0]}.{addr}", depth + 1, owns)]
 
@@ -44,6 +49,23 @@ def _by_dir(targets: list[tuple[str, str]], repo=None, owns=None) -> dict[str, s
     return {d: " ".join(f"-target={shlex.quote(a)}" for a in addrs) for d, addrs in sorted(out.items())}
 
 
+def plain_terraform(command: str, groups: dict[str, dict[str, str]], values: dict, repo=None) -> list[str]:
+    """A terraform command with no targets (`terraform init -upgrade`): run by terragrunt in each unit folder the
+    step's targets are applied in, when they are Terragrunt units."""
+    units = sorted({d for g in groups.values() for d in g if repo is not None and _is_unit(repo, d)})
+    if not command.startswith("terraform ") or not units:
+        return [command.format(**values)]
+    body = _TF_COMMAND.sub("terragrunt ", command.format(**values))
+    return [f"(cd {shlex.quote(d)} && {body})" if d != "." else body for d in units]
+
+
+_TF_COMMAND = re.compile(r"(?<![\w./-])terraform (?=[a-z])")     # the terraform CLI where a command runs it
+
+
+def _is_unit(repo, d: str) -> bool:
+    return posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files
+
+
 def _terraform(command: str, key: str, groups: dict[str, str], values: dict, repo=None) -> list[str]:
     """One command per root module: `terraform -chdir=<dir> ...` unless the only root is the repository root; a
     Terragrunt unit's folder runs `terragrunt` there (it passes the arguments on to terraform)."""
@@ -52,10 +74,9 @@ def _terraform(command: str, key: str, groups: dict[str, str], values: dict, rep
     out = []
     for d, args in groups.items():
         cmd = command.format(**{**values, key: args})
-        if repo is not None and posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files:
-            cmd = cmd.replace("terraform init -upgrade", "terragrunt init -upgrade", 1)
-            cmd = f"(cd {shlex.quote(d)} && {cmd.replace('terraform ', 'terragrunt ', 1)})" if d != "." else \
-                cmd.replace("terraform ", "terragrunt ", 1)
+        if repo is not None and _is_unit(repo, d):
+            cmd = _TF_COMMAND.sub("terragrunt ", cmd)
+            cmd = f"(cd {shlex.quote(d)} && {cmd})" if d != "." else cmd
         elif not (len(groups) == 1 and d == "."):
             cmd = cmd.replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1)
         out.append(cmd)
@@ -245,7 +266,7 @@ def steps(hop: dict, ctx) -> list[Step]:
                 elif "{new_app}" in c:
                     out.extend(c.format(new_app=shlex.quote(a), **values) for a in applied["argocd"])
                 else:
-                    out.append(c.format(**values))
+                    out.extend(plain_terraform(c, target_groups, values, ctx.repo))
             return out
 
         cmds = expand(raw)
