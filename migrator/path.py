@@ -18,15 +18,11 @@ MINORS = knowledge.load("minors")
 ERAS = [e["api"] for e in HOPS["eras"]]
 
 
+from .versions import admits, parse_version, range_floor, shift_range, version_of, version_range  # noqa: F401,E402
+
+
 class PathError(ValueError):
     """A --to the path does not know."""
-
-
-def parse_version(v: str) -> tuple[int, ...] | None:
-    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?", str(v).strip())
-    if not m:
-        return None
-    return tuple(int(x) for x in m.groups() if x is not None)
 
 
 def format_version(target: str, current: str) -> str:
@@ -112,17 +108,21 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
         if ci.chart != chart:
             continue
         if ci.kind == "argocd":
-            v = ci.source_map.get("targetRevision")
-            if v is not None and parse_version(str(v)):
-                return str(v).lstrip("v")
-        elif ci.kind in ("kustomize", "eksctl", "umbrella"):
-            v = ci.source_map.get("version")
-            if v is not None and parse_version(str(v)):
-                return str(v).lstrip("v")
+            v = version_of(ci.source_map.get("targetRevision"))
+            if v:
+                return v
+        elif ci.kind in ("kustomize", "eksctl", "umbrella", "helmfile"):
+            v = version_of(ci.source_map.get("version"))
+            if v:
+                return v
+            if ci.evaluated_version and parse_version(ci.evaluated_version):     # helmfile: its environments' values
+                return ci.evaluated_version.lstrip("v")
         elif ci.kind == "flux":
-            v = (((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")
-            if v is not None and parse_version(str(v)):
-                return str(v).lstrip("v")
+            v = version_of(((((ci.obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("version")))
+            if v:
+                return v
+            if ci.evaluated_version and parse_version(ci.evaluated_version):     # an OCIRepository's tag or semver
+                return ci.evaluated_version.lstrip("v")
         elif ci.kind in ("helm", "terragrunt"):
             if ci.evaluated_version and parse_version(ci.evaluated_version):
                 return ci.evaluated_version.lstrip("v")

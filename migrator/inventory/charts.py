@@ -80,6 +80,7 @@ class ChartInstall:
     module_path: str | None = None              # terragrunt: the module file holding the helm_release
     version_path: str | None = None             # terragrunt: the file where the version literal is written
     attrs: dict = field(default_factory=dict)   # terragrunt: the release's attributes, evaluated with the inputs
+    ref: tuple | None = None                    # flux chartRef: (path, doc, obj) of the OCIRepository
 
     @property
     def address(self) -> str:
@@ -92,6 +93,8 @@ class ChartInstall:
             return f"helmCharts/{item.get('releaseName') or item.get('name')}"
         if self.kind == "umbrella":
             return f"{self.path} dependency {self.chart}"
+        if self.kind == "helmfile":
+            return f"helmfile release {self.source_map.get('name') or self.chart}"
         kind = (self.obj or {}).get("kind", "HelmRelease")
         return f"{kind}/{(self.obj or {}).get('metadata', {}).get('name')}"
 

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from ruamel.yaml.comments import CommentedMap
 
+from ..versions import version_of
 from .charts import ChartInstall, ValuesSource, _chart_name
 from .documents import _parse_yaml_docs
 from .repo import Repo
@@ -16,6 +17,46 @@ from .repo import Repo
 _FLUX_KIND = re.compile(r"""^kind:[ \t]*["']?HelmRelease\b""", re.M)
 
 
+
+
+_OCI_KIND = re.compile(r"""^kind:[ \t]*["']?OCIRepository\b""", re.M)
+
+
+def _oci_repositories(repo: Repo) -> list[tuple]:
+    """Every Flux OCIRepository of the repository: (path, doc, obj), read once per run."""
+    got = getattr(repo, "_oci_repositories", None)
+    if got is None:
+        got = []
+        for p, sf in repo.files.items():
+            if p.endswith((".yaml", ".yml")) and _OCI_KIND.search(sf.text):
+                for doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+                    if isinstance(obj, dict) and obj.get("kind") == "OCIRepository" and \
+                            isinstance(obj.get("spec"), dict):
+                        got.append((p, doc, obj))
+        repo._oci_repositories = got
+    return got
+
+
+def _chart_ref(repo: Repo, release: dict, path: str) -> tuple | None:
+    """(path, doc, obj) of the OCIRepository a HelmRelease's `spec.chartRef` names (its namespace defaults to the
+    release's)."""
+    ref = (release.get("spec") or {}).get("chartRef") or {}
+    if ref.get("kind") != "OCIRepository" or not ref.get("name"):
+        return None
+    ns = ref.get("namespace") or (release.get("metadata") or {}).get("namespace")
+    found = [o for o in _oci_repositories(repo) if (o[2].get("metadata") or {}).get("name") == ref["name"]]
+    same = [o for o in found if (o[2].get("metadata") or {}).get("namespace") in (ns, None)] or found
+    # clusters of one repository each keep an OCIRepository of that name: the one nearest the release is its own
+    return max(same, key=lambda o: _shared_prefix(o[0], path), default=None)
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
@@ -30,9 +71,18 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                 continue
             chart = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")
             name = _chart_name(chart)
+            oci = None
+            if name is None:                # Flux 2.3+: spec.chartRef names an OCIRepository holding the chart
+                oci = _chart_ref(repo, obj, p)
+                name = _chart_name(str(oci[2]["spec"].get("url") or "")) if oci is not None else None
             if name is None:
                 continue
             ci = ChartInstall("flux", name, p, doc.first_line + 1, obj=obj, doc=doc)
+            if oci is not None:
+                ci.ref = oci
+                ref = oci[2]["spec"].get("ref") or {}
+                raw = ref.get("tag") if ref.get("tag") is not None else ref.get("semver")
+                ci.evaluated_version = version_of(raw) if raw is not None else None
             if (obj.get("spec") or {}).get("valuesFrom"):
                 kl = obj["spec"].lc.key("valuesFrom")[0]
                 ci.values.append(ValuesSource("values_from", p, doc.first_line + kl + 1))

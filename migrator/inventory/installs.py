@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from . import argocd, blueprints, eksctl, flux, helmcharts, helmcli, terraform, terragrunt, umbrella
+from . import argocd, blueprints, eksctl, flux, helmcharts, helmcli, helmfile, terraform, terragrunt, umbrella
 from .charts import ChartInstall
 from .repo import Repo
 
@@ -14,6 +14,6 @@ def scan_charts(repo: Repo) -> list[ChartInstall]:
     """Every install of the karpenter and karpenter-crd charts, whichever installer holds it."""
     out: list[ChartInstall] = []
     for reader in (terraform.scan, flux.scan, argocd.scan, helmcharts.scan, blueprints.scan, helmcli.scan,
-                   eksctl.scan, umbrella.scan, terragrunt.scan):
+                   eksctl.scan, umbrella.scan, terragrunt.scan, helmfile.scan):
         out.extend(reader(repo))
     return out

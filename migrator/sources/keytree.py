@@ -104,7 +104,7 @@ def yaml_tree(text: str, path: str, region_start: int, region_end: int, obj: Any
         parent = obj
         for k in under[:-1]:
             parent = parent[k]
-        kl, kc = parent.lc.key(under[-1])
+        kl, kc = parent.lc.item(under[-1]) if isinstance(parent, list) else parent.lc.key(under[-1])
         root.start = line_start(text, off(kl, kc))
         # the sub-mapping ends where the next key of it or of any ancestor begins (it may be the last key of its
         # parent, e.g. helm.valuesObject of an Argo CD source followed by spec.destination)

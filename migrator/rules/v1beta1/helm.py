@@ -20,7 +20,7 @@ from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
 from ...inventory.charts import UNREADABLE
 from ...model import Finding
-from ...path import chart_version, format_version  # noqa: F401 - the spelling rule lives with the versions
+from ...path import admits, chart_version, format_version, range_floor, shift_range, version_range  # noqa: F401 - the spelling rule lives with the versions
 from ...resolve import definition_sites
 from ...sources import hcl as hclsrc
 from ...sources import keytree
@@ -63,6 +63,7 @@ class HelmResult:
     crd_tf: list[tuple[str, str]] = field(default_factory=list)     # (root module dir, address), CRD releases
     kustomizations: list[str] = field(default_factory=list)    # dirs `kustomize build --enable-helm` installs from
     umbrellas: list[tuple[str, str]] = field(default_factory=list)   # (dir, name) of umbrella charts installing it
+    helmfiles: list[tuple[str, str, str]] = field(default_factory=list)  # (helmfile, release name, chart)
 
 
 class HelmRule:
@@ -97,6 +98,8 @@ class HelmRule:
     def run(self) -> HelmResult:
         for ci in self.charts:
             self.res.kinds.add(ci.kind)
+            if ci.kind == "helmfile":
+                self.res.helmfiles.append((ci.path, str(ci.source_map.get("name") or ci.chart), ci.chart))
             if ci.generic:
                 self.res.kinds.add("generic")
             self.res.refs.append(f"{ci.path}:{ci.line}")
@@ -369,7 +372,7 @@ class HelmRule:
         target = self.targets.get(ci.chart)
         if target is None:
             return
-        if ci.kind in ("flux", "argocd", "kustomize", "eksctl", "umbrella"):
+        if ci.kind in ("flux", "argocd", "kustomize", "eksctl", "umbrella", "helmfile"):
             self.flux_version(ci, target)
             return
         if ci.vendored:                     # a chart folder of the repository: replaced whole, never patched
@@ -512,31 +515,59 @@ class HelmRule:
     def flux_version(self, ci: ChartInstall, target: str) -> None:
         """The chart version of a Flux HelmRelease (spec.chart.spec.version), an Argo CD source (targetRevision) or
         a kustomization's helmCharts entry (version)."""
-        spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else \
-            (ci.source_map, "version" if ci.kind in ("kustomize", "eksctl", "umbrella") else "targetRevision")
-        where = "spec.chart.spec.version" if ci.kind == "flux" else ".".join(map(str, ci.source + (key,)))
+        path, doc = ci.path, ci.doc
+        if ci.ref is not None:              # Flux chartRef: the OCIRepository's ref.tag (or ref.semver)
+            path, doc, oci = ci.ref
+            spec = oci["spec"].get("ref") if isinstance(oci["spec"].get("ref"), dict) else {}
+            key = "tag" if "tag" in spec or "semver" not in spec else "semver"
+            where = f"spec.ref.{key} of OCIRepository {(oci.get('metadata') or {}).get('name')}"
+        else:
+            spec, key = (ci.obj["spec"]["chart"]["spec"], "version") if ci.kind == "flux" else \
+                (ci.source_map, "version" if ci.kind in ("kustomize", "eksctl", "umbrella", "helmfile")
+                 else "targetRevision")
+            where = "spec.chart.spec.version" if ci.kind == "flux" else ".".join(map(str, ci.source + (key,)))
         if key not in spec:
-            self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
+            self.finding("MIG-HELM-005", "warning", path, ci.line,
                          f"{ci.address} has no chart version: the newest chart gets installed",
                          f"pin {where} to {format_version(target, 'v')} until the migration is done")
             return
-        text = self.repo.text(ci.path)
-        span = _scalar_span(text, ci.doc, spec, key)
+        text = self.repo.text(path)
+        span = _scalar_span(text, doc, spec, key)
         if span is None:
             return
         s, e = span
         raw = text[s:e]
         current = raw.strip("\"'")
         cur = parse_version(current)
-        if cur is None:
-            self.finding("MIG-HELM-008", "warning", ci.path, hclsrc.line_of(text, s),
-                         f"chart version {raw} is a range or not a version", f"pin it to {target}")
+        if cur is None and version_range(current) and admits(current, target):
+            self.finding("MIG-HELM-030", "info", path, hclsrc.line_of(text, s),
+                         f"{where} of {ci.address} is the range {raw}, which admits {target}: it is kept (the "
+                         f"installer moves to the newest release it admits on its next reconcile)",
+                         f"check that the newest release {raw} admits is the one this step wants; pin {target} to "
+                         "control when the controller moves")
             return
-        self.bump(ci.path, s, e, current, target, f"{where} of {ci.address}")
+        moved = shift_range(current, target) if cur is None else None
+        if moved is not None and (path, s) not in self._sites_done:     # the same range, at the target's minor
+            self._sites_done.add((path, s))
+            self.res.edits.append(TextEdit(path, s, e, raw.replace(current, moved), self.rule))
+            self.finding("MIG-HELM-003", "info", path, hclsrc.line_of(text, s),
+                         f"chart version range {current} -> {moved} ({where} of {ci.address}; it admits {target})")
+            return
+        if cur is None:
+            floor = range_floor(current)
+            self.finding("MIG-HELM-008", "warning", path, hclsrc.line_of(text, s),
+                         f"chart version {raw} is " + (f"a range (from {floor}) that does not admit {target}"
+                                                       if floor else "not a version"),
+                         f"pin it to {target} (or a range that admits it)")
+            return
+        self.bump(path, s, e, current, target, f"{where} of {ci.address}")
 
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
-        if ci.kind == "terragrunt":
+        if ci.kind == "helmfile":
+            if ci.namespace:
+                self.res.namespaces.add(ci.namespace)
+        elif ci.kind == "terragrunt":
             ns, url = ci.attrs.get("namespace"), ci.attrs.get("repository")
             if ns is not None and isinstance(ns.value, str) and ns.value:
                 self.res.namespaces.add(ns.value)
@@ -629,6 +660,14 @@ class HelmRule:
                 self.depends_on(ci, crd[0].block.labels[1])
                 return
             self.add_terraform_crd_release(ci)
+        elif ci.kind == "helmfile":
+            if not crd:
+                self.finding("MIG-HELM-029", "warning", ci.path, ci.line,
+                             f"{ci.address} installs the karpenter chart and no release of the helmfile installs "
+                             "karpenter-crd: Helm never upgrades CRDs from a chart's crds/ folder",
+                             "add a karpenter-crd release (chart oci://public.ecr.aws/karpenter/karpenter-crd, version "
+                             f"{format_version(self.targets['karpenter'], 'v')}) and `needs` it from this release (the "
+                             "runbook's CRD step installs them with helm until then)")
         elif ci.kind == "terragrunt":       # another unit of the same module installs the CRD chart, or none does
             if not crd:
                 self.finding("MIG-HELM-028", "warning", ci.path, ci.line,
@@ -729,6 +768,14 @@ class HelmRule:
     def add_flux_crd_release(self, ci: ChartInstall) -> None:
         obj = ci.obj
         spec = obj["spec"]
+        if ci.ref is not None:              # chartRef: the CRD chart needs an OCIRepository of its own
+            self.finding("MIG-HELM-031", "warning", ci.path, ci.line,
+                         f"{ci.address} installs the karpenter chart from an OCIRepository (spec.chartRef) and no "
+                         "release installs karpenter-crd: Helm never upgrades CRDs from a chart's crds/ folder",
+                         "add an OCIRepository of oci://public.ecr.aws/karpenter/karpenter-crd (ref.tag "
+                         f"{format_version(self.targets['karpenter'], 'v')}) and a HelmRelease with a chartRef to it, "
+                         "and make this release dependsOn it (the runbook's CRD step installs them with helm until then)")
+            return
         cs = spec["chart"]["spec"]
         current = str(cs.get("version", "v"))
         target = self.targets.get("karpenter-crd") or current

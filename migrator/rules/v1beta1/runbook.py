@@ -138,23 +138,32 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
     kz = any(r.kustomizations for r in helm_results)
     return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
                             ("kustomize", kz), ("rendered", ren), ("helm", bool(kinds & {"helm", "eksctl"}) or (not kinds and not ren)),
-                            ("umbrella", "umbrella" in kinds))
+                            ("umbrella", "umbrella" in kinds), ("helmfile", "helmfile" in kinds))
             if ok]
 
 
 def umbrella_values(helm_results: list) -> dict:
-    """The umbrella chart that carries the karpenter charts (its folder, and its release: the chart's name)."""
+    """The umbrella chart that carries the karpenter charts (its folder, and its release: the chart's name), and the
+    helmfile that installs them (its path and the two releases' names)."""
     found = [u for r in helm_results for u in getattr(r, "umbrellas", [])]
     d, name = found[0] if found else (".", "")
-    return {"umbrella_dir": shlex.quote(d), "umbrella_release": shlex.quote(name or "<release>")}
+    files = [h for r in helm_results for h in getattr(r, "helmfiles", [])]
+    main = next((h for h in files if h[2] == "karpenter"), None)
+    crd = next((h for h in files if h[2] == "karpenter-crd"), None)
+    return {"umbrella_dir": shlex.quote(d), "umbrella_release": shlex.quote(name or "<release>"),
+            "helmfile": shlex.quote(main[0] if main else "helmfile.yaml"),
+            "helmfile_release": shlex.quote(main[1] if main else "karpenter"),
+            "helmfile_crd_release": shlex.quote(crd[1] if crd else "karpenter-crd")}
 
 
 def crd_flavours(helm_results: list, flavours: list[str]) -> list[str]:
     """How the CRDs are installed: as the charts are, and with the helm CLI where an installer brings no CRD chart
     (eks-blueprints-addons installs the karpenter chart only; a list of add-ons without a karpenter-crd item)."""
     kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
-    crd_less = "blueprints" in kinds or (bool(kinds & {"generic", "umbrella", "terragrunt"}) and
+    crd_less = "blueprints" in kinds or (bool(kinds & {"generic", "umbrella", "terragrunt", "helmfile"}) and
                                          not any(r.crd_releases for r in helm_results))
+    if "helmfile" in kinds and not any(c == "karpenter-crd" for r in helm_results for _, _, c in r.helmfiles):
+        flavours = [f for f in flavours if f != "helmfile"]     # no CRD release in the helmfile: helm installs them
     return flavours + ["helm"] if crd_less and "helm" not in flavours else flavours
 
 

@@ -1,0 +1,50 @@
+"""Installer shapes of issue 31 beyond Terragrunt: helmfile releases, Flux OCIRepository + chartRef, and semver
+ranges read as the lowest release they admit (fixtures helmfile-releases, flux-oci)."""
+from __future__ import annotations
+
+import pytest
+
+from migrator.plan import make_plan
+from migrator.versions import admits, range_floor, shift_range, version_of
+
+from .conftest import FIXTURES
+
+
+@pytest.mark.parametrize("raw, floor, admits_1_14", [
+    ("1.9.*", "1.9.0", False), ("~1.9", "1.9.0", False), ("^1.9", "1.9.0", True), (">=1.9 <2", "1.9.0", True),
+    (">=1.9.0, <2.0.0", "1.9.0", True), ("1.9.x", "1.9.0", False), ("1.9.* || 1.14.*", "1.9.0", True),
+])
+def test_ranges_stand_for_the_lowest_release_they_admit(raw, floor, admits_1_14):
+    assert range_floor(raw) == floor
+    assert version_of(raw) == floor
+    assert admits(raw, "1.14.1") is admits_1_14
+
+
+def test_plain_versions_are_not_ranges():
+    assert range_floor("1.2.3") is None and version_of("v0.37.0") == "0.37.0" and version_of("latest") is None
+
+
+def test_ranges_move_in_their_own_shape():
+    assert shift_range("1.9.*", "1.14.1") == "1.14.*"
+    assert shift_range(">=1.5.0 <1.6.0", "1.14.1") == ">=1.14.0 <1.15.0"
+    assert shift_range(">=1.5 <2", "1.14.1") is None          # a shape migrator does not rewrite: said instead
+
+
+def test_flux_chart_ref_each_cluster_its_own_oci_repository():
+    plan = make_plan(FIXTURES / "flux-oci" / "input", to="latest")
+    assert {r.path: r.chart for r in plan.roots} == {"clusters/prod/karpenter": "1.3.3",
+                                                     "clusters/staging/karpenter": "1.5.0"}
+    new = {c.path: c.new for c in plan.changes}
+    assert 'tag: "1.14.1"' in new["clusters/prod/karpenter/oci-repository.yaml"]
+    assert 'semver: ">=1.14.0 <1.15.0"' in new["clusters/staging/karpenter/oci-repository.yaml"]
+    assert {f.path for f in plan.findings if f.code == "MIG-HELM-031"} == {
+        "clusters/prod/karpenter/release.yaml", "clusters/staging/karpenter/release.yaml"}
+
+
+def test_helmfile_release_version_and_values_edited_in_place():
+    plan = make_plan(FIXTURES / "helmfile-releases" / "input", to="latest")
+    (root,) = plan.roots
+    assert (root.era, root.chart) == ("v1", "1.0.8")
+    assert any(f.code == "MIG-HELM-003" and f.path == "values/karpenter.yaml" for f in plan.findings)
+    cmds = [c for s in root.steps for c in s.commands]
+    assert not any("metrics-server" in c for c in cmds)
