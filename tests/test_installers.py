@@ -48,3 +48,32 @@ def test_helmfile_release_version_and_values_edited_in_place():
     assert any(f.code == "MIG-HELM-003" and f.path == "values/karpenter.yaml" for f in plan.findings)
     cmds = [c for s in root.steps for c in s.commands]
     assert not any("metrics-server" in c for c in cmds)
+
+
+def test_helmfile_version_from_each_environments_values(tmp_path):
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "prod.yaml").write_text("karpenter:\n  version: \"1.1.0\"\n")
+    (tmp_path / "helmfile.yaml.gotmpl").write_text(
+        "environments:\n"
+        "  dev:\n"
+        "    values:\n"
+        "      - karpenter:\n"
+        "          version: 1.3.0\n"
+        "  prod:\n"
+        "    values:\n"
+        "      - env/prod.yaml\n"
+        "---\n"
+        "releases:\n"
+        "  - name: karpenter\n"
+        "    chart: oci://public.ecr.aws/karpenter/karpenter\n"
+        "    version: {{ .Values.karpenter.version }}\n"
+        "    values:\n"
+        "      - settings:\n"
+        "          clusterName: {{ requiredEnv \"CLUSTER_NAME\" }}\n")
+    plan = make_plan(tmp_path, to="latest")
+    (root,) = plan.roots
+    assert root.chart == "1.1.0"                  # the earliest environment decides
+    new = {c.path: c.new for c in plan.changes}
+    assert "version: 1.14.1" in new["helmfile.yaml.gotmpl"]
+    assert new["env/prod.yaml"] == "karpenter:\n  version: \"1.14.1\"\n"
+    assert "{{ .Values.karpenter.version }}" in new["helmfile.yaml.gotmpl"]

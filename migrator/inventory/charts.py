@@ -81,6 +81,7 @@ class ChartInstall:
     version_path: str | None = None             # terragrunt: the file where the version literal is written
     attrs: dict = field(default_factory=dict)   # terragrunt: the release's attributes, evaluated with the inputs
     ref: tuple | None = None                    # flux chartRef: (path, doc, obj) of the OCIRepository
+    sites: list = field(default_factory=list)   # helmfile: (path, start, end, value, how) where environments set it
 
     @property
     def address(self) -> str:

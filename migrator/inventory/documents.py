@@ -36,25 +36,28 @@ def value_at(obj: Any, path: tuple) -> Any:
 
 
 def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_line: int,
-                     report_path: str, only: re.Pattern | None = None) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
+                     report_path: str, only: re.Pattern | None = None, gotmpl: bool = False
+                     ) -> Iterator[tuple[yamlsrc.DocSpan, Masked, Any]]:
     """Mask and parse each document of a YAML text (once per run: cached on the repository); parse errors
     become findings. `only`: documents whose bytes do not match it are never parsed (a 500 KB CRD bundle costs
     no more than reading it)."""
-    full = (path, base_offset, text)
+    full = (path, base_offset, text) if not gotmpl else (path, base_offset, text, "gotmpl")
     if full in repo.yaml_docs:          # every document already parsed for another scan
         yield from (d for d in repo.yaml_docs[full] if only is None or only.search(d[0].text))
         return
-    key = full if only is None else (path, base_offset, text, only.pattern)
+    key = full if only is None else (*full, only.pattern)
     if key not in repo.yaml_docs:
-        repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path, only))
+        repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path, only, gotmpl))
     yield from repo.yaml_docs[key]
 
 
-def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: re.Pattern | None = None):
+def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: re.Pattern | None = None,
+                gotmpl: bool = False):
+    """`gotmpl`: the text is a Go template (helmfile): its `{{ }}` actions are masked in every document."""
     for doc in yamlsrc.split_documents(text):
         if only is not None and not only.search(doc.text):
             continue
-        helm = helm_chart_text(doc.text)
+        helm = helm_chart_text(doc.text) or (gotmpl and "{{" in doc.text)
         try:
             m = mask(doc.text, helm=helm)
         except TemplateError as e:

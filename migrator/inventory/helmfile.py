@@ -5,11 +5,13 @@ Go-template expressions are masked (a version written as `{{ .Values.x }}` is no
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Iterator
 
 from ruamel.yaml.comments import CommentedMap
 
 from ..model import Finding
+from ..versions import parse_version
 from .charts import ChartInstall, ValuesSource, _chart_name, _values_file
 from .documents import _parse_yaml_docs
 from .repo import Repo
@@ -24,13 +26,65 @@ def is_helmfile(p: str) -> bool:
         (posixpath.basename(posixpath.dirname(p)) == "helmfile.d" and base.endswith(SUFFIXES))
 
 
+_VALUES_REF = re.compile(r"^\s*\{\{-?\s*\.(?:Values|StateValues|Environment\.Values)((?:\.[A-Za-z_][\w-]*)+)\s*-?\}\}\s*$")
+
+
+def _values_ref(raw: str) -> tuple[str, ...] | None:
+    """The key path of a value written as `{{ .Values.a.b }}` (or `.StateValues`, `.Environment.Values`)."""
+    m = _VALUES_REF.match(raw)
+    return tuple(m.group(1).strip(".").split(".")) if m else None
+
+
+def _environment_sites(repo: Repo, p: str, keys: tuple[str, ...]) -> list[tuple]:
+    """(path, start, end, value, how) of every literal the helmfile's environments give a key path: their inline
+    values and their values files (relative to the helmfile)."""
+    d = posixpath.dirname(p) or "."
+    out = []
+    text = repo.text(p)
+    for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, gotmpl=True):
+        envs = obj.get("environments") if isinstance(obj, dict) else None
+        for env, spec in (envs.items() if isinstance(envs, dict) else []):
+            vals = spec.get("values") if isinstance(spec, dict) else None
+            for item in vals if isinstance(vals, list) else []:
+                if isinstance(item, CommentedMap):
+                    got = _scalar_at(text, doc.start, doc.text, item, keys)
+                    if got:
+                        out.append((p, *got, f"environment {env} of {p}"))
+                elif isinstance(item, str) and "__MIG" not in item:
+                    f = posixpath.normpath(posixpath.join(d, m.unmask(item)))
+                    if f in repo.files:
+                        ftext = repo.text(f)
+                        for fdoc, _fm, fobj in _parse_yaml_docs(repo, f, ftext, 0, 0, f, gotmpl=True):
+                            got = _scalar_at(ftext, fdoc.start, fdoc.text, fobj, keys)
+                            if got:
+                                out.append((f, *got, f"environment {env} of {p} ({f})"))
+    return out
+
+
+def _scalar_at(text: str, start: int, doc_text: str, node, keys: tuple[str, ...]) -> tuple[int, int, str] | None:
+    """(start, end, value) of the plain or quoted scalar at a key path of a parsed mapping."""
+    for k in keys[:-1]:
+        node = node.get(k) if isinstance(node, CommentedMap) else None
+    if not isinstance(node, CommentedMap) or keys[-1] not in node or isinstance(node[keys[-1]], (dict, list)):
+        return None
+    vl, vc = node.lc.value(keys[-1])
+    lines = doc_text.splitlines(keepends=True)
+    s = start + sum(len(x) for x in lines[:vl]) + vc
+    rest = text[s:].split("\n", 1)[0].rstrip("\r")
+    if rest[:1] in "\"'":
+        e = rest.find(rest[0], 1)
+        return (s, s + e + 1, rest[1:e]) if e > 0 else None
+    tok = re.match(r"[^\s#]+", rest)
+    return (s, s + tok.end(), tok.group(0)) if tok else None
+
+
 def scan(repo: Repo) -> Iterator[ChartInstall]:
     from ..sources import keytree
     for p, sf in repo.files.items():
         if not is_helmfile(p) or "karpenter" not in sf.text or "releases" not in sf.text:
             continue
         d = posixpath.dirname(p) or "."
-        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, gotmpl=True):
             releases = obj.get("releases") if isinstance(obj, dict) else None
             if not isinstance(releases, list):
                 continue
@@ -48,6 +102,11 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                         "(installed: false): not planned", "switch it on first if this cluster should run Karpenter"))
                     continue
                 ci = ChartInstall("helmfile", name, p, line, obj=obj, doc=doc, source=("releases", i))
+                keys = _values_ref(m.unmask(str(rel.get("version") or "")))
+                if keys:                    # version: {{ .Values.x }}: where each environment sets x
+                    ci.sites = _environment_sites(repo, p, keys)
+                    found = [v for *_, v, _how in ci.sites if parse_version(v)]
+                    ci.evaluated_version = min(found, key=parse_version) if found else None
                 ci.namespace = str(rel.get("namespace")) if rel.get("namespace") else None
                 vals = rel.get("values")
                 for j, item in enumerate(vals if isinstance(vals, list) else []):

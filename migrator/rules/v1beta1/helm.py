@@ -531,6 +531,10 @@ class HelmRule:
                          f"{ci.address} has no chart version: the newest chart gets installed",
                          f"pin {where} to {format_version(target, 'v')} until the migration is done")
             return
+        if ci.sites:                        # helmfile: `{{ .Values.x }}`, set by each environment
+            for site_path, s0, e0, value, how in ci.sites:
+                self.bump(site_path, s0, e0, value, target, f"{how}, the version of {ci.address}")
+            return
         text = self.repo.text(path)
         span = _scalar_span(text, doc, spec, key)
         if span is None:
