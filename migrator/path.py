@@ -111,6 +111,8 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
             v = version_of(ci.source_map.get("targetRevision"))
             if v:
                 return v
+            if ci.evaluated_version and parse_version(ci.evaluated_version):     # an ApplicationSet's generators
+                return ci.evaluated_version.lstrip("v")
         elif ci.kind in ("kustomize", "eksctl", "umbrella", "helmfile"):
             v = version_of(ci.source_map.get("version"))
             if v:

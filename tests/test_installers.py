@@ -77,3 +77,12 @@ def test_helmfile_version_from_each_environments_values(tmp_path):
     assert "version: 1.14.1" in new["helmfile.yaml.gotmpl"]
     assert new["env/prod.yaml"] == "karpenter:\n  version: \"1.14.1\"\n"
     assert "{{ .Values.karpenter.version }}" in new["helmfile.yaml.gotmpl"]
+
+
+def test_applicationset_generators_set_the_chart_and_each_environments_version():
+    plan = make_plan(FIXTURES / "argocd-applicationset" / "input", to="latest")
+    (root,) = plan.roots
+    assert (root.era, root.chart) == ("v1beta1", "0.37.5")        # production's override decides
+    (change,) = [c for c in plan.changes if c.path == "bootstrap/addons.yaml"]
+    assert "addonChartVersion: 0.37.8" in change.new and "addonChartVersion: 1.0.6" in change.new
+    assert "addonChartVersion: 3.12.1" in change.new               # another add-on's element is never touched

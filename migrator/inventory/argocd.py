@@ -3,12 +3,14 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ruamel.yaml.comments import CommentedMap
 
 from ..model import Finding
+from ..versions import parse_version
 from ..sources import yaml as yamlsrc
 from ..sources.templates import TemplateError, mask
 from .charts import ChartInstall, ValuesSource, _chart_name, line_end_of
@@ -41,14 +43,90 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                 sources += [(spec_path + ("sources", i), s) for i, s in enumerate(spec["sources"]) if isinstance(s, dict)]
             for path, src in sources:
                 name = _chart_name(src.get("chart"))
+                sites = []
+                if name is None and obj["kind"] == "ApplicationSet":   # the chart a generator's values name
+                    name, sites = _generated(sf.text, doc, obj, src)
                 if name is None:
                     continue
                 kl = _line_of_path(obj, path)
                 ci = ChartInstall("argocd", name, p, doc.first_line + kl + 1, obj=obj, doc=doc, source=path)
+                if sites:
+                    ci.sites = [(p, *rest) for _, *rest in sites]
+                    found = [v for *_x, v, _h in sites if parse_version(v)]
+                    ci.evaluated_version = min(found, key=parse_version) if found else None
                 helm = src.get("helm")
                 if isinstance(helm, dict):
                     _argo_values(repo, p, sf.text, doc, m, obj, path + ("helm",), helm, ci, keytree)
                 yield ci
+
+
+_GEN_REF = re.compile(r"^\s*\{\{\s*\.?((?:values\.)?[A-Za-z_][\w-]*)\s*\}\}\s*$")
+
+
+def _generator_items(gens, path: tuple) -> Iterator[tuple[tuple, Any]]:
+    """(path, map) of every parameter map the generators give: list elements, and the `values` of cluster (and
+    other) generators, through merge and matrix generators."""
+    for i, g in enumerate(gens if isinstance(gens, list) else []):
+        if not isinstance(g, dict):
+            continue
+        for kind, spec in g.items():
+            if not isinstance(spec, dict):
+                continue
+            if kind == "list":
+                for j, el in enumerate(spec.get("elements") or []):
+                    if isinstance(el, dict):
+                        yield path + (i, kind, "elements", j), el
+            elif kind in ("merge", "matrix"):
+                yield from _generator_items(spec.get("generators"), path + (i, kind, "generators"))
+            if isinstance(spec.get("values"), dict):
+                yield path + (i, kind, "values"), {"values": spec["values"]}
+
+
+def _merge_of(where: tuple) -> tuple | None:
+    """The merge generator a generator map sits in (its path), if any."""
+    idx = [i for i, k in enumerate(where) if k == "merge"]
+    return where[:idx[-1] + 2] if idx else None
+
+
+def _lookup(item: Any, ref: str) -> tuple[Any, str] | None:
+    """(container, key) of a parameter in a generator's map (`values.x` in a cluster generator's values)."""
+    parts = ref.split(".")
+    node = item
+    for k in parts[:-1]:
+        node = node.get(k) if isinstance(node, dict) else None
+    return (node, parts[-1]) if isinstance(node, dict) and parts[-1] in node else None
+
+
+def _generated(text: str, doc, obj: Any, src: dict) -> tuple[str | None, list[tuple]]:
+    """(chart name, version sites) of an ApplicationSet source whose `chart` and `targetRevision` are generator
+    parameters (`{{addonChart}}`, `{{.values.addonChartVersion}}`): only the generator maps that name a Karpenter
+    chart; each site is (path, start, end, value, how)."""
+    from .documents import scalar_at
+    cref = _GEN_REF.match(str(src.get("chart") or ""))
+    if cref is None:
+        return None, []
+    vref = _GEN_REF.match(str(src.get("targetRevision") or ""))
+    name, sites = None, []
+    items = list(_generator_items((obj.get("spec") or {}).get("generators"), ("spec", "generators")))
+    charts = {}
+    for where, item in items:
+        got = _lookup(item, cref.group(1))
+        charts[where] = _chart_name(str(got[0][got[1]])) if got else None
+    # a merge generator's other maps override the parameters of the clusters its first map selects (a version per
+    # environment): they belong to the chart their merge names
+    merged = {_merge_of(w): c for w, c in charts.items() if c is not None and _merge_of(w)}
+    for where, item in items:
+        chart = charts[where] or (merged.get(_merge_of(where)) if _lookup(item, cref.group(1)) is None else None)
+        if chart is None:
+            continue
+        name = name or chart
+        ver = _lookup(item, vref.group(1)) if vref else None
+        span = scalar_at(text, doc.start, doc.text, ver[0], (ver[1],)) if ver else None
+        if span is not None:
+            at = where[:-1] if where[-1] == "values" and vref.group(1).startswith("values.") else where
+            sites.append((None, *span, f"{'.'.join(map(str, at))}.{vref.group(1)} (a generator of "
+                                      f"ApplicationSet {(obj.get('metadata') or {}).get('name')})"))
+    return name, sites
 
 
 def _line_of_path(obj: Any, path: tuple) -> int:

@@ -7,6 +7,8 @@ import re
 from typing import Any, Iterator
 
 
+from ruamel.yaml.comments import CommentedMap
+
 from .. import knowledge
 from ..model import Finding
 from ..sources import yaml as yamlsrc
@@ -114,3 +116,18 @@ def _dedent(text: str, n: int) -> str:
     return "".join(out)
 
 
+def scalar_at(text: str, start: int, doc_text: str, node, keys: tuple[str, ...]) -> tuple[int, int, str] | None:
+    """(start, end, value) of the plain or quoted scalar at a key path of a parsed mapping."""
+    for k in keys[:-1]:
+        node = node.get(k) if isinstance(node, CommentedMap) else None
+    if not isinstance(node, CommentedMap) or keys[-1] not in node or isinstance(node[keys[-1]], (dict, list)):
+        return None
+    vl, vc = node.lc.value(keys[-1])
+    lines = doc_text.splitlines(keepends=True)
+    s = start + sum(len(x) for x in lines[:vl]) + vc
+    rest = text[s:].split("\n", 1)[0].rstrip("\r")
+    if rest[:1] in "\"'":
+        e = rest.find(rest[0], 1)
+        return (s, s + e + 1, rest[1:e]) if e > 0 else None
+    tok = re.match(r"[^\s#]+", rest)
+    return (s, s + tok.end(), tok.group(0)) if tok else None

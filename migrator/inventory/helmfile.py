@@ -13,7 +13,7 @@ from ruamel.yaml.comments import CommentedMap
 from ..model import Finding
 from ..versions import parse_version
 from .charts import ChartInstall, ValuesSource, _chart_name, _values_file
-from .documents import _parse_yaml_docs
+from .documents import _parse_yaml_docs, scalar_at
 from .repo import Repo
 
 SUFFIXES = (".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl", ".gotmpl")
@@ -47,7 +47,7 @@ def _environment_sites(repo: Repo, p: str, keys: tuple[str, ...]) -> list[tuple]
             vals = spec.get("values") if isinstance(spec, dict) else None
             for item in vals if isinstance(vals, list) else []:
                 if isinstance(item, CommentedMap):
-                    got = _scalar_at(text, doc.start, doc.text, item, keys)
+                    got = scalar_at(text, doc.start, doc.text, item, keys)
                     if got:
                         out.append((p, *got, f"environment {env} of {p}"))
                 elif isinstance(item, str) and "__MIG" not in item:
@@ -55,27 +55,10 @@ def _environment_sites(repo: Repo, p: str, keys: tuple[str, ...]) -> list[tuple]
                     if f in repo.files:
                         ftext = repo.text(f)
                         for fdoc, _fm, fobj in _parse_yaml_docs(repo, f, ftext, 0, 0, f, gotmpl=True):
-                            got = _scalar_at(ftext, fdoc.start, fdoc.text, fobj, keys)
+                            got = scalar_at(ftext, fdoc.start, fdoc.text, fobj, keys)
                             if got:
                                 out.append((f, *got, f"environment {env} of {p} ({f})"))
     return out
-
-
-def _scalar_at(text: str, start: int, doc_text: str, node, keys: tuple[str, ...]) -> tuple[int, int, str] | None:
-    """(start, end, value) of the plain or quoted scalar at a key path of a parsed mapping."""
-    for k in keys[:-1]:
-        node = node.get(k) if isinstance(node, CommentedMap) else None
-    if not isinstance(node, CommentedMap) or keys[-1] not in node or isinstance(node[keys[-1]], (dict, list)):
-        return None
-    vl, vc = node.lc.value(keys[-1])
-    lines = doc_text.splitlines(keepends=True)
-    s = start + sum(len(x) for x in lines[:vl]) + vc
-    rest = text[s:].split("\n", 1)[0].rstrip("\r")
-    if rest[:1] in "\"'":
-        e = rest.find(rest[0], 1)
-        return (s, s + e + 1, rest[1:e]) if e > 0 else None
-    tok = re.match(r"[^\s#]+", rest)
-    return (s, s + tok.end(), tok.group(0)) if tok else None
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
