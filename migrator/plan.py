@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import filters, knowledge
 from .discover import Discovery, SourceFile
+from .inventory import programs
 from .sources import hcl as hclsrc
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, newline_of
 from .placement import realign_edited
@@ -21,7 +22,7 @@ from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
 from .options import Options
 from . import standing
-from .roots import SKIP_KINDS, Fleet, rollout_key, tier_of
+from .roots import SKIP_KINDS, Fleet, inside, rollout_key, tier_of
 from .rules import registry
 from .validate import reparse
 
@@ -389,6 +390,12 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
     ctx.only_rules = None
     if not installs and not any(_has_work(h, ctx, registry.phases(h)) for h in route.HOPS["hops"]
                                 if h.get("implemented") and not h.get("requires_target")):
+        progs = [p for p in programs.programs(ctx.repo) if inside(p.dir, rp.path) or inside(rp.path, p.dir)]
+        if progs:                           # a CDK app / Pulumi program installs it: said, not planned (MIG-SRC-015)
+            tools = " and ".join(sorted({p.tool for p in progs}))
+            rp.era, rp.state = "unsupported", f"{tools} program installs " + ", ".join(sorted({p.what for p in progs}))
+            rp.next = f"nothing: migrator does not edit {tools} programs (MIG-SRC-015)"
+            return rp
         rp.era, rp.state = "none", "no Karpenter and no Cluster Autoscaler"
         rp.next = "nothing: no Karpenter here"
         note("MIG-HOP-005", "info", f"{'this root' if multi else 'the repository'} has no Karpenter (no chart "
@@ -579,6 +586,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     step) and `ranks` (every root's step in the first pass)."""
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
+    programs.report(repo)
     fleet = Fleet(repo, manifests, charts + scan_rendered(repo), registry.root_markers(repo))
     plan = Plan(root=repo.root)
     plan.all_roots = sorted(fleet.planned, key=rollout_key)

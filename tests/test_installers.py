@@ -86,3 +86,23 @@ def test_applicationset_generators_set_the_chart_and_each_environments_version()
     (change,) = [c for c in plan.changes if c.path == "bootstrap/addons.yaml"]
     assert "addonChartVersion: 0.37.8" in change.new and "addonChartVersion: 1.0.6" in change.new
     assert "addonChartVersion: 3.12.1" in change.new               # another add-on's element is never touched
+
+
+def test_cdk_and_pulumi_programs_are_said_never_planned_as_empty(tmp_path):
+    (tmp_path / "cdk" / "lib").mkdir(parents=True)
+    (tmp_path / "cdk" / "cdk.json").write_text('{"app": "npx ts-node bin/app.ts"}\n')
+    (tmp_path / "cdk" / "lib" / "addons.ts").write_text(
+        "export const addons = [\n  new blueprints.addons.KarpenterAddOn({\n    version: 'v0.33.1',\n  }),\n];\n")
+    (tmp_path / "cdk" / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "cdk" / "node_modules" / "x" / "index.ts").write_text("new ClusterAutoScalerAddOn()\n")
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "Pulumi.yaml").write_text("name: infra\nruntime: python\n")
+    (tmp_path / "infra" / "__main__.py").write_text(
+        'k8s.helm.v3.Release(\n    "autoscaler",\n    chart="cluster-autoscaler",\n    version="9.37.0",\n)\n')
+    plan = make_plan(tmp_path, to="latest")
+    found = {(f.path, f.line, f.severity) for f in plan.findings if f.code == "MIG-SRC-015"}
+    assert found == {("cdk/lib/addons.ts", 2, "warning"), ("infra/__main__.py", 3, "warning")}
+    assert any("(0.33.1)" in f.message for f in plan.findings if f.code == "MIG-SRC-015")
+    (root,) = plan.roots
+    assert root.era == "unsupported" and not plan.changes
+    assert not any(f.code == "MIG-HOP-005" for f in plan.findings)
