@@ -82,6 +82,25 @@ def _generator_items(gens, path: tuple) -> Iterator[tuple[tuple, Any]]:
                 yield path + (i, kind, "values"), {"values": spec["values"]}
 
 
+_PARAM = re.compile(r"\{\{\s*\.?((?:values\.)?[A-Za-z_][\w-]*)\s*\}\}")
+
+
+def _fill(template: str, item: Any) -> str | None:
+    """A template string with every generator parameter it names taken from one generator map (None when one is
+    missing)."""
+    missing = False
+
+    def sub(m):
+        nonlocal missing
+        got = _lookup(item, m.group(1))
+        if got is None or isinstance(got[0][got[1]], (dict, list)):
+            missing = True
+            return ""
+        return str(got[0][got[1]])
+    out = _PARAM.sub(sub, template)
+    return None if missing else out
+
+
 def _merge_of(where: tuple) -> tuple | None:
     """The merge generator a generator map sits in (its path), if any."""
     idx = [i for i, k in enumerate(where) if k == "merge"]
@@ -102,21 +121,20 @@ def _generated(text: str, doc, obj: Any, src: dict) -> tuple[str | None, list[tu
     parameters (`{{addonChart}}`, `{{.values.addonChartVersion}}`): only the generator maps that name a Karpenter
     chart; each site is (path, start, end, value, how)."""
     from .documents import scalar_at
-    cref = _GEN_REF.match(str(src.get("chart") or ""))
-    if cref is None:
+    chart_tpl = str(src.get("chart") or "")
+    if not _PARAM.search(chart_tpl):
         return None, []
     vref = _GEN_REF.match(str(src.get("targetRevision") or ""))
     name, sites = None, []
     items = list(_generator_items((obj.get("spec") or {}).get("generators"), ("spec", "generators")))
     charts = {}
     for where, item in items:
-        got = _lookup(item, cref.group(1))
-        charts[where] = _chart_name(str(got[0][got[1]])) if got else None
+        charts[where] = _chart_name(_fill(chart_tpl, item))
     # a merge generator's other maps override the parameters of the clusters its first map selects (a version per
     # environment): they belong to the chart their merge names
     merged = {_merge_of(w): c for w, c in charts.items() if c is not None and _merge_of(w)}
     for where, item in items:
-        chart = charts[where] or (merged.get(_merge_of(where)) if _lookup(item, cref.group(1)) is None else None)
+        chart = charts[where] or (merged.get(_merge_of(where)) if _fill(chart_tpl, item) is None else None)
         if chart is None:
             continue
         name = name or chart
