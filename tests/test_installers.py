@@ -106,3 +106,15 @@ def test_cdk_and_pulumi_programs_are_said_never_planned_as_empty(tmp_path):
     (root,) = plan.roots
     assert root.era == "unsupported" and not plan.changes
     assert not any(f.code == "MIG-HOP-005" for f in plan.findings)
+
+
+def test_argocd_oci_source_whose_url_names_the_chart(tmp_path):
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\n  namespace: argocd\n"
+        "spec:\n  project: default\n  source:\n    repoURL: oci://public.ecr.aws/karpenter/karpenter\n"
+        "    targetRevision: \"1.0.8\"\n    chart: \"\"\n  destination:\n    server: https://kubernetes.default.svc\n"
+        "    namespace: kube-system\n")
+    plan = make_plan(tmp_path, to="latest")
+    assert plan.roots[0].chart == "1.0.8"
+    crd = next(c for c in plan.changes if c.path == "karpenter-crd.yaml")
+    assert "repoURL: oci://public.ecr.aws/karpenter/karpenter-crd\n" in crd.new and "chart:" not in crd.new

@@ -43,6 +43,8 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                 sources += [(spec_path + ("sources", i), s) for i, s in enumerate(spec["sources"]) if isinstance(s, dict)]
             for path, src in sources:
                 name = _chart_name(src.get("chart"))
+                if name is None and not src.get("chart") and str(src.get("repoURL") or "").startswith("oci://"):
+                    name = _chart_name(str(src["repoURL"]))     # Argo CD 3 OCI source: the URL names the chart
                 sites = []
                 if name is None and obj["kind"] == "ApplicationSet":   # the chart a generator's values name
                     name, sites = _generated(sf.text, doc, obj, src)

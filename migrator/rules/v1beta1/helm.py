@@ -868,9 +868,14 @@ class HelmRule:
         if meta.get("namespace"):
             new_meta["namespace"] = meta["namespace"]
         new_meta["annotations"] = CommentedMap([(FACTS["argocd"]["sync_wave"], crd_wave)])
-        new_src = CommentedMap([("repoURL", src.get("repoURL")), ("chart", FACTS["chart"]["crds"]),
-                                ("targetRevision", format_version(self.targets["karpenter-crd"],
-                                                                  str(src.get("targetRevision", "v"))))])
+        version = format_version(self.targets["karpenter-crd"], str(src.get("targetRevision", "v")))
+        url = str(src.get("repoURL") or "")
+        if not src.get("chart") and url.startswith("oci://"):    # Argo CD 3 OCI source: the URL names the chart
+            new_src = CommentedMap([("repoURL", url.rstrip("/").rsplit("/", 1)[0] + "/" + FACTS["chart"]["crds"]),
+                                    ("targetRevision", version)])
+        else:
+            new_src = CommentedMap([("repoURL", src.get("repoURL")), ("chart", FACTS["chart"]["crds"]),
+                                    ("targetRevision", version)])
         spec = CommentedMap()
         for k, v in (obj.get("spec") or {}).items():
             if k in ("source", "sources"):
