@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .edits import newline_of
 
-CANDIDATE_SUFFIXES = (".tf", ".tfvars", ".hcl", ".gotmpl", ".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", ".json", ".sh")
+CANDIDATE_SUFFIXES = (".tf", ".tofu", ".tfvars", ".hcl", ".gotmpl", ".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", ".json", ".sh")
 SKIP_DIRS = {".git", ".terraform", ".terragrunt-cache", "node_modules", "vendor", ".venv", "__pycache__"}
 MAX_BYTES = 2 * 1024 * 1024
 

@@ -268,7 +268,7 @@ def interruption_queue(pol, values: list[HelmValue], subs: dict[str, str]) -> tu
         expr = v.expression or (_EXPR_ONLY.match(v.value).group(1) if isinstance(v.value, str)
                                 and _EXPR_ONLY.match(v.value) else None)
         if expr:
-            same_module = pol.path.endswith(".tf") and posixpath.dirname(v.path) == posixpath.dirname(pol.path)
+            same_module = pol.path.endswith((".tf", ".tofu")) and posixpath.dirname(v.path) == posixpath.dirname(pol.path)
             row = next((r for r in q["name_to_arn"] if re.fullmatch(r["pattern"], expr.strip())), None)
             arns.add("${" + re.sub(row["pattern"], row["arn"], expr.strip()) + "}" if same_module and row else None)
         elif "AWS::Region" in subs and "AWS::AccountId" in subs:

@@ -250,7 +250,7 @@ def _scan(repo: Repo) -> list[Policy]:
     out: list[Policy] = []
     seen_files: set[str] = set()
     for p in repo.tf_files(interesting_only=False):
-        if not p.endswith(".tf"):
+        if not p.endswith(hclsrc.TF_CODE):
             continue
         txt = repo.files[p].text
         if "aws_iam_policy_document" not in txt and "Statement" not in txt and "policy" not in txt:

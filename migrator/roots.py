@@ -19,7 +19,7 @@ from .inventory.terragrunt import cluster_dirs
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
 SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
-TERRAFORM = (".tf", ".tfvars", ".tf.json", ".tfvars.json")
+TERRAFORM = (".tf", ".tofu", ".tfvars", ".tf.json", ".tfvars.json")
 
 
 def root_of(m: Manifest) -> str:
@@ -254,7 +254,7 @@ class Fleet:
         """Does a cluster root hold Terraform of its own (then a root module elsewhere is another cluster's)?"""
         got = self.__dict__.setdefault("_tf_roots", {})
         if root not in got:
-            got[root] = any(p.endswith(".tf") and inside(posixpath.dirname(p) or ".", root) for p in self.repo.files)
+            got[root] = any(p.endswith((".tf", ".tofu")) and inside(posixpath.dirname(p) or ".", root) for p in self.repo.files)
         return got[root]
 
     def owns(self, root: str, path: str) -> bool:

@@ -118,3 +118,20 @@ def test_argocd_oci_source_whose_url_names_the_chart(tmp_path):
     assert plan.roots[0].chart == "1.0.8"
     crd = next(c for c in plan.changes if c.path == "karpenter-crd.yaml")
     assert "repoURL: oci://public.ecr.aws/karpenter/karpenter-crd\n" in crd.new and "chart:" not in crd.new
+
+
+def test_generated_files_are_never_written_and_tofu_files_are_terraform(tmp_path):
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "_terramate_generated_karpenter.tf").write_text(
+        "// TERRAMATE: GENERATED AUTOMATICALLY DO NOT EDIT\n\nresource \"helm_release\" \"karpenter\" {\n"
+        "  name       = \"karpenter\"\n  repository = \"oci://public.ecr.aws/karpenter\"\n  chart      = \"karpenter\"\n"
+        "  version    = \"1.0.6\"\n}\n")
+    (tmp_path / "tofu").mkdir()
+    (tmp_path / "tofu" / "main.tofu").write_text(
+        "resource \"helm_release\" \"karpenter\" {\n  name       = \"karpenter\"\n"
+        "  repository = \"oci://public.ecr.aws/karpenter\"\n  chart      = \"karpenter\"\n  version    = \"1.2.0\"\n}\n")
+    plan = make_plan(tmp_path, to="latest")
+    assert {r.path: r.chart for r in plan.roots} == {"gen": "1.0.6", "tofu": "1.2.0"}
+    assert not any(c.path.startswith("gen/") for c in plan.changes)
+    assert any(f.code == "MIG-EDIT-005" and f.path == "gen/_terramate_generated_karpenter.tf" for f in plan.findings)
+    assert any(c.path == "tofu/main.tofu" and '"1.4.4"' in c.new for c in plan.changes)   # held: no clusterName

@@ -191,7 +191,7 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     out: list[Manifest] = []
     # 1. Terraform containers (this also tells which YAML files are templates)
     for p in list(repo.tf_files(interesting_only=True)):
-        if not p.endswith(".tf"):
+        if not p.endswith(hclsrc.TF_CODE):
             continue
         f = repo.hcl(p)
         if f is None:

@@ -60,7 +60,7 @@ class Repo:
         if self._tf_by_dir is None:
             self._tf_by_dir = {}
             for p in self.tf_files():
-                if p.endswith(".tf"):
+                if p.endswith(hclsrc.TF_CODE):
                     self._tf_by_dir.setdefault(posixpath.dirname(p), []).append(p)
         return self._tf_by_dir.get(d, [])
 
@@ -74,12 +74,12 @@ class Repo:
         found = self._with_text.get(needle)
         if found is None:
             found = self._with_text[needle] = [p for p in self.tf_files()
-                                               if p.endswith(".tf") and needle in self.files[p].text]
+                                               if p.endswith(hclsrc.TF_CODE) and needle in self.files[p].text]
         return found
 
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
         for p, f in self.files.items():
-            if p.endswith((".tf", ".tfvars")) and (f.interesting or not interesting_only):
+            if p.endswith((*hclsrc.TF_CODE, ".tfvars")) and (f.interesting or not interesting_only):
                 yield p
 
     def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None

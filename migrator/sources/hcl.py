@@ -20,7 +20,9 @@ from .hclmodel import (Attribute, Block, Expr, Heredoc, HclFile, HclParseError, 
 
 
 # the files written in HCL's native syntax: Terraform, its variable files, Terragrunt configuration
-HCL_FILES = (".tf", ".tfvars", ".hcl")
+HCL_FILES = (".tf", ".tofu", ".tfvars", ".hcl")
+# Terraform code (OpenTofu reads .tofu files as it reads .tf)
+TF_CODE = (".tf", ".tofu")
 
 
 def line_of(text: str, offset: int) -> int:

@@ -267,7 +267,7 @@ class IamRule:
             stated = cluster_and_region(self.repo, pol, self.values, self.owns)
             for key, fact in given_scope(self.options).items():
                 stated.setdefault(key, fact)
-            if pol.path.endswith(".tf"):        # Terraform values: expressions, with the data sources they need
+            if pol.path.endswith((".tf", ".tofu")):        # Terraform values: expressions, with the data sources they need
                 for key, (fact, block) in terraform_scope(self.repo, pol, self.values).items():
                     if key == "AWS::Partition" and "AWS::Partition" not in subs:
                         subs[key] = "${" + fact.value + "}"

@@ -280,7 +280,7 @@ class ManifestsRule:
         """The one literal a Terraform expression of the chart values' module has (a variable's default or its tfvars
         value, a local), for files that cannot hold an expression."""
         v = self._role_value
-        if not expression or v is None or not v.path.endswith(".tf"):
+        if not expression or v is None or not v.path.endswith((".tf", ".tofu")):
             return None
         from ...resolve import definition_sites
         from ...sources.hcl import Expr
