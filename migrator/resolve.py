@@ -278,6 +278,15 @@ def _with_default(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, hclsrc.Expr, str] | N
     return ref, lit, "the conditional"
 
 
+def _module_blocks(repo: Repo, module: str, type_: str):
+    """Top-level blocks of a type in one module's own files (never the whole repository's)."""
+    for p in repo.tf_in_dir(module):
+        f = repo.hcl(p) if type_ in repo.text(p) else None
+        for b in f.blocks if f else []:
+            if b.type == type_:
+                yield p, b
+
+
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
     variable (else its default), a local, or, in a module called by relative source, what each caller passes
@@ -299,9 +308,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
     sites: list[Site] = []
     module = posixpath.dirname(tf_path)          # a Terraform module is a directory: locals and variables live there
     if kind == "local":
-        for p, b in repo.blocks("locals"):
-            if posixpath.dirname(p) != module:
-                continue
+        for p, b in _module_blocks(repo, module, "locals"):
             e = b.attr(name)
             e = _entry(e, key) if key else e
             if e is not None and e.kind == "string" and e.value is not None:
@@ -319,6 +326,9 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         e = _entry(e, key) if key else e
         if e is not None and e.kind == "string" and e.value is not None:
             sites.append(Site(p, e, f"var.{name}{'.' + key if key else ''} in {p}"))
+    if not sites and not key:           # Atmos: the stacks that set this component's variable
+        from .inventory.atmos import variable_sites
+        sites = [Site(p, e, how) for p, e, how in variable_sites(repo, module, name)]
     if sites:
         return sites, ""
     # a shared module: each caller's argument, resolved in the caller's own root (its tfvars, locals, literals)
@@ -342,8 +352,8 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
             why.append(f"terragrunt unit {u.dir}: its input {name} is not a literal")
     if passed and not why:
         return passed, ""
-    for p, b in repo.blocks("variable"):
-        if b.labels == [name] and posixpath.dirname(p) == module:
+    for p, b in _module_blocks(repo, module, "variable"):
+        if b.labels == [name]:
             e = b.attr("default")
             e = _entry(e, key) if key else e
             if e is not None and e.kind == "string" and e.value is not None:

@@ -298,3 +298,31 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
     for p, b in repo.blocks("resource", "helm_release"):
         for name, evaluated in _terraform_charts(repo, p, b):
             yield _terraform_install(repo, p, b, name, evaluated)
+    yield from _module_installs(repo)
+
+
+def _module_installs(repo: Repo) -> Iterator[ChartInstall]:
+    """A call of a module that installs one Helm chart from its inputs (knowledge/helm_modules.yaml): the chart its
+    `chart` input names (a literal, or what every place that sets the variable says: tfvars, callers, Atmos stacks)."""
+    from .. import knowledge
+    from ..resolve import definition_sites
+    for row in knowledge.load("helm_modules"):
+        for p, b in repo.blocks("module", None, "helm-release"):
+            src = b.attr("source").literal() if b.attr("source") is not None else None
+            if not isinstance(src, str) or not re.search(row["source"], src):
+                continue
+            chart = b.attr(row["chart"])
+            if chart is None:
+                continue
+            d = posixpath.dirname(p)
+            if not isinstance(chart.literal(), str) and not any(                # only a module that names Karpenter
+                    "karpenter" in repo.text(x).lower() for x in repo.tf_in_dir(d)):   # is followed (a library of
+                continue                                                        # add-ons calls it everywhere)
+            names = [chart.literal()] if isinstance(chart.literal(), str) else \
+                [s.value for s in definition_sites(repo, p, chart)[0]]
+            found = {n for n in (_chart_name(x) for x in names) if n is not None}
+            for name in sorted(found):
+                ci = _terraform_install(repo, p, b, name, None)
+                ci.version = b.attr(row["version"])
+                ci.attrs["module"] = row                 # a module of knowledge/helm_modules.yaml
+                yield ci

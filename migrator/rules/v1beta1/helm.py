@@ -659,6 +659,14 @@ class HelmRule:
                              "add `helm upgrade --install karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd "
                              f"--version {format_version(self.targets['karpenter'], 'v')}` before it (the runbook's CRD "
                              "step runs it)")
+        elif ci.kind == "terraform" and (ci.attrs.get("module") or any(c.attrs.get("module") for c in crd)):
+            if not crd:                     # a Helm-release module installs the controller: say what to add
+                self.finding("MIG-HELM-032", "warning", ci.path, ci.line,
+                             f"{ci.address} ({ci.attrs['module']['name']}) installs the karpenter chart and nothing "
+                             "installs karpenter-crd: Helm never upgrades CRDs from a chart's crds/ folder",
+                             "add a second call of the module with the karpenter-crd chart at "
+                             f"{format_version(self.targets['karpenter'], 'v')} and make this one depend on it (the "
+                             "runbook's CRD step installs them with helm until then)")
         elif ci.kind == "terraform":
             if crd:
                 self.depends_on(ci, crd[0].block.labels[1])

@@ -230,12 +230,17 @@ class IamRule:
         allowed = pol.actions() | added
         needed = []
         from ...facts import interruption_queue
+        lacking: dict[str, list[str]] = {}
         for s in official(self.facts["target"]):
             if s.get("Sid") in self.facts["instance_profile_sids"] and not self.uses_role():
                 continue
             if s.get("Sid") == QUEUE["sid"] and not interruption_queue(pol, self.values, {})[0]:
                 continue
-            needed += [a for a in _as_list(s["Action"]) if not _allows(allowed, a)]
+            got = [a for a in _as_list(s["Action"]) if not _allows(allowed, a)]
+            if got:
+                lacking[s.get("Sid") or ""] = got
+        elsewhere = _sids_elsewhere(self.repo, pol, [x for x in lacking if x])   # the role's other policy has them
+        needed = [a for sid, acts in lacking.items() if sid not in elsewhere for a in acts]
         if needed:
             self.finding("MIG-IAM-003", "warning", pol.path, pol.line,
                          f"{pol.name} lacks permissions the v{self.facts['target']} controller uses: "
@@ -476,3 +481,32 @@ def _statement_span(text: str, pol: Policy, i: int) -> tuple[int, int]:
     if prev is None:
         return st.start, st.end
     return prev.end, st.end
+
+
+def _sid_written(text: str, sid: str) -> int:
+    """Where a statement id is written in Terraform or JSON text (`"Sid": "X"`, `sid = "X"`), else -1."""
+    if sid not in text:                 # the id is written as is: most files never hold it
+        return -1
+    m = re.search(r'(?i)["\']?sid["\']?\s*[:=]\s*["\']' + re.escape(sid) + r'["\']', text)
+    return m.start() if m else -1
+
+
+def _sids_elsewhere(repo, pol: Policy, sids: list[str]) -> dict[str, str]:
+    """Official statement ids written in a policy of the same module that migrator cannot read (a heredoc with
+    `%{ if }` directives): sid -> where. That policy grants them to the same controller, so they are neither missing
+    nor added to this one; the policies migrator reads are each judged on their own."""
+    from ...policies import scan_policies
+    d = posixpath.dirname(pol.path)
+    read = {}
+    for other in scan_policies(repo):
+        if posixpath.dirname(other.path) == d and other.statements:
+            read.setdefault(other.path, []).append((min(st.start for st in other.statements),
+                                                    max(st.end for st in other.statements)))
+    out: dict[str, str] = {}
+    for p in repo.tf_in_dir(d) if pol.path.endswith(hclsrc.TF_CODE) else []:
+        text = repo.text(p)
+        for sid in sids:
+            at = _sid_written(text, sid)
+            if at >= 0 and sid not in out and not any(lo <= at < hi for lo, hi in read.get(p, [])):
+                out[sid] = f"{p}:{hclsrc.line_of(text, at)}"
+    return out

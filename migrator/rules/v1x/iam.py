@@ -16,7 +16,7 @@ from ...policies import Policy
 from ...sources import hcl as hclsrc
 from ...edits import TextEdit, to_newline
 from ..v1.iam import V1IamRule
-from ..v1beta1.iam import IamResult, _allows, _as_list, official, _substitute
+from ..v1beta1.iam import IamResult, _allows, _as_list, _sids_elsewhere, official, _substitute
 from .plan import minor_of, stop
 
 RULE = "v1x/iam"
@@ -24,6 +24,9 @@ BASE = knowledge.load("iam")["v1beta1->v1"]
 
 
 class OnwardIamRule(V1IamRule):
+    def sids_elsewhere(self, pol: Policy, sids: list[str]) -> dict[str, str]:
+        return _sids_elsewhere(self.repo, pol, sids) if sids else {}
+
     def handle(self, pol: Policy) -> None:
         text = self.repo.text(pol.path)
         version = self.facts["target"]
@@ -68,6 +71,14 @@ class OnwardIamRule(V1IamRule):
             self.finding("MIG-V1X-IAM-002", "info", pol.path, line,
                          f"statement {sid} of {pol.name} -> official Karpenter {version} statement "
                          f"(adds {', '.join(lacking)})")
+        elsewhere = self.sids_elsewhere(pol, missing_sids)
+        if elsewhere:                       # the same role's other policy of this module holds them
+            self.finding("MIG-V1X-IAM-004", "info", pol.path, pol.line,
+                         f"{pol.name}: statements " + ", ".join(sorted(elsewhere)) + " are not added here: a policy of "
+                         "the same module that migrator cannot read (template directives) has them ("
+                         + ", ".join(sorted(set(elsewhere.values()))) + ")",
+                         "check that policy against the official one of the target by hand")
+            missing_sids = [x for x in missing_sids if x not in elsewhere]
         if missing_sids and pol.statements:
             self.add_official(pol, missing_sids, after=pol.statements[-1])
         if conditional:
