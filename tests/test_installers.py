@@ -135,3 +135,12 @@ def test_generated_files_are_never_written_and_tofu_files_are_terraform(tmp_path
     assert not any(c.path.startswith("gen/") for c in plan.changes)
     assert any(f.code == "MIG-EDIT-005" and f.path == "gen/_terramate_generated_karpenter.tf" for f in plan.findings)
     assert any(c.path == "tofu/main.tofu" and '"1.4.4"' in c.new for c in plan.changes)   # held: no clusterName
+
+
+def test_atmos_stacks_set_the_components_chart_version():
+    plan = make_plan(FIXTURES / "atmos-stacks" / "input", to="latest")
+    (root,) = plan.roots
+    assert (root.path, root.era, root.chart) == ("components/terraform/eks/karpenter", "v1", "1.0.8")
+    assert {c.path for c in plan.changes} == {"stacks/catalog/eks/karpenter.yaml", "stacks/orgs/acme/prod/eks.yaml"}
+    assert all('chart_version: "1.14.1"' in c.new for c in plan.changes)
+    assert not any(f.code.startswith(("MIG-IAM", "MIG-V1X-IAM")) and f.severity != "info" for f in plan.findings)
