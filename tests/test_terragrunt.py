@@ -150,3 +150,43 @@ def test_a_module_the_units_call_is_not_a_root_and_its_version_is_the_units_inpu
     cmds = [c for s in stage.steps for c in s.commands]
     assert "(cd stage/karpenter && terragrunt init -upgrade)" in cmds
     assert not any(c.startswith("terraform") for c in cmds)
+
+
+def test_a_unit_of_the_add_ons_module_is_read_by_its_inputs(tmp_path):
+    root = _tree(tmp_path, {
+        "live/root.hcl": 'remote_state {\n  backend = "local"\n}\n',
+        "live/prod/eks/terragrunt.hcl": 'terraform {\n  source = "tfr:///terraform-aws-modules/eks/aws?version=20.24.0"\n}\n',
+        "live/prod/addons/terragrunt.hcl": '''
+            include "root" {
+              path = find_in_parent_folders("root.hcl")
+            }
+            terraform {
+              source = "tfr:///aws-ia/eks-blueprints-addons/aws?version=1.16.3"
+            }
+            dependency "eks" {
+              config_path = "../eks"
+            }
+            inputs = {
+              cluster_name     = "prod"
+              enable_karpenter = true
+              karpenter = {
+                chart_version = "0.36.2"
+              }
+            }
+            ''',
+        "live/staging/addons/terragrunt.hcl": '''
+            terraform {
+              source = "tfr:///aws-ia/eks-blueprints-addons/aws?version=1.16.3"
+            }
+            inputs = {
+              enable_karpenter = false
+            }
+            ''',
+    })
+    plan = make_plan(root, to="latest")
+    assert {r.path: (r.era, r.chart) for r in plan.roots} == {"live/prod": ("v1beta1", "0.36.2")}
+    (change,) = plan.changes
+    assert change.path == "live/prod/addons/terragrunt.hcl" and 'chart_version = "0.36.9"' in change.new
+    assert not any(f.code == "MIG-SRC-014" for f in plan.findings)
+    cmds = [c for r in plan.roots for s in r.steps for c in s.commands]
+    assert "(cd live/prod/addons && terragrunt apply -target=module.karpenter)" in cmds

@@ -27,11 +27,28 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
         yield from _scan(repo, family)
 
 
+def _calls(repo: Repo, facts: dict) -> Iterator[tuple[str, hclsrc.Block, object]]:
+    """(file, module block, Terragrunt unit or None) of every call of the add-ons: `module` blocks, and Terragrunt
+    units whose remote source is the add-ons module (their inputs as the block's arguments)."""
+    for p, b in repo.blocks("module", None, "eks-blueprints"):      # only files that name the add-ons
+        yield p, b, None
+    from .terragrunt import module_block, units
+    for u in units(repo):
+        if u.remote and re.search(facts["source"], u.remote):
+            b = module_block(repo, u, facts.get("inner", "karpenter"))
+            if b is not None:
+                yield u.path, b, u
+
+
 def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
     facts = knowledge.load("karpenter_module")[family]
-    for p, b in repo.blocks("module", None, "eks-blueprints"):      # only files that name the add-ons
+    for p, b, unit in _calls(repo, facts):
         src = b.attr("source").literal() if b.attr("source") is not None else None
         enabled = b.attr(facts["enable"])
+        if unit is not None and enabled is None and facts["enable"] in unit.inputs:    # set in a shared .hcl
+            v = unit.inputs[facts["enable"]].value
+            enabled = hclsrc.Expr("bool", 0, 0, str(v).lower(), value=v) if isinstance(v, bool) else \
+                hclsrc.Expr("other", 0, 0, "unknown")
         if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \
                 or enabled.literal() is False:
             continue
@@ -39,7 +56,15 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
         from .. import evaluate
         plain = enabled.literal() is True and (not facts["no_chart"] or b.attr(facts["no_chart"]) is None) and \
             b.attr("count") is None and b.attr("for_each") is None
-        got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
+        if unit is not None:                # a unit: its inputs as Terragrunt evaluates them (unknown counts as on)
+            def value(k):
+                v = unit.inputs.get(k) if k else None
+                return None if v is None or not isinstance(v.value, bool) else v.value
+            on, chart = value(facts["enable"]), value(facts["no_chart"])
+            got = None if plain else [{facts["enable"]: on is not False,
+                                       **({facts["no_chart"]: chart} if chart is not None else {})}]
+        else:
+            got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
         if got is not None and not any(i.get(facts["enable"]) is True for i in got):
             _switched_off(repo, p, line, b.address, f"{facts['enable']} is false" if got else "the module is not created")
             continue
@@ -55,6 +80,7 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
         version = entries[facts["chart_version_key"]].value if facts["chart_version_key"] in entries else None
         ci = ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                           version=version, family=family)
+        ci.unit = unit
         for key in facts["value_keys"]:         # the user's own chart values: reported, not rewritten
             if key in entries:
                 ci.values.append(ValuesSource("other", p, hclsrc.line_of(repo.text(p), entries[key].start)))

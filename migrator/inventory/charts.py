@@ -85,7 +85,7 @@ class ChartInstall:
 
     @property
     def address(self) -> str:
-        if self.kind == "terragrunt":
+        if self.kind == "terragrunt" or self.unit is not None:
             return f"terragrunt unit {self.unit.dir}"
         if self.block is not None:
             return self.block.address

@@ -571,7 +571,7 @@ def scan(repo: Repo) -> Iterator:
     for u in units(repo):
         md = u.module_dir
         if md is None:
-            if u.remote is not None:
+            if u.remote is not None and not _read_remotely(u.remote):
                 _remote(repo, u)
             continue
         for mp in repo.tf_in_dir(md):
@@ -628,6 +628,13 @@ def scan(repo: Repo) -> Iterator:
                 yield ci
 
 
+def _read_remotely(source: str) -> bool:
+    """Is a remote module one migrator knows by its inputs (the add-on families of knowledge/karpenter_module.yaml)?"""
+    from .. import knowledge
+    facts = knowledge.load("karpenter_module")
+    return any(re.search(facts[f]["source"], source) for f in ("blueprints_addons", "blueprints_v4"))
+
+
 def _remote(repo: Repo, u: Unit) -> None:
     """A unit that names Karpenter and calls a module outside the repository: said, never read as nothing."""
     from ..model import Finding
@@ -653,6 +660,26 @@ def _line(repo: Repo, u: Unit, name: str) -> int:
         return hclsrc.line_of(text, f.attributes["inputs"].start)
     b = next((b for b in (f.blocks if f else []) if b.type in ("terraform", "include")), None)
     return hclsrc.line_of(text, b.start) if b is not None else 1
+
+
+def module_block(repo: Repo, u: Unit, label: str) -> hclsrc.Block | None:
+    """The unit as the module call it stands for (a remote module's inputs read like a `module` block's arguments):
+    its own `inputs` object's entries as attributes (spans in the unit's file), `source` and the version its source
+    pins (`?version=` / `?ref=`); None when the unit writes no `inputs` object of its own."""
+    f = repo.hcl(u.path)
+    a = f.attributes.get("inputs") if f is not None else None
+    if a is None or a.expr.kind != "object":
+        return None
+    e = a.expr
+    attrs = {en.key: hclsrc.Attribute(en.key, en.start, en.end, en.value) for en in e.entries}
+    src = u.remote or ""
+    attrs["source"] = hclsrc.Attribute("source", 0, 0, hclsrc.Expr("string", 0, 0, hclsrc.quote(src), value=src))
+    m = re.search(r"[?&](?:version|ref)=v?(\d+\.\d+\.\d+)", src)
+    if m:
+        attrs["version"] = hclsrc.Attribute("version", 0, 0, hclsrc.Expr("string", 0, 0, f'"{m.group(1)}"',
+                                                                          value=m.group(1)))
+    return hclsrc.Block(type="module", labels=[label], label_spans=[], start=a.start, end=a.end,
+                        body_start=e.start + 1, body_end=e.end - 1, attributes=attrs)
 
 
 def _text(v: Val) -> str | None:

@@ -106,7 +106,7 @@ class HelmRule:
             if ci.kind == "kustomize":
                 self.deployed_by(ci)
             if ci.kind == "blueprints":
-                self.res.chart_tf.append((posixpath.dirname(ci.path), ci.address))
+                self.res.chart_tf.append((posixpath.dirname(ci.path), ci.block.address))
                 self.res.controllers.append(ci.address)
                 for vs in ci.values if self.rows() else []:
                     self.values(ci, vs)         # its karpenter.values / set: the keys to check by hand
