@@ -266,13 +266,24 @@ class Fleet:
         return [r for r in self.paths if r not in self.tied]
 
     def _tied(self, manifests: list[Manifest]) -> dict[str, str]:
-        """Folders of objects that an Argo CD Application kept in another cluster root syncs (its `path:`, directly
-        or through the kustomizations that build them): folder root -> the Application's root, when that is one."""
-        from .inventory.kustomizations import app_files, deployers
+        """Folders of objects that an Argo CD Application or a Flux Kustomization kept in another cluster root applies
+        (its `path:`, directly or through the kustomizations that build them): folder root -> the root that holds the
+        Application / Kustomization, when that is one."""
+        from .inventory.kustomizations import app_files, deployers, flux_paths
         files = app_files(self.repo)
-        if not files:
-            return {}
         found: dict[str, set[str]] = {}
+        for m in manifests:                 # Flux: a Kustomization's path is the folder and every folder below it
+            if m.tf_path or m.kind in SKIP_KINDS or self._shared_dir(posixpath.dirname(m.path) or "."):
+                continue
+            d = posixpath.dirname(m.path) or "."
+            r = self._nearest(d)
+            for fd, (_name, fp) in flux_paths(self.repo).items():
+                holder = self._nearest(posixpath.dirname(fp) or ".")
+                if (fd == "" or inside(d, fd)) and holder != r and inside(posixpath.dirname(fp) or ".", holder) \
+                        and not inside(posixpath.dirname(fp) or ".", r):
+                    found.setdefault(r, set()).add(holder)
+        if not files:
+            return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
         for m in manifests:
             if m.tf_path or m.kind in SKIP_KINDS or self._shared_dir(posixpath.dirname(m.path) or "."):
                 continue

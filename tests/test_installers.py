@@ -144,3 +144,23 @@ def test_atmos_stacks_set_the_components_chart_version():
     assert {c.path for c in plan.changes} == {"stacks/catalog/eks/karpenter.yaml", "stacks/orgs/acme/prod/eks.yaml"}
     assert all('chart_version: "1.14.1"' in c.new for c in plan.changes)
     assert not any(f.code.startswith(("MIG-IAM", "MIG-V1X-IAM")) and f.severity != "info" for f in plan.findings)
+
+
+def test_flux_kustomization_path_ties_a_folder_of_objects_to_its_cluster(tmp_path):
+    src = FIXTURES / "flux-oci" / "input" / "clusters" / "prod" / "karpenter" / "nodepool.yaml"
+    for env, version in (("prod", "1.0.8"), ("staging", "1.2.1")):
+        (tmp_path / "clusters" / env).mkdir(parents=True)
+        (tmp_path / "clusters" / env / "karpenter.yaml").write_text(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: karpenter\n"
+            "  namespace: kube-system\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: karpenter\n"
+            f"      version: \"{version}\"\n      sourceRef:\n        kind: HelmRepository\n        name: karpenter\n"
+            f"  values:\n    settings:\n      clusterName: {env}\n---\n"
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: nodepools\n"
+            f"  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./infrastructure/{env}-nodepools\n"
+            "  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n")
+        (tmp_path / "infrastructure" / f"{env}-nodepools").mkdir(parents=True)
+        (tmp_path / "infrastructure" / f"{env}-nodepools" / "default.yaml").write_text(src.read_text())
+    plan = make_plan(tmp_path, to="latest")
+    assert {r.path: (r.chart, r.objects) for r in plan.roots} == {
+        "clusters/prod": ("1.0.8", "1 EC2NodeClass, 1 NodePool"),
+        "clusters/staging": ("1.2.1", "1 EC2NodeClass, 1 NodePool")}

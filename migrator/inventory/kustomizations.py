@@ -483,6 +483,31 @@ def deployers(repo: Repo, path: str) -> list[tuple[str, str]]:
     return out
 
 
+def flux_paths(repo: Repo) -> dict[str, tuple[str, str]]:
+    """Directories of this repository that Flux Kustomizations apply (`spec.path`, with every folder below it when
+    no kustomization.yaml says otherwise): dir -> (Kustomization name, its file)."""
+    cached = getattr(repo, "_flux_paths", None)
+    if cached is not None:
+        return cached
+    from .documents import _parse_yaml_docs
+    out: dict[str, tuple[str, str]] = {}
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or "kustomize.toolkit.fluxcd.io" not in sf.text:
+            continue
+        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            if not isinstance(obj, dict) or obj.get("kind") != "Kustomization" \
+                    or not str(obj.get("apiVersion", "")).startswith("kustomize.toolkit.fluxcd.io/"):
+                continue
+            path = (obj.get("spec") or {}).get("path")
+            if not isinstance(path, str) or "${" in path:
+                continue
+            d = posixpath.normpath(path.strip().lstrip("./").strip("/")) if path.strip().lstrip("./").strip("/") \
+                else ""
+            out.setdefault(d, (str((obj.get("metadata") or {}).get("name", "")), p))
+    repo._flux_paths = out
+    return out
+
+
 def app_files(repo: Repo) -> dict[str, str]:
     """Argo CD Application name -> the file that defines it (for Applications with a repository `path:`)."""
     return {name: f for name, _rec, f in argo_paths(repo).values()}
