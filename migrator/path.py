@@ -77,11 +77,19 @@ def blueprints_default(ci) -> str | None:
     """The chart version an eks-blueprints-addons call installs when it does not set karpenter.chart_version."""
     from . import knowledge
     facts = knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]
+    return module_default(ci.block, facts["default_chart"])
+
+
+def module_default(block, table: list[dict]) -> str | None:
+    """The chart version a module call installs by default: the row of its table (module version `from` -> `chart`)
+    for the version the call pins (an exact version, a constraint's newest match, a git `?ref=`; unpinned: the
+    newest)."""
+    facts = {"default_chart": table}
     from .modmajor import constraint
-    v = ci.block.attr("version")
+    v = block.attr("version")
     raw = str(v.literal()) if v is not None and v.literal() else ""
     if not raw:                         # a git source pins its tag: ...?ref=v1.2.2
-        src = ci.block.attr("source")
+        src = block.attr("source")
         m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
         raw = m.group(1) if m else ""
     if not raw:                         # unpinned: terraform init installs the newest release
@@ -130,6 +138,8 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
                 return ci.evaluated_version.lstrip("v")
         elif ci.kind == "blueprints" and ci.version is None:
             return blueprints_default(ci)
+        elif ci.version is None and (ci.attrs or {}).get("module") and ci.evaluated_version:    # the module's default
+            return ci.evaluated_version.lstrip("v")
         elif ci.vendored and ci.evaluated_version and parse_version(ci.evaluated_version):
             return ci.evaluated_version.lstrip("v")     # a chart folder of the repository: its Chart.yaml
         elif ci.version is not None:

@@ -164,3 +164,18 @@ def test_flux_kustomization_path_ties_a_folder_of_objects_to_its_cluster(tmp_pat
     assert {r.path: (r.chart, r.objects) for r in plan.roots} == {
         "clusters/prod": ("1.0.8", "1 EC2NodeClass, 1 NodePool"),
         "clusters/staging": ("1.2.1", "1 EC2NodeClass, 1 NodePool")}
+
+
+def test_a_community_karpenter_module_installs_its_default_chart(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'module "eks_karpenter" {\n  source  = "lablabs/eks-karpenter/aws"\n  version = "3.0.0"\n\n'
+        '  cluster_name = "demo"\n}\n\nmodule "off" {\n  source  = "lablabs/eks-karpenter/aws"\n'
+        '  version = "4.2.0"\n  enabled = false\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    (root,) = plan.roots
+    assert root.chart == "1.0.8"                 # the default of module 3.0.0 (knowledge/helm_modules.yaml)
+    (change,) = plan.changes
+    assert 'helm_chart_version      = "1.14.1"' in change.new and 'crds_helm_chart_version = "1.14.1"' in change.new
+    codes = {f.code for f in plan.findings}
+    assert "MIG-HELM-033" in codes and "MIG-SRC-011" in codes
+    assert "MIG-V1X-HELM-001" not in codes       # the module passes settings.clusterName itself

@@ -181,6 +181,8 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
         if ci.kind == "blueprints":     # the values the add-on passes itself
             for key in knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]["sets"]:
                 out.append(HelmValue(key, None, None, ci.path, ci.line, tuple(key.split("."))))
+        for key in ((ci.attrs or {}).get("module") or {}).get("sets", []):     # a Helm-release module's own values
+            out.append(HelmValue(key, None, None, ci.path, ci.line, tuple(key.split("."))))
         for vs in ci.values:
             if vs.tree is not None:
                 text = vs.tree.text

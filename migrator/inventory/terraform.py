@@ -306,23 +306,34 @@ def _module_installs(repo: Repo) -> Iterator[ChartInstall]:
     `chart` input names (a literal, or what every place that sets the variable says: tfvars, callers, Atmos stacks)."""
     from .. import knowledge
     from ..resolve import definition_sites
+    from ..path import module_default
     for row in knowledge.load("helm_modules"):
-        for p, b in repo.blocks("module", None, "helm-release"):
+        for p, b in repo.blocks("module", None, row["mention"]):
             src = b.attr("source").literal() if b.attr("source") is not None else None
             if not isinstance(src, str) or not re.search(row["source"], src):
                 continue
+            off = next((k for k in row.get("enable", []) if b.attr(k) is not None and b.attr(k).literal() is False),
+                       None)
+            if off is not None:
+                _switched_off(repo, p, hclsrc.line_of(repo.text(p), b.start), b.address, f"{off} = false")
+                continue
             chart = b.attr(row["chart"])
-            if chart is None:
+            if chart is None and not row.get("chart_name"):
                 continue
             d = posixpath.dirname(p)
-            if not isinstance(chart.literal(), str) and not any(                # only a module that names Karpenter
-                    "karpenter" in repo.text(x).lower() for x in repo.tf_in_dir(d)):   # is followed (a library of
-                continue                                                        # add-ons calls it everywhere)
-            names = [chart.literal()] if isinstance(chart.literal(), str) else \
-                [s.value for s in definition_sites(repo, p, chart)[0]]
+            if chart is None:
+                names = [row["chart_name"]]
+            elif isinstance(chart.literal(), str):
+                names = [chart.literal()]
+            elif not any("karpenter" in repo.text(x).lower() for x in repo.tf_in_dir(d)):
+                continue        # only a module that names Karpenter is followed (a library of add-ons calls it often)
+            else:
+                names = [s.value for s in definition_sites(repo, p, chart)[0]]
             found = {n for n in (_chart_name(x) for x in names) if n is not None}
             for name in sorted(found):
                 ci = _terraform_install(repo, p, b, name, None)
                 ci.version = b.attr(row["version"])
                 ci.attrs["module"] = row                 # a module of knowledge/helm_modules.yaml
+                if ci.version is None and row.get("default_chart"):
+                    ci.evaluated_version = module_default(b, row["default_chart"])
                 yield ci

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge, templating
-from ...edits import Edit, NewFile, TextEdit, indent_at, line_start, to_newline
+from ...edits import Edit, NewFile, TextEdit, indent_at, line_end, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
 from ...inventory.charts import UNREADABLE
 from ...model import Finding
@@ -404,6 +404,17 @@ class HelmRule:
             s, e = ci.span
             self.bump(ci.path, s, e, self.repo.text(ci.path)[s:e], target, f"--version in {ci.path}:{ci.line}")
             return
+        if ci.attrs.get("module", {}).get("own_policy"):
+            mv = ci.block.attr("version")
+            self.finding("MIG-HELM-033", "warning", ci.path, ci.line,
+                         f"{ci.address} ({ci.attrs['module']['name']} {mv.literal() if mv is not None else 'unpinned'}) "
+                         f"makes the controller's IAM policy itself, for the chart of its own release: migrator does "
+                         f"not read it, and the controller moves to {target}",
+                         f"check that this module version's policy grants what Karpenter {target} needs (the official "
+                         "policy of that release), or move the module to the release made for it")
+        if ci.version is None and ci.attrs.get("module") and ci.evaluated_version:
+            self.module_version_input(ci, target)       # the module's default: pinned with its version input
+            return
         if ci.version is None:
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
                          f"{ci.address} has no version: Helm installs the newest chart, which has no v1alpha5 support",
@@ -566,6 +577,27 @@ class HelmRule:
             return
         self.bump(path, s, e, current, target, f"{where} of {ci.address}")
 
+    def module_version_input(self, ci: ChartInstall, target: str) -> None:
+        """A module that installs the chart at its own default (knowledge/helm_modules.yaml `default_chart`): the
+        version input is added under the call's `version` (or `source`) line."""
+        cur = parse_version(ci.evaluated_version.lstrip("v")) or (0, 0, 0)
+        if cur >= parse_version(target):
+            return
+        b, row = ci.block, ci.attrs["module"]
+        text = self.repo.text(ci.path)
+        anchor = b.attributes.get("version") or b.attributes.get("source")
+        if anchor is None:
+            return
+        pos = line_end(text, anchor.end)
+        new = format_version(target, ci.evaluated_version)
+        line = f"{indent_at(text, anchor.start)}{row['version']} = {hclsrc.quote(new)}\n"
+        if row.get("crd_version") and _installs_crds(ci) and row["crd_version"] not in b.attributes:
+            line += f"{indent_at(text, anchor.start)}{row['crd_version']} = {hclsrc.quote(new)}\n"
+        self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(line, self.repo.files[ci.path].newline), self.rule))
+        self.finding("MIG-HELM-003", "info", ci.path, hclsrc.line_of(text, anchor.start),
+                     f"chart version {ci.evaluated_version} (the default of {row['name']} at this module version) -> "
+                     f"{new}: {row['version']} = \"{new}\" added to {ci.address}")
+
     def repository(self, ci: ChartInstall) -> None:
         frozen = FACTS["chart"]["frozen_repositories"]
         if ci.kind == "helmfile":
@@ -660,6 +692,8 @@ class HelmRule:
                              f"--version {format_version(self.targets['karpenter'], 'v')}` before it (the runbook's CRD "
                              "step runs it)")
         elif ci.kind == "terraform" and (ci.attrs.get("module") or any(c.attrs.get("module") for c in crd)):
+            if ci.attrs.get("module") and _installs_crds(ci):
+                return                      # the module installs the CRD chart itself (its version moved with it)
             if not crd:                     # a Helm-release module installs the controller: say what to add
                 self.finding("MIG-HELM-032", "warning", ci.path, ci.line,
                              f"{ci.address} ({ci.attrs['module']['name']}) installs the karpenter chart and nothing "
@@ -914,6 +948,15 @@ class HelmRule:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+def _installs_crds(ci: ChartInstall) -> bool:
+    """Does a Helm-release module install the CRD chart itself (knowledge/helm_modules.yaml `crds_off` not set)?"""
+    row = ci.attrs.get("module") or {}
+    if not row.get("crd_version"):
+        return False
+    return not any(ci.block.attr(k) is not None and ci.block.attr(k).literal() is v
+                   for k, v in (row.get("crds_off") or {}).items())
+
+
 def _tags_row() -> dict:
     return next(r for r in FACTS["values"][HOP] if r.get("to_nodeclass_tags"))
 
