@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 

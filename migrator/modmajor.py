@@ -15,21 +15,13 @@ from dataclasses import dataclass, field
 from . import knowledge
 from .edits import TextEdit, comments_above, indent_at, line_start
 from .sources import hcl as hclsrc
+from .versions import constraint  # noqa: F401 - the module version constraints live with the versions
 
 FACTS = knowledge.load("karpenter_module")
 
 
 def major_row(frm: int) -> dict | None:
     return next((r for r in FACTS["majors"] if r["from"] == frm), None)
-
-
-def constraint(v: str) -> tuple[str, tuple[int, ...] | None]:
-    """('~> ', (19, 16, 0)) from '~> 19.16' / '19.16.0' / '>= 19.0' / '>= 19.0, < 20.0' (the lower bound)."""
-    first = v.split(",")[0]
-    m = re.fullmatch(r"\s*(~>|>=|=|<=|>|<)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", first)
-    if not m:
-        return "", None
-    return (m.group(1) or ""), tuple(int(x or 0) for x in m.group(2, 3, 4))
 
 
 def repin(current: str, new: str) -> str:

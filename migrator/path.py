@@ -6,19 +6,18 @@ version (`1.8`, `1.8.3`) or `latest`. One run plans one hop; the later hops are 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from . import knowledge
 from .inventory import ChartInstall, Manifest, Repo
-from .resolve import definition_sites
+from .inventory.sites import definition_sites
 
 HOPS = knowledge.load("hops")
 MINORS = knowledge.load("minors")
 ERAS = [e["api"] for e in HOPS["eras"]]
 
 
-from .versions import admits, parse_version, range_floor, shift_range, version_of, version_range  # noqa: F401,E402
+from .versions import admits, module_default, parse_version, range_floor, shift_range, version_of, version_range  # noqa: F401,E402
 
 
 class PathError(ValueError):
@@ -78,35 +77,6 @@ def blueprints_default(ci) -> str | None:
     from . import knowledge
     facts = knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]
     return module_default(ci.block, facts["default_chart"])
-
-
-def module_default(block, table: list[dict]) -> str | None:
-    """The chart version a module call installs by default: the row of its table (module version `from` -> `chart`)
-    for the version the call pins (an exact version, a constraint's newest match, a git `?ref=`; unpinned: the
-    newest)."""
-    facts = {"default_chart": table}
-    from .modmajor import constraint
-    v = block.attr("version")
-    raw = str(v.literal()) if v is not None and v.literal() else ""
-    if not raw:                         # a git source pins its tag: ...?ref=v1.2.2
-        src = block.attr("source")
-        m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
-        raw = m.group(1) if m else ""
-    if not raw:                         # unpinned: terraform init installs the newest release
-        return facts["default_chart"][-1]["chart"].lstrip("v")
-    op, ver = constraint(raw)
-    if ver is None:
-        return None
-    if op == "~>":                      # the newest release the constraint allows is what terraform init installs
-        parts = raw.split("~>", 1)[1].strip().count(".")
-        upper = (ver[0] + 1, 0, 0) if parts < 2 else (ver[0], ver[1] + 1, 0)
-    elif op in (">=", ">"):
-        upper = (10 ** 6,)
-    else:
-        upper = None
-    rows = [r for r in facts["default_chart"] if parse_version(r["from"]) < upper] if upper \
-        else [r for r in facts["default_chart"] if parse_version(r["from"]) <= ver]
-    return rows[-1]["chart"].lstrip("v") if rows else None
 
 
 def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str = "karpenter") -> str | None:

@@ -115,3 +115,40 @@ def shift_range(raw: str, target: str) -> str | None:
     if m and (int(m.group(6)), int(m.group(7))) == (int(m.group(2)), int(m.group(3)) + 1):
         return f">={m.group(1)}{t[0]}.{t[1]}.0{m.group(5)}<{m.group(1)}{t[0]}.{t[1] + 1}.0"
     return None
+
+
+def constraint(v: str) -> tuple[str, tuple[int, ...] | None]:
+    """('~> ', (19, 16, 0)) from '~> 19.16' / '19.16.0' / '>= 19.0' / '>= 19.0, < 20.0' (the lower bound)."""
+    first = v.split(",")[0]
+    m = re.fullmatch(r"\s*(~>|>=|=|<=|>|<)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", first)
+    if not m:
+        return "", None
+    return (m.group(1) or ""), tuple(int(x or 0) for x in m.group(2, 3, 4))
+
+
+def module_default(block, table: list[dict]) -> str | None:
+    """The chart version a module call installs by default: the row of its table (module version `from` -> `chart`)
+    for the version the call pins (an exact version, a constraint's newest match, a git `?ref=`; unpinned: the
+    newest)."""
+    facts = {"default_chart": table}
+    v = block.attr("version")
+    raw = str(v.literal()) if v is not None and v.literal() else ""
+    if not raw:                         # a git source pins its tag: ...?ref=v1.2.2
+        src = block.attr("source")
+        m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
+        raw = m.group(1) if m else ""
+    if not raw:                         # unpinned: terraform init installs the newest release
+        return facts["default_chart"][-1]["chart"].lstrip("v")
+    op, ver = constraint(raw)
+    if ver is None:
+        return None
+    if op == "~>":                      # the newest release the constraint allows is what terraform init installs
+        parts = raw.split("~>", 1)[1].strip().count(".")
+        upper = (ver[0] + 1, 0, 0) if parts < 2 else (ver[0], ver[1] + 1, 0)
+    elif op in (">=", ">"):
+        upper = (10 ** 6,)
+    else:
+        upper = None
+    rows = [r for r in facts["default_chart"] if parse_version(r["from"]) < upper] if upper \
+        else [r for r in facts["default_chart"] if parse_version(r["from"]) <= ver]
+    return rows[-1]["chart"].lstrip("v") if rows else None

@@ -13,7 +13,7 @@ from .. import knowledge
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
 from ..sources.templates import Masked, TemplateError, mask
-from .documents import _unparsed
+from .documents import _dedent, _unparsed
 from .repo import Repo
 
 
@@ -150,6 +150,33 @@ def _values_file(repo: Repo, p: str, line: int, target: str) -> list[ValuesSourc
     if not isinstance(obj, CommentedMap):
         return []
     return [ValuesSource("file", target, 1, masked=m, tree=keytree.yaml_tree(vtext, target, 0, len(vtext), obj))]
+
+
+def _values_item(repo: Repo, p: str, item: hclsrc.Expr, line: int) -> list[ValuesSource]:
+    """One item of a helm_release's `values` list as values sources: a YAML heredoc, `yamlencode({...})`, a values file
+    (`file()` / `templatefile()`), else values migrator cannot read."""
+    from ..sources import keytree
+    text = repo.text(p)
+    if item.kind == "heredoc":
+        h = item.heredoc
+        body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+        m = None
+        try:
+            m = mask(body)
+            obj = yamlsrc.load(m.text)
+        except (TemplateError, yamlsrc.YamlParseError) as e:
+            repo.findings.append(_unparsed(m, p, line, f"values heredoc: {e}", "fix the values; they are left untouched"))
+            return [ValuesSource("other", p, line)]
+        if not isinstance(obj, CommentedMap):
+            return []
+        tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
+        return [ValuesSource("heredoc", p, line, tree=tree, masked=m)]
+    if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
+        return [ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0]))]
+    if item.kind == "call" and item.name in ("file", "templatefile") and item.items:
+        target = repo.resolve_file_arg(p, item.items[0])
+        return _values_file(repo, p, line, target) if target is not None else [ValuesSource("other", p, line)]
+    return [ValuesSource("other", p, line)]
 
 
 def _item_span(text: str, start: int, end: int) -> tuple[int, int]:

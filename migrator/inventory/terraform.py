@@ -9,15 +9,12 @@ import re
 from types import SimpleNamespace
 from typing import Iterator
 
-from ruamel.yaml.comments import CommentedMap
 
 from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
-from ..sources.templates import TemplateError, mask
-from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_file, line_end_of,
+from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_item, line_end_of,
                      line_start_of, split_set_name)
-from .documents import _dedent, _unparsed
 from .repo import Repo
 
 
@@ -111,33 +108,6 @@ def _template_file(repo: Repo, p: str, item: hclsrc.Expr) -> tuple[str, hclsrc.E
                      for e in (vars_.entries if vars_ is not None and vars_.kind == "object" else [])}
             return tp, blk.attr("template"), scope
     return None
-
-
-def _values_item(repo: Repo, p: str, item: hclsrc.Expr, line: int) -> list[ValuesSource]:
-    """One item of a helm_release's `values` list as values sources: a YAML heredoc, `yamlencode({...})`, a values file
-    (`file()` / `templatefile()`), else values migrator cannot read."""
-    from ..sources import keytree
-    text = repo.text(p)
-    if item.kind == "heredoc":
-        h = item.heredoc
-        body = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
-        m = None
-        try:
-            m = mask(body)
-            obj = yamlsrc.load(m.text)
-        except (TemplateError, yamlsrc.YamlParseError) as e:
-            repo.findings.append(_unparsed(m, p, line, f"values heredoc: {e}", "fix the values; they are left untouched"))
-            return [ValuesSource("other", p, line)]
-        if not isinstance(obj, CommentedMap):
-            return []
-        tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
-        return [ValuesSource("heredoc", p, line, tree=tree, masked=m)]
-    if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-        return [ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0]))]
-    if item.kind == "call" and item.name in ("file", "templatefile") and item.items:
-        target = repo.resolve_file_arg(p, item.items[0])
-        return _values_file(repo, p, line, target) if target is not None else [ValuesSource("other", p, line)]
-    return [ValuesSource("other", p, line)]
 
 
 def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, str | None]]:
@@ -305,8 +275,8 @@ def _module_installs(repo: Repo) -> Iterator[ChartInstall]:
     """A call of a module that installs one Helm chart from its inputs (knowledge/helm_modules.yaml): the chart its
     `chart` input names (a literal, or what every place that sets the variable says: tfvars, callers, Atmos stacks)."""
     from .. import knowledge
-    from ..resolve import definition_sites
-    from ..path import module_default
+    from .sites import definition_sites
+    from ..versions import module_default
     for row in knowledge.load("helm_modules"):
         for p, b in repo.blocks("module", None, row["mention"]):
             src = b.attr("source").literal() if b.attr("source") is not None else None

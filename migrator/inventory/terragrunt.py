@@ -567,7 +567,7 @@ def scan(repo: Repo) -> Iterator:
     that every add-on unit calls with its own `chart_name`, `chart_version` and values)."""
     from ..model import Finding
     from .charts import ChartInstall, ValuesSource, _chart_name
-    from .terraform import _values_item
+    from .charts import _values_item
     for u in units(repo):
         md = u.module_dir
         if md is None:

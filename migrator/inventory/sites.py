@@ -1,0 +1,156 @@
+"""Where the literal behind a Terraform expression is written: the literal itself, the tfvars files and Atmos stacks
+that set a variable (else its default), a local, or what each caller passes (a `module` block by relative source, a
+Terragrunt unit's input), followed into the caller's own variables. Edits land there (`Site`)."""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from ..sources import hcl as hclsrc
+from .repo import Repo
+
+
+@dataclass
+class Site:
+    """A literal string in a file that defines a value (e.g. a chart version)."""
+    path: str
+    expr: hclsrc.Expr           # the string literal to replace
+    how: str                    # e.g. "var.helm_release_versions.karpenter in dev.tfvars"
+
+    @property
+    def value(self) -> str:
+        return str(self.expr.literal())
+
+
+def _entry(expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
+    if expr is None or expr.kind != "object":
+        return None
+    return next((e.value for e in expr.entries if e.key == key), None)
+
+
+def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
+    """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
+    return repo.callers(module_dir)
+
+
+_TERNARY = re.compile(r"^(?P<cond>[^?]+?)\?\s*(?P<a>[^?:]+?)\s*:\s*(?P<b>[^?:]+?)\s*$", re.S)
+
+
+def _with_default(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, hclsrc.Expr, str] | None:
+    """(the expression followed first, the literal default, how it was written) of a value with a literal default:
+    `try(x, "1.2")`, `coalesce(x, "1.2")`, or a conditional with one literal branch and one reference."""
+    if expr.kind == "call" and expr.name in ("try", "coalesce") and len(expr.items) == 2:
+        first, last = expr.items
+        if last.kind == "string" and last.value is not None and first.kind in ("ref", "other", "call"):
+            return first, last, f"{expr.name}()"
+        return None
+    if expr.kind != "other":
+        return None
+    m = _TERNARY.match(expr.source)
+    if not m:
+        return None
+    branches = []
+    for g in ("a", "b"):
+        raw = m.group(g)
+        lit = re.fullmatch(r'"([^"\\$%]*)"', raw.strip())
+        start = expr.start + m.start(g) + (len(raw) - len(raw.lstrip()))
+        if lit:
+            branches.append(("lit", hclsrc.Expr("string", start, start + len(raw.strip()), raw.strip(),
+                                                value=lit.group(1))))
+        elif re.fullmatch(r"(var|local)\.[\w-]+(\.[\w-]+|\[\"[^\"]+\"\])?", raw.strip()):
+            branches.append(("ref", hclsrc.Expr("ref", start, start + len(raw.strip()), raw.strip(),
+                                                name=raw.strip())))
+        else:
+            return None
+    kinds = [k for k, _ in branches]
+    if sorted(kinds) != ["lit", "ref"]:
+        return None
+    ref = next(e for k, e in branches if k == "ref")
+    lit = next(e for k, e in branches if k == "lit")
+    return ref, lit, "the conditional"
+
+
+def _module_blocks(repo: Repo, module: str, type_: str):
+    """Top-level blocks of a type in one module's own files (never the whole repository's)."""
+    for p in repo.tf_in_dir(module):
+        f = repo.hcl(p) if type_ in repo.text(p) else None
+        for b in f.blocks if f else []:
+            if b.type == type_:
+                yield p, b
+
+
+def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list[Site], str]:
+    """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
+    variable (else its default), a local, or, in a module called by relative source, what each caller passes
+    (followed into the caller's own variables). Returns ([], reason) when it cannot be known statically."""
+    if expr.kind == "string" and expr.value is not None:
+        return [Site(tf_path, expr, "literal")], ""
+    fallback = _with_default(expr)
+    if fallback is not None:            # try(x, "1.2"), coalesce(x, "1.2"), x != null ? x : "1.2"
+        followed, lit, how = fallback
+        sites, why = definition_sites(repo, tf_path, followed, _depth + 1) if _depth < 4 else ([], "")
+        if sites:
+            return sites, ""
+        return [Site(tf_path, lit, f"the literal default of {how} ({why or 'nothing else sets it'})")], ""
+    src = expr.source.strip()
+    m = re.fullmatch(r'(var|local)\.([A-Za-z0-9_-]+)(?:\.([A-Za-z0-9_-]+)|\["([^"]+)"\])?', src)
+    if not m:
+        return [], f"{src} is not a literal, a variable or a local"
+    kind, name, key = m.group(1), m.group(2), m.group(3) or m.group(4)
+    sites: list[Site] = []
+    module = posixpath.dirname(tf_path)          # a Terraform module is a directory: locals and variables live there
+    if kind == "local":
+        for p, b in _module_blocks(repo, module, "locals"):
+            e = b.attr(name)
+            e = _entry(e, key) if key else e
+            if e is not None and e.kind == "string" and e.value is not None:
+                sites.append(Site(p, e, f"local.{name}{'.' + key if key else ''} in {p}"))
+        return sites, "" if sites else f"{src} is not a literal string in any locals block"
+    # tfvars of this root module (its directory and below, e.g. envs/dev.tfvars), never a sibling root's; a
+    # module whose tfvars live elsewhere (a shared module) falls back to every tfvars that sets the variable
+    tfvars = [p for p in repo.tfvars_files() if name in repo.files[p].text]
+    own = [p for p in tfvars if not module or p.startswith(module + "/")]
+    for p in own or tfvars:
+        f = repo.hcl(p)
+        if f is None or name not in f.attributes:
+            continue
+        e = f.attributes[name].expr
+        e = _entry(e, key) if key else e
+        if e is not None and e.kind == "string" and e.value is not None:
+            sites.append(Site(p, e, f"var.{name}{'.' + key if key else ''} in {p}"))
+    if not sites and not key:           # Atmos: the stacks that set this component's variable
+        from .atmos import variable_sites
+        sites = [Site(p, e, how) for p, e, how in variable_sites(repo, module, name)]
+    if sites:
+        return sites, ""
+    # a shared module: each caller's argument, resolved in the caller's own root (its tfvars, locals, literals)
+    passed, why = [], []
+    for cp, cb in (callers(repo, module) if _depth < 4 and not key else []):
+        arg = cb.attr(name)
+        if arg is None:
+            continue
+        got, reason = definition_sites(repo, cp, arg, _depth + 1)
+        passed.extend(Site(x.path, x.expr, f"{x.how}, passed to {cb.address} in {cp}") for x in got)
+        if not got:
+            why.append(f"{cb.address} in {cp}: {reason}")
+    from .terragrunt import callers as unit_callers
+    for u in (unit_callers(repo, module) if not key else []):     # a Terragrunt unit's input (where it is written)
+        v = u.inputs.get(name)
+        if v is None:
+            continue
+        if v.literal:
+            passed.append(Site(v.path, v.expr, f"input {name} of terragrunt unit {u.dir} ({v.path})"))
+        else:
+            why.append(f"terragrunt unit {u.dir}: its input {name} is not a literal")
+    if passed and not why:
+        return passed, ""
+    for p, b in _module_blocks(repo, module, "variable"):
+        if b.labels == [name]:
+            e = b.attr("default")
+            e = _entry(e, key) if key else e
+            if e is not None and e.kind == "string" and e.value is not None:
+                return [Site(p, e, f"default of variable {name} in {p}")], ""
+    if why:
+        return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"
+    return [], f"{src} is set outside the repository (no tfvars or default sets it)"
