@@ -492,9 +492,11 @@ def terragrunt(repo: Repo) -> Terragrunt:
 
 
 def units(repo: Repo) -> Iterator[Unit]:
-    if not any(posixpath.basename(p) == UNIT_FILE for p in repo.files):
-        return iter(())
-    return iter(terragrunt(repo).units)
+    """The repository's Terragrunt units that name what migrator reads (none without a terragrunt.hcl: asked once)."""
+    has = getattr(repo, "_has_units", None)
+    if has is None:
+        has = repo._has_units = any(p == UNIT_FILE or p.endswith("/" + UNIT_FILE) for p in repo.files)
+    return iter(terragrunt(repo).units) if has else iter(())
 
 
 # -- the charts a unit installs through a module of the repository -------------------------------------------------
