@@ -144,8 +144,13 @@ class Fleet:
             users = _module_users(repo, d) if d != "." else set()
             if users:
                 self.shared[d] = users
+        # a unit of the karpenter module (the controller's IAM, the queue) is its cluster's too (an add-on unit that
+        # installs the chart is an install already)
+        from .inventory.terragrunt import karpenter_module_units
+        known = {u.dir for u in karpenter_module_units(repo)}
+        objects |= known
         # a Terragrunt unit stands for its cluster: the folder where it and the units it depends on meet
-        grunt = _unit_clusters(repo, installs | {u for us in self.shared.values() for u in us})
+        grunt = _unit_clusters(repo, installs | known | {u for us in self.shared.values() for u in us})
         if grunt:
             installs = {grunt.get(d, d) for d in installs}
             objects = {grunt.get(d, d) for d in objects}

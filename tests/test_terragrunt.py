@@ -190,3 +190,47 @@ def test_a_unit_of_the_add_ons_module_is_read_by_its_inputs(tmp_path):
     assert not any(f.code == "MIG-SRC-014" for f in plan.findings)
     cmds = [c for r in plan.roots for s in r.steps for c in s.commands]
     assert "(cd live/prod/addons && terragrunt apply -target=module.karpenter)" in cmds
+
+
+def test_a_unit_of_the_karpenter_module_holds_the_chart_its_policy_covers(tmp_path):
+    root = _tree(tmp_path, {
+        "live/prod/eks/terragrunt.hcl": 'terraform {\n  source = "tfr:///terraform-aws-modules/eks/aws?version=20.31.0"\n}\n',
+        "live/prod/karpenter/terragrunt.hcl": '''
+            terraform {
+              source = "tfr:///terraform-aws-modules/eks/aws//modules/karpenter?version=20.31.0"
+            }
+            dependency "eks" {
+              config_path = "../eks"
+            }
+            inputs = {
+              cluster_name          = dependency.eks.outputs.cluster_name
+              enable_v1_permissions = true
+            }
+            ''',
+        "live/prod/apps/karpenter.yaml": '''
+            apiVersion: argoproj.io/v1alpha1
+            kind: Application
+            metadata:
+              name: karpenter
+              namespace: argocd
+            spec:
+              project: default
+              source:
+                repoURL: public.ecr.aws/karpenter
+                chart: karpenter
+                targetRevision: 1.1.1
+                helm:
+                  valuesObject:
+                    settings:
+                      clusterName: prod
+              destination:
+                server: https://kubernetes.default.svc
+                namespace: kube-system
+            ''',
+    })
+    plan = make_plan(root, to="latest")
+    assert [(r.path, r.chart) for r in plan.roots] == [("live/prod", "1.1.1")]     # the IAM unit is the cluster's
+    assert any(f.code == "MIG-V1X-MOD-009" and f.path == "live/prod/karpenter/terragrunt.hcl" for f in plan.findings)
+    app = next(c for c in plan.changes if c.path == "live/prod/apps/karpenter.yaml")
+    assert "targetRevision: 1.2.8" in app.new                # held where the module's policy stops
+    assert not any(f.code == "MIG-SRC-014" for f in plan.findings)

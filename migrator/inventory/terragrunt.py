@@ -634,7 +634,15 @@ def _read_remotely(source: str) -> bool:
     """Is a remote module one migrator knows by its inputs (the add-on families of knowledge/karpenter_module.yaml)?"""
     from .. import knowledge
     facts = knowledge.load("karpenter_module")
-    return any(re.search(facts[f]["source"], source) for f in ("blueprints_addons", "blueprints_v4"))
+    return any(re.search(facts[f]["source"], source) for f in ("blueprints_addons", "blueprints_v4")) or \
+        bool(re.search(facts["source"], source.split("?")[0]))
+
+
+def karpenter_module_units(repo: Repo) -> list[Unit]:
+    """Units whose remote source is the terraform-aws-modules karpenter module."""
+    from .. import knowledge
+    pattern = knowledge.load("karpenter_module")["source"]
+    return [u for u in units(repo) if u.remote and re.search(pattern, u.remote.split("?")[0])]
 
 
 def _remote(repo: Repo, u: Unit) -> None:

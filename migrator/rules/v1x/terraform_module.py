@@ -34,6 +34,40 @@ class ModuleResult(v1mod.ModuleResult):
     to_v21: list = field(default_factory=list)        # (address, identity) of calls moved to v21
 
 
+def unit_modules(ctx):
+    """(unit, module block, version) of every Terragrunt unit of this root whose source is the karpenter module
+    (`tfr:///terraform-aws-modules/eks/aws//modules/karpenter?version=...`): its inputs as the call's arguments."""
+    from ...inventory.terragrunt import karpenter_module_units, module_block
+    for u in karpenter_module_units(ctx.repo):
+        if ctx.owns(u.path):
+            b = module_block(ctx.repo, u, "karpenter")
+            v = b.attr("version") if b is not None else None
+            if b is not None:
+                yield u, b, (tuple(int(x) for x in v.literal().split(".")) if v is not None else None)
+
+
+def _units(ctx, res: ModuleResult, want: str) -> None:
+    """A unit of the karpenter module whose policy does not cover the target: said, with the release that does (the
+    unit's source is not edited: the version is inside its `?version=` and a major move renames inputs)."""
+    for u, b, version in unit_modules(ctx):
+        covered = v1mod.covers(version, b)
+        line = 1 + ctx.repo.text(u.path)[: ctx.repo.text(u.path).find("source")].count("\n")
+        if version is None or covered is None or parse_version(covered) >= parse_version(want):
+            continue
+        newest = v1mod.V1["newest"]
+        cap = newest_patch(covered) if parse_version(covered) >= (1, 0) else None
+        res.cap = cap if res.cap is None or (cap and parse_version(cap) < parse_version(res.cap)) else res.cap
+        res.cap_reason = (f"terragrunt unit {u.dir} calls the karpenter module {'.'.join(map(str, version))}, whose "
+                          f"policy covers Karpenter {covered} at most")
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-009", "warning", u.path, line,
+            f"terragrunt unit {u.dir} calls the terraform-aws-modules karpenter module "
+            f"{'.'.join(map(str, version))}: its controller policy covers Karpenter {covered} at most, and {want} needs "
+            f"more; the chart is held at {cap or covered}",
+            f"move the unit's source to ?version={newest} (v21 renamed and removed inputs: see docs/hops/minors.md), "
+            "then run migrator again"))
+
+
 def run(ctx, phase: str) -> ModuleResult:
     res = ModuleResult()
     base = v1mod.run(ctx, phase)
@@ -41,6 +75,7 @@ def run(ctx, phase: str) -> ModuleResult:
         getattr(res, k).extend(getattr(base, k))
     target = ctx.target.chart
     want = minor_of(target)
+    _units(ctx, res, want)
     for p, b, ver in v1mod.modules(ctx):
         text = ctx.repo.text(p)
         line = hclsrc.line_of(text, b.start)
