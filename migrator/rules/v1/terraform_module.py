@@ -76,7 +76,36 @@ def run(ctx, phase: str) -> ModuleResult:
         if c is not None and (res.covers is None or parse_version(c) < parse_version(res.covers)):
             res.covers = c
     blueprints(ctx, res)
+    units(ctx, res, phase)
     return res
+
+
+def units(ctx, res: ModuleResult, phase: str) -> None:
+    """Terragrunt units of the registry karpenter module: their version and enable_v1_permissions checked (the unit's
+    source is not edited; what to change is said)."""
+    from ...inventory.terragrunt import karpenter_module_units, module_block
+    for u in karpenter_module_units(ctx.repo):
+        b = module_block(ctx.repo, u, "karpenter") if ctx.owns(u.path) else None
+        if b is None:
+            continue
+        v = b.attr("version")
+        version = parse_version(v.literal()) if v is not None else None
+        c = covers(version, b)
+        if c is not None and (res.covers is None or parse_version(c) < parse_version(res.covers)):
+            res.covers = c
+        if phase != V1["phase"] or version is None or version[0] >= 21:
+            continue
+        on = u.inputs.get(V1["input"])
+        if version >= parse_version(V1["min"]) and on is not None and on.value is True:
+            continue
+        text = ctx.repo.text(u.path)
+        res.findings.append(Finding(
+            "MIG-V1-MOD-008", "warning", u.path, 1 + text[: text.find("source")].count("\n"),
+            f"terragrunt unit {u.dir} calls the karpenter module {v.literal()}"
+            + ("" if version >= parse_version(V1["min"]) else f" (older than {V1['min']})")
+            + f" without {V1['input']} = true: its policy has no v1 permissions, and the 1.0 controller fails with "
+            "UnauthorizedOperation", f"set the unit's source to ?version={V1['pin']} and {V1['input']} = true in its "
+            "inputs, and apply it before the controller moves"))
 
 
 BPA = knowledge.load("karpenter_module")["blueprints_addons"]
