@@ -234,3 +234,45 @@ def test_a_unit_of_the_karpenter_module_holds_the_chart_its_policy_covers(tmp_pa
     app = next(c for c in plan.changes if c.path == "live/prod/apps/karpenter.yaml")
     assert "targetRevision: 1.2.8" in app.new                # held where the module's policy stops
     assert not any(f.code == "MIG-SRC-014" for f in plan.findings)
+
+
+def test_a_unit_of_the_karpenter_module_without_v1_permissions_is_said_in_the_v1_hop(tmp_path):
+    root = _tree(tmp_path, {
+        "live/prod/eks/terragrunt.hcl": 'terraform {\n  source = "tfr:///terraform-aws-modules/eks/aws?version=20.31.0"\n}\n',
+        "live/prod/karpenter/terragrunt.hcl": '''
+            terraform {
+              source = "tfr:///terraform-aws-modules/eks/aws//modules/karpenter?version=20.31.0"
+            }
+            dependency "eks" {
+              config_path = "../eks"
+            }
+            inputs = {
+              cluster_name = dependency.eks.outputs.cluster_name
+            }
+            ''',
+        "live/prod/karpenter-chart/terragrunt.hcl": '''
+            terraform {
+              source = "../../../modules//chart"
+            }
+            dependency "eks" {
+              config_path = "../eks"
+            }
+            inputs = {
+              karpenter_version = "0.37.5"
+            }
+            ''',
+        "modules/chart/main.tf": '''
+            resource "helm_release" "karpenter" {
+              name       = "karpenter"
+              repository = "oci://public.ecr.aws/karpenter"
+              chart      = "karpenter"
+              version    = var.karpenter_version
+            }
+            variable "karpenter_version" {}
+            ''',
+    })
+    plan = make_plan(root, to="latest")
+    assert [(r.path, r.chart, r.phase) for r in plan.roots] == [("live/prod", "0.37.5", "patch-upgrade")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1-MOD-008"]
+    assert f.path == "live/prod/karpenter/terragrunt.hcl" and f.severity == "warning"
+    assert any(c.path == "live/prod/karpenter-chart/terragrunt.hcl" and '"0.37.8"' in c.new for c in plan.changes)
