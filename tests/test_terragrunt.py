@@ -276,3 +276,32 @@ def test_a_unit_of_the_karpenter_module_without_v1_permissions_is_said_in_the_v1
     (f,) = [f for f in plan.findings if f.code == "MIG-V1-MOD-008"]
     assert f.path == "live/prod/karpenter/terragrunt.hcl" and f.severity == "warning"
     assert any(c.path == "live/prod/karpenter-chart/terragrunt.hcl" and '"0.37.8"' in c.new for c in plan.changes)
+
+
+def test_a_module_default_shared_by_units_is_never_edited(tmp_path):
+    root = _tree(tmp_path, {
+        "modules/helm/main.tf": '''
+            resource "helm_release" "this" {
+              name       = var.chart_name
+              repository = "oci://public.ecr.aws/karpenter"
+              chart      = var.chart_name
+              version    = var.chart_version
+            }
+            variable "chart_name" {}
+            variable "chart_version" {
+              default = "0.37.0"
+            }
+            ''',
+        "live/karpenter/terragrunt.hcl": '''
+            terraform {
+              source = "../../modules//helm"
+            }
+            inputs = {
+              chart_name = "karpenter"
+            }
+            ''',
+    })
+    plan = make_plan(root, to="latest")
+    assert [(r.path, r.chart) for r in plan.roots] == [("live/karpenter", "0.37.0")]
+    assert not any(c.path.startswith("modules/") for c in plan.changes)
+    assert any(f.code == "MIG-HELM-034" and f.severity == "warning" for f in plan.findings)

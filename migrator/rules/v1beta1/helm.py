@@ -391,6 +391,15 @@ class HelmRule:
                              "a literal migrator can follow (a dependency output, a function, or not set)",
                              f"set the unit's chart version input to {format_version(target, 'v')}")
                 return
+            if ci.unit.module_dir and ci.version_path.startswith(ci.unit.module_dir + "/"):
+                # the module's own default: other units may install their charts with it, so it is not edited here
+                from ...inventory.terragrunt import _input_of
+                name = _input_of(ci.block, "version")
+                self.finding("MIG-HELM-034", "warning", ci.path, ci.line,
+                             f"{ci.address}: the chart version {ci.evaluated_version} is the default of the module's "
+                             f"variable {name} ({ci.version_path}), which other units may use for their own charts",
+                             f'set {name} = "{format_version(target, ci.evaluated_version or "")}" in the unit\'s inputs')
+                return
             self.bump(ci.version_path, ci.version.start, ci.version.end, str(ci.version.literal()), target,
                       f"the input of {ci.address} in {ci.version_path}")
             return
