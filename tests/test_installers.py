@@ -179,3 +179,22 @@ def test_a_community_karpenter_module_installs_its_default_chart(tmp_path):
     codes = {f.code for f in plan.findings}
     assert "MIG-HELM-033" in codes and "MIG-SRC-011" in codes
     assert "MIG-V1X-HELM-001" not in codes       # the module passes settings.clusterName itself
+
+
+def test_a_generic_add_ons_list_that_never_names_karpenter_is_not_evaluated(tmp_path, monkeypatch):
+    from migrator import evaluate
+
+    def boom(*_a, **_k):
+        raise AssertionError("the evaluator was asked")
+    monkeypatch.setattr(evaluate, "instances", boom)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helm.tf").write_text(
+        'resource "helm_release" "this" {\n  for_each = var.helm_releases\n  name     = each.key\n'
+        '  chart    = each.value.chart\n  version  = each.value.chart_version\n}\n\n'
+        'variable "helm_releases" {\n  type    = any\n  default = {}\n}\n')
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "main.tf").write_text(
+        'module "addons" {\n  source = "../lib"\n\n  helm_releases = {\n    adapter = {\n'
+        '      chart         = "prometheus-adapter"\n      chart_version = "4.2.0"\n    }\n  }\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    assert [r.era for r in plan.roots] == ["none"]

@@ -130,6 +130,8 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
             _switched_off(repo, p, line, b.address, "count = 0 or an empty for_each in every root that uses it")
             return []
         return [(name, None)]
+    if _never_karpenter(repo, p, b):
+        return []                           # every value the add-ons list can take is written, none names Karpenter
     out: dict[str, str | None] = {}
     for i in evaluate.instances(repo, p, b, line) or []:
         name = _chart_name(i.get("chart")) if isinstance(i.get("chart"), str) else None
@@ -137,6 +139,36 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
             v = i.get("version")
             out[name] = str(v) if isinstance(v, (str, int, float)) else None
     return sorted(out.items())
+
+
+def _never_karpenter(repo: Repo, p: str, b: hclsrc.Block) -> bool:
+    """A generic add-ons release (`for_each = var.x`, the chart from each item) none of whose possible lists names a
+    Karpenter chart: the variable's default, every tfvars that sets it and every caller's argument are literal text
+    without "karpenter" (any reference among them: not known, the evaluator decides)."""
+    fe = b.attr("for_each")
+    m = re.fullmatch(r"\s*var\.([A-Za-z_][\w-]*)\s*", fe.source) if fe is not None else None
+    if m is None:
+        return False
+    name, d = m.group(1), posixpath.dirname(p)
+    texts = []
+    for tp in repo.tf_in_dir(d):
+        f = repo.hcl(tp) if name in repo.text(tp) else None
+        for blk in f.blocks if f else []:
+            if blk.type == "variable" and blk.labels == [name] and blk.attr("default") is not None:
+                texts.append(blk.attr("default"))
+    for tv in repo.tfvars_files():
+        f = repo.hcl(tv) if name in repo.text(tv) else None
+        if f is not None and name in f.attributes:
+            texts.append(f.attributes[name].expr)
+    for _cp, cb in repo.callers(d):
+        if cb.attr(name) is not None:
+            texts.append(cb.attr(name))
+    from .terragrunt import callers as unit_callers
+    if any(name in u.inputs for u in unit_callers(repo, d)):
+        return False
+    literal = all(e.kind in ("object", "tuple") and not re.search(r"\b(var|local|module|data)\.", e.source)
+                  for e in texts)
+    return literal and not any("karpenter" in e.source.lower() for e in texts)
 
 
 _EACH = re.compile(r"^\s*each\.value\.([A-Za-z_][\w-]*)\s*$")
