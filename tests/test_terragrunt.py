@@ -305,3 +305,47 @@ def test_a_module_default_shared_by_units_is_never_edited(tmp_path):
     assert [(r.path, r.chart) for r in plan.roots] == [("live/karpenter", "0.37.0")]
     assert not any(c.path.startswith("modules/") for c in plan.changes)
     assert any(f.code == "MIG-HELM-034" and f.severity == "warning" for f in plan.findings)
+
+
+def test_a_v21_karpenter_module_unit_moves_in_its_source_and_is_applied_whole(tmp_path):
+    root = _tree(tmp_path, {
+        "live/prod/eks/terragrunt.hcl": 'terraform {\n  source = "tfr:///terraform-aws-modules/eks/aws?version=21.3.0"\n}\n',
+        "live/prod/karpenter/terragrunt.hcl": '''
+            terraform {
+              source = "tfr:///terraform-aws-modules/eks/aws//modules/karpenter?version=21.3.0"
+            }
+            dependency "eks" {
+              config_path = "../eks"
+            }
+            inputs = {
+              cluster_name = dependency.eks.outputs.cluster_name
+            }
+            ''',
+        "live/prod/chart/terragrunt.hcl": '''
+            terraform {
+              source = "../../../modules//chart"
+            }
+            dependency "eks" {
+              config_path = "../eks"
+            }
+            inputs = {
+              karpenter_version = "1.3.3"
+            }
+            ''',
+        "modules/chart/main.tf": '''
+            resource "helm_release" "karpenter" {
+              name       = "karpenter"
+              repository = "oci://public.ecr.aws/karpenter"
+              chart      = "karpenter"
+              version    = var.karpenter_version
+              values     = [yamlencode({ settings = { clusterName = "prod" } })]
+            }
+            variable "karpenter_version" {}
+            ''',
+    })
+    plan = make_plan(root, to="latest")
+    new = {c.path: c.new for c in plan.changes}
+    assert "modules/karpenter?version=21.19.0" in new["live/prod/karpenter/terragrunt.hcl"]
+    assert '"1.14.1"' in new["live/prod/chart/terragrunt.hcl"]           # not held: the module moves with it
+    cmds = [c for r in plan.roots for s in r.steps for c in s.commands]
+    assert "(cd live/prod/karpenter && terragrunt apply)" in cmds

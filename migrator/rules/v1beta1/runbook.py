@@ -46,7 +46,8 @@ def _by_dir(targets: list[tuple[str, str]], repo=None, owns=None) -> dict[str, s
         out.setdefault(d or ".", [])
         if addr not in out[d or "."]:
             out[d or "."].append(addr)
-    return {d: " ".join(f"-target={shlex.quote(a)}" for a in addrs) for d, addrs in sorted(out.items())}
+    # an empty address stands for the whole root module (a Terragrunt unit of a registry module: no -target)
+    return {d: " ".join(f"-target={shlex.quote(a)}" for a in addrs if a) for d, addrs in sorted(out.items())}
 
 
 def plain_terraform(command: str, groups: dict[str, dict[str, str]], values: dict, repo=None) -> list[str]:
@@ -75,7 +76,7 @@ def _terraform(command: str, key: str, groups: dict[str, str], values: dict, rep
     for d, args in groups.items():
         cmd = command.format(**{**values, key: args})
         if repo is not None and _is_unit(repo, d):
-            cmd = _TF_COMMAND.sub("terragrunt ", cmd)
+            cmd = re.sub(r" {2,}", " ", _TF_COMMAND.sub("terragrunt ", cmd)).rstrip()     # no -target: one space
             cmd = f"(cd {shlex.quote(d)} && {cmd})" if d != "." else cmd
         elif not (len(groups) == 1 and d == "."):
             cmd = cmd.replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1)

@@ -55,6 +55,19 @@ def _units(ctx, res: ModuleResult, want: str) -> None:
         if version is None or covered is None or parse_version(covered) >= parse_version(want):
             continue
         newest = v1mod.V1["newest"]
+        src = u.source
+        at = src.expr.source.find("version=") if src is not None and src.literal else -1
+        if version[0] >= 21 and at >= 0:    # same major: only the version inside the source moves
+            start = src.expr.start + at + len("version=")
+            old = re.match(r"v?[\d.]+", src.expr.source[at + len("version="):]).group(0)
+            res.edits.append(TextEdit(src.path, start, start + len(old), newest, RULE))
+            res.modules.append(f"terragrunt unit {u.dir}")
+            res.tf_targets.append((u.dir, ""))         # the unit is the module: applied whole
+            res.findings.append(Finding(
+                "MIG-V1X-MOD-001", "info", src.path, hclsrc.line_of(ctx.repo.text(src.path), src.expr.start),
+                f"terragrunt unit {u.dir}: karpenter module {old} -> {newest} in its source: its controller policy "
+                f"covers Karpenter {covered} only; {newest} covers {want}"))
+            continue
         cap = newest_patch(covered) if parse_version(covered) >= (1, 0) else None
         res.cap = cap if res.cap is None or (cap and parse_version(cap) < parse_version(res.cap)) else res.cap
         res.cap_reason = (f"terragrunt unit {u.dir} calls the karpenter module {'.'.join(map(str, version))}, whose "
