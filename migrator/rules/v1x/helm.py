@@ -77,22 +77,58 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
     return Values(target, why, removals("values") + adds, removals("crd_values"), held, rows, unseen)
 
 
+def claimed(ctx, installed: str | None) -> tuple[list[dict], list[tuple[dict, str, str]]]:
+    """What the chart version the files pin already requires (a bumped version string: `1.4.0` -> `1.6.0` by a bot):
+    (value rows that add a required key the repository states elsewhere, (minor row, key, reason) it states nowhere).
+    Only where every values source is readable: a key that may be in values migrator cannot read is never a gap."""
+    current = ctx.chart_version
+    if installed is None or not current or parse_version(current) is None:
+        return [], []
+    keys = {v.key for v in ctx.helm_values}
+    if any(vs.kind in UNREADABLE for c in ctx.charts if c.chart == "karpenter" for vs in c.values):
+        return [], []
+    adds, gaps = [], []
+    for r in crossed(None, current):
+        for key, reason in r.get("require", {}).items():
+            if key in keys:
+                continue
+            value, source = _stated(ctx, key)
+            if value is not None:
+                adds.append({"key": key, "add": value, "why": f"{reason}; taken from {source}"})
+            else:
+                gaps.append((r, key, reason))
+    return adds, gaps
+
+
 def run(ctx, phase: str, done: dict) -> HelmResult:
     ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
     from ...modmajor import FACTS as MODULE
     stuck = ci is not None and bool(ci.family) and bool(MODULE[ci.family].get("last_chart"))   # MIG-HELM-027
     vp = values_plan(ctx, done, ci.address if ci and not stuck else None)
     extra = getattr(done.get("v1x/terraform_module"), "value_rows", [])    # what the module move needs
+    fixes, gaps = claimed(ctx, ci.address if ci and not stuck else None)
+    said = [Finding("MIG-V1X-HELM-005", "error", ci.path, ci.line,
+                    f"the files pin chart {ctx.chart_version}, and chart {r['minor']} on: {reason}; {ci.address} does "
+                    f"not set {key}, so this version cannot be installed as written",
+                    f"set {key} in the chart values (the cluster's name), or pin the chart below {r['minor']}")
+            for r, key, reason in gaps] if ci else []
+    said += [Finding("MIG-V1X-HELM-006", "info", ci.path, ci.line,
+                     f"the files pin chart {ctx.chart_version}, which requires {row['key']}: added ({row['why']})")
+             for row in fixes] if ci else []
     if vp is None:
-        if not extra:
-            return HelmResult()
-        return HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets={}, rows=extra,
-                        bump=False, add_crd_release=False, owns=ctx.owns).run()
-    target, values, crd = vp.target, vp.rows + extra, vp.crd_rows
+        if not extra and not fixes:
+            res = HelmResult()
+            res.findings += said
+            return res
+        res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets={}, rows=extra + fixes,
+                       bump=False, add_crd_release=False, owns=ctx.owns).run()
+        res.findings += said
+        return res
+    target, values, crd = vp.target, vp.rows + extra + fixes, vp.crd_rows
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=True, owns=ctx.owns).run()
-    res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None)
+    res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None) + said
     return res
 
 
