@@ -27,6 +27,9 @@ class Format(str, Enum):
 
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
+SinceOpt = typer.Option(None, "--since", help="A git ref (the base branch of a pull request): each cluster root "
+                        "stands where its files say at that ref, and moves to the version its files say now (--to "
+                        "overrides): the companion edits of every minor crossed are planned, the bumped versions kept.")
 ToOpt = typer.Option(None, "--to", help="Where to go: v1beta1, v1, a Karpenter version (1.8, 1.8.3) or latest; "
                                          "default: each root's next hop after its era. One hop per root per run.")
 PhaseOpt = typer.Option(None, "--phase", help="Plan this phase in the roots whose hop has it (v1alpha5->v1beta1: "
@@ -114,7 +117,7 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
                    exclude=s.get("exclude", []), identity=s.get("identity"), cluster_name=s.get("cluster_name"),
                    region=s.get("region"), account_id=s.get("account_id"), roots=s.get("roots", {}),
                    node_group_keep=s.get("node_group_keep"), chart_version=s.get("chart_version"),
-                   widen_instance_types=bool(s.get("widen_instance_types")))
+                   widen_instance_types=bool(s.get("widen_instance_types")), since=s.get("since"))
     try:
         err = Console(stderr=True)
         if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
@@ -180,13 +183,14 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
          cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
          account_id: Optional[str] = AccountOpt,
          node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
+         since: Optional[str] = SinceOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
               dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
-                   widen_instance_types=widen_instance_types or None))
+                   widen_instance_types=widen_instance_types or None, since=since))
     if out is not None:
         from . import saved
         from .apply import write_file
@@ -210,7 +214,8 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           quiet: bool = QuietOpt, root: Optional[list[str]] = RootOpt,
           identity: Optional[str] = IdentityOpt, cluster_name: Optional[str] = ClusterNameOpt,
           region: Optional[str] = RegionOpt, account_id: Optional[str] = AccountOpt,
-         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt) -> None:
+         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
+         since: Optional[str] = SinceOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -221,7 +226,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
         return
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
               dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
-                   widen_instance_types=widen_instance_types or None))
+                   widen_instance_types=widen_instance_types or None, since=since))
     console = Console()
     text_render.render(p, console, quiet=quiet)
     if not write:
@@ -268,12 +273,13 @@ def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str
             root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt,
             cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
             account_id: Optional[str] = AccountOpt,
-         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt) -> None:
+         node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
+         since: Optional[str] = SinceOpt) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
     from .render import markdown as markdown_render
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, roots=root, identity=identity,
               facts=dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
-                   widen_instance_types=widen_instance_types or None))
+                   widen_instance_types=widen_instance_types or None, since=since))
     doc = markdown_render.render(p)
     if output is None:
         sys.stdout.write(doc)

@@ -20,3 +20,5 @@ class Options:
     node_group_keep: str | None = None      # Cluster Autoscaler hop: the node group that stays for the controller
     widen_instance_types: bool = False      # Cluster Autoscaler hop: instance family/size requirements, not exact types
     chart_version: str | None = None        # the chart a root runs when the repository does not say (set elsewhere)
+    since: str | None = None                # a git ref: each root's standing is read there, its target in the files
+    since_charts: dict = field(default_factory=dict)    # --since: root -> the chart version it pinned at the ref

@@ -188,6 +188,8 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
             ctx.chart_version = route.chart_version(repo, mine, owns, chart="karpenter-crd")
         if ctx.chart_version is None and opts.chart_version:     # stated by the user: set outside the repository
             ctx.chart_version = str(opts.chart_version).lstrip("v")
+        if options.since_charts:            # --since: it stands where its files said at the ref
+            _since(ctx, r, options.since_charts)
         out.append((r, ctx))
     return out
 
@@ -213,6 +215,13 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
     except route.PathError as e:
         raise UsageError(str(e)) from None
     options = options or Options()
+    if options.since and not options.since_charts:
+        from .since import SinceError, charts_at
+        try:
+            since_charts = charts_at(root, options.since)
+        except SinceError as e:
+            raise UsageError(str(e)) from None
+        options = dataclasses.replace(options, since_charts={**since_charts, "__target_from_files__": to is None})
     repo = Repo(root, exclude=options.exclude)
     plan = _make_plan(repo, target, phase, options, only=only)
     if plan.changes and any(r.phase for r in plan.roots):
@@ -267,10 +276,33 @@ def _finding_order(f: Finding):
     return ({"error": 0, "warning": 1, "info": 2}[f.severity], f.path, f.line, f.code)
 
 
+def _since(ctx: registry.Context, r: str, charts: dict) -> None:
+    """--since: a root whose files bumped the chart inside 1.x stands at the ref's version and goes to the bumped one
+    (its companion edits are planned, the bumped version kept); a bump across the v1 migration is said."""
+    old, new = charts.get(r), ctx.chart_version
+    ctx.since = None
+    if r not in charts or not old or not new or route.parse_version(old) is None or route.parse_version(new) is None:
+        return                              # a new cluster, or a version not stated: planned from its files
+    if route.parse_version(old) >= route.parse_version(new):
+        return
+    if route.parse_version(old) < (1, 0) <= route.parse_version(new):
+        ctx.since = (old, new, "crosses")
+        return
+    ctx.chart_version = old
+    ctx.since = (old, new, "bump" if charts.get("__target_from_files__") else "to")
+
+
 def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: dict | None,
                multi: bool) -> RootPlan:
     """Where one root stands (migrator/standing.py) and the hop and phase planned for it now, with its rules' edits
     and findings."""
+    since = getattr(ctx, "since", None)
+    if since and since[2] == "bump":        # --since: the version the files ask for is the target
+        try:
+            target = route.parse_target(since[1])
+        except route.PathError:
+            target = route.Target("v1", since[1])
+        ctx.target = target
     auto = [m for m in ctx.manifests if standing.auto_mode(m)]
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]
     installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
@@ -292,6 +324,16 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
+    if since and since[2] == "crosses":
+        note("MIG-SINCE-001", "error",
+             f"the files bump the chart from {since[0]} (at {ctx.options.since}) to {since[1]}, across the v1beta1 -> v1 "
+             "migration, which moves in phases (the patch release, the controller, the objects, the webhooks)",
+             f"set the chart back to {since[0]} and let migrator plan the hop (without --since); bump past 1.0 when "
+             "the objects are v1")
+    elif since:
+        note("MIG-SINCE-002", "info",
+             f"standing at {ctx.options.since}: chart {since[0]}; the files ask for {since[1]}: the companion edits of "
+             f"every minor in between are planned, the bumped version kept")
     for m in stale:
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", m.path, m.line,

@@ -1,0 +1,49 @@
+"""`--since REF`: where each cluster root stood at a git ref (the base branch of a pull request that bumped a version).
+
+The repository at the ref is extracted from git (never checked out over the working tree) and planned like any
+other; each root's chart version there is where it stands, its files now are where it goes.
+"""
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+
+class SinceError(ValueError):
+    """The ref cannot be read (not a git repository, a ref the clone does not have)."""
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+
+
+def charts_at(root: Path, ref: str) -> dict[str, str | None]:
+    """Cluster root -> the controller chart version its files pinned at `ref` (None: not stated); a root missing from
+    the result did not exist there (a new cluster)."""
+    from .options import Options
+    from .plan import make_plan
+    root = root.resolve()
+    base = root if root.is_dir() else root.parent
+    top = _git(base, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        raise SinceError(f"--since {ref}: {root} is not in a git repository")
+    top_dir = Path(top.stdout.decode().strip())
+    if _git(base, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        shallow = _git(base, "rev-parse", "--is-shallow-repository").stdout.decode().strip() == "true"
+        raise SinceError(f"--since {ref}: this clone does not have {ref}"
+                         + (" (a shallow clone: check it out with fetch-depth: 0, or `git fetch origin <base>`)"
+                            if shallow else " (fetch it first: `git fetch origin <base>`)"))
+    rel = base.relative_to(top_dir).as_posix()
+    archive = _git(top_dir, "archive", "--format=tar", ref, *([rel] if rel != "." else []))
+    with tempfile.TemporaryDirectory() as tmp:
+        if archive.returncode == 0:
+            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+                tar.extractall(tmp, filter="data")
+        old = Path(tmp) / rel if rel != "." else Path(tmp)
+        if not old.is_dir():
+            return {}               # the folder did not exist at the ref: every root is new
+        plan = make_plan(old, to="latest", options=Options())
+        return {r.path: r.chart for r in plan.every}

@@ -1,0 +1,132 @@
+"""`--since REF` (issue 28): each root stands where its files said at a git ref and moves to the version its files
+ask for now: a version-only bump gets its companion edits, the bumped version is kept, a second plan finds nothing.
+End to end on a temporary git repository."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator.cli import app
+from migrator.options import Options
+from migrator.plan import UsageError, make_plan
+
+RELEASES = '''resource "helm_release" "karpenter" {{
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = "{version}"
+  namespace  = "kube-system"
+
+  values = [
+    <<-EOT
+    controller:
+      env:
+        - name: CLUSTER_NAME
+          value: demo
+    EOT
+  ]
+}}
+
+resource "helm_release" "karpenter_crd" {{
+  name       = "karpenter-crd"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter-crd"
+  version    = "{version}"
+  namespace  = "kube-system"
+}}
+'''
+
+
+def _git(d, *args):
+    subprocess.run(["git", *args], cwd=d, check=True, capture_output=True)
+
+
+@pytest.fixture
+def bumped(tmp_path):
+    """A repository whose last commit bumped only the version strings, 1.4.0 -> 1.6.0 (a dependency bot's)."""
+    (tmp_path / "infra").mkdir()
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    (tmp_path / "infra" / "main.tf").write_text(RELEASES.format(version="1.4.0"))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "infra" / "main.tf").write_text(RELEASES.format(version="1.6.0"))
+    _git(tmp_path, "commit", "-qam", "bump karpenter to 1.6.0")
+    return tmp_path
+
+
+def test_a_version_only_bump_gets_its_companion_edits_and_keeps_the_version(bumped):
+    infra = bumped / "infra"
+    plain = make_plan(infra, to="latest")
+    assert not any("clusterName: demo" in (c.new or "") for c in plain.changes if "1.6.0" in (c.new or ""))
+    plan = make_plan(infra, options=Options(since="HEAD~1"))
+    (root,) = plan.roots
+    assert (root.chart, root.hop_to) == ("1.4.0", "1.6.0")          # stands at the ref, goes where the files ask
+    (change,) = plan.changes
+    assert "clusterName: demo" in change.new and change.new.count('"1.6.0"') == 2     # bumped versions kept
+    assert "depends_on = [helm_release.karpenter_crd]" in change.new                # CRDs first
+    assert any(f.code == "MIG-SINCE-002" for f in plan.findings)
+    runner = CliRunner()
+    res = runner.invoke(app, ["apply", str(infra), "--since", "HEAD~1", "--write"])
+    assert res.exit_code == 0, res.output
+    again = runner.invoke(app, ["plan", str(infra), "--since", "HEAD~1", "--detailed-exitcode"])
+    assert again.exit_code == 0, again.output
+
+
+def test_a_ref_the_clone_does_not_have_names_fetch_depth(bumped, tmp_path_factory):
+    shallow = tmp_path_factory.mktemp("shallow") / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{bumped}", str(shallow)], check=True,
+                   capture_output=True)
+    with pytest.raises(UsageError, match="fetch-depth"):
+        make_plan(shallow / "infra", options=Options(since="HEAD~1"))
+
+
+def test_a_new_cluster_and_a_bump_across_the_v1_migration(bumped):
+    (bumped / "new").mkdir()
+    (bumped / "new" / "main.tf").write_text(RELEASES.format(version="1.2.0"))
+    (bumped / "old").mkdir()
+    (bumped / "old" / "main.tf").write_text(RELEASES.format(version="0.37.5"))
+    _git(bumped, "add", "-A")
+    _git(bumped, "commit", "-qm", "two more clusters")
+    (bumped / "old" / "main.tf").write_text(RELEASES.format(version="1.0.8"))
+    (bumped / "brand").mkdir()
+    (bumped / "brand" / "main.tf").write_text(RELEASES.format(version="1.3.3"))
+    _git(bumped, "add", "-A")
+    _git(bumped, "commit", "-qm", "bump old across 1.0, and a brand new cluster")
+    plan = make_plan(bumped, options=Options(since="HEAD~1"))
+    rows = {r.path: r for r in plan.roots}
+    assert rows["new"].chart == "1.2.0"                            # unchanged since the ref: planned from its files
+    assert rows["brand"].chart == "1.3.3"                          # not at the ref: planned from nothing but its files
+    assert not any(f.code.startswith("MIG-SINCE") for f in rows["new"].findings + rows["brand"].findings)
+    assert any(f.code == "MIG-SINCE-001" and f.severity == "error" for f in rows["old"].findings)
+
+
+def test_the_action_comments_the_runbook_and_pushes_the_companion_edits(bumped, tmp_path_factory):
+    import os
+    import shutil
+    from pathlib import Path
+    if shutil.which("migrator") is None or shutil.which("bash") is None:
+        pytest.skip("the migrator command is not installed on PATH")
+    origin = tmp_path_factory.mktemp("origin") / "repo.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    _git(bumped, "remote", "add", "origin", str(origin))
+    _git(bumped, "push", "-q", "origin", "HEAD:refs/heads/bump")
+    fake = tmp_path_factory.mktemp("bin")
+    log = fake / "gh.log"
+    (fake / "gh").write_text(f'#!/bin/sh\necho "$@" >> {log}\nfor a in "$@"; do case "$a" in body=@*) '
+                             f'cat "${{a#body=@}}" >> {log};; esac; done\n')
+    (fake / "gh").chmod(0o755)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "ci" / "github-action.sh"
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "MIGRATOR_PATH": "infra", "MIGRATOR_SINCE": "HEAD~1",
+           "MIGRATOR_COMMENT": "true", "MIGRATOR_PUSH": "true", "PR_NUMBER": "7", "PR_HEAD_REF": "bump",
+           "GITHUB_REPOSITORY": "acme/infra", "GH_TOKEN": "x", "FAIL_ON": "changes",
+           "MIGRATOR_SARIF": str(fake / "out.sarif")}
+    run = subprocess.run(["bash", str(script)], cwd=bumped, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr          # the companion edits are pushed: nothing pending
+    pushed = subprocess.run(["git", "show", "bump:infra/main.tf"], cwd=origin, capture_output=True, text=True).stdout
+    assert "clusterName: demo" in pushed and pushed.count('"1.6.0"') == 2
+    said = log.read_text()
+    assert "repos/acme/infra/issues/7/comments" in said and "<!-- migrator-runbook -->" in said
