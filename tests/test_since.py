@@ -130,3 +130,79 @@ def test_the_action_comments_the_runbook_and_pushes_the_companion_edits(bumped, 
     assert "clusterName: demo" in pushed and pushed.count('"1.6.0"') == 2
     said = log.read_text()
     assert "repos/acme/infra/issues/7/comments" in said and "<!-- migrator-runbook -->" in said
+
+
+FLUX = '''apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: karpenter
+  namespace: kube-system
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: karpenter
+      version: "{version}"
+      sourceRef:
+        kind: HelmRepository
+        name: karpenter
+  values:
+    controller:
+      env:
+        - name: CLUSTER_NAME
+          value: demo
+'''
+ARGO = '''apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: karpenter
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: public.ecr.aws/karpenter
+    chart: karpenter
+    targetRevision: "{version}"
+    helm:
+      valuesObject:
+        controller:
+          env:
+            - name: CLUSTER_NAME
+              value: demo
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: kube-system
+'''
+KUSTOMIZE = '''apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+helmCharts:
+  - name: karpenter
+    repo: oci://public.ecr.aws/karpenter
+    version: "{version}"
+    releaseName: karpenter
+    namespace: kube-system
+    valuesInline:
+      controller:
+        env:
+          - name: CLUSTER_NAME
+            value: demo
+'''
+
+
+@pytest.mark.parametrize("name, text", [("release.yaml", FLUX), ("app.yaml", ARGO), ("kustomization.yaml", KUSTOMIZE)])
+def test_a_version_only_bump_in_gitops_files(tmp_path, name, text):
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    (tmp_path / name).write_text(text.format(version="1.4.0"))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / name).write_text(text.format(version="1.6.0"))
+    _git(tmp_path, "commit", "-qam", "bump")
+    plan = make_plan(tmp_path, options=Options(since="HEAD~1"))
+    mine = next(c for c in plan.changes if c.path == name)
+    assert "clusterName: demo" in mine.new and '"1.6.0"' in mine.new
+    runner = CliRunner()
+    assert runner.invoke(app, ["apply", str(tmp_path), "--since", "HEAD~1", "--write"]).exit_code == 0
+    again = runner.invoke(app, ["plan", str(tmp_path), "--since", "HEAD~1", "--detailed-exitcode"])
+    assert again.exit_code == 0, again.output
