@@ -281,15 +281,19 @@ def _since(ctx: registry.Context, r: str, charts: dict) -> None:
     (its companion edits are planned, the bumped version kept); a bump across the v1 migration is said."""
     old, new = charts.get(r), ctx.chart_version
     ctx.since = None
-    if r not in charts or not old or not new or route.parse_version(old) is None or route.parse_version(new) is None:
-        return                              # a new cluster, or a version not stated: planned from its files
-    if route.parse_version(old) >= route.parse_version(new):
+    mode = "bump" if charts.get("__target_from_files__") else "to"
+    if not new or route.parse_version(new) is None:
+        return                              # no version stated: planned from its files
+    if r not in charts or not old or route.parse_version(old) is None or \
+            route.parse_version(old) >= route.parse_version(new):
+        # not bumped (or new since the ref): it stays where its files say; only what that version needs is checked
+        ctx.since = (new, new, mode) if mode == "bump" and route.parse_version(new) >= (1, 0) else None
         return
     if route.parse_version(old) < (1, 0) <= route.parse_version(new):
         ctx.since = (old, new, "crosses")
         return
     ctx.chart_version = old
-    ctx.since = (old, new, "bump" if charts.get("__target_from_files__") else "to")
+    ctx.since = (old, new, mode)
 
 
 def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: dict | None,
@@ -330,7 +334,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
              "migration, which moves in phases (the patch release, the controller, the objects, the webhooks)",
              f"set the chart back to {since[0]} and let migrator plan the hop (without --since); bump past 1.0 when "
              "the objects are v1")
-    elif since:
+    elif since and since[0] != since[1]:
         note("MIG-SINCE-002", "info",
              f"standing at {ctx.options.since}: chart {since[0]}; the files ask for {since[1]}: the companion edits of "
              f"every minor in between are planned, the bumped version kept")

@@ -100,6 +100,8 @@ def test_a_new_cluster_and_a_bump_across_the_v1_migration(bumped):
     rows = {r.path: r for r in plan.roots}
     assert rows["new"].chart == "1.2.0"                            # unchanged since the ref: planned from its files
     assert rows["brand"].chart == "1.3.3"                          # not at the ref: planned from nothing but its files
+    # neither was bumped: they stay where their files say (nothing to move in this pull request)
+    assert not any(c.path.startswith(("new/", "brand/")) for c in plan.changes)
     assert not any(f.code.startswith("MIG-SINCE") for f in rows["new"].findings + rows["brand"].findings)
     assert any(f.code == "MIG-SINCE-001" and f.severity == "error" for f in rows["old"].findings)
 
