@@ -208,3 +208,19 @@ def test_a_version_only_bump_in_gitops_files(tmp_path, name, text):
     assert runner.invoke(app, ["apply", str(tmp_path), "--since", "HEAD~1", "--write"]).exit_code == 0
     again = runner.invoke(app, ["plan", str(tmp_path), "--since", "HEAD~1", "--detailed-exitcode"])
     assert again.exit_code == 0, again.output
+
+
+def test_the_renovate_presets_task_writes_the_companion_edits(bumped):
+    """The preset's postUpgradeTasks command, as Renovate runs it on its branch (base branch templated in)."""
+    import json
+    import shlex
+    from pathlib import Path
+    preset = json.loads((Path(__file__).resolve().parents[1] / "renovate" / "karpenter.json").read_text())
+    rule = next(r for r in preset["packageRules"] if "postUpgradeTasks" in r)
+    assert {"karpenter", "karpenter-crd"} <= set(preset["packageRules"][0]["matchDepNames"])
+    (cmd,) = [c for c in rule["postUpgradeTasks"]["commands"] if c.startswith("migrator ")]
+    args = shlex.split(cmd.replace("{{{baseBranch}}}", "HEAD~1"))[1:]
+    args[args.index(".")] = str(bumped / "infra")
+    assert CliRunner().invoke(app, args).exit_code == 0
+    text = (bumped / "infra" / "main.tf").read_text()
+    assert "clusterName: demo" in text and text.count('"1.6.0"') == 2
