@@ -216,9 +216,10 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         raise UsageError(str(e)) from None
     options = options or Options()
     if options.since and not options.since_charts:
-        from .since import SinceError, charts_at
+        from .since import SinceError, tree_at
         try:
-            since_charts = charts_at(root, options.since)
+            with tree_at(root, options.since) as old:       # each root's chart version at the ref
+                since_charts = {r.path: r.chart for r in make_plan(old, to="latest").every} if old else {}
         except SinceError as e:
             raise UsageError(str(e)) from None
         options = dataclasses.replace(options, since_charts={**since_charts, "__target_from_files__": to is None})

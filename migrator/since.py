@@ -9,7 +9,9 @@ import io
 import subprocess
 import tarfile
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 
 class SinceError(ValueError):
@@ -20,11 +22,10 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
 
 
-def charts_at(root: Path, ref: str) -> dict[str, str | None]:
-    """Cluster root -> the controller chart version its files pinned at `ref` (None: not stated); a root missing from
-    the result did not exist there (a new cluster)."""
-    from .options import Options
-    from .plan import make_plan
+@contextmanager
+def tree_at(root: Path, ref: str) -> Iterator[Path | None]:
+    """The folder `root` as it was at `ref`, extracted from git into a temporary directory (None: the folder did not
+    exist there, every root in it is new)."""
     root = root.resolve()
     base = root if root.is_dir() else root.parent
     top = _git(base, "rev-parse", "--show-toplevel")
@@ -43,7 +44,4 @@ def charts_at(root: Path, ref: str) -> dict[str, str | None]:
             with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
                 tar.extractall(tmp, filter="data")
         old = Path(tmp) / rel if rel != "." else Path(tmp)
-        if not old.is_dir():
-            return {}               # the folder did not exist at the ref: every root is new
-        plan = make_plan(old, to="latest", options=Options())
-        return {r.path: r.chart for r in plan.every}
+        yield old if old.is_dir() else None
