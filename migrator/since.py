@@ -22,6 +22,14 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
 
 
+def _extract(tar: tarfile.TarFile, dest: str) -> None:
+    """git's own archive, extracted safely: regular files and folders inside dest only (no links, no absolute or
+    upward paths), on every Python the tool supports (the `filter` argument is 3.10.12+)."""
+    for m in tar.getmembers():
+        if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in m.name.split("/"):
+            tar.extract(m, dest, set_attrs=False)
+
+
 @contextmanager
 def tree_at(root: Path, ref: str) -> Iterator[Path | None]:
     """The folder `root` as it was at `ref`, extracted from git into a temporary directory (None: the folder did not
@@ -42,6 +50,6 @@ def tree_at(root: Path, ref: str) -> Iterator[Path | None]:
     with tempfile.TemporaryDirectory() as tmp:
         if archive.returncode == 0:
             with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-                tar.extractall(tmp, filter="data")
+                _extract(tar, tmp)
         old = Path(tmp) / rel if rel != "." else Path(tmp)
         yield old if old.is_dir() else None
