@@ -27,7 +27,7 @@ def _extract(tar: tarfile.TarFile, dest: str) -> None:
     upward paths), on every Python the tool supports (the `filter` argument is 3.10.12+)."""
     for m in tar.getmembers():
         if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in m.name.split("/"):
-            tar.extract(m, dest, set_attrs=False)
+            tar.extract(m, dest, set_attrs=False, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 
 @contextmanager
