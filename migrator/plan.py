@@ -305,8 +305,12 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if since and since[2] == "bump":        # --since: the version the files ask for is the target
         try:
             target = route.parse_target(since[1])
-        except route.PathError:
-            target = route.Target("v1", since[1])
+        except route.PathError:             # a patch never to land on (knowledge/minors.yaml `skip`): its minor's newest
+            minor = ".".join(since[1].split(".")[:2])
+            try:
+                target = route.parse_target(minor)
+            except route.PathError:
+                target = route.Target("v1", since[1])
         ctx.target = target
     auto = [m for m in ctx.manifests if standing.auto_mode(m)]
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]

@@ -44,3 +44,11 @@ def test_a_pin_below_the_minor_or_with_the_value_set_is_not_said(tmp_path):
     (tmp_path / "b" / "main.tf").write_text(RELEASE.format(version="1.6.0", values="settings:\n      clusterName: b"))
     plan = make_plan(tmp_path, to="1.4")
     assert not any(f.code in ("MIG-V1X-HELM-005", "MIG-V1X-HELM-006") for f in plan.findings)
+
+
+def test_a_pinned_patch_never_to_land_on_is_said_and_moved(tmp_path):
+    (tmp_path / "main.tf").write_text(RELEASE.format(version="1.8.0", values="settings:\n      clusterName: demo"))
+    plan = make_plan(tmp_path, to="1.8")
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1X-HELM-007"]
+    assert "panics" in f.message and f.severity == "warning"
+    assert any('version    = "1.8.' in c.new and '"1.8.0"' not in c.new for c in plan.changes)

@@ -224,3 +224,18 @@ def test_the_renovate_presets_task_writes_the_companion_edits(bumped):
     assert CliRunner().invoke(app, args).exit_code == 0
     text = (bumped / "infra" / "main.tf").read_text()
     assert "clusterName: demo" in text and text.count('"1.6.0"') == 2
+
+
+def test_a_bump_onto_a_patch_never_to_land_on_goes_to_its_minors_newest(tmp_path):
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    (tmp_path / "main.tf").write_text(RELEASES.format(version="1.7.1"))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "main.tf").write_text(RELEASES.format(version="1.8.0"))
+    _git(tmp_path, "commit", "-qam", "bump to 1.8.0")
+    plan = make_plan(tmp_path, options=Options(since="HEAD~1"))
+    (change,) = plan.changes
+    assert '"1.8.0"' not in change.new and '"1.8.' in change.new
+    assert any(f.code == "MIG-V1X-HELM-007" for f in plan.findings)
