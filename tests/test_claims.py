@@ -52,3 +52,35 @@ def test_a_pinned_patch_never_to_land_on_is_said_and_moved(tmp_path):
     (f,) = [f for f in plan.findings if f.code == "MIG-V1X-HELM-007"]
     assert "panics" in f.message and f.severity == "warning"
     assert any('version    = "1.8.' in c.new and '"1.8.0"' not in c.new for c in plan.changes)
+
+
+MODULE = '''module "karpenter" {{
+  source  = "terraform-aws-modules/eks/aws//modules/karpenter"
+  version = "21.19.0"
+
+  cluster_name = "demo"
+{extra}
+}}
+
+resource "helm_release" "karpenter" {{
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = "1.14.1"
+  namespace  = "kube-system"
+  values     = [yamlencode({{ settings = {{ clusterName = "demo" }} }})]
+}}
+'''
+
+
+def test_inputs_v21_removed_are_removed_or_said(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "main.tf").write_text(MODULE.format(extra="  enable_v1_permissions = true\n  enable_pod_identity   = true"))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "main.tf").write_text(MODULE.format(
+        extra='  enable_irsa            = true\n  irsa_oidc_provider_arn = "arn:aws:iam::1:oidc-provider/x"'))
+    plan = make_plan(tmp_path, to="latest")
+    a = next(c for c in plan.changes if c.path == "a/main.tf")
+    assert "enable_v1_permissions" not in a.new and "enable_pod_identity" not in a.new
+    assert not any(c.path == "b/main.tf" and "enable_irsa" not in c.new for c in plan.changes)   # never dropped
+    assert {f.code for f in plan.findings if f.path == "b/main.tf"} >= {"MIG-V1X-MOD-010"}

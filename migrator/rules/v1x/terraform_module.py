@@ -81,9 +81,45 @@ def _units(ctx, res: ModuleResult, want: str) -> None:
             "then run migrator again"))
 
 
+def stale_inputs(ctx, res: ModuleResult) -> None:
+    """A call pinned at v21 that still passes what v21 removed (a bot bumped only the version): inputs whose meaning
+    v21 always has are removed (planned); the IRSA inputs, whose trust v21 takes another way, are an error with the
+    way on (removing them would leave the controller without its identity)."""
+    row = next(r for r in modmajor.FACTS["majors"] if r["from"] == 20)
+    known = set(modmajor.FACTS["versions"][row["version"]]["inputs"]) | {"source", "version", "providers", "count",
+                                                                         "for_each", "depends_on"}
+    irsa = set(row["identity"]["irsa_inputs"]) | {"irsa_namespace_service_accounts", "irsa_assume_role_condition_test"}
+    for p, b, ver in v1mod.modules(ctx):
+        if ver is None or ver[1] is None or ver[1][0] < 21:
+            continue
+        text = ctx.repo.text(p)
+        for name, a in b.attributes.items():
+            if name in known:
+                continue
+            line = hclsrc.line_of(text, a.start)
+            why = row["removed"].get(name)
+            if name in irsa:
+                res.findings.append(Finding(
+                    "MIG-V1X-MOD-010", "error", p, line,
+                    f"{b.address} is pinned at v21, which has no {name} ({why}): terraform plan fails, and removing it "
+                    "alone would leave the controller without the IRSA trust",
+                    f"give the trust through {row['identity']['trust_input']} (docs/hops/minors.md, the v20 -> v21 move), "
+                    "or set the version back to v20 and let migrator plan the move"))
+            elif why is not None:
+                res.edits.append(modmajor.remove_attribute(text, p, a, RULE))
+                res.findings.append(Finding("MIG-V1X-MOD-011", "info", p, line,
+                                            f"{b.address} is pinned at v21: {name} removed ({why})"))
+            elif ver[1] <= parse_version(row["version"]):      # a newer release may have added it: not said
+                res.findings.append(Finding(
+                    "MIG-V1X-MOD-012", "warning", p, line,
+                    f"{b.address} is pinned at v21, whose inputs have no {name}: terraform plan fails",
+                    f"remove {name} or find its v21 name in the module's UPGRADE-21.0.md"))
+
+
 def run(ctx, phase: str) -> ModuleResult:
     res = ModuleResult()
     base = v1mod.run(ctx, phase)
+    stale_inputs(ctx, res)
     for k in ("modules", "refs", "tf_targets", "findings"):
         getattr(res, k).extend(getattr(base, k))
     target = ctx.target.chart
