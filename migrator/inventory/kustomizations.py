@@ -394,6 +394,17 @@ def value_pos(text: str, node: Any, key: Any) -> int | None:
 
 # -- who applies a file: an Argo CD Application, a kustomization build, or kubectl on the file itself --------------
 
+def _documents(repo: Repo, group: str, kind: str):
+    """(file, document) of every YAML document of a kind in an API group (`argoproj.io/...`), read once per run."""
+    from .documents import _parse_yaml_docs
+    for p, sf in repo.files.items():
+        if not p.endswith((".yaml", ".yml")) or group not in sf.text:
+            continue
+        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+            if isinstance(obj, dict) and obj.get("kind") == kind and str(obj.get("apiVersion", "")).startswith(group + "/"):
+                yield p, obj
+
+
 def argo_paths(repo: Repo) -> dict[str, tuple[str, bool, str]]:
     """Directories of this repository that Argo CD Applications deploy (a git source's `path:`):
     dir -> (Application name, directory.recurse, the Application's file). Templated paths (ApplicationSet
@@ -402,31 +413,24 @@ def argo_paths(repo: Repo) -> dict[str, tuple[str, bool, str]]:
     if cached is not None:
         return cached
     from .argocd import ARGO_KINDS
-    from .documents import _parse_yaml_docs
     out: dict[str, tuple[str, bool, str]] = {}
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "argoproj.io" not in sf.text:
+    for p, obj in _documents(repo, "argoproj.io", "Application"):
+        spec = obj
+        for k in ARGO_KINDS["Application"]:
+            spec = spec.get(k) if isinstance(spec, dict) else None
+        if not isinstance(spec, dict):
             continue
-        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
-            if not isinstance(obj, dict) or obj.get("kind") != "Application" \
-                    or not str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
+        sources = [spec["source"]] if isinstance(spec.get("source"), dict) else []
+        sources += [s for s in spec.get("sources") or [] if isinstance(s, dict)]
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        for src in sources:
+            path = src.get("path")
+            if not isinstance(path, str) or "{{" in path or src.get("chart"):
                 continue
-            spec = obj
-            for k in ARGO_KINDS["Application"]:
-                spec = spec.get(k) if isinstance(spec, dict) else None
-            if not isinstance(spec, dict):
-                continue
-            sources = [spec["source"]] if isinstance(spec.get("source"), dict) else []
-            sources += [s for s in spec.get("sources") or [] if isinstance(s, dict)]
-            name = str((obj.get("metadata") or {}).get("name", ""))
-            for src in sources:
-                path = src.get("path")
-                if not isinstance(path, str) or "{{" in path or src.get("chart"):
-                    continue
-                d = posixpath.normpath(path.strip("/")) if path.strip("/") not in ("", ".") else ""
-                if d == "" or any(f.startswith(d + "/") for f in repo.files):
-                    recurse = bool(((src.get("directory") or {}).get("recurse")) if isinstance(src.get("directory"), dict) else False)
-                    out.setdefault(d, (name, recurse, p))
+            d = posixpath.normpath(path.strip("/")) if path.strip("/") not in ("", ".") else ""
+            if d == "" or any(f.startswith(d + "/") for f in repo.files):
+                recurse = bool(((src.get("directory") or {}).get("recurse")) if isinstance(src.get("directory"), dict) else False)
+                out.setdefault(d, (name, recurse, p))
     repo._argo_paths = out
     return out
 
@@ -489,21 +493,15 @@ def flux_paths(repo: Repo) -> dict[str, tuple[str, str]]:
     cached = getattr(repo, "_flux_paths", None)
     if cached is not None:
         return cached
-    from .documents import _parse_yaml_docs
     out: dict[str, tuple[str, str]] = {}
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "kustomize.toolkit.fluxcd.io" not in sf.text:
+    for p, obj in _documents(repo, "kustomize.toolkit.fluxcd.io", "Kustomization"):
+        path = (obj.get("spec") or {}).get("path")
+        if not isinstance(path, str) or "${" in path:
             continue
-        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
-            if not isinstance(obj, dict) or obj.get("kind") != "Kustomization" \
-                    or not str(obj.get("apiVersion", "")).startswith("kustomize.toolkit.fluxcd.io/"):
-                continue
-            path = (obj.get("spec") or {}).get("path")
-            if not isinstance(path, str) or "${" in path:
-                continue
-            d = posixpath.normpath(path.strip().lstrip("./").strip("/")) if path.strip().lstrip("./").strip("/") \
-                else ""
-            out.setdefault(d, (str((obj.get("metadata") or {}).get("name", "")), p))
+        rel = path.strip()
+        rel = (rel[2:] if rel.startswith("./") else rel).strip("/")
+        d = posixpath.normpath(rel) if rel not in ("", ".") else ""
+        out.setdefault(d, (str((obj.get("metadata") or {}).get("name", "")), p))
     repo._flux_paths = out
     return out
 
