@@ -152,3 +152,31 @@ def module_default(block, table: list[dict]) -> str | None:
     rows = [r for r in facts["default_chart"] if parse_version(r["from"]) < upper] if upper \
         else [r for r in facts["default_chart"] if parse_version(r["from"]) <= ver]
     return rows[-1]["chart"].lstrip("v") if rows else None
+
+
+def newest_admitted(raw: str, newest: str) -> tuple[int, ...] | None:
+    """The release `terraform init` installs for a module version constraint: the version itself, else the
+    newest release the constraint admits (no newer than `newest`, the newest release migrator knows; a bound
+    below it is read as the last release under that bound)."""
+    op, ver = constraint(raw)
+    if ver is None:
+        return None
+    top = parse_version(newest)
+    if op == "~>":
+        parts = raw.split(",")[0].split("~>", 1)[1].strip().count(".")
+        upper = (ver[0] + 1, 0, 0) if parts < 2 else (ver[0], ver[1] + 1, 0)
+    elif op in (">=", ">"):
+        m = re.search(r"<\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", raw)
+        upper = tuple(int(x or 0) for x in m.groups()) if m else None
+        if upper is None:
+            return max(ver, top)
+    else:
+        return ver
+    if top < upper:
+        return max(ver, top)
+    below = list(upper)
+    for i in (2, 1, 0):                     # the release just under the bound: 22.0.0 -> 21.999.999
+        if below[i] > 0:
+            below[i] -= 1
+            return tuple(below[: i + 1] + [999] * (2 - i))
+    return ver

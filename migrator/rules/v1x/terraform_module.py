@@ -15,10 +15,10 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ... import modmajor
+from ... import modmajor, policysize
 from ...edits import TextEdit
 from ...model import Finding
-from ...path import newest_patch, parse_version
+from ...path import MINORS, newest_patch, parse_version
 from ...sources import hcl as hclsrc
 from ..v1 import terraform_module as v1mod
 from .plan import minor_of
@@ -32,6 +32,7 @@ class ModuleResult(v1mod.ModuleResult):
     cap_reason: str | None = None
     value_rows: list = field(default_factory=list)    # chart value rows the module move needs (v1x/helm applies them)
     to_v21: list = field(default_factory=list)        # (address, identity) of calls moved to v21
+    after: dict = field(default_factory=dict)         # address -> the module version the plan leaves
 
 
 def unit_modules(ctx):
@@ -139,6 +140,9 @@ def run(ctx, phase: str) -> ModuleResult:
         if version[0] >= 21 and not v1mod.uses_irsa(b):
             v = b.attr("version")
             op = ver[0]
+            if getattr(ctx, "since", None):     # a bump: the smallest release that covers it, not the newest
+                newest = floor(want, version[0]) or newest
+            res.after[b.address] = parse_version(newest)
             new = newest if op in ("", "=") else ".".join(newest.split(".")[:2])
             rendered = f"{op} {new}".strip() if op and op != "=" else (f"= {new}" if op == "=" else new)
             res.edits.append(TextEdit(p, v.start, v.end, hclsrc.quote(rendered), RULE))
@@ -159,7 +163,117 @@ def run(ctx, phase: str) -> ModuleResult:
             "create_pod_identity_association = true, drop enable_irsa/irsa_* and enable_v1_permissions, remove the "
             "role-arn service-account annotation, AWS provider >= 6), or keep it and add the missing statements of "
             f"the official {want} policy through iam_policy_statements; then run migrator again"))
+    quota(ctx, res)
     return res
+
+
+def floor(want: str, major: int) -> str | None:
+    """The first release of a module major whose policy covers a Karpenter minor (knowledge/minors.yaml
+    module_coverage)."""
+    rows = [r for r in MINORS["module_coverage"] if parse_version(r["from"])[0] == major
+            and parse_version(r["karpenter"]) >= parse_version(want)]
+    return rows[0]["from"] if rows else None
+
+
+POLICY = modmajor.FACTS["policy"]
+Q = policysize.Q
+
+
+def _left(ctx, res: ModuleResult, b) -> tuple[int, ...] | None:
+    """The module release a call installs once the plan is applied (a constraint: its newest match)."""
+    from ...versions import newest_admitted
+    if b.address in res.after:
+        return res.after[b.address]
+    v = b.attr("version")
+    raw = str(v.literal()) if v is not None and v.literal() else ""
+    return newest_admitted(raw, v1mod.V1["newest"]) if raw else parse_version(v1mod.V1["newest"])
+
+
+def _where(scope) -> str:
+    said = [f"{k} from {w}" for k, w in scope.sources.items()]
+    return "; ".join(said + [f"{a} not stated" for a in scope.assumed])
+
+
+def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], moved: bool = False) -> bool:
+    """Check the controller policy a call leaves behind against IAM's quota; True when enable_inline_policy = true
+    must be added (the caller adds it: a fresh attribute, or its move's extra inputs). A release the plan moves the
+    call to (`moved`) gets the inline policy also when the cluster name is not known and a plausible one exceeds."""
+    given = getattr(ctx.options, "cluster_name", None)
+    got = policysize.module_policy(ctx.repo, p, b, version, given_name=given)
+    if got is None:
+        return False
+    sz, scope = got
+    line = hclsrc.line_of(ctx.repo.text(p), b.start)
+    at = ".".join(map(str, version)).replace(".999", ".x")
+    inline_in = POLICY["inline"]["input"]
+    kind = "inline role policy" if sz.inline else "managed policy"
+    if sz.over is None and moved and not sz.inline and policysize.inline_allowed(version) and \
+            sz.longest_name < Q["cluster_name_max"]:
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-013", "info", p, line,
+            f"{b.address} -> {at}: migrator cannot read the cluster name, and the controller managed policy of {at} "
+            f"is {sz.chars:,} characters plus {sz.per_name_char} per character of it ({_where(scope)}): a name longer "
+            f"than {sz.longest_name} characters would exceed IAM's {Q['managed']:,}-character quota, so "
+            f"{inline_in} = true is planned with the move (an inline role policy may hold {Q['inline']:,})"))
+        return True
+    if sz.over is None:
+        if sz.longest_name < Q["cluster_name_max"]:
+            way = (f"set {inline_in} = true (an inline policy may hold {Q['inline']:,})" if
+                   policysize.inline_allowed(version) and not sz.inline else
+                   f"keep the name within {sz.longest_name} characters")
+            res.findings.append(Finding(
+                "MIG-V1X-MOD-015", "warning", p, line,
+                f"{b.address} at {at}: migrator cannot read the cluster name, and the controller {kind} is "
+                f"{sz.chars:,} characters plus {sz.per_name_char} per character of it ({_where(scope)}): a name longer "
+                f"than {sz.longest_name} characters exceeds IAM's {sz.quota:,}-character quota (LimitExceeded: "
+                "Cannot exceed quota for PolicySize)",
+                f"if the cluster's name is longer, {way}; or give the name (--cluster-name) to have it checked"))
+        return False
+    if not sz.over:
+        return False
+    if sz.inline:
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-016", "warning", p, line,
+            f"{b.address} at {at}: the controller inline policy is {sz.chars:,} characters ({_where(scope)}), over "
+            f"IAM's {Q['inline']:,}-character quota for a role's inline policies",
+            "set create_iam_role = false and give the module a role of your own whose policy is split in two "
+            "managed policies"))
+        return False
+    if policysize.inline_allowed(version):
+        inline = policysize.module_policy(ctx.repo, p, b, version, inline=True, given_name=given)[0]
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-013", "info" if inline.chars <= Q["inline"] else "warning", p, line,
+            f"{b.address} at {at}: the controller managed policy is {sz.chars:,} characters ({_where(scope)}), over "
+            f"IAM's {Q['managed']:,}-character quota (LimitExceeded: Cannot exceed quota for PolicySize): "
+            f"{inline_in} = true planned, an inline role policy of up to {Q['inline']:,} "
+            "(Terraform replaces the policy and its attachment by aws_iam_role_policy.controller)"))
+        return True
+    res.findings.append(Finding(
+        "MIG-V1X-MOD-014", "warning", p, line,
+        f"{b.address} at {at}: the controller managed policy is {sz.chars:,} characters ({_where(scope)}), over IAM's "
+        f"{Q['managed']:,}-character quota: terraform apply fails with LimitExceeded: Cannot exceed quota for "
+        "PolicySize",
+        f"move the module to {POLICY['inline']['since']} or newer and set {inline_in} = true (an inline policy may hold "
+        f"{Q['inline']:,}), or use a shorter cluster name"))
+    return False
+
+
+def quota(ctx, res: ModuleResult) -> None:
+    """Every karpenter module call of the root, at the release the plan leaves it on: its policy within quota."""
+    moved = {a for a, _ in res.to_v21}
+    for p, b, _ver in v1mod.modules(ctx):
+        if b.address in moved:
+            continue                    # checked by its move (the input rides with it)
+        if not policy_size(ctx, res, p, b, _left(ctx, res, b), moved=b.address in res.after):
+            continue
+        cur = b.attr(POLICY["inline"]["input"])
+        if cur is not None:
+            res.edits.append(TextEdit(p, cur.start, cur.end, "true", RULE))
+        else:
+            res.edits.append(modmajor.insert_block(
+                ctx.repo.text(p), p, b,
+                "set by migrator: the controller policy is over IAM's 6,144-character managed-policy quota",
+                [(POLICY["inline"]["input"], "true")], ctx.repo.files[p].newline, RULE))
 
 
 V21 = modmajor.major_row(20)
@@ -244,6 +358,8 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
                 f"add it before applying: cluster_addons = {{ {ID['agent']['addon']} = {{}} }} on the eks module, an "
                 f"aws_eks_addon resource, or `aws eks create-addon --cluster-name <cluster> --addon-name "
                 f"{ID['agent']['addon']}`"))
+    if policy_size(ctx, res, p, b, parse_version(V21["version"]), moved=True):
+        extra.append((POLICY["inline"]["input"], "true"))
     mv = modmajor.move(repo, p, b, V21, RULE, extra=extra,
                        comment=f"set by migrator for v21: the controller's identity ({ident})")
     res.edits.extend(mv.edits)
