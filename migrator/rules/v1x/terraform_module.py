@@ -15,7 +15,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ... import modmajor, policysize
+from ... import knowledge, modmajor, policysize
 from ...edits import TextEdit
 from ...model import Finding
 from ...path import MINORS, newest_patch, parse_version
@@ -33,6 +33,7 @@ class ModuleResult(v1mod.ModuleResult):
     value_rows: list = field(default_factory=list)    # chart value rows the module move needs (v1x/helm applies them)
     to_v21: list = field(default_factory=list)        # (address, identity) of calls moved to v21
     after: dict = field(default_factory=dict)         # address -> the module version the plan leaves
+    remapped: set = field(default_factory=set)        # calls given the v19 -> v20 pass (nothing else this run)
 
 
 def unit_modules(ctx):
@@ -82,39 +83,156 @@ def _units(ctx, res: ModuleResult, want: str) -> None:
             "then run migrator again"))
 
 
+INPUTS = knowledge.load("karpenter_module_inputs")
+META = {"source", "version", "providers", "count", "for_each", "depends_on"}
+
+
+def installed(b) -> tuple[int, ...] | None:
+    """The module release a call runs: its pinned version; a `~>` constraint's newest match (terraform init
+    installs it; modules are not in the lock file); an open lower bound (`>=`) read as that bound."""
+    from ...versions import constraint, newest_admitted
+    v = b.attr("version")
+    raw = str(v.literal()) if v is not None and v.literal() else ""
+    if not raw:
+        return None
+    op, ver = constraint(raw)
+    if op != "~>" or ver is None:
+        return ver
+    got = newest_admitted(raw, INPUTS["newest"])
+    last = INPUTS["last_of_major"].get(got[0]) or INPUTS["last_of_major"].get(str(got[0]))
+    return min(got, parse_version(last)) if last else got     # no release past a major's last
+
+
+def _span(name: str):
+    got = INPUTS["inputs"].get(name)
+    return None if got is None else (parse_version(got[0]), parse_version(got[1]) if got[1] else None)
+
+
 def stale_inputs(ctx, res: ModuleResult) -> None:
-    """A call pinned at v21 that still passes what v21 removed (a bot bumped only the version): inputs whose meaning
-    v21 always has are removed (planned); the IRSA inputs, whose trust v21 takes another way, are an error with the
-    way on (removing them would leave the controller without its identity)."""
-    row = next(r for r in modmajor.FACTS["majors"] if r["from"] == 20)
-    known = set(modmajor.FACTS["versions"][row["version"]]["inputs"]) | {"source", "version", "providers", "count",
-                                                                         "for_each", "depends_on"}
+    """Every input a call passes that the release it runs does not have (knowledge/karpenter_module_inputs.yaml,
+    from the module's variables.tf per release): terraform plan would fail on it. An input a later release of the
+    same major added: the version raised to that release (the smallest that has it); v20 inputs on v21 (a bot bumped
+    the major): removed where v21 always has their meaning, an error for the IRSA trust; v19 inputs on v20: the v20
+    move in one mapping pass (several names changed meaning), the pinned version kept; anything else said."""
+    row = V21
     irsa = set(row["identity"]["irsa_inputs"]) | {"irsa_namespace_service_accounts", "irsa_assume_role_condition_test"}
-    for p, b, ver in v1mod.modules(ctx):
-        if ver is None or ver[1] is None or ver[1][0] < 21:
+    newest = parse_version(INPUTS["newest"])
+    for p, b, _ver in v1mod.modules(ctx):
+        at = installed(b)
+        if at is None:
             continue
         text = ctx.repo.text(p)
+        shown = ".".join(map(str, at)).replace(".999", ".x")
+        v19: list[str] = []
+        raise_to: list[tuple[str, tuple]] = []
         for name, a in b.attributes.items():
-            if name in known:
+            if name in META:
                 continue
             line = hclsrc.line_of(text, a.start)
-            why = row["removed"].get(name)
-            if name in irsa:
-                res.findings.append(Finding(
-                    "MIG-V1X-MOD-010", "error", p, line,
-                    f"{b.address} is pinned at v21, which has no {name} ({why}): terraform plan fails, and removing it "
-                    "alone would leave the controller without the IRSA trust",
-                    f"give the trust through {row['identity']['trust_input']} (docs/hops/minors.md, the v20 -> v21 move), "
-                    "or set the version back to v20 and let migrator plan the move"))
-            elif why is not None:
-                res.edits.append(modmajor.remove_attribute(text, p, a, RULE))
-                res.findings.append(Finding("MIG-V1X-MOD-011", "info", p, line,
-                                            f"{b.address} is pinned at v21: {name} removed ({why})"))
-            elif ver[1] <= parse_version(row["version"]):      # a newer release may have added it: not said
-                res.findings.append(Finding(
-                    "MIG-V1X-MOD-012", "warning", p, line,
-                    f"{b.address} is pinned at v21, whose inputs have no {name}: terraform plan fails",
-                    f"remove {name} or find its v21 name in the module's UPGRADE-21.0.md"))
+            span = _span(name)
+            if span is None:
+                if at <= newest:              # a newer release than migrator read may have added it: not said
+                    res.findings.append(Finding(
+                        "MIG-V1X-MOD-012", "warning", p, line,
+                        f"{b.address} runs {shown}, which has no input {name}: terraform plan fails",
+                        f"remove {name} or find its name in the module's UPGRADE documents"))
+                continue
+            first, last = span
+            if at < first:
+                if at[0] == first[0]:
+                    raise_to.append((name, first))
+                else:
+                    res.findings.append(Finding(
+                        "MIG-V1X-MOD-012", "warning", p, line,
+                        f"{b.address} runs {shown}; {name} arrived in {'.'.join(map(str, first))}: terraform plan "
+                        "fails", f"remove {name}, or move the module to {'.'.join(map(str, first))} or newer"))
+            elif last is not None and at > last and last[0] == 19:
+                v19.append(name)
+            elif last is not None and at > last and last[0] == 20:
+                why = row["removed"].get(name)
+                if name in irsa:
+                    res.findings.append(Finding(
+                        "MIG-V1X-MOD-010", "error", p, line,
+                        f"{b.address} is pinned at v21, which has no {name} ({why}): terraform plan fails, and "
+                        "removing it alone would leave the controller without the IRSA trust",
+                        f"give the trust through {row['identity']['trust_input']} (docs/hops/minors.md, the v20 -> v21 "
+                        "move), or set the version back to v20 and let migrator plan the move"))
+                elif why is not None:
+                    res.edits.append(modmajor.remove_attribute(text, p, a, RULE))
+                    res.findings.append(Finding("MIG-V1X-MOD-011", "info", p, line,
+                                                f"{b.address} is pinned at v21: {name} removed ({why})"))
+                else:
+                    res.findings.append(Finding(
+                        "MIG-V1X-MOD-012", "warning", p, line,
+                        f"{b.address} runs {shown}, whose inputs have no {name} (v20's last was "
+                        f"{'.'.join(map(str, last))}): terraform plan fails",
+                        f"remove {name} or find its v21 name in the module's UPGRADE-21.0.md"))
+        if v19:
+            _v19_leftovers(ctx, res, p, b, at, v19)
+        if raise_to:
+            _raise(ctx, res, p, b, raise_to)
+
+
+def _v19_leftovers(ctx, res: ModuleResult, p: str, b, at: tuple, names: list[str]) -> None:
+    """A call pinned at v20+ that still passes v19's inputs (a bot bumped the major). On v20, when v20's policy
+    serves the target, the v19 -> v20 mapping pass is planned with the v1 permissions, the pinned version kept;
+    otherwise (v21, or a target beyond v20's policy, which needs v21 next) the renames are an error that lists them:
+    two majors of renames in one run cannot be checked (several names changed meaning)."""
+    line = hclsrc.line_of(ctx.repo.text(p), b.start)
+    v19 = modmajor.major_row(19)
+    v20_covers = next(r["karpenter"] for r in reversed(MINORS["module_coverage"]) if parse_version(r["from"])[0] == 20)
+    want = minor_of(ctx.target.chart)
+    v1_input = v1mod.V1["input"]
+    if at[0] == 20 and want and parse_version(want) <= parse_version(v20_covers) and at >= parse_version(v1mod.V1["min"]):
+        from ..v1beta1.terraform_module import v20_move
+        edits: list = []
+        said = v20_move(ctx.repo, p, b, RULE, edits, extra=[(v1_input, "true")])
+        v = b.attr("version")
+        res.edits.extend(e for e in edits if not (v is not None and e.path == p and e.start == v.start))  # kept
+        res.remapped.add(b.address)
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-017", "info", p, line,
+            f"{b.address} is pinned at v20 but passes v19's inputs ({', '.join(names)}): the v19 -> v20 mapping pass "
+            f"is planned with {v1_input} = true, the pinned version kept"))
+        res.findings.extend(said)
+        return
+    renames = [f"{n} -> {', '.join(v19['inputs'][n])}" for n in b.attributes if n in v19["inputs"]]
+    removed = [n for n in b.attributes if n in v19["removed"]]
+    res.remapped.add(b.address)
+    res.findings.append(Finding(
+        "MIG-V1X-MOD-018", "error", p, line,
+        f"{b.address} runs {'.'.join(map(str, at))} but passes v19's inputs ({', '.join(names)}): terraform plan "
+        "fails; v19 -> v20 renamed them in one pass where several names changed meaning (iam_role_* was the node "
+        "role's), so migrator does not guess them here",
+        "rename in one pass: " + "; ".join(renames + [f"{n} removed" for n in removed]) +
+        " (and pin the v19 names: docs/places/terraform.md), then run migrator again"))
+
+
+def _raise(ctx, res: ModuleResult, p: str, b, wanted: list[tuple[str, tuple]]) -> None:
+    """Inputs a later release of the pinned major added: the version moves to the first release that has them."""
+    v = b.attr("version")
+    to = max(f for _, f in wanted)
+    new = ".".join(map(str, to))
+    raw = str(v.literal())
+    from ...versions import constraint
+    op, _ = constraint(raw)
+    rendered = new if op in ("", "=") and "," not in raw else None
+    if op == "=":
+        rendered = f"= {new}"
+    line = hclsrc.line_of(ctx.repo.text(p), v.start)
+    names = ", ".join(n for n, _ in wanted)
+    if rendered is None:
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-012", "warning", p, line,
+            f"{b.address} ({raw}) may run a release without {names} (from {new}): terraform plan fails there",
+            f"raise the constraint to {new} or newer"))
+        return
+    res.edits.append(TextEdit(p, v.start, v.end, hclsrc.quote(rendered), RULE))
+    res.after[b.address] = to
+    res.findings.append(Finding(
+        "MIG-V1X-MOD-019", "info", p, line,
+        f"{b.address}: version {raw} -> {rendered}, the first release with {names} (the call passes them; "
+        f"{raw} has not: terraform plan fails)"))
 
 
 def run(ctx, phase: str) -> ModuleResult:
@@ -127,6 +245,8 @@ def run(ctx, phase: str) -> ModuleResult:
     want = minor_of(target)
     _units(ctx, res, want)
     for p, b, ver in v1mod.modules(ctx):
+        if b.address in res.remapped:
+            continue                    # its inputs move first; the next run sees a v20 call
         text = ctx.repo.text(p)
         line = hclsrc.line_of(text, b.start)
         version = ver[1] if ver else None
@@ -180,13 +300,10 @@ Q = policysize.Q
 
 
 def _left(ctx, res: ModuleResult, b) -> tuple[int, ...] | None:
-    """The module release a call installs once the plan is applied (a constraint: its newest match)."""
-    from ...versions import newest_admitted
+    """The module release a call installs once the plan is applied (unpinned: the newest)."""
     if b.address in res.after:
         return res.after[b.address]
-    v = b.attr("version")
-    raw = str(v.literal()) if v is not None and v.literal() else ""
-    return newest_admitted(raw, v1mod.V1["newest"]) if raw else parse_version(v1mod.V1["newest"])
+    return installed(b) if b.attr("version") is not None else parse_version(v1mod.V1["newest"])
 
 
 def _where(scope) -> str:
@@ -262,7 +379,7 @@ def quota(ctx, res: ModuleResult) -> None:
     """Every karpenter module call of the root, at the release the plan leaves it on: its policy within quota."""
     moved = {a for a, _ in res.to_v21}
     for p, b, _ver in v1mod.modules(ctx):
-        if b.address in moved:
+        if b.address in moved or b.address in res.remapped:
             continue                    # checked by its move (the input rides with it)
         if not policy_size(ctx, res, p, b, _left(ctx, res, b), moved=b.address in res.after):
             continue
