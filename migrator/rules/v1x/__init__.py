@@ -7,7 +7,7 @@ policy of the target, and both charts move to the target's newest patch with eve
 """
 from __future__ import annotations
 
-from . import helm, iam, rendered, terraform_module
+from . import crds, helm, iam, rendered, terraform_module
 from .runbook import steps  # noqa: F401
 
 
@@ -23,6 +23,10 @@ def _helm(ctx, phase: str, done: dict):
     return helm.run(ctx, phase, done)
 
 
+def _crds(ctx, phase: str, done: dict):
+    return crds.run(ctx, phase, done)
+
+
 def _rendered(ctx, phase: str, done: dict):
     return rendered.run(ctx, phase, done)
 
@@ -32,4 +36,5 @@ RULES = {
     "v1x/iam": (iam, _iam),
     "v1x/helm": (helm, _helm),
     "v1x/rendered": (rendered, _rendered),
+    "v1x/crds": (crds, _crds),
 }

@@ -130,9 +130,11 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
         res.findings += said
         return res
     target, values, crd = vp.target, vp.rows + extra + fixes, vp.crd_rows
+    from ...crdfiles import vendored
+    files = vendored(ctx.repo, ctx.owns)        # CRDs kept as files: they are the CRDs' owner, not a new release
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
-                   bump=True, add_crd_release=True, owns=ctx.owns).run()
+                   bump=True, add_crd_release=not files, owns=ctx.owns).run()
     res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None) + said
     return res
 

@@ -24,6 +24,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     res = ctx.result(hop, "upgrade")
     helm, iam, mod = res["v1x/helm"], res["v1x/iam"], res["v1x/terraform_module"]
     rnd = res.get("v1x/rendered") or RenderResult()
+    crd_files = res.get("v1x/crds")
     target, why = stop(ctx, res)
     rows = crossed(ctx.chart_version, target)
     notes = [f"{r['minor']}: {n}" for r in rows for n in r.get("notes", [])]
@@ -36,12 +37,15 @@ def steps(hop: dict, ctx) -> list[Step]:
               "minors": ", ".join(r["minor"] for r in rows) or "none",
               "minor_notes": "; ".join(notes) or "No minor in between asks for anything.",
               "module_note": why or "The module's policy covers the target.",
-              "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json"}
+              "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json",
+              "vendored_crd_files": ", ".join(crd_files.files) if crd_files else ""}
     idents = sorted({i for _, i in getattr(mod, "to_v21", [])})
     values.update(identity=" and ".join(idents) or "none",
                   identity_note=" ".join(ID_NOTES[i] for i in idents),
                   association_line=", an aws_eks_pod_identity_association created" if "pod-identity" in idents else "")
-    flags = {"module": bool(mod.modules) and not idents, "module_v21": bool(idents), "iam": bool(iam.edits), "minors": bool(rows), "chart": True}
+    flags = {"module": bool(mod.modules) and not idents, "module_v21": bool(idents), "iam": bool(iam.edits), "minors": bool(rows), "chart": True,
+             "vendored_crds": bool(crd_files and crd_files.commands),
+             "crd_chart": not (crd_files and crd_files.vendored)}
     fl = chart_flavours([helm], [rnd])
     flavours = {"chart": fl, "crds": crd_flavours([helm], fl), "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                 ("json", bool(iam.files))) if ok]}
@@ -50,4 +54,6 @@ def steps(hop: dict, ctx) -> list[Step]:
     files = {"module": [e.path for e in mod.edits], "module-v21": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
              "crds": [e.path for e in helm.edits], "controller": [e.path for e in helm.edits]}
     refs = {"chart": helm.refs, "crds": helm.refs, "iam": iam.policies, "module": mod.refs}
-    return build("v1->1.x", hop, values, flags, flavours, targets, {}, files, refs, ctx.repo, ctx.owns)
+    lists = {"vendored_crd_commands": crd_files.commands if crd_files else []}
+    files["crds-files"] = crd_files.files if crd_files else []
+    return build("v1->1.x", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo, ctx.owns)

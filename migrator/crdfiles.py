@@ -1,0 +1,152 @@
+"""Vendored CRDs: Karpenter's CustomResourceDefinitions kept as files in the repository (`helm show crds` output,
+applied by kubectl, Flux, Argo CD or kustomize while the chart installs with CRDs skipped).
+
+A CRD file is read as the releases whose CRD has exactly its fields (knowledge/crd_fields.yaml, fingerprints of the
+field paths per release, so descriptions and formatting do not count); a set of them is stale when the chart the
+root runs (or moves to) has fields or CRDs the files lack: the chart's controller then writes fields the API server
+prunes, or watches kinds that do not exist. CRDs of a vendored chart (a folder with its own Chart.yaml) move with
+that chart and are not read here.
+"""
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field
+
+from . import knowledge
+from .path import parse_version
+from .sources import yaml as yamlsrc
+
+GROUPS = ("karpenter.sh", "karpenter.k8s.aws", "autoscaling.x-k8s.io")
+
+
+def crd_name(doc: dict) -> str:
+    spec = doc.get("spec") or {}
+    return f"{(spec.get('names') or {}).get('plural', '')}.{spec.get('group', '')}"
+
+
+def _paths(schema, prefix: str, out: set) -> None:
+    if not isinstance(schema, dict):
+        return
+    for key, sub in (schema.get("properties") or {}).items():
+        out.add(f"{prefix}.{key}")
+        _paths(sub, f"{prefix}.{key}", out)
+    if isinstance(schema.get("items"), dict):
+        _paths(schema["items"], prefix + "[]", out)
+    if isinstance(schema.get("additionalProperties"), dict):
+        _paths(schema["additionalProperties"], prefix + "{}", out)
+
+
+def fingerprint(doc: dict) -> str:
+    """The CRD's served versions and every field path of their schemas, hashed."""
+    out: set = set()
+    for v in (doc.get("spec") or {}).get("versions") or []:
+        if not isinstance(v, dict):
+            continue
+        out.add(f"{v.get('name')}:")
+        _paths(((v.get("schema") or {}).get("openAPIV3Schema") or {}), f"{v.get('name')}:", out)
+    return hashlib.sha256("\n".join(sorted(out)).encode()).hexdigest()[:16]
+
+
+@dataclass
+class CrdFile:
+    path: str
+    line: int
+    name: str
+    releases: list[str]          # releases with exactly these fields ([]: none migrator knows)
+
+
+@dataclass
+class VendoredSet:
+    """The Karpenter CRD files of one folder."""
+    folder: str
+    files: list[CrdFile] = field(default_factory=list)
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted({f.path for f in self.files})
+
+
+def _minor(v: str) -> tuple:
+    return parse_version(v)[:2]
+
+
+def vendored(repo, owns=lambda p: True) -> list[VendoredSet]:
+    """Every folder of this root holding Karpenter CRD manifests (outside vendored charts)."""
+    facts = knowledge.load("crd_fields")
+    sets: dict[str, VendoredSet] = {}
+    for p in repo.files:
+        if not p.endswith((".yaml", ".yml")) or not owns(p):
+            continue
+        text = repo.text(p)
+        if "CustomResourceDefinition" not in text or not any(g in text for g in GROUPS):
+            continue
+        if _in_chart(repo, p):
+            continue
+        for doc in yamlsrc.split_documents(text):
+            if "CustomResourceDefinition" not in doc.text:
+                continue
+            try:
+                data = yamlsrc.safe_load(doc.text)
+            except Exception:       # noqa: BLE001 - a broken file is reported by the manifest reader
+                continue
+            if not isinstance(data, dict) or data.get("kind") != "CustomResourceDefinition":
+                continue
+            name = crd_name(data)
+            if not name.endswith(GROUPS):
+                continue
+            rels = (facts["crds"].get(name) or {}).get(fingerprint(data), [])
+            folder = posixpath.dirname(p)
+            sets.setdefault(folder, VendoredSet(folder)).files.append(
+                CrdFile(p, doc.first_line + 1, name, list(rels)))
+    return list(sets.values())
+
+
+def _in_chart(repo, p: str) -> bool:
+    """Inside a Helm chart's folder (its own Chart.yaml above the file)."""
+    d = posixpath.dirname(p)
+    while True:
+        if posixpath.join(d, "Chart.yaml") in repo.files or (repo.root / d / "Chart.yaml").is_file():
+            return True
+        if not d:
+            return False
+        d = posixpath.dirname(d)
+
+
+def stale(vs: VendoredSet, chart: str) -> list[str]:
+    """Why a vendored set is older than chart `chart` needs ([]: it serves it, or migrator cannot tell)."""
+    facts = knowledge.load("crd_fields")
+    known = [r for r in facts["releases"] if _minor(r) <= _minor(chart)]
+    if not known:
+        return []
+    ref = known[-1]                          # the packaged release of the chart's minor (or the last before it)
+    why = []
+    names = {f.name for f in vs.files}
+    for f in vs.files:
+        if not f.releases:
+            continue                         # fields of no known release: edited or a release migrator lacks
+        if ref in f.releases or any(_minor(r) >= _minor(chart) for r in f.releases):
+            continue
+        newest = max(f.releases, key=parse_version)
+        if parse_version(newest) < parse_version(ref):
+            why.append(f"{f.name} ({f.path}) has the fields of Karpenter {_span(f.releases)}")
+    for name, since in facts.get("new_crds", {}).items():
+        if _minor(since + ".0") <= _minor(chart) and name not in names and \
+                any(n.endswith(name.split(".", 1)[1]) for n in names):
+            why.append(f"{name} (new in {since}) is missing")
+    return why
+
+
+def _span(releases: list[str]) -> str:
+    rs = sorted(releases, key=parse_version)
+    return rs[0] if len(rs) == 1 else f"{rs[0]} to {rs[-1]}"
+
+
+def version_of(vs: VendoredSet) -> str | None:
+    """The newest release every file of the set matches (None: they disagree or are unknown)."""
+    common = None
+    for f in vs.files:
+        if not f.releases:
+            return None
+        common = set(f.releases) if common is None else common & set(f.releases)
+    return max(common, key=parse_version) if common else None
