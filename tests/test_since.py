@@ -3,6 +3,7 @@ ask for now: a version-only bump gets its companion edits, the bumped version is
 End to end on a temporary git repository."""
 from __future__ import annotations
 
+import shlex
 import subprocess
 
 import pytest
@@ -218,7 +219,7 @@ def test_the_renovate_presets_task_writes_the_companion_edits(bumped):
     preset = json.loads((Path(__file__).resolve().parents[1] / "renovate" / "karpenter.json").read_text())
     rule = next(r for r in preset["packageRules"] if "postUpgradeTasks" in r)
     assert {"karpenter", "karpenter-crd"} <= set(preset["packageRules"][0]["matchDepNames"])
-    (cmd,) = [c for c in rule["postUpgradeTasks"]["commands"] if c.startswith("migrator ")]
+    (cmd,) = [c for c in rule["postUpgradeTasks"]["commands"] if c.startswith("migrator apply ")]
     args = shlex.split(cmd.replace("{{{baseBranch}}}", "HEAD~1"))[1:]
     args[args.index(".")] = str(bumped / "infra")
     assert CliRunner().invoke(app, args).exit_code == 0
@@ -239,3 +240,108 @@ def test_a_bump_onto_a_patch_never_to_land_on_goes_to_its_minors_newest(tmp_path
     (change,) = plan.changes
     assert '"1.8.0"' not in change.new and '"1.8.' in change.new
     assert any(f.code == "MIG-V1X-HELM-007" for f in plan.findings)
+
+
+COMPANION = '''provider "aws" {{
+  region = "eu-west-1"
+}}
+
+module "karpenter" {{
+  source  = "terraform-aws-modules/eks/aws//modules/karpenter"
+  version = "{module}"
+
+  cluster_name = "{name}"
+}}
+
+resource "helm_release" "karpenter" {{
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = "{chart}"
+  namespace  = "kube-system"
+  values     = [yamlencode({{ settings = {{ clusterName = "{name}" }} }})]
+}}
+
+resource "helm_release" "karpenter_crd" {{
+  name       = "karpenter-crd"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter-crd"
+  version    = "{chart}"
+  namespace  = "kube-system"
+}}
+'''
+
+
+def _repo_with_bump(tmp_path, before: dict, after: dict):
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    (tmp_path / "main.tf").write_text(COMPANION.format(**before))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "main.tf").write_text(COMPANION.format(**after))
+    _git(tmp_path, "commit", "-qam", "bump")
+    return tmp_path
+
+
+def test_a_bump_gets_the_smallest_module_release_that_serves_it_not_the_newest(tmp_path):
+    # chart 1.6 -> 1.7 with the module at 21.1: 21.2.0 is the first v21 whose policy serves 1.7 (issue 32 §5)
+    repo = _repo_with_bump(tmp_path, dict(module="21.1.0", chart="1.6.8", name="demo"),
+                           dict(module="21.1.0", chart="1.7.6", name="demo"))
+    plan = make_plan(repo, options=Options(since="HEAD~1"))
+    (change,) = plan.changes
+    assert 'version = "21.2.0"' in change.new and 'version    = "1.7.6"' in change.new
+    assert "enable_inline_policy" not in change.new
+    assert not [f for f in plan.findings if f.severity == "error"]
+
+
+def test_a_bump_that_needs_nothing_changes_nothing(tmp_path):
+    repo = _repo_with_bump(tmp_path, dict(module="21.19.0", chart="1.12.1", name="demo"),
+                           dict(module="21.19.0", chart="1.12.2", name="demo"))
+    plan = make_plan(repo, options=Options(since="HEAD~1"))
+    assert not plan.changes
+    assert not [f for f in plan.findings if f.severity == "error"]
+
+
+def test_a_module_bump_into_the_quota_gets_the_inline_policy(tmp_path):
+    # the bot moved 21.18.0 -> 21.19.0 (terraform-aws-eks#3692): its policy is over 6,144 for this name and region
+    name = "payments-platform-production-eu"
+    repo = _repo_with_bump(tmp_path, dict(module="21.18.0", chart="1.11.3", name=name),
+                           dict(module="21.19.0", chart="1.11.3", name=name))
+    plan = make_plan(repo, options=Options(since="HEAD~1"))
+    (change,) = plan.changes
+    assert "enable_inline_policy = true" in change.new and 'version = "21.19.0"' in change.new
+    assert any(f.code == "MIG-V1X-MOD-013" for f in plan.findings)
+
+
+def test_the_renovate_presets_crd_task_regenerates_vendored_crds_at_the_bumped_version(tmp_path):
+    """The preset's second command on a bump of a root that keeps its CRDs as files (helm faked on PATH)."""
+    import json
+    import os
+    import shutil
+    import sys
+    from pathlib import Path
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "flux-vendored-crds" / "input"
+    shutil.copytree(fixtures, tmp_path, dirs_exist_ok=True)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    hr = tmp_path / "clusters" / "prod" / "karpenter" / "helmrelease.yaml"
+    hr.write_text(hr.read_text().replace('"1.7.6"', '"1.8.8"'))
+    _git(tmp_path, "commit", "-qam", "bump karpenter to 1.8.8")
+    bin_dir = tmp_path.parent / (tmp_path.name + "-bin")
+    bin_dir.mkdir()
+    (bin_dir / "helm").write_text('#!/bin/sh\necho "$@" >> "$HELM_LOG"\nwhile [ $# -gt 0 ]; do [ "$1" = --untardir ] && '
+                                  'mkdir -p "$2/karpenter/crds" && echo "# regenerated" > "$2/karpenter/crds/karpenter.sh_nodeoverlays.yaml"; '
+                                  'shift; done\n')
+    (bin_dir / "helm").chmod(0o755)
+    preset = json.loads((Path(__file__).resolve().parents[1] / "renovate" / "karpenter.json").read_text())
+    rule = next(r for r in preset["packageRules"] if "postUpgradeTasks" in r)
+    (cmd,) = [c for c in rule["postUpgradeTasks"]["commands"] if "crds-files" in c]
+    cmd = cmd.replace("{{{baseBranch}}}", "HEAD~1").replace("migrator ", f"{shlex.quote(sys.executable)} -m migrator ", 1)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HELM_LOG": str(tmp_path.parent / "helm.log")}
+    subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, check=True)
+    assert "--version 1.8.8" in (tmp_path.parent / "helm.log").read_text()
+    assert (tmp_path / "clusters" / "prod" / "karpenter" / "crds" / "karpenter.sh_nodeoverlays.yaml").exists()

@@ -134,9 +134,16 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
     files = vendored(ctx.repo, ctx.owns)        # CRDs kept as files: they are the CRDs' owner, not a new release
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
-                   bump=True, add_crd_release=not files, owns=ctx.owns).run()
+                   bump=True, add_crd_release=not files and not _patch_bump(ctx, target), owns=ctx.owns).run()
     res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None) + said
     return res
+
+
+def _patch_bump(ctx, target: str) -> bool:
+    """A bump (--since) within one minor: the CRDs' fields stay, so no CRD release and no ordering is added
+    (a bump that needs nothing changes nothing)."""
+    from .plan import minor_of
+    return bool(getattr(ctx, "since", None)) and minor_of(ctx.chart_version) == minor_of(target)
 
 
 def findings(ctx, vp: Values, where: tuple[str, int], installed: str | None) -> list[Finding]:
