@@ -311,7 +311,7 @@ def module_policy(repo, p: str, b, version: tuple[int, ...], inline: bool | None
     it when None; `given_name`: the cluster name the user gave (--cluster-name), used when the files do not say."""
     if version is None or tuple(version) < parse_version(POLICY["from"]):
         return None
-    if value(repo, p, b, POLICY["own_role"]) is False:
+    if value(repo, p, b, POLICY["own_role"]) is False or value(repo, p, b, POLICY["create"]) is False:
         return None
     if version[0] == 20 and value(repo, p, b, POLICY["v20_input"]) is not True:
         return None

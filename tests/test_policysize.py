@@ -130,3 +130,10 @@ def test_an_inline_policy_or_a_short_name_says_nothing(tmp_path):
     (tmp_path / "main.tf").write_text(CALL.format(region="us-east-1", version="21.19.0", chart="1.14.1",
                                                   name='"dev"', extra=""))
     assert not [f for f in make_plan(tmp_path).findings if f.code.startswith("MIG-V1X-MOD-01")]
+
+
+def test_a_call_that_makes_no_policy_is_not_checked(tmp_path):
+    for extra in ("  create = false\n", "  create_iam_role = false\n"):
+        (tmp_path / "main.tf").write_text(CALL.format(region="ap-northeast-2", version="21.19.0", chart="1.14.1",
+                                                      name='"prod-tf-apkr-xxxxxxxxxx"', extra=extra))
+        assert not [f for f in make_plan(tmp_path).findings if f.code.startswith("MIG-V1X-MOD-01")]
