@@ -137,3 +137,26 @@ def test_a_call_that_makes_no_policy_is_not_checked(tmp_path):
         (tmp_path / "main.tf").write_text(CALL.format(region="ap-northeast-2", version="21.19.0", chart="1.14.1",
                                                       name='"prod-tf-apkr-xxxxxxxxxx"', extra=extra))
         assert not [f for f in make_plan(tmp_path).findings if f.code.startswith("MIG-V1X-MOD-01")]
+
+
+def test_a_json_policy_file_pushed_over_the_quota_by_the_plan_is_said(tmp_path):
+    from migrator.rules.v1beta1.iam import official
+    statements = official("1.9.2")
+    doc = {"Version": "2012-10-17", "Statement": statements}
+    text = json.dumps(doc, indent=2)
+    for k, v in {"${AWS::Partition}": "aws", "${AWS::Region}": "eu-west-1", "${AWS::AccountId}": "111111111111",
+                 "${ClusterName}": "demo", "${KarpenterInterruptionQueue.Arn}":
+                 "arn:aws:sqs:eu-west-1:111111111111:demo"}.items():
+        text = text.replace(k, v)
+    doc = json.loads(text)
+    filler = 6144 - 10 - policysize.stripped_len(json.dumps(doc))      # just under the quota before the plan
+    doc["Statement"].append({"Sid": "Padding", "Effect": "Allow", "Action": "s3:GetObject",
+                             "Resource": "arn:aws:s3:::" + "b" * max(filler - 80, 1) + "/*"})
+    (tmp_path / "controller-policy.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (tmp_path / "main.tf").write_text(CALL.format(region="eu-west-1", version="21.19.0", chart="1.9.2",
+                                                  name='"demo"', extra="  create_iam_role = false\n"))
+    assert policysize.stripped_len((tmp_path / "controller-policy.json").read_text()) <= 6144
+    plan = make_plan(tmp_path)
+    assert any(c.path == "controller-policy.json" for c in plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1X-IAM-005"]
+    assert f.severity == "warning" and "split" in f.manual_step

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from ... import knowledge
+from ...model import Finding
 from ...path import MINORS
 from ...policies import Policy
 from ...sources import hcl as hclsrc
@@ -91,5 +92,27 @@ def run(ctx, phase: str, done: dict) -> IamResult:
     target, _ = stop(ctx, done)
     row = next(r for r in MINORS["minors"] if r["minor"] == minor_of(target))
     facts = {**BASE, "target": row["iam"]}
-    return OnwardIamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=facts,
-                         rule=RULE, options=ctx.options).run()
+    res = OnwardIamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=facts,
+                        rule=RULE, options=ctx.options).run()
+    quota(ctx, res)
+    return res
+
+
+def quota(ctx, res: IamResult) -> None:
+    """A standalone JSON policy file the plan adds statements to, checked against IAM's managed-policy quota as it
+    will be written (whitespace not counted): over it, the plan says so and what to split."""
+    from ...edits import apply_edits
+    from ...policysize import Q, stripped_len
+    for path in sorted({e.path for e in res.edits if e.path.endswith(".json")}):
+        before = ctx.repo.text(path)
+        after = apply_edits(before, [e for e in res.edits if e.path == path])
+        n = stripped_len(after)
+        if n > Q["managed"]:
+            res.findings.append(Finding(
+                "MIG-V1X-IAM-005", "warning", path, 1,
+                f"{path} is {n:,} characters once the plan's statements are in (whitespace not counted), over IAM's "
+                f"{Q['managed']:,}-character quota for a managed policy (LimitExceeded: Cannot exceed quota for "
+                "PolicySize)",
+                "split it in two policies attached to the same role (statements are independent: any split works), or "
+                f"attach it as an inline role policy (up to {Q['inline']:,} characters for all of a role's inline "
+                "policies)"))
