@@ -22,3 +22,4 @@ class Options:
     chart_version: str | None = None        # the chart a root runs when the repository does not say (set elsewhere)
     since: str | None = None                # a git ref: each root's standing is read there, its target in the files
     since_charts: dict = field(default_factory=dict)    # --since: root -> the chart version it pinned at the ref
+    since_modules: dict = field(default_factory=dict)   # --since: "file|address" -> the karpenter module pin at the ref

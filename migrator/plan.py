@@ -220,9 +220,11 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
         try:
             with tree_at(root, options.since) as old:       # each root's chart version at the ref
                 since_charts = {r.path: r.chart for r in make_plan(old, to="latest").every} if old else {}
+                since_modules = _module_pins(old) if old else {}
         except SinceError as e:
             raise UsageError(str(e)) from None
-        options = dataclasses.replace(options, since_charts={**since_charts, "__target_from_files__": to is None})
+        options = dataclasses.replace(options, since_charts={**since_charts, "__target_from_files__": to is None},
+                                      since_modules=since_modules)
     repo = Repo(root, exclude=options.exclude)
     plan = _make_plan(repo, target, phase, options, only=only)
     if plan.changes and any(r.phase for r in plan.roots):
@@ -275,6 +277,18 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
 
 def _finding_order(f: Finding):
     return ({"error": 0, "warning": 1, "info": 2}[f.severity], f.path, f.line, f.code)
+
+
+def _module_pins(tree: Path) -> dict:
+    """(file, address) -> the version each terraform-aws-modules karpenter module call pinned (--since: a bump of
+    the module itself is a release the bump chose, checked as one the plan moves to)."""
+    from .rules.v1.terraform_module import FACTS as MODULE
+    out = {}
+    for p, b in Repo(tree).blocks("module", None, "karpenter"):
+        src, v = b.attr("source"), b.attr("version")
+        if src is not None and v is not None and re.search(MODULE["source"], str(src.literal() or "")):
+            out[f"{p}|{b.address}"] = str(v.literal())
+    return out
 
 
 def _since(ctx: registry.Context, r: str, charts: dict) -> None:
@@ -419,6 +433,9 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                      among=finish if finish and chain and chain[0].get("finish_phases") == finish else None)
 
 
+UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"
+
+
 def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,
                   note, installs: list) -> RootPlan:
     """No chart version and no object: where the root stands is not known, so nothing that moves the controller, its
@@ -436,8 +453,15 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             continue
         goal = route.Target(h["to"])
         ctx.target = goal
-        return _plan_hop(rp, [h], ctx, target, goal, phase if fixed is None else fixed[rp.path][1], fixed, multi,
-                         note, st, among=h["objects_only"]["phases"], objects=True)
+        out = _plan_hop(rp, [h], ctx, target, goal, phase if fixed is None else fixed[rp.path][1], fixed, multi,
+                        note, st, among=h["objects_only"]["phases"], objects=True)
+        if not h.get("onward"):
+            return out
+        # the karpenter module's calls checked in a root whose Karpenter version is not known: said as such
+        out.era, out.state = "unknown", UNKNOWN_STATE + " (only what is right at any version is planned)"
+        if out.next.startswith("nothing"):
+            out.next = "state the chart version (chart_version in .migrator.yaml) to plan more"
+        return out
     ctx.only_rules = None
     if not installs and not any(_has_work(h, ctx, registry.phases(h)) for h in route.HOPS["hops"]
                                 if h.get("implemented") and not h.get("requires_target")):
@@ -453,7 +477,7 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
                                     "install, object, IAM policy, module or setting of it) and no Cluster "
                                     "Autoscaler: nothing is planned")
         return rp
-    rp.era, rp.state = "unknown", "Karpenter is here, but no chart version and no object says which"
+    rp.era, rp.state = "unknown", UNKNOWN_STATE
     rp.next = "state the chart version (chart_version in .migrator.yaml), then plan again"
     where = ", ".join(f"{c.address} ({c.path}:{c.line})" for c in installs) or \
         "no chart install migrator reads (its IAM, values or module only)"
@@ -516,7 +540,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                 for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                           else chain[1:])]
     if objects:                 # objects only: the hops after them start from the chart the root runs
-        after = route.hops_between(chain[-1]["to"], target or latest)
+        after = route.hops_between(chain[-1]["to"], target or latest) if st.chart or not hop.get("onward") else []
         rp.later = [route.describe(h, target or latest) for h in chain[1:] + after]
     if rp.later:
         now = f"the objects' conversion {hop['from']} → {hop['to']} (the controller stays on {st.chart})" if objects \
@@ -555,7 +579,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.findings.extend(findings)
     kinds = hop["objects_only"]["steps"] if ctx.only_rules is not None else None
     if kinds is not None and not any(m.kind not in SKIP_KINDS for m in ctx.manifests):
-        kinds = [k for k in kinds if k == "workloads"]      # no object to convert, roll or remove: workloads only
+        kinds = [k for k in kinds if k in ("workloads", "module")]   # no object to convert, roll or remove
     for step in (registry.steps(hop, ctx) if fixed is None else []):      # the second pass checks edits only
         if kinds is not None and step.kind not in kinds:
             continue

@@ -345,3 +345,38 @@ def test_the_renovate_presets_crd_task_regenerates_vendored_crds_at_the_bumped_v
     subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, check=True)
     assert "--version 1.8.8" in (tmp_path.parent / "helm.log").read_text()
     assert (tmp_path / "clusters" / "prod" / "karpenter" / "crds" / "karpenter.sh_nodeoverlays.yaml").exists()
+
+
+MODULE_ONLY = '''variable "cluster_name" {{
+  type = string
+}}
+
+module "karpenter" {{
+  source  = "terraform-aws-modules/eks/aws//modules/karpenter"
+  version = "{module}"
+
+  cluster_name = var.cluster_name
+  namespace    = "karpenter"
+}}
+'''
+
+
+def test_a_module_only_root_bumped_into_the_quota_gets_the_inline_policy_and_stays_unknown(tmp_path):
+    # dfds/infrastructure-modules 9acd0f1af: Renovate moved 21.18.0 -> 21.20.0 in a module whose chart lives
+    # elsewhere; the owners added enable_inline_policy = true five days later
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    (tmp_path / "main.tf").write_text(MODULE_ONLY.format(module="21.18.0"))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "main.tf").write_text(MODULE_ONLY.format(module="21.19.0"))
+    _git(tmp_path, "commit", "-qam", "bump")
+    plan = make_plan(tmp_path, options=Options(since="HEAD~1"))
+    (change,) = plan.changes
+    assert "enable_inline_policy = true" in change.new and "may be, with a longer cluster name" in change.new
+    (root,) = plan.every
+    assert root.era == "unknown" and not root.later
+    assert not [f for f in plan.findings if f.severity == "error"]
+    # the same files without a bump: the pin is the team's choice, nothing is written
+    assert not make_plan(tmp_path).changes

@@ -34,6 +34,7 @@ class ModuleResult(v1mod.ModuleResult):
     to_v21: list = field(default_factory=list)        # (address, identity) of calls moved to v21
     after: dict = field(default_factory=dict)         # address -> the module version the plan leaves
     remapped: set = field(default_factory=set)        # calls given the v19 -> v20 pass (nothing else this run)
+    unsure: set = field(default_factory=set)          # calls given the inline policy for a name migrator cannot read
 
 
 def unit_modules(ctx):
@@ -237,6 +238,14 @@ def _raise(ctx, res: ModuleResult, p: str, b, wanted: list[tuple[str, tuple]]) -
 
 def run(ctx, phase: str) -> ModuleResult:
     res = ModuleResult()
+    if ctx.only_rules is not None:
+        # a root whose Karpenter version is not known: only what is right at any version (the inputs the pinned
+        # release has, the policy within IAM's quota); nothing that moves the module for a target
+        stale_inputs(ctx, res)
+        quota(ctx, res)
+        res.modules = [b.address for _, b, _ in v1mod.modules(ctx)] if res.edits else []
+        res.tf_targets = [(posixpath.dirname(p), b.address) for p, b, _ in v1mod.modules(ctx)] if res.edits else []
+        return res
     base = v1mod.run(ctx, phase)
     stale_inputs(ctx, res)
     for k in ("modules", "refs", "tf_targets", "findings"):
@@ -325,16 +334,17 @@ def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], mov
     inline_in = POLICY["inline"]["input"]
     kind = "inline role policy" if sz.inline else "managed policy"
     if sz.over is None and moved and not sz.inline and policysize.inline_allowed(version) and \
-            sz.longest_name < Q["cluster_name_max"]:
+            sz.longest_name < Q["plausible_name"]["typical"]:
         res.findings.append(Finding(
             "MIG-V1X-MOD-013", "info", p, line,
             f"{b.address} -> {at}: migrator cannot read the cluster name, and the controller managed policy of {at} "
             f"is {sz.chars:,} characters plus {sz.per_name_char} per character of it ({_where(scope)}): a name longer "
             f"than {sz.longest_name} characters would exceed IAM's {Q['managed']:,}-character quota, so "
             f"{inline_in} = true is planned with the move (an inline role policy may hold {Q['inline']:,})"))
+        res.unsure.add(b.address)
         return True
     if sz.over is None:
-        if sz.longest_name < Q["cluster_name_max"]:
+        if sz.longest_name < Q["plausible_name"]["long"]:
             way = (f"set {inline_in} = true (an inline policy may hold {Q['inline']:,})" if
                    policysize.inline_allowed(version) and not sz.inline else
                    f"keep the name within {sz.longest_name} characters")
@@ -375,13 +385,21 @@ def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], mov
     return False
 
 
+def _bumped(ctx, p: str, b) -> bool:
+    """--since: the bump moved this call's version (a release the bump chose, as if the plan had)."""
+    pins = getattr(ctx.options, "since_modules", None) or {}
+    key = f"{p}|{b.address}"
+    v = b.attr("version")
+    return key in pins and v is not None and str(v.literal()) != pins[key]
+
+
 def quota(ctx, res: ModuleResult) -> None:
     """Every karpenter module call of the root, at the release the plan leaves it on: its policy within quota."""
     moved = {a for a, _ in res.to_v21}
     for p, b, _ver in v1mod.modules(ctx):
         if b.address in moved or b.address in res.remapped:
             continue                    # checked by its move (the input rides with it)
-        if not policy_size(ctx, res, p, b, _left(ctx, res, b), moved=b.address in res.after):
+        if not policy_size(ctx, res, p, b, _left(ctx, res, b), moved=b.address in res.after or _bumped(ctx, p, b)):
             continue
         cur = b.attr(POLICY["inline"]["input"])
         if cur is not None:
@@ -389,7 +407,9 @@ def quota(ctx, res: ModuleResult) -> None:
         else:
             res.edits.append(modmajor.insert_block(
                 ctx.repo.text(p), p, b,
-                "set by migrator: the controller policy is over IAM's 6,144-character managed-policy quota",
+                "set by migrator: the controller policy " + ("may be, with a longer cluster name, " if b.address in
+                                                              res.unsure else "is ")
+                + "over IAM's 6,144-character managed-policy quota",
                 [(POLICY["inline"]["input"], "true")], ctx.repo.files[p].newline, RULE))
 
 
