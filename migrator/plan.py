@@ -433,6 +433,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                      among=finish if finish and chain and chain[0].get("finish_phases") == finish else None)
 
 
+def _module_calls(ctx) -> bool:
+    from .rules.v1.terraform_module import modules
+    return any(True for _ in modules(ctx))
+
+
 UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"
 
 
@@ -445,6 +450,8 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
     for h in route.hops_between(ERAS[0], target or route.parse_target("latest")):
         if not (h.get("implemented") and h.get("objects_only")):
             continue
+        if h.get("onward") and not _module_calls(ctx):
+            continue                        # its object rule checks the karpenter module's calls: none here
         ctx.only_rules = frozenset(h["objects_only"]["rules"])
         if fixed is not None and rp.path in fixed:
             if fixed[rp.path][0] is not h:
