@@ -434,8 +434,10 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
 
 
 def _module_calls(ctx) -> bool:
+    """Does the root call the terraform-aws-modules karpenter module (a module block, or a Terragrunt unit)?"""
     from .rules.v1.terraform_module import modules
-    return any(True for _ in modules(ctx))
+    from .rules.v1x.terraform_module import unit_modules
+    return any(True for _ in modules(ctx)) or any(True for _ in unit_modules(ctx))
 
 
 UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"

@@ -181,16 +181,19 @@ def _evaluated(repo, p: str, b, attr: str):
     return None
 
 
-def value(repo, p: str, b, attr: str):
-    """An input's value where the root states it (None: not stated, or not known)."""
+def value(repo, p: str, b, attr: str, known: dict | None = None):
+    """An input's value where the root states it (None: not stated, or not known); `known`: values already
+    evaluated elsewhere (a Terragrunt unit's inputs)."""
+    if known and attr in known:
+        return known[attr]
     d = posixpath.dirname(p)
     v = _literal_of(repo, d, b.attr(attr))
     return v if v is not None else _evaluated(repo, p, b, attr)
 
 
-def cluster_name(repo, p: str, b) -> tuple[str | None, str]:
+def cluster_name(repo, p: str, b, known: dict | None = None) -> tuple[str | None, str]:
     """(the cluster name the call is given, where it is written)."""
-    name = value(repo, p, b, POLICY["cluster"])
+    name = value(repo, p, b, POLICY["cluster"], known)
     if isinstance(name, str):
         return name, f"{b.address} {POLICY['cluster']}"
     e = b.attr(POLICY["cluster"])
@@ -218,8 +221,8 @@ def cluster_name(repo, p: str, b) -> tuple[str | None, str]:
     return None, ""
 
 
-def region_of(repo, p: str, b) -> tuple[str | None, str]:
-    r = value(repo, p, b, POLICY["region"])
+def region_of(repo, p: str, b, known: dict | None = None) -> tuple[str | None, str]:
+    r = value(repo, p, b, POLICY["region"], known)
     if isinstance(r, str):
         return r, f"{b.address} {POLICY['region']}"
     d = posixpath.dirname(p)
@@ -262,36 +265,36 @@ def _statement(item) -> dict | None:
     return st
 
 
-def module_scope(repo, p: str, b) -> Scope:
+def module_scope(repo, p: str, b, known: dict | None = None, region: tuple | None = None) -> Scope:
     s = Scope()
-    s.cluster_name, where = cluster_name(repo, p, b)
+    s.cluster_name, where = cluster_name(repo, p, b, known)
     if s.cluster_name is None:
         s.assumed.append("cluster name")
     else:
         s.sources["cluster name"] = where
-    s.region, where = region_of(repo, p, b)
+    s.region, where = region or region_of(repo, p, b, known)
     if s.region is None:
         s.assumed.append(f"region (taken as {Q['longest_region']})")
     else:
         s.sources["region"] = where
     q = POLICY["queue"]
-    if value(repo, p, b, q["switch"]) is False:
+    if value(repo, p, b, q["switch"], known) is False:
         s.spot = False
     if b.attr(q["input"]) is not None:
-        got = value(repo, p, b, q["input"])
+        got = value(repo, p, b, q["input"], known)
         s.queue_name = got if isinstance(got, str) else None
     nr = POLICY["node_role"]
-    if value(repo, p, b, nr["create"]) is False:
-        arn = value(repo, p, b, nr["arn"])
+    if value(repo, p, b, nr["create"], known) is False:
+        arn = value(repo, p, b, nr["arn"], known)
         if isinstance(arn, str):
             s.node_role_arn = arn
     else:
-        name = value(repo, p, b, nr["name"])
+        name = value(repo, p, b, nr["name"], known)
         s.node_role_name = name if isinstance(name, str) else None
-        s.node_role_prefix = value(repo, p, b, nr["prefix"]) is not False
-        path = value(repo, p, b, nr["path"])
+        s.node_role_prefix = value(repo, p, b, nr["prefix"], known) is not False
+        path = value(repo, p, b, nr["path"], known)
         s.node_role_path = path if isinstance(path, str) else "/"
-    ssm = value(repo, p, b, POLICY["ssm"])
+    ssm = value(repo, p, b, POLICY["ssm"], known)
     if isinstance(ssm, list) and ssm and all(isinstance(x, str) for x in ssm):
         s.ssm = ssm
     if b.attr(POLICY["statements"]) is not None:
@@ -305,22 +308,23 @@ def module_scope(repo, p: str, b) -> Scope:
 
 
 def module_policy(repo, p: str, b, version: tuple[int, ...], inline: bool | None = None,
-                  given_name: str | None = None) -> tuple[Size, Scope] | None:
+                  given_name: str | None = None, known: dict | None = None,
+                  region: tuple | None = None) -> tuple[Size, Scope] | None:
     """The size of the controller policy a karpenter module call at `version` makes (None: it makes none, or its
     policy is not one migrator has: before v20.24, or v20 without the v1 permissions). `inline`: as the call sets
     it when None; `given_name`: the cluster name the user gave (--cluster-name), used when the files do not say."""
     if version is None or tuple(version) < parse_version(POLICY["from"]):
         return None
-    if value(repo, p, b, POLICY["own_role"]) is False or value(repo, p, b, POLICY["create"]) is False:
+    if value(repo, p, b, POLICY["own_role"], known) is False or value(repo, p, b, POLICY["create"], known) is False:
         return None
-    if version[0] == 20 and value(repo, p, b, POLICY["v20_input"]) is not True:
+    if version[0] == 20 and value(repo, p, b, POLICY["v20_input"], known) is not True:
         return None
     row = template_for(version)
     if row is None:
         return None
     if inline is None:
-        inline = inline_allowed(version) and value(repo, p, b, POLICY["inline"]["input"]) is True
-    scope = module_scope(repo, p, b)
+        inline = inline_allowed(version) and value(repo, p, b, POLICY["inline"]["input"], known) is True
+    scope = module_scope(repo, p, b, known, region)
     if scope.cluster_name is None and given_name:
         scope.cluster_name = given_name
         scope.assumed.remove("cluster name")

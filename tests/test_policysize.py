@@ -160,3 +160,18 @@ def test_a_json_policy_file_pushed_over_the_quota_by_the_plan_is_said(tmp_path):
     assert any(c.path == "controller-policy.json" for c in plan.changes)
     (f,) = [f for f in plan.findings if f.code == "MIG-V1X-IAM-005"]
     assert f.severity == "warning" and "split" in f.manual_step
+
+
+def test_a_terragrunt_unit_of_the_module_is_checked_with_its_evaluated_inputs(tmp_path):
+    unit = tmp_path / "live" / "prod" / "karpenter"
+    unit.mkdir(parents=True)
+    (tmp_path / "live" / "prod" / "env.hcl").write_text('locals {\n  cluster = "prod-tf-apkr-xxxxxxxxxx"\n}\n')
+    (unit / "terragrunt.hcl").write_text(
+        'locals {\n  env = read_terragrunt_config(find_in_parent_folders("env.hcl"))\n}\n\n'
+        'terraform {\n  source = "tfr:///terraform-aws-modules/eks/aws//modules/karpenter?version=21.19.0"\n}\n\n'
+        'inputs = {\n  cluster_name = local.env.locals.cluster\n  region       = "ap-northeast-2"\n}\n')
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1X-MOD-013"]
+    assert "cluster name from" in f.message and "not stated" not in f.message.split("region")[0]
+    (change,) = [c for c in plan.changes if c.path.endswith("terragrunt.hcl")]
+    assert "  enable_inline_policy = true\n}" in change.new

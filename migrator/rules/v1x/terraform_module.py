@@ -64,6 +64,7 @@ def _units(ctx, res: ModuleResult, want: str) -> None:
             start = src.expr.start + at + len("version=")
             old = re.match(r"v?[\d.]+", src.expr.source[at + len("version="):]).group(0)
             res.edits.append(TextEdit(src.path, start, start + len(old), newest, RULE))
+            res.after[u.path] = parse_version(newest)
             res.modules.append(f"terragrunt unit {u.dir}")
             res.tf_targets.append((u.dir, ""))         # the unit is the module: applied whole
             res.findings.append(Finding(
@@ -320,12 +321,13 @@ def _where(scope) -> str:
     return "; ".join(said + [f"{a} not stated" for a in scope.assumed])
 
 
-def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], moved: bool = False) -> bool:
+def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], moved: bool = False,
+                known: dict | None = None, region: tuple | None = None) -> bool:
     """Check the controller policy a call leaves behind against IAM's quota; True when enable_inline_policy = true
     must be added (the caller adds it: a fresh attribute, or its move's extra inputs). A release the plan moves the
     call to (`moved`) gets the inline policy also when the cluster name is not known and a plausible one exceeds."""
     given = getattr(ctx.options, "cluster_name", None)
-    got = policysize.module_policy(ctx.repo, p, b, version, given_name=given)
+    got = policysize.module_policy(ctx.repo, p, b, version, given_name=given, known=known, region=region)
     if got is None:
         return False
     sz, scope = got
@@ -367,7 +369,8 @@ def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], mov
             "managed policies"))
         return False
     if policysize.inline_allowed(version):
-        inline = policysize.module_policy(ctx.repo, p, b, version, inline=True, given_name=given)[0]
+        inline = policysize.module_policy(ctx.repo, p, b, version, inline=True, given_name=given, known=known,
+                                          region=region)[0]
         res.findings.append(Finding(
             "MIG-V1X-MOD-013", "info" if inline.chars <= Q["inline"] else "warning", p, line,
             f"{b.address} at {at}: the controller managed policy is {sz.chars:,} characters ({_where(scope)}), over "
@@ -385,6 +388,31 @@ def policy_size(ctx, res: ModuleResult, p: str, b, version: tuple[int, ...], mov
     return False
 
 
+def _unit_quota(ctx, res: ModuleResult) -> None:
+    """Terragrunt units of the registry karpenter module: the same check with the unit's evaluated inputs (its
+    locals, includes and dependencies) and region; the input goes into the unit's `inputs`."""
+    from ...inventory.terragrunt import region_of
+    for u, b, ver in unit_modules(ctx):
+        version = res.after.get(u.path) or ver
+        if version is None:
+            continue
+        known = {k: v.value for k, v in u.inputs.items() if v.value is not None and not isinstance(v.value, dict)}
+        region = region_of(ctx.repo, u)
+        if not policy_size(ctx, res, u.path, b, tuple(version), moved=u.path in res.after, known=known,
+                           region=region):
+            continue
+        cur = b.attr(POLICY["inline"]["input"])
+        if cur is not None and cur.end > cur.start:
+            res.edits.append(TextEdit(u.path, cur.start, cur.end, "true", RULE))
+        else:
+            res.edits.append(modmajor.insert_block(
+                ctx.repo.text(u.path), u.path, b,
+                "set by migrator: the controller policy " + ("may be, with a longer cluster name, " if b.address in
+                                                              res.unsure else "is ")
+                + "over IAM's 6,144-character managed-policy quota",
+                [(POLICY["inline"]["input"], "true")], ctx.repo.files[u.path].newline, RULE))
+
+
 def _bumped(ctx, p: str, b) -> bool:
     """--since: the bump moved this call's version (a release the bump chose, as if the plan had)."""
     pins = getattr(ctx.options, "since_modules", None) or {}
@@ -395,6 +423,7 @@ def _bumped(ctx, p: str, b) -> bool:
 
 def quota(ctx, res: ModuleResult) -> None:
     """Every karpenter module call of the root, at the release the plan leaves it on: its policy within quota."""
+    _unit_quota(ctx, res)
     moved = {a for a, _ in res.to_v21}
     for p, b, _ver in v1mod.modules(ctx):
         if b.address in moved or b.address in res.remapped:
