@@ -175,3 +175,25 @@ def test_a_terragrunt_unit_of_the_module_is_checked_with_its_evaluated_inputs(tm
     assert "cluster name from" in f.message and "not stated" not in f.message.split("region")[0]
     (change,) = [c for c in plan.changes if c.path.endswith("terragrunt.hcl")]
     assert "  enable_inline_policy = true\n}" in change.new
+
+
+def test_a_terraform_policy_pushed_over_the_quota_by_the_plan_is_said(tmp_path):
+    from migrator.rules.v1beta1.iam import official
+    text = json.dumps({"Version": "2012-10-17", "Statement": official("1.9.2")}, indent=2)
+    for k, v in {"${AWS::Partition}": "aws", "${AWS::Region}": "eu-west-1", "${AWS::AccountId}": "111111111111",
+                 "${ClusterName}": "demo", "${KarpenterInterruptionQueue.Arn}":
+                 "arn:aws:sqs:eu-west-1:111111111111:demo"}.items():
+        text = text.replace(k, v)
+    doc = json.loads(text)
+    filler = 6144 - 10 - policysize.stripped_len(json.dumps(doc))
+    doc["Statement"].append({"Sid": "Padding", "Effect": "Allow", "Action": "s3:GetObject",
+                             "Resource": "arn:aws:s3:::" + "b" * max(filler - 80, 1) + "/*"})
+    body = json.dumps(doc, indent=2).replace("\n", "\n  ")
+    (tmp_path / "iam.tf").write_text(f'resource "aws_iam_policy" "karpenter" {{\n  name   = "karpenter"\n'
+                                     f'  policy = jsonencode({body})\n}}\n')
+    (tmp_path / "main.tf").write_text(CALL.format(region="eu-west-1", version="21.19.0", chart="1.9.2",
+                                                  name='"demo"', extra="  create_iam_role = false\n"))
+    plan = make_plan(tmp_path)
+    assert any(c.path == "iam.tf" for c in plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1X-IAM-005"]
+    assert "about" in f.message and "a managed policy" in f.message

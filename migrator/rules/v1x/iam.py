@@ -9,6 +9,7 @@ policies changes no permission: a single hand-written policy stays one policy.
 from __future__ import annotations
 
 import json
+import re
 
 from ... import knowledge
 from ...model import Finding
@@ -99,10 +100,31 @@ def run(ctx, phase: str, done: dict) -> IamResult:
 
 
 def quota(ctx, res: IamResult) -> None:
-    """A standalone JSON policy file the plan adds statements to, checked against IAM's managed-policy quota as it
-    will be written (whitespace not counted): over it, the plan says so and what to split."""
+    """Every controller policy the plan adds statements to, checked against IAM's quota as it will be written
+    (whitespace not counted): a JSON file exactly; a policy in Terraform (aws_iam_policy_document, jsonencode, a
+    JSON heredoc) as the JSON it renders, its interpolations counted as written (said as an estimate). Over it, the
+    plan says so and what to split."""
     from ...edits import apply_edits
     from ...policysize import Q, stripped_len
+    for path in sorted({e.path for e in res.edits if e.path.endswith(".tf")}):
+        before = ctx.repo.text(path)
+        after = apply_edits(before, [e for e in res.edits if e.path == path])
+        old = {p.name: p for p in _policies_of(path, before)}
+        for pol in _policies_of(path, after):
+            n = _rendered_len(pol)
+            inline = re.search(r'resource\s+"aws_iam_role_policy"[^{]*\{[^}]*' + re.escape(pol.name.split(".")[-1])
+                               + r"\b", after) is not None
+            quota_ = Q["inline"] if inline else Q["managed"]
+            was = _rendered_len(old[pol.name]) if pol.name in old else 0
+            if n > quota_ and n > was:
+                res.findings.append(Finding(
+                    "MIG-V1X-IAM-005", "warning", path, pol.line,
+                    f"{pol.name} renders about {n:,} characters once the plan's statements are in (interpolations "
+                    f"counted as written), over IAM's {quota_:,}-character quota for "
+                    f"{'a role' + chr(39) + 's inline policies' if inline else 'a managed policy'} (LimitExceeded: "
+                    "Cannot exceed quota for PolicySize)",
+                    "split it in two policies attached to the same role (statements are independent: any split "
+                    "works)" + ("" if inline else f", or attach it as an inline role policy (up to {Q['inline']:,})")))
     for path in sorted({e.path for e in res.edits if e.path.endswith(".json")}):
         before = ctx.repo.text(path)
         after = apply_edits(before, [e for e in res.edits if e.path == path])
@@ -116,3 +138,33 @@ def quota(ctx, res: IamResult) -> None:
                 "split it in two policies attached to the same role (statements are independent: any split works), or "
                 f"attach it as an inline role policy (up to {Q['inline']:,} characters for all of a role's inline "
                 "policies)"))
+
+
+def _policies_of(path: str, text: str) -> list[Policy]:
+    """The Karpenter controller policies of one Terraform file's text (the file alone, parsed in a scratch folder)."""
+    import tempfile
+    from pathlib import Path
+
+    from ...inventory.repo import Repo
+    from ...policies import scan_policies
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "main.tf").write_text(text, encoding="utf-8")
+        return [p for p in scan_policies(Repo(Path(tmp))) if p.is_karpenter and p.syntax in ("document", "hcl")]
+
+
+def _rendered_len(pol: Policy) -> int:
+    """The minified JSON a policy renders (one-element lists as strings, as the AWS provider writes them)."""
+    def one(xs):
+        return xs[0] if len(xs) == 1 else xs
+    sts = []
+    for st in pol.statements:
+        d: dict = {"Effect": st.effect or "Allow", "Action": one(st.actions), "Resource": one(st.resources)}
+        if st.sid:
+            d["Sid"] = st.sid
+        cond: dict = {}
+        for c in st.conditions:
+            cond.setdefault(c.test, {})[c.key] = one([str(v) for v in c.values])
+        if cond:
+            d["Condition"] = cond
+        sts.append(d)
+    return len(json.dumps({"Version": "2012-10-17", "Statement": sts}, separators=(",", ":")))
