@@ -73,10 +73,23 @@ def _minor(v: str) -> tuple:
 
 def vendored(repo, owns=lambda p: True) -> list[VendoredSet]:
     """Every folder of this root holding Karpenter CRD manifests (outside vendored charts)."""
-    facts = knowledge.load("crd_fields")
     sets: dict[str, VendoredSet] = {}
+    for p, files in _crd_files(repo).items():
+        if owns(p):
+            for f in files:
+                sets.setdefault(posixpath.dirname(p), VendoredSet(posixpath.dirname(p))).files.append(f)
+    return list(sets.values())
+
+
+def _crd_files(repo) -> dict[str, list[CrdFile]]:
+    """Every Karpenter CRD document of the repository by file, read once per run."""
+    cached = repo.__dict__.get("_crd_files")
+    if cached is not None:
+        return cached
+    facts = knowledge.load("crd_fields")
+    out: dict[str, list[CrdFile]] = {}
     for p in repo.files:
-        if not p.endswith((".yaml", ".yml")) or not owns(p):
+        if not p.endswith((".yaml", ".yml")):
             continue
         text = repo.text(p)
         if "CustomResourceDefinition" not in text or not any(g in text for g in GROUPS):
@@ -84,7 +97,7 @@ def vendored(repo, owns=lambda p: True) -> list[VendoredSet]:
         if _in_chart(repo, p):
             continue
         for doc in yamlsrc.split_documents(text):
-            if "CustomResourceDefinition" not in doc.text:
+            if "CustomResourceDefinition" not in doc.text or not any(g in doc.text for g in GROUPS):
                 continue
             try:
                 data = yamlsrc.safe_load(doc.text)
@@ -96,10 +109,9 @@ def vendored(repo, owns=lambda p: True) -> list[VendoredSet]:
             if not name.endswith(GROUPS):
                 continue
             rels = (facts["crds"].get(name) or {}).get(fingerprint(data), [])
-            folder = posixpath.dirname(p)
-            sets.setdefault(folder, VendoredSet(folder)).files.append(
-                CrdFile(p, doc.first_line + 1, name, list(rels)))
-    return list(sets.values())
+            out.setdefault(p, []).append(CrdFile(p, doc.first_line + 1, name, list(rels)))
+    repo.__dict__["_crd_files"] = out
+    return out
 
 
 def _in_chart(repo, p: str) -> bool:
@@ -143,10 +155,11 @@ def _span(releases: list[str]) -> str:
 
 
 def version_of(vs: VendoredSet) -> str | None:
-    """The newest release every file of the set matches (None: they disagree or are unknown)."""
+    """The releases every file of the set matches, as a span ("1.6.8 to 1.7.6"; None: they disagree or are
+    unknown)."""
     common = None
     for f in vs.files:
         if not f.releases:
             return None
         common = set(f.releases) if common is None else common & set(f.releases)
-    return max(common, key=parse_version) if common else None
+    return _span(sorted(common)) if common else None

@@ -19,6 +19,9 @@ from .inventory import HelmValue, Repo, _parse_yaml_docs
 FACTS = knowledge.load("rendered")
 _LABEL = re.compile(r"^(" + "|".join(map(re.escape, sorted(FACTS["charts"], key=len, reverse=True)))
                     + r")-(v?\d+\.\d+\.\d+(?:-[\w.]+)?)$")
+# a document carrying one of these charts' label: the only ones parsed (other rendered charts cost a text search)
+_ONLY = re.compile(re.escape(FACTS["chart_label"]) + r"""['"]?\s*:\s*['"]?(?:"""
+                   + "|".join(map(re.escape, FACTS["charts"])) + r")-v?\d")
 
 
 @dataclass
@@ -38,10 +41,10 @@ def scan(repo: Repo) -> list[Rendered]:
         return cached
     out: list[Rendered] = []
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or FACTS["chart_label"] not in sf.text:
+        if not p.endswith((".yaml", ".yml")) or FACTS["chart_label"] not in sf.text or not _ONLY.search(sf.text):
             continue
         found: dict[str, Rendered] = {}
-        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_ONLY):
             meta = obj.get("metadata") if isinstance(obj, dict) else None
             labels = meta.get("labels") if isinstance(meta, dict) else None
             if not isinstance(labels, dict):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -397,10 +398,11 @@ def value_pos(text: str, node: Any, key: Any) -> int | None:
 def _documents(repo: Repo, group: str, kind: str):
     """(file, document) of every YAML document of a kind in an API group (`argoproj.io/...`), read once per run."""
     from .documents import _parse_yaml_docs
+    only = re.compile(rf"^\s*kind:\s*['\"]?{re.escape(kind)}['\"]?\s*$", re.M)    # other documents are never parsed
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or group not in sf.text:
+        if not p.endswith((".yaml", ".yml")) or group not in sf.text or not only.search(sf.text):
             continue
-        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=only):
             if isinstance(obj, dict) and obj.get("kind") == kind and str(obj.get("apiVersion", "")).startswith(group + "/"):
                 yield p, obj
 

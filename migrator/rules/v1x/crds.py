@@ -66,7 +66,7 @@ def run(ctx, phase: str, done: dict) -> CrdResult:
         res.findings.append(Finding(
             "MIG-V1X-CRD-001", "warning", first.path, first.line,
             f"the CRDs vendored in {vs.folder or '.'}/ are older than chart {chart} needs"
-            + (f" (they are Karpenter {at}'s)" if at else "") + ": " + "; ".join(why)
+            + (f" (their fields are Karpenter {at}'s)" if at else "") + ": " + "; ".join(why)
             + ". The controller would write fields the API server prunes, or watch kinds that do not exist",
             "regenerate them at the chart's version before the controller moves: " + " ; ".join(cmds)
             + " (then commit them; whatever applies them, Flux, Argo CD, kustomize or kubectl, applies the new ones)"))
