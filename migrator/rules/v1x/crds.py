@@ -7,13 +7,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from ... import knowledge
 from ...crdfiles import stale, vendored, version_of
 from ...model import Finding
 from ...path import parse_version
 from .plan import stop
 
 RULE = "v1x/crds"
-CHART = "oci://public.ecr.aws/karpenter/karpenter"
+_C = knowledge.load("helm")["chart"]
+CHART = f"{_C['repository']}/{_C['controller']}"          # the controller chart (its crds/ folder)
 
 
 @dataclass
