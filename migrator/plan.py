@@ -694,6 +694,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     mine = {p for rp in plan.roots for p in rp.changes}
     findings: list[Finding] = []
     plan.changes = build_changes(repo, [e for e in edits if e.path in mine], findings)
+    plan.changes = _without_cycles(repo, plan.changes, findings)
     for rp in plan.roots:
         # a finding about a file is reported by the roots that use it, never by another root's rules
         rp.findings = [f for f in rp.findings if not f.path or fleet.owns(rp.path, f.path)]
@@ -740,6 +741,23 @@ def _generated(old: str) -> str | None:
     generated again."""
     m = GENERATED.search(old[:1500])
     return old[old.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0].strip()[:100] if m else None
+
+
+def _without_cycles(repo: Repo, changes: list[FileChange], findings: list[Finding]) -> list[FileChange]:
+    """A Terraform module the changes would give a dependency cycle (or a self-reference) keeps its files as they
+    are: none of its changes is written (migrator/tfgraph.py)."""
+    from .tfgraph import new_cycles
+    bad = new_cycles(repo, changes)
+    if not bad:
+        return changes
+    for d, found in bad.items():
+        where = next(c.path for c in changes if posixpath.dirname(c.path) == d)
+        findings.append(Finding(
+            "MIG-EDIT-006", "error", where, 0,
+            f"the changes to the Terraform module {d or '.'} would make a dependency cycle terraform cannot plan ("
+            + "; ".join(" -> ".join(c + [c[0]]) if len(c) > 1 else f"{c[0]} references itself" for c in found)
+            + "): none of them is written", "report this as a bug with the module's files attached"))
+    return [c for c in changes if posixpath.dirname(c.path) not in bad or not c.path.endswith((".tf", ".tofu"))]
 
 
 def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[FileChange]:

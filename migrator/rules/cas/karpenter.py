@@ -76,6 +76,26 @@ def cluster_expr(repo, cas: CasInventory, d: str) -> tuple[str | None, str]:
     return None, ""
 
 
+_REF = re.compile(r"(?<![\w.\"])([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)")
+
+
+def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
+    """An expression that reads only literals, variables and locals made of those (no block's output): safe to write
+    into any block of the module without a dependency cycle."""
+    text = re.sub(r'"(?:[^"\\$]|\\.|\$(?!\{))*"', '""', source)      # string literals without interpolations
+    for m in _REF.finditer(text):
+        head, name = m.group(1), m.group(2)
+        if head in ("var", "path", "terraform"):
+            continue
+        if head == "local" and depth < 5:
+            found = [b.attr(name) for p, b in repo.blocks("locals")
+                     if (posixpath.dirname(p) or ".") == d and name in b.attributes]
+            if found and all(_independent(repo, d, e.source, depth + 1) for e in found):
+                continue
+        return False
+    return True
+
+
 def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
     """The EKS node group name as Terraform knows it (the eks.amazonaws.com/nodegroup label's value)."""
     if g.source == "module" and g.flavour == "managed":
@@ -203,7 +223,16 @@ class Installer:
             res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
-        self.tags(d, expr)
+        value = self.tag_value(d, literal)
+        if value is not None:
+            self.tags(d, value)
+        else:
+            self.res.sg_by_cli = self.res.subnets_by_cli = True
+            _find(res, "MIG-CAS-036", "info", cas0.path, cas0.line,
+                  f"the cluster's name comes from an output ({expr}) of the blocks that make its subnets and node "
+                  f"security group: a {INSTALL['discovery_tag']} tag written there would make a dependency cycle "
+                  "terraform cannot plan, so the runbook tags them with aws-cli",
+                  "or name the cluster from a local or a variable, then run migrator again to tag them in Terraform")
         self.provider_pin(d)
         return res
 
@@ -670,6 +699,23 @@ class Installer:
         return True
 
     # -- discovery tags -------------------------------------------------------------------------------------------
+    def tag_value(self, d: str, literal: str | None) -> str | None:
+        """The discovery tag's value as the expression the cluster's name comes from (the eks module's or the
+        aws_eks_cluster's own name argument: a literal, a variable, a local of those), never an output of the
+        cluster, which the tagged subnets and security group feed (a cycle `terraform validate` rejects). A name
+        built from other blocks' outputs: the literal the root states, else None (tagged by the runbook)."""
+        for p, b in list(self.cas.eks_modules) + list(self.repo.blocks("resource", "aws_eks_cluster")):
+            if (posixpath.dirname(p) or ".") != d:
+                continue
+            for attr in INSTALL["cluster_name_inputs"]:
+                e = b.attr(attr)
+                if e is None:
+                    continue
+                if _independent(self.repo, d, e.source):
+                    return e.source.strip()
+                return hclsrc.quote(literal) if literal else None
+        return hclsrc.quote(literal) if literal else None
+
     def tags(self, d: str, expr: str) -> None:
         """karpenter.sh/discovery on the private subnets and the node security group, where the root declares them:
         module vpc `private_subnet_tags`, module eks `node_security_group_tags`, the `aws_subnet` resources the node
