@@ -28,6 +28,7 @@ from ...sources import yaml as yamlsrc
 from ...validate import validate_object
 from . import convert
 
+AUTH = knowledge.load("karpenter_module")["access_entry"]
 RULE = "cas/karpenter"
 PHASE = "install"
 INSTALL = FACTS["install"]
@@ -397,12 +398,13 @@ class Installer:
         if not self.access_entries(d):
             mod += ["", "  # the cluster authenticates with the aws-auth ConfigMap only: the node role is mapped there",
                     "  create_access_entry = false"]
-            _find(self.res, "MIG-CAS-028", "warning", self.res.file, 1,
-                  "the cluster's authentication mode is CONFIG_MAP, so Karpenter's node role cannot join through an "
-                  "access entry",
-                  f'add the node role {names["node_role"]} to the aws-auth ConfigMap (mapRoles, username '
-                  "system:node:{{EC2PrivateDNSName}}, groups system:bootstrappers and system:nodes) before the "
-                  "NodePools launch nodes, or switch the cluster to API_AND_CONFIG_MAP")
+            if not self.map_aws_auth(d, name):
+                _find(self.res, "MIG-CAS-028", "warning", self.res.file, 1,
+                      "the cluster's authentication mode is CONFIG_MAP, so Karpenter's node role cannot join through "
+                      "an access entry",
+                      f'add the node role {names["node_role"]} to the aws-auth ConfigMap (mapRoles, username '
+                      "system:node:{{EC2PrivateDNSName}}, groups system:bootstrappers and system:nodes) before the "
+                      "NodePools launch nodes, or switch the cluster to API_AND_CONFIG_MAP")
         mod += ["", "  # fixed names: the EC2NodeClass and the chart values name them",
                 "  node_iam_role_use_name_prefix = false",
                 f'  node_iam_role_name            = "{names["node_role"]}"']
@@ -799,7 +801,9 @@ class Installer:
               f'add "{tag}" = {expr} to it by hand (Karpenter finds subnets and security groups by this tag)')
 
     def access_entries(self, d: str) -> bool:
-        """Can a node role join through an EKS access entry (authentication mode API or API_AND_CONFIG_MAP)?"""
+        """Can a node role join through an EKS access entry (authentication mode API or API_AND_CONFIG_MAP)? The eks
+        module before v20 has no access entries at all (aws-auth only); v20+ and aws_eks_cluster by their mode."""
+        from ...modmajor import constraint
         for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
             if (posixpath.dirname(p) or ".") != d:
                 continue
@@ -808,11 +812,50 @@ class Installer:
                 e = ac.attr("authentication_mode")
                 mode = e.literal() if e is not None else None
             return mode in ("API", "API_AND_CONFIG_MAP")
-        for _, b in self.cas.eks_modules:
+        below = AUTH["cluster_no_access_entries_below"]
+        for p, b in self.cas.eks_modules:
+            if (posixpath.dirname(p) or ".") != d:
+                continue
             e = b.attr("authentication_mode")
             if e is not None and e.literal() == "CONFIG_MAP":
                 return False
+            v = b.attr("version")
+            ver = constraint(str(v.literal()))[1] if v is not None and v.literal() else None
+            if ver is not None and ver[0] < below:
+                return False
         return True
+
+    def map_aws_auth(self, d: str, module: str) -> bool:
+        """The node role mapped where the root maps roles in aws-auth: the eks module's `aws_auth_roles` list (v18,
+        v19, or the v20 aws-auth submodule), one entry added as the others are written. False where there is none
+        migrator can edit (said by the caller)."""
+        want = re.compile(AUTH["cluster_source"])
+        for p, b in self.repo.blocks("module"):
+            src = b.attr("source")
+            if (posixpath.dirname(p) or ".") != d or src is None or not (
+                    want.search(str(src.literal() or "")) or "modules/aws-auth" in str(src.literal() or "")):
+                continue
+            e = b.attr("aws_auth_roles")
+            text = self.repo.text(p)
+            if e is None or e.kind != "tuple" or not e.items or \
+                    hclsrc.line_of(text, e.items[-1].start) == hclsrc.line_of(text, e.start):
+                continue
+            last = e.items[-1]
+            ind = text[line_start(text, last.start):last.start]
+            after = text[last.end:e.end]
+            comma = after.lstrip().startswith(",")
+            pos = last.end + (after.index(",") + 1 if comma else 0)
+            entry = (("" if comma else ",") + "\n" + f"{ind}{{\n"
+                     f"{ind}  rolearn  = module.{module}.node_iam_role_arn\n"
+                     f'{ind}  username = "system:node:{{{{EC2PrivateDNSName}}}}"\n'
+                     f'{ind}  groups   = ["system:bootstrappers", "system:nodes"]\n'
+                     f"{ind}}}" + ("," if comma else ""))
+            self.res.edits.append(TextEdit(p, pos, pos, to_newline(entry, self.repo.files[p].newline), RULE))
+            _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, e.start),
+                  f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}.aws_auth_roles "
+                  "(no access entry)")
+            return True
+        return False
 
     def provider_pin(self, d: str) -> None:
         need = INSTALL["requires_aws_provider"]
