@@ -584,6 +584,17 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
                         rp.later) or f"nothing: {goal} is reached"
     edits, findings = registry.run(hop, wanted, ctx)
+    errors = [f for f in findings if f.severity == "error"]
+    if edits and errors and wanted in hop.get("atomic_phases", []):
+        # a phase that only works whole (tags, scale-downs, the install): nothing of it is written while an error
+        # stands, so the root never stays half-moved
+        findings.append(Finding(
+            "MIG-HOP-008", "warning", "", 0,
+            f"{'this root' if multi else 'the repository'}: phase {wanted} has {len(errors)} error finding"
+            f"{'s' if len(errors) > 1 else ''} ({', '.join(sorted({f.code for f in errors}))}), so none of its "
+            f"{len({e.path for e in edits})} file change(s) is written: the phase lands whole or not at all",
+            "resolve the errors, then run migrator again"))
+        edits = []
     rp.edits = [dataclasses.replace(x, root=r) if multi and isinstance(x, TextEdit) else x for x in edits]
     rp.findings.extend(findings)
     kinds = hop["objects_only"]["steps"] if ctx.only_rules is not None else None

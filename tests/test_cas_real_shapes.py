@@ -1,4 +1,4 @@
-"""Dependency cycles in Terraform (issue 29 §2): what a plan writes never gives a module a cycle or a
+"""Cluster Autoscaler on real shapes (issue 29): what a plan writes never gives a module a cycle or a
 self-reference; discovery tags take the value the cluster's name comes from."""
 from __future__ import annotations
 
@@ -140,3 +140,25 @@ def test_an_eks_module_before_v20_maps_karpenters_node_role_in_aws_auth(tmp_path
     new = next(c.new for c in plan.changes if c.path == "main.tf")
     assert "rolearn  = module.karpenter.node_iam_role_arn" in new and '"system:bootstrappers", "system:nodes"' in new
     assert "create_access_entry = false" in next(c.new for c in plan.changes if c.path == "karpenter.tf")
+
+
+def test_a_cluster_autoscaler_phase_with_an_error_writes_nothing(tmp_path, monkeypatch):
+    """Issue 29 §7: a phase of the Cluster Autoscaler hop lands whole or not at all: one rule's error (here a
+    group's field that cannot be carried, injected) and none of the phase's edits (tags, NodePools) is written."""
+    import shutil
+
+    from migrator import plan as planmod
+    from migrator.model import Finding
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    assert planmod.make_plan(tmp_path, to="latest").changes         # the install, whole
+    real = planmod.registry.run
+
+    def with_error(hop, phase, ctx):
+        edits, findings = real(hop, phase, ctx)
+        if hop["from"] == "cas":
+            findings = findings + [Finding("MIG-CAS-004", "error", "main.tf", 1, "injected")]
+        return edits, findings
+    monkeypatch.setattr(planmod.registry, "run", with_error)
+    plan = planmod.make_plan(tmp_path, to="latest")
+    assert any(f.code == "MIG-HOP-008" for f in plan.findings)
+    assert not plan.changes
