@@ -274,6 +274,7 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
                     g.fields[meaning] = merged[key]
             g.manual = [k for k in tf["manual"] if k in merged and merged[k] not in (None, False, "", {}, [])]
             g.fields["name"] = merged.get("name", e.key)
+            _stated(repo, p, g)
             inv.groups.append(g)
 
 
@@ -302,7 +303,33 @@ def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> N
         g.fields["taints"] = taints
     g.manual = [k for k in spec["manual"] if b.attr(k) is not None or b.sub(k)]
     g.fields["name"] = g.name
+    _stated(repo, p, g)
     inv.groups.append(g)
+
+
+def _stated(repo: Repo, p: str, g: NodeGroup) -> None:
+    """Fields written as expressions whose value the module states (a variable's default or its tfvars, a local,
+    a string template of those: `capacity_type = var.capacity_type`, `ami_type = "AL2_${var.arch}"`) take that
+    value; the others stay placeholders the NodePool writer reports."""
+    from .inventory.sites import _expr, static_value
+    from .sources.templates import TOKEN_RE
+    d = posixpath.dirname(p)
+
+    def settle(v):
+        if isinstance(v, str) and TOKEN_RE.fullmatch(v) and v in g.masked.tokens:
+            got = static_value(repo, d, _expr(g.masked.tokens[v]))
+            return v if got is None else got
+        if isinstance(v, dict):
+            for k in list(v):
+                v[k] = settle(v[k])
+            return v
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                v[i] = settle(x)
+            return v
+        return v
+    for k in list(g.fields):
+        g.fields[k] = settle(g.fields[k])
 
 
 def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:

@@ -162,3 +162,31 @@ def test_a_cluster_autoscaler_phase_with_an_error_writes_nothing(tmp_path, monke
     plan = planmod.make_plan(tmp_path, to="latest")
     assert any(f.code == "MIG-HOP-008" for f in plan.findings)
     assert not plan.changes
+
+
+def test_node_group_fields_from_variables_are_carried_or_said(tmp_path):
+    """Issue 29 §1: `capacity_type = var.capacity_type` (default SPOT) is spot, `instance_types =
+    [var.node_instance_type]` takes the variable's default, labels from a variable nobody states are said."""
+    import shutil
+
+    from migrator.plan import make_plan
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    t = main.read_text()
+    t = t.replace('instance_types = ["c6i.2xlarge", "c5.2xlarge"]', "instance_types = [var.batch_type]", 1)
+    t = t.replace('capacity_type  = "SPOT"', "capacity_type  = var.batch_capacity", 1)
+    i = t.index("labels = {", t.index("var.batch_capacity"))
+    j = t.index("}", i)
+    t = t[:i] + "labels = var.batch_labels" + t[j + 1:]
+    t += ('\nvariable "batch_type" {\n  default = "c6i.2xlarge"\n}\n\nvariable "batch_capacity" {\n  default = "SPOT"\n}\n'
+          '\nvariable "batch_labels" {\n  type = map(string)\n}\n')
+    main.write_text(t)
+    plan = make_plan(tmp_path, to="latest")
+    pools = next(c.new for c in plan.changes if c.path == "karpenter.tf")
+    spot = pools[pools.index('resource "kubectl_manifest" "karpenter_node_pool_spot"'):]
+    spot = spot[:spot.index("  YAML")]
+    assert "- c6i.2xlarge" in spot and "c5.2xlarge" not in spot
+    assert "- spot" in spot and "on-demand" not in spot
+    assert "__MIG_" not in pools
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-038"]
+    assert "var.batch_labels" in f.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..sources import hcl as hclsrc
 from .repo import Repo
@@ -154,3 +155,65 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
     if why:
         return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"
     return [], f"{src} is set outside the repository (no tfvars or default sets it)"
+
+
+def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int = 0) -> Any:
+    """The value of an expression where the module states it whole: literals, lists and objects of them, string
+    templates, a variable's value (the one tfvars beside the module that sets it, else its default) and locals,
+    followed through each other. None when any part is not stated (or tfvars disagree)."""
+    if expr is None or _depth > 6:
+        return None
+    if expr.kind in ("number", "bool") or (expr.kind == "string" and expr.value is not None):
+        return expr.value
+    if expr.kind == "tuple":
+        items = [static_value(repo, module, i, _depth + 1) for i in expr.items]
+        return None if any(i is None for i in items) else items
+    if expr.kind == "object":
+        out = {}
+        for e in expr.entries:
+            v = static_value(repo, module, e.value, _depth + 1)
+            if v is None:
+                return None
+            out[e.key] = v
+        return out
+    if expr.kind == "string" and expr.parts:
+        text = []
+        for interp, part in expr.parts:
+            if not interp:
+                text.append(part)
+                continue
+            inner = part.strip().removeprefix("${").removesuffix("}").strip()
+            got = static_value(repo, module, _expr(inner), _depth + 1)
+            if not isinstance(got, (str, int, float)) or isinstance(got, bool):
+                return None
+            text.append(str(got))
+        return "".join(text)
+    m = re.fullmatch(r"(var|local)\.([A-Za-z0-9_-]+)", expr.source.strip())
+    if not m:
+        return None
+    kind, name = m.groups()
+    if kind == "local":
+        found = [b.attr(name) for _, b in _module_blocks(repo, module, "locals") if name in b.attributes]
+        return static_value(repo, module, found[0], _depth + 1) if len(found) == 1 else None
+    values = []
+    for p in repo.tfvars_files():
+        if (posixpath.dirname(p) or "") != (module or "") or p.endswith(".json"):
+            continue
+        f = repo.hcl(p)
+        a = f.attributes.get(name) if f is not None else None
+        if a is not None:
+            values.append(static_value(repo, module, a.expr, _depth + 1))
+    if values:
+        return values[0] if all(v == values[0] for v in values) and values[0] is not None else None
+    for _, b in _module_blocks(repo, module, "variable"):
+        if b.labels[:1] == [name]:
+            return static_value(repo, module, b.attr("default"), _depth + 1)
+    return None
+
+
+def _expr(source: str) -> hclsrc.Expr | None:
+    f = hclsrc.parse(f"x = {source}\n")
+    a = f.attributes.get("x") if f is not None else None
+    if a is None:
+        return None
+    return a.expr

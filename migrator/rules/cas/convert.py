@@ -114,14 +114,28 @@ def shape(g: NodeGroup) -> Shape:
     else:
         ct = str(g.literal("capacity_type") or FACTS["node_groups"]["terraform_module"]["default_capacity_type"])
         capacity = FACTS["capacity_type"].get(ct, "on-demand")
+        if _unread(g, "capacity_type"):
+            notes.append(_note(g, "MIG-CAS-038", "warning",
+                               f"capacity_type is {_source(g, 'capacity_type')}, whose value the root does not state: "
+                               f"the NodePool is written {capacity}",
+                               "set karpenter.sh/capacity-type in the NodePool to what the group runs (spot or "
+                               "on-demand) before the cutover"))
         at = g.literal("ami_type")
-        if at is None:
+        if at is None and _unread(g, "ami_type"):
+            notes.append(_note(g, "MIG-CAS-038", "warning",
+                               f"ami_type is {_source(g, 'ami_type')}, whose value the root does not state: the "
+                               "EC2NodeClass takes EKS's default for the cluster version",
+                               "set the EC2NodeClass amiSelectorTerms alias to the group's AMI family before the "
+                               "cutover"))
+        if at is None and not _unread(g, "ami_type"):
             at, sure = default_ami_type(g.cluster_version)
             notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
                                f"ami_type not set: EKS's default {at} is assumed"
                                + ("" if sure else " (the default of groups created on Kubernetes 1.30 or newer)"),
                                "" if sure else "check with aws eks describe-nodegroup --query nodegroup.amiType; if "
                                "it says AL2_x86_64, set the EC2NodeClass alias to al2@latest"))
+        if at is None:
+            at, _ = default_ami_type(g.cluster_version)
         row = FACTS["ami_type"].get(str(at))
         if row is None:
             notes.append(_note(g, "MIG-CAS-012", "warning", f"ami_type {at} has no Karpenter AMI alias; the "
@@ -129,6 +143,12 @@ def shape(g: NodeGroup) -> Shape:
             row = {"alias": "al2023", "arch": "amd64"}
         alias, arch = row["alias"], row["arch"]
     labels = g.literal("labels") if isinstance(g.literal("labels"), dict) else {}
+    if _unread(g, "labels"):
+        notes.append(_note(g, "MIG-CAS-038", "warning",
+                           f"labels are {_source(g, 'labels')}, whose value the root does not state: the NodePool "
+                           "carries none of them", "add the group's labels to the NodePool's template.metadata.labels "
+                           "before the cutover (pods select nodes by them)"))
+        labels = {}
     taints = []
     raw = g.fields.get("taints")
     for t in (raw.values() if isinstance(raw, dict) else raw or []):
@@ -159,6 +179,16 @@ def shape(g: NodeGroup) -> Shape:
                            "before the cutover; nodes Karpenter launches do not run it"))
     return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
                  limits, notes, spec.get("default_disk_size"))
+
+
+def _unread(g: NodeGroup, key: str) -> bool:
+    """A field the group sets as an expression the root does not state (a placeholder is left in it)."""
+    v = g.fields.get(key)
+    return v is not None and g.masked.has_token(str(v))
+
+
+def _source(g: NodeGroup, key: str) -> str:
+    return g.masked.unmask(str(g.fields.get(key)))[:80]
 
 
 def default_ami_type(version: str | None) -> tuple[str, bool]:
