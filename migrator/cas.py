@@ -97,9 +97,13 @@ def scan(repo: Repo) -> CasInventory:
         return cached
     inv = CasInventory()
     det = FACTS["detect"]
+    from .inventory.sites import static_value
     for p, b in repo.blocks("resource", "helm_release"):
         chart = b.attr("chart")
-        if chart is not None and str(chart.literal() or "").rstrip("/").split("/")[-1] == det["chart"]:
+        named = chart.literal() if chart is not None else None
+        if named is None and chart is not None:         # chart = local.cas_chart, var.chart_name: its stated value
+            named = static_value(repo, posixpath.dirname(p), chart)
+        if isinstance(named, str) and named.rstrip("/").split("/")[-1] == det["chart"]:
             ns = b.attr("namespace")
             inv.installs.append(CasInstall("terraform", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                                            namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",

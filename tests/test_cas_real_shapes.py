@@ -190,3 +190,18 @@ def test_node_group_fields_from_variables_are_carried_or_said(tmp_path):
     assert "__MIG_" not in pools
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-038"]
     assert "var.batch_labels" in f.message
+
+
+def test_cluster_autoscaler_whose_chart_name_is_a_local_is_seen(tmp_path):
+    """Issue 29 §3: a helm_release whose chart name is a local is Cluster Autoscaler all the same."""
+    import shutil
+
+    from migrator.plan import make_plan
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    cas = tmp_path / "cluster-autoscaler.tf"
+    t = cas.read_text()
+    assert 'chart      = "cluster-autoscaler"' in t
+    cas.write_text(t.replace('chart      = "cluster-autoscaler"', "chart      = local.cas_chart", 1)
+                   + '\nlocals {\n  cas_chart = "cluster-autoscaler"\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    assert plan.roots[0].era == "cas" and any(c.path == "karpenter.tf" for c in plan.changes)
