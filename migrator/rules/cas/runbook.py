@@ -96,7 +96,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "controller_identity": (f"eksctl create podidentityassociation --cluster {cluster} --namespace {ns} "
                                 f"--service-account-name karpenter --role-name {role} --permission-policy-arns "
                                 f"\"{policy_arn}\"") if inst.identity == "pod-identity" else
-                               (f"eksctl create iamserviceaccount --cluster {cluster} --namespace {ns} --name karpenter "
+                               (f"eksctl utils associate-iam-oidc-provider --cluster {cluster} --approve && "
+                                f"eksctl create iamserviceaccount --cluster {cluster} --namespace {ns} --name karpenter "
                                 f"--role-name {role} --attach-policy-arn \"{policy_arn}\" --role-only --approve"),
         "irsa_set": (f" --set serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::{acct}:role/{role}"
                      if inst.identity == "irsa" and inst.style == "eksctl" else ""),
