@@ -205,3 +205,58 @@ def test_cluster_autoscaler_whose_chart_name_is_a_local_is_seen(tmp_path):
                    + '\nlocals {\n  cas_chart = "cluster-autoscaler"\n}\n')
     plan = make_plan(tmp_path, to="latest")
     assert plan.roots[0].era == "cas" and any(c.path == "karpenter.tf" for c in plan.changes)
+
+
+RBAC = """---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: cluster-autoscaler
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: cluster-autoscaler
+rules:
+  - apiGroups: [""]
+    resources: ["nodes"]
+    verbs: ["watch", "list", "get"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: cluster-autoscaler
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-autoscaler
+subjects:
+  - kind: ServiceAccount
+    name: cluster-autoscaler
+    namespace: kube-system
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: team-settings
+  namespace: kube-system
+data:
+  owner: platform
+"""
+
+
+def test_cleanup_removes_cluster_autoscalers_service_account_and_rbac_with_it(tmp_path):
+    """Issue 29 §9: plain manifests: the Deployment, its ServiceAccount and RBAC go; other objects of the file stay."""
+    import shutil
+
+    from migrator.plan import make_plan
+    shutil.copytree(FIXTURES / "cas-eksctl" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    cas = tmp_path / "manifests" / "cluster-autoscaler.yaml"
+    cas.write_text(cas.read_text() + RBAC)
+    plan = make_plan(tmp_path, to="latest", phase="cleanup")
+    new = next(c.new for c in plan.changes if c.path == "manifests/cluster-autoscaler.yaml")
+    assert "kind: ConfigMap" in new and "team-settings" in new
+    for kind in ("kind: Deployment", "kind: ServiceAccount", "kind: ClusterRole", "kind: ClusterRoleBinding"):
+        assert kind not in new, kind
+    assert "---\n---" not in new

@@ -243,6 +243,8 @@ class Autoscaler:
                 if isinstance(obj, dict) and obj.get("kind") == "HelmRepository" and \
                         (obj.get("metadata") or {}).get("name") == src.get("name"):
                     gone.append(d)
+        if ci.kind == "deployment":
+            gone += [d for d in docs if d not in gone and _companion(yamlsrc.load(d.text), ci)]
         if len(gone) == len(docs):
             self.res.edits.append(DeleteFile(ci.path, RULE))
             from ...placement import kustomization_remove
@@ -250,11 +252,20 @@ class Autoscaler:
             if e is not None:
                 self.res.edits.append(e)
         else:
-            for d in gone:
+            spans = []
+            for d in sorted(gone, key=lambda d: d.start):
                 s, e = d.start, d.end
-                if not text[e:].strip():            # the last document: its separator goes too
+                i = docs.index(d)
+                if i > 0:                           # with the separator line before it
                     sep = text.rfind("---", 0, s)
                     s = sep if sep >= 0 and not text[sep:s].replace("---", "", 1).strip() else s
+                elif i + 1 < len(docs):             # the first document: up to the next one, its separator too
+                    e = docs[i + 1].start
+                if spans and s <= spans[-1][1]:     # touching the previous removal: one edit
+                    spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
+                else:
+                    spans.append((s, e))
+            for s, e in spans:
                 self.res.edits.append(TextEdit(ci.path, s, e, "", RULE))
         self.res.removed.append(ci.address)
         self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) removed"))
@@ -266,6 +277,30 @@ class Autoscaler:
                     if line.strip() == f"name: {name}" and p != ci.path:
                         return True
         return False
+
+
+def _companion(obj, ci: CasInstall) -> bool:
+    """An object of a Cluster Autoscaler installed from plain manifests, in the Deployment's own file: its
+    ServiceAccount, the (Cluster)RoleBindings that bind it and the (Cluster)Roles they grant by the install's name
+    (cluster-autoscaler's RBAC as its example manifests write it)."""
+    if not isinstance(obj, dict):
+        return False
+    pod = ((((ci.obj or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
+    sa = pod.get("serviceAccountName") or pod.get("serviceAccount")
+    meta = obj.get("metadata") or {}
+    kind, name = obj.get("kind"), meta.get("name")
+    if not sa or sa == "default":
+        return False
+    if kind == "ServiceAccount":
+        return name == sa and meta.get("namespace", ci.namespace) == ci.namespace
+    if kind in ("ClusterRoleBinding", "RoleBinding"):
+        subjects = obj.get("subjects") or []
+        return bool(subjects) and all(isinstance(x, dict) and x.get("kind") == "ServiceAccount" and
+                                      x.get("name") == sa and x.get("namespace", ci.namespace) == ci.namespace
+                                      for x in subjects)
+    if kind in ("ClusterRole", "Role"):
+        return name in (sa, ci.name)
+    return False
 
 
 def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:
