@@ -260,3 +260,20 @@ def test_cleanup_removes_cluster_autoscalers_service_account_and_rbac_with_it(tm
     for kind in ("kind: Deployment", "kind: ServiceAccount", "kind: ClusterRole", "kind: ClusterRoleBinding"):
         assert kind not in new, kind
     assert "---\n---" not in new
+
+
+def test_an_eksctl_mixed_instances_group_is_read_as_what_it_launches():
+    """Issue 29 §1: eksctl instancesDistribution: its instance types and its spot share, never m5.large on-demand."""
+    from migrator.cas import NodeGroup
+    from migrator.rules.cas import convert
+    g = NodeGroup("mixed", "eksctl", "self", "cluster.yaml", 10)
+    g.fields.update({"name": "mixed", "instances_distribution": {
+        "instanceTypes": ["m6i.large", "m5.large"], "onDemandBaseCapacity": 0,
+        "onDemandPercentageAboveBaseCapacity": 0, "spotInstancePools": 2}, "max_size": 4})
+    s = convert.shape(g)
+    assert s.instance_types == ["m6i.large", "m5.large"] and s.capacity == "spot"
+    g.fields["instances_distribution"]["onDemandBaseCapacity"] = 1
+    s = convert.shape(g)
+    assert s.capacity == "spot+on-demand"
+    kept, why = convert.kept_group([s], "mixed")
+    assert kept is None and "spot and on-demand" in why

@@ -30,6 +30,7 @@ class Shape:
     notes: list[Finding] = field(default_factory=list)
 
     default_disk: int | None = None
+    unsure: list[str] = field(default_factory=list)     # fields whose value is not known (never a controller home)
 
     @property
     def class_key(self) -> tuple:
@@ -107,14 +108,28 @@ def shape(g: NodeGroup) -> Shape:
         else:
             types = list(spec.get("default_instance_types", []))
     types = [str(t) for t in types]
+    unsure: list[str] = []
     if g.source == "eksctl":
         capacity = "spot" if g.literal("spot") else "on-demand"
+        dist = g.literal("instances_distribution")
+        if isinstance(dist, dict):          # a mixed-instances group: its types and its on-demand share
+            if isinstance(dist.get("instanceTypes"), list) and dist["instanceTypes"]:
+                types = [str(t) for t in dist["instanceTypes"]]
+            pct = dist.get("onDemandPercentageAboveBaseCapacity", 100)
+            base = dist.get("onDemandBaseCapacity", 0)
+            if not isinstance(pct, int) or not isinstance(base, int):
+                unsure.append("capacity")
+            elif pct < 100:
+                capacity = "spot" if pct == 0 and base == 0 else "spot+on-demand"
+        elif g.fields.get("instances_distribution") is not None:
+            unsure.append("capacity")
         family = FACTS["eksctl_ami_family"].get(str(g.literal("ami_family") or "AmazonLinux2023"))
         alias, arch = family or "al2023", "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
     else:
         ct = str(g.literal("capacity_type") or FACTS["node_groups"]["terraform_module"]["default_capacity_type"])
         capacity = FACTS["capacity_type"].get(ct, "on-demand")
         if _unread(g, "capacity_type"):
+            unsure.append("capacity")
             notes.append(_note(g, "MIG-CAS-038", "warning",
                                f"capacity_type is {_source(g, 'capacity_type')}, whose value the root does not state: "
                                f"the NodePool is written {capacity}",
@@ -154,6 +169,7 @@ def shape(g: NodeGroup) -> Shape:
     for t in (raw.values() if isinstance(raw, dict) else raw or []):
         if not isinstance(t, dict) or g.masked.has_token(str(t)):
             notes.append(_note(g, "MIG-CAS-013", "warning", "a taint is computed", "add it to the NodePool by hand"))
+            unsure.append("taints")
             continue
         taint = {"key": str(t["key"])}
         if t.get("value") not in (None, ""):
@@ -177,8 +193,11 @@ def shape(g: NodeGroup) -> Shape:
         notes.append(_note(g, "MIG-CAS-015", "warning", f"{k} is not carried to the EC2NodeClass",
                            f"move what {k} does into the EC2NodeClass by hand (userData, blockDeviceMappings, amiSelectorTerms) "
                            "before the cutover; nodes Karpenter launches do not run it"))
+    if isinstance(raw, str) and g.masked.has_token(raw):
+        notes.append(_note(g, "MIG-CAS-013", "warning", "the taints are computed", "add them to the NodePool by hand"))
+        unsure.append("taints")
     return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
-                 limits, notes, spec.get("default_disk_size"))
+                 limits, notes, spec.get("default_disk_size"), unsure)
 
 
 def _unread(g: NodeGroup, key: str) -> bool:
@@ -240,7 +259,7 @@ def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | No
                     "values": list(dict.fromkeys(p[1] for p in parts))})
     elif s.instance_types:
         req.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": s.instance_types})
-    req.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": [s.capacity]})
+    req.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": s.capacity.split("+")})
     req.append({"key": "kubernetes.io/arch", "operator": "In", "values": [s.arch]})
     tspec: dict[str, Any] = {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class_name},
                              "requirements": req}
@@ -286,14 +305,26 @@ def _cm(v: Any) -> Any:
 
 def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, str]:
     """The node group that stays for the controller, and why."""
+    def unfit(s: Shape) -> str | None:
+        if s.capacity != "on-demand":
+            return f"it runs {s.capacity.replace('+', ' and ')} capacity (a reclaimed node takes the controller along)"
+        if s.taints:
+            return "it is tainted " + ", ".join(t["key"] for t in s.taints) + " and the controller tolerates no taint"
+        if s.unsure:
+            return "its " + " and ".join(s.unsure) + " cannot be read"
+        if s.group.literal("min_size") == 0 and s.group.literal("desired_size") == 0:
+            return "it has no node"
+        return None
     if chosen:
         for s in shapes:
             if s.group.name == chosen:
+                why = unfit(s)
+                if why:
+                    return None, f"--node-group-keep {chosen} cannot host the controller: {why}"
                 return s, f"chosen with --node-group-keep {chosen}"
         return None, f"--node-group-keep {chosen} names no node group of this root"
     # a group at zero nodes cannot host the controller (and a group the cutover drained must not win the next run)
-    cands = [s for s in shapes if s.capacity == "on-demand" and not s.taints
-             and not (s.group.literal("min_size") == 0 and s.group.literal("desired_size") == 0)]
+    cands = [s for s in shapes if unfit(s) is None]
     if not cands:
         return None, "no on-demand node group without taints can host the controller"
     cands.sort(key=lambda s: (s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
