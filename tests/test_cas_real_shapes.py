@@ -277,3 +277,11 @@ def test_an_eksctl_mixed_instances_group_is_read_as_what_it_launches():
     assert s.capacity == "spot+on-demand"
     kept, why = convert.kept_group([s], "mixed")
     assert kept is None and "spot and on-demand" in why
+
+
+def test_the_runbook_finds_node_groups_by_the_names_eks_knows():
+    """Issue 29 §8: a fixed name is used as it is; a module group's name prefix ends with its dash (so `spot` never
+    picks `spot-large-...`)."""
+    from migrator.rules.cas.runbook import _nodegroup
+    assert _nodegroup("workers", True) == "workers"
+    assert "starts_with(@, 'spot-')" in _nodegroup("spot-", False)

@@ -24,6 +24,7 @@ class GroupsResult:
     edits: list[Edit] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     drained: list[tuple[str, object, object, object]] = field(default_factory=list)   # (group, min, desired, max) before
+    eks_names: dict = field(default_factory=dict)   # group -> (EKS node group name or prefix, exact?) for aws-cli
     kept: str = ""
     kept_sizes: tuple = ()
     removed: list[str] = field(default_factory=list)
@@ -99,6 +100,7 @@ class Groups:
                                              f"node group {g.name} kept for the controller with at least {low} nodes"))
         else:
             self.res.drained.append((g.name, *before))
+            self.res.eks_names[g.name] = eks_name(g)
             self.res.findings.append(Finding("MIG-CAS-026", "info", g.path, g.line,
                                              f"node group {g.name}: min_size and desired_size to 0 (was "
                                              f"{before[0]}/{before[1]}); the group stays until cleanup, for rollback"))
@@ -217,3 +219,25 @@ def _plain(b: hclsrc.Block) -> dict:
 
 def run(ctx, phase: str, done: dict | None = None) -> GroupsResult:
     return Groups(ctx, phase).run()
+
+
+def eks_name(g) -> tuple[str, bool]:
+    """The name EKS knows a Terraform node group by, for aws-cli: (the exact name, True) where the root fixes it
+    (aws_eks_node_group node_group_name, a module group with use_name_prefix = false), else (the prefix the name
+    starts with, False): the terraform-aws-modules groups are named "<name>-<suffix>" by default."""
+    if g.source == "resource" and g.block is not None:
+        n = g.block.attr("node_group_name")
+        if n is not None and n.literal():
+            return str(n.literal()), True
+        pre = g.block.attr("node_group_name_prefix")
+        if pre is not None and pre.literal():
+            return str(pre.literal()), False
+        return g.name, False
+    if g.source == "module":
+        name = g.literal("name") if isinstance(g.literal("name"), str) else g.name
+        entries = {x.key: x.value for x in g.entry.value.entries} if g.entry is not None else {}
+        prefix = entries.get("use_name_prefix")
+        if prefix is not None and prefix.literal() is False:
+            return name, True
+        return f"{name}-", False
+    return g.name, True

@@ -44,8 +44,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "drained": ", ".join(g for g, *_ in cut_groups.drained) or "none",
         "group_scale": " && ".join(
             "aws eks update-nodegroup-config --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
-            f"\"$(aws eks list-nodegroups --cluster-name \"${{CLUSTER_NAME}}\" --query \"nodegroups[?starts_with(@, '{g}')] | [0]\" --output text)\" "
-            f"--scaling-config minSize=0,desiredSize=0,maxSize={mx if isinstance(mx, int) else 1}"
+            + _nodegroup(*cut_groups.eks_names.get(g, (g, False)))
+            + f" --scaling-config minSize=0,desiredSize=0,maxSize={mx if isinstance(mx, int) else 1}"
             for g, _, _, mx in cut_groups.drained),
         "sizes_before": "; ".join(f"{g}: min {a}, desired {b}, max {c}" for g, a, b, c in cut_groups.drained) or "as before",
         "removed": ", ".join(cln_cas.removed + cln_groups.removed) or "nothing",
@@ -155,3 +155,11 @@ def steps(hop: dict, ctx) -> list[Step]:
                 "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
                                "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
+
+
+def _nodegroup(name: str, exact: bool) -> str:
+    """The --nodegroup-name argument: the name itself, or the one node group whose name starts with the prefix."""
+    if exact:
+        return shlex.quote(name)
+    return (f"\"$(aws eks list-nodegroups --cluster-name \"${{CLUSTER_NAME}}\" --query \"nodegroups[?starts_with(@, "
+            f"'{name}')] | [0]\" --output text)\"")
