@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import knowledge
 from .edits import TextEdit, comments_above, indent_at, line_start
 from .sources import hcl as hclsrc
-from .versions import constraint  # noqa: F401 - the module version constraints live with the versions
+from .versions import constraint, parse_version  # noqa: F401 - the module version constraints live with the versions
 
 FACTS = knowledge.load("karpenter_module")
 
@@ -264,3 +264,20 @@ def irsa_document(identity: dict, module: str, name: str, oidc_arn: str, service
     """The IRSA trust document (knowledge/karpenter_module.yaml identity.irsa_document) filled in."""
     return identity["irsa_document"].replace("{module}", module).replace("{name}", name) \
         .replace("{oidc_arn}", oidc_arn).replace("{service_accounts}", service_accounts).replace("{test}", test)
+
+
+def installed(b, table: dict) -> tuple[int, ...] | None:
+    """The terraform-aws-modules release a call runs: its pinned version; a `~>` constraint's newest match (terraform
+    init installs it; modules are not in the lock file), no later than the last release of its major
+    (`table["last_of_major"]`, the module repository's tags); an open lower bound (`>=`) read as that bound."""
+    from .versions import newest_admitted
+    v = b.attr("version")
+    raw = str(v.literal()) if v is not None and v.literal() else ""
+    if not raw:
+        return None
+    op, ver = constraint(raw)
+    if op != "~>" or ver is None:
+        return ver
+    got = newest_admitted(raw, table["newest"])
+    last = table["last_of_major"].get(got[0]) or table["last_of_major"].get(str(got[0]))
+    return min(got, parse_version(last)) if last else got

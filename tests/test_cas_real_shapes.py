@@ -285,3 +285,19 @@ def test_the_runbook_finds_node_groups_by_the_names_eks_knows():
     from migrator.rules.cas.runbook import _nodegroup
     assert _nodegroup("workers", True) == "workers"
     assert "starts_with(@, 'spot-')" in _nodegroup("spot-", False)
+
+
+def test_an_eks_module_that_caps_the_aws_provider_below_6_is_said_first(tmp_path):
+    """Issue 29 §8: eks ~> 20.x installs 20.37.2 (aws < 6.0), the karpenter module 21.x needs aws >= 6."""
+    import shutil
+
+    from migrator.plan import make_plan
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    t = main.read_text()
+    i = t.index('module "eks"')
+    main.write_text(t[:i] + t[i:].replace('version = "~> 21.0"', 'version = "~> 20.31"', 1))
+    (f,) = [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-CAS-039"]
+    assert "below 6.0" in f.message and f.severity == "warning"
+    main.write_text(t)
+    assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-CAS-039"]

@@ -859,6 +859,21 @@ class Installer:
 
     def provider_pin(self, d: str) -> None:
         need = INSTALL["requires_aws_provider"]
+        from ...modmajor import installed
+        from ...path import parse_version
+        cap = INSTALL["eks_module_caps_provider"]
+        releases = knowledge.load("karpenter_module_inputs")   # the same repository's tags: its last release per major
+        for p, b in self.cas.eks_modules:        # the eks module's own provider range must allow it too
+            v = b.attr("version")
+            ver = installed(b, releases) if v is not None else None
+            if (posixpath.dirname(p) or ".") == d and ver is not None and \
+                    parse_version(cap["from"]) <= ver < parse_version(cap["below"]):
+                _find(self.res, "MIG-CAS-039", "warning", p, hclsrc.line_of(self.repo.text(p), v.start),
+                      f"{b.address} ({v.literal()}) installs a release that allows the AWS provider below {need}.0 only, "
+                      f"and the karpenter module {INSTALL['module_version']} needs >= {need}.0: terraform init cannot "
+                      "satisfy both",
+                      f"move {b.address} to v{parse_version(cap['below'])[0]} first (its UPGRADE guide), then apply "
+                      "this install")
         for p in self.repo.tf_in_dir(d if d != "." else ""):
             text = self.repo.text(p)
             m = re.search(r'aws\s*=\s*\{[^}]*?version\s*=\s*"([^"]+)"', text, re.S)

@@ -90,19 +90,7 @@ META = {"source", "version", "providers", "count", "for_each", "depends_on"}
 
 
 def installed(b) -> tuple[int, ...] | None:
-    """The module release a call runs: its pinned version; a `~>` constraint's newest match (terraform init
-    installs it; modules are not in the lock file); an open lower bound (`>=`) read as that bound."""
-    from ...versions import constraint, newest_admitted
-    v = b.attr("version")
-    raw = str(v.literal()) if v is not None and v.literal() else ""
-    if not raw:
-        return None
-    op, ver = constraint(raw)
-    if op != "~>" or ver is None:
-        return ver
-    got = newest_admitted(raw, INPUTS["newest"])
-    last = INPUTS["last_of_major"].get(got[0]) or INPUTS["last_of_major"].get(str(got[0]))
-    return min(got, parse_version(last)) if last else got     # no release past a major's last
+    return modmajor.installed(b, INPUTS)
 
 
 def _span(name: str):
