@@ -301,3 +301,19 @@ def test_an_eks_module_that_caps_the_aws_provider_below_6_is_said_first(tmp_path
     assert "below 6.0" in f.message and f.severity == "warning"
     main.write_text(t)
     assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-CAS-039"]
+
+
+def test_a_change_that_would_make_a_block_reference_itself_is_not_written(tmp_path, monkeypatch):
+    """The pipeline's cycle check (MIG-EDIT-006), with the tag value migrator wrote before this fix injected: the eks
+    module's own node_security_group_tags would read module.eks.cluster_name."""
+    import shutil
+
+    from migrator.plan import make_plan
+    from migrator.rules.cas import karpenter
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    cls = next(c for c in vars(karpenter).values() if isinstance(c, type) and hasattr(c, "tag_value"))
+    monkeypatch.setattr(cls, "tag_value", lambda self, d, literal: "module.eks.cluster_name")
+    plan = make_plan(tmp_path, to="latest")
+    (f,) = [f for f in plan.findings if f.code == "MIG-EDIT-006"]
+    assert "module.eks references itself" in f.message
+    assert not any(c.path.endswith(".tf") for c in plan.changes)
