@@ -61,8 +61,10 @@ class NodeGroup:
     cluster_version: str | None = None          # the cluster's Kubernetes version, when literal
 
     def literal(self, key: str) -> Any:
+        """The field's value where the root states it whole; None where any part of it is an expression (a list or
+        map holding one placeholder is not a literal either)."""
         v = self.fields.get(key)
-        return None if self.masked.has_token(v) else v
+        return None if self.masked.has_token(v if isinstance(v, str) else str(v)) else v
 
 
 @dataclass

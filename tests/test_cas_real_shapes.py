@@ -317,3 +317,75 @@ def test_a_change_that_would_make_a_block_reference_itself_is_not_written(tmp_pa
     (f,) = [f for f in plan.findings if f.code == "MIG-EDIT-006"]
     assert "module.eks references itself" in f.message
     assert not any(c.path.endswith(".tf") for c in plan.changes)
+
+
+# -- a cluster written by hand (aws_eks_cluster + its OIDC provider), Cluster Autoscaler applied with kubectl ----------
+# fixtures/cas-hand-written, modelled on public repositories of this shape (starci-lab/cifarm-k8s,
+# winebarrel/hello-kube, moriryota62/eks-terraform, sahibgasimov/eks-terraform-stable)
+
+def _plan(tree, **kw):
+    from migrator.plan import make_plan
+    return make_plan(tree, to="latest", **kw)
+
+
+def test_a_hand_written_clusters_oidc_provider_carries_the_controllers_irsa_trust(tmp_path):
+    """The OIDC provider declared beside an aws_eks_cluster (oidc.tf) is the IRSA trust's principal: no false
+    MIG-CAS-009 stop."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    tf = next(c.new for c in plan.changes if c.path == "terraform/karpenter.tf")
+    assert "identifiers = [aws_iam_openid_connect_provider.eks.arn]" in tf
+    (tmp_path / "terraform" / "oidc.tf").unlink()
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-009"]
+    assert "aws_iam_openid_connect_provider" in f.message and not plan.changes
+
+
+def test_a_plain_deployment_of_cluster_autoscaler_is_planned_with_the_terraform_of_its_cluster(tmp_path):
+    """Cluster Autoscaler applied from kube/ and the cluster in terraform/: one root, the cluster's, in every phase
+    (the Karpenter charts are written there, so the root never splits and strands after the install)."""
+    import shutil
+
+    from migrator.apply import apply_changes
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    for phase in ("install", "cutover", "cleanup"):
+        plan = _plan(tmp_path)
+        assert [(r.path, r.phase) for r in plan.roots] == [("terraform", phase)]
+        apply_changes(tmp_path, plan.changes)
+    assert "kind: Deployment" not in (tmp_path / "kube/system/cluster-autoscaler.yaml").read_text()
+    assert "team-settings" in (tmp_path / "kube/system/cluster-autoscaler.yaml").read_text()
+
+
+def test_a_group_whose_instance_types_the_root_does_not_state_gets_no_nodepool_and_is_not_drained(tmp_path):
+    """`instance_types = ["${var.x}"]` with no default and no tfvars: never a placeholder, never a NodePool that
+    launches other types; the finding names the field and the group stays."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-010"]
+    assert "batch" in f.message and "${var.batch_instance_type}" in f.message
+    pools = next(c.new for c in plan.changes if c.path == "terraform/karpenter-nodepools.yaml")
+    assert "name: web" in pools and "name: batch" not in pools and "__MIG_" not in pools
+    run3 = (FIXTURES / "cas-hand-written" / "expected-run-3" / "terraform" / "eks.tf").read_text()
+    assert 'resource "aws_eks_node_group" "batch"' in run3 and 'resource "aws_eks_node_group" "web"' not in run3
+
+
+def test_the_same_subnets_written_in_another_order_are_the_clusters_subnets():
+    from migrator.rules.cas.karpenter import _subnet_set
+    assert _subnet_set("[aws_subnet.a.id, aws_subnet.b.id]") == _subnet_set("[\n  aws_subnet.b.id,\n  aws_subnet.a.id,\n]")
+    assert _subnet_set("[aws_subnet.a.id]") != _subnet_set("[aws_subnet.a.id, aws_subnet.b.id]")
+
+
+def test_the_karpenter_module_written_at_install_gets_the_inline_policy_its_cluster_name_needs(tmp_path):
+    """The install measures the controller policy of the module it writes as every plan does (MIG-V1X-MOD-013):
+    a long cluster name gets enable_inline_policy at once, so the onward hop has nothing to add."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    tf = next(c.new for c in _plan(tmp_path).changes if c.path == "terraform/karpenter.tf")
+    assert "enable_inline_policy" not in tf                     # "orders" fits the managed policy
+    v = tmp_path / "terraform" / "variables.tf"
+    v.write_text(v.read_text().replace('default = "orders"', 'default = "orders-production-eu-west-1"'))
+    tf = next(c.new for c in _plan(tmp_path).changes if c.path == "terraform/karpenter.tf")
+    assert "enable_inline_policy = true" in tf

@@ -117,8 +117,15 @@ def next_phase(hop: dict, ctx: Context, among: list[str] | None = None) -> str |
 
 
 def steps(hop: dict, ctx: Context) -> list[Step]:
-    """The whole ordered runbook of the hop (the hop package builds it from its step table)."""
-    return hop_package(hop).steps(hop, ctx)
+    """The whole ordered runbook of the hop (the hop package builds it from its step table). A hop one of whose
+    rules failed (its MIG-INT-001 error says so) may have no runbook: the rest of the plan stands."""
+    try:
+        return hop_package(hop).steps(hop, ctx)
+    except Exception:  # noqa: BLE001
+        prefix = f"{hop['from']}->{hop['to']}:"
+        if any(isinstance(r, Failed) for k, rs in ctx.results.items() if k.startswith(prefix) for r in rs.values()):
+            return []
+        raise
 
 
 def entry_hops() -> list[dict]:

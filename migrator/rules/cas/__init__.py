@@ -7,6 +7,8 @@ package also tells orchestration where such roots are (`root_markers`) and how o
 """
 from __future__ import annotations
 
+import posixpath
+
 from ...cas import scan
 from . import autoscaler, karpenter, nodegroups, workloads
 from .convert import inventory
@@ -21,7 +23,13 @@ RULES = {
 
 
 def root_markers(repo) -> list[str]:
-    return [i.path for i in scan(repo).installs]
+    """Where each Cluster Autoscaler's cluster root is: its install's file; for a plain Deployment manifest (applied by
+    kubectl) beside a cluster declared in Terraform, that cluster's file, since Karpenter's charts are written there
+    and the root must stay the same one through every phase of the move."""
+    inv = scan(repo)
+    clusters = sorted({p for p, _ in inv.eks_modules} | {p for p, _ in repo.blocks("resource", "aws_eks_cluster")})
+    one = len({posixpath.dirname(p) for p in clusters}) == 1 and not inv.clusters
+    return [clusters[0] if i.kind == "deployment" and one else i.path for i in inv.installs]
 
 
 def present(ctx) -> bool:

@@ -33,6 +33,11 @@ class Shape:
     unsure: list[str] = field(default_factory=list)     # fields whose value is not known (never a controller home)
 
     @property
+    def carried(self) -> bool:
+        """Whether a NodePool can say what this group launches (its instance types are known)."""
+        return "instance types" not in self.unsure
+
+    @property
     def class_key(self) -> tuple:
         return (self.alias, self.disk_gib or self.default_disk)
 
@@ -97,18 +102,24 @@ def capacity_of(itype: str) -> tuple[int, int] | None:
 def shape(g: NodeGroup) -> Shape:
     spec = FACTS["node_groups"]["eksctl" if g.source == "eksctl" else "terraform_module"]
     notes: list[Finding] = []
+    unsure: list[str] = []
     types = g.literal("instance_types")
     if types is None and g.literal("instance_type"):
         types = [g.literal("instance_type")]
     if types is None:
         if g.fields.get("instance_types") is not None or g.fields.get("instance_type") is not None:
-            notes.append(_note(g, "MIG-CAS-010", "warning", "instance types are computed; the NodePool does not "
-                               "restrict them", "add a node.kubernetes.io/instance-type requirement by hand"))
+            key = "instance_types" if g.fields.get("instance_types") is not None else "instance_type"
+            notes.append(_note(g, "MIG-CAS-010", "warning",
+                               f"{key} is {_source(g, key)}, whose value the root does not state: no NodePool is "
+                               "written for this group (one that does not restrict the types would launch other "
+                               "nodes), and the group is not drained",
+                               "give the variable a default or a tfvars value (then run migrator again), or write "
+                               "this group's NodePool by hand with its instance types"))
+            unsure.append("instance types")
             types = []
         else:
             types = list(spec.get("default_instance_types", []))
     types = [str(t) for t in types]
-    unsure: list[str] = []
     if g.source == "eksctl":
         capacity = "spot" if g.literal("spot") else "on-demand"
         dist = g.literal("instances_distribution")
@@ -207,7 +218,11 @@ def _unread(g: NodeGroup, key: str) -> bool:
 
 
 def _source(g: NodeGroup, key: str) -> str:
-    return g.masked.unmask(str(g.fields.get(key)))[:80]
+    """The field as the root writes it (a list's items joined as Terraform writes them)."""
+    v = g.fields.get(key)
+    if isinstance(v, list):
+        return "[" + ", ".join(g.masked.unmask(str(x)) for x in v)[:78] + "]"
+    return g.masked.unmask(str(v))[:80]
 
 
 def default_ami_type(version: str | None) -> tuple[str, bool]:

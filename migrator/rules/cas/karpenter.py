@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import knowledge
-from ...cas import FACTS, CasInventory, NodeGroup, yaml_values
+from ...cas import FACTS, CasInventory, NodeGroup, scan, yaml_values
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...model import Finding
 from ...modmajor import irsa_document
@@ -133,6 +133,36 @@ def _agent(repo, cas: CasInventory, owns) -> bool:
     return False
 
 
+def _oidc_provider(repo, d: str) -> str | None:
+    """The ARN of the cluster's IAM OIDC provider as the cluster's own module declares it (a hand-written cluster:
+    `resource`/`data "aws_iam_openid_connect_provider"`, whatever file holds it); None when there is not exactly
+    one."""
+    found = [f"{'data.' if kind == 'data' else ''}aws_iam_openid_connect_provider.{b.labels[1]}.arn"
+             for kind in ("resource", "data") for p, b in repo.blocks(kind, "aws_iam_openid_connect_provider")
+             if (posixpath.dirname(p) or ".") == d and b.attr("count") is None and b.attr("for_each") is None]
+    return found[0] if len(found) == 1 else None
+
+
+def _subnet_set(source: str) -> frozenset:
+    """A list of subnet expressions as written, as a set (order, spacing and trailing commas do not matter)."""
+    inner = source.strip()
+    if inner.startswith("[") and inner.endswith("]"):
+        inner = inner[1:-1]
+    return frozenset(x.strip().strip('"') for x in inner.replace("\n", " ").split(",") if x.strip())
+
+
+def _subnets_of(g: NodeGroup) -> tuple[frozenset, str]:
+    """A node group's subnet_ids as a set of expressions, and as the root writes them."""
+    v = g.fields.get("subnet_ids")
+    if v is None or v == "":
+        return frozenset(), ""
+    if isinstance(v, list):
+        items = [g.masked.unmask(str(x)).strip() for x in v]
+        return frozenset(x.strip('"') for x in items), "[" + ", ".join(items) + "]"
+    src = g.masked.unmask(str(v)).strip()
+    return _subnet_set(src), src
+
+
 def _kubectl_provider(repo, d: str) -> bool:
     for p in repo.tf_in_dir(d if d != "." else ""):
         t = repo.text(p)
@@ -175,9 +205,14 @@ class Installer:
         res.cluster = expr
         shapes = [convert.shape(g) for g in self.cas.groups]
         if not shapes:
+            elsewhere = sorted({posixpath.dirname(g.path) or "." for g in scan(self.repo).groups
+                                if not self.ctx.owns(g.path)})
             _find(res, "MIG-CAS-003", "warning", cas0.path, cas0.line,
-                  f"{cas0.address}: no node group found in this root; migrator writes NodePools from node groups",
-                  "write the NodePools by hand (docs/from-cluster-autoscaler.md), or declare the node groups in this root")
+                  f"{cas0.address}: no node group found in this root; migrator writes NodePools from node groups"
+                  + (f" (node groups are declared in {', '.join(elsewhere[:3])}: another Terraform root module, "
+                     "planned as another cluster's)" if elsewhere else ""),
+                  "write the NodePools by hand (docs/from-cluster-autoscaler.md), or declare the node groups in the "
+                  "cluster's own root module")
             return res
         kept, ok = self.settle(shapes, cas0, fargate=convert.on_fargate(self.ctx))
         if not ok:
@@ -311,6 +346,7 @@ class Installer:
     # -- objects --------------------------------------------------------------------------------------------------
     def objects(self, shapes, expr: str, literal: str | None, names: dict[str, str]):
         res = self.res
+        shapes = [s for s in shapes if s.carried]         # the others are said by their shape (MIG-CAS-010)
         pool_of = convert.pool_names([g.name for g in self.cas.groups])
         res.findings += convert.pool_name_notes([s.group for s in shapes], pool_of)
         groups: dict[tuple, str] = {}
@@ -410,17 +446,23 @@ class Installer:
                 f'  node_iam_role_name            = "{names["node_role"]}"']
         if style != "terraform":
             mod += [f'  queue_name                    = "{names["queue"]}"']
+        if self.inline_policy(d, names, style):
+            mod += ["", "  # the controller policy as an inline role policy: the managed one would pass IAM's 6,144-character",
+                    "  # quota with this cluster's name (MIG-V1X-MOD-013)", "  enable_inline_policy = true", ""]
         mod += ["  node_iam_role_additional_policies = {"]
         mod += [f'    {k} = "{v}"' for k, v in INSTALL["node_policies"].items()]
         mod += ["  }", "}", ""]
         out += mod
         if self.res.identity == "irsa":
-            if not eks:
+            oidc = f"{eks}.oidc_provider_arn" if eks else _oidc_provider(self.repo, d)
+            if oidc is None:
                 _find(self.res, "MIG-CAS-009", "error", self.cas.installs[0].path, self.cas.installs[0].line,
-                      "the cluster has no Pod Identity agent and is not a terraform-aws-modules/eks module, so "
-                      "migrator cannot write the controller's IRSA trust", "add the eks-pod-identity-agent add-on to "
-                      "the cluster, then run migrator again")
-            doc = irsa_document(MODULE, name, f"{name}_irsa", f"{eks}.oidc_provider_arn", f'["{ns}:{sa}"]',
+                      "the cluster has no Pod Identity agent, is not a terraform-aws-modules/eks module and its module "
+                      f"({d}) declares no aws_iam_openid_connect_provider, so migrator cannot write the controller's "
+                      "IRSA trust", "add the eks-pod-identity-agent add-on (or an aws_iam_openid_connect_provider "
+                      "for the cluster's issuer) beside the cluster, then run migrator again")
+                oidc = "null"
+            doc = irsa_document(MODULE, name, f"{name}_irsa", oidc, f'["{ns}:{sa}"]',
                                 '"StringEquals"').replace(
                 "The IRSA trust the karpenter module's v20 wrote itself (v21 takes it as a source document)",
                 "The controller's IRSA trust (the module takes it as a source document)")
@@ -461,6 +503,23 @@ class Installer:
                 out += ["  YAML", "", "  depends_on = [helm_release.karpenter]", "}", ""]
                 self.res.targets.append((d, f"kubectl_manifest.{label}"))
         return align_attributes("\n".join(out).rstrip("\n") + "\n")
+
+    def inline_policy(self, d: str, names: dict[str, str], style: str) -> bool:
+        """Does the karpenter module written here need its controller policy inline? Its managed policy measured as
+        the onward hop measures every call (policysize), with the cluster's name where the root states it, else a
+        typical one (knowledge/iam.yaml plausible_name)."""
+        from ... import policysize
+        from ...path import parse_version
+        version = parse_version(INSTALL["module_version"])
+        row = policysize.template_for(version)
+        if row is None or not policysize.inline_allowed(version):
+            return False
+        scope = policysize.Scope(cluster_name=self.cluster_literal(d, self.cas.installs[0]),
+                                 node_role_name=names["node_role"] if "${" not in names["node_role"] else None,
+                                 node_role_prefix=False,
+                                 queue_name=names["queue"] if style != "terraform" and "${" not in names["queue"] else None)
+        sz = policysize.size(row, scope, False)
+        return sz.over if sz.known_name else sz.longest_name < policysize.Q["plausible_name"]["typical"]
 
     # -- eksctl and aws-cli (a hand-made cluster, like the guide) ---------------------------------------------------
     def eksctl(self, cas0) -> InstallResult:
@@ -742,23 +801,26 @@ class Installer:
                 self.res.tagged.append(f"{b.address}.{attr}")
         self.res.sg_by_cli = not any(a.endswith("node_security_group_tags") for a in self.res.tagged)
         self.res.subnets_by_cli = not any(not a.endswith("node_security_group_tags") for a in self.res.tagged)
-        cluster_subnets = set()
+        cluster_subnets: dict[frozenset, str] = {}          # the subnets as a set of expressions -> as written
         for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
             for vc in b.sub("vpc_config"):
                 if vc.attr("subnet_ids") is not None:
-                    cluster_subnets.add(vc.attr("subnet_ids").source.strip())
+                    src = vc.attr("subnet_ids").source.strip()
+                    cluster_subnets[_subnet_set(src)] = src
         for p, b in self.cas.eks_modules:
             if b.attr("subnet_ids") is not None:
-                cluster_subnets.add(b.attr("subnet_ids").source.strip())
-        sources = {g.name: g.masked.unmask(str(g.fields.get("subnet_ids", ""))).strip() for g in self.cas.groups}
+                src = b.attr("subnet_ids").source.strip()
+                cluster_subnets[_subnet_set(src)] = src
+        sources = {g.name: _subnets_of(g) for g in self.cas.groups}
         if self.res.subnets_by_cli:         # the runbook tags every group's own subnets: each NodePool gets their
-            cluster_subnets = {"the other node groups' subnets"} if len(set(sources.values())) > 1 else set()   # union
+            union = {"the other node groups' subnets"} if len({k for k, _ in sources.values()}) > 1 else set()
+            cluster_subnets = {frozenset(union): "the other node groups' subnets"} if union else {}
         for g in self.cas.groups:
-            own = sources[g.name]
-            if own and cluster_subnets and own not in cluster_subnets:
+            key, own = sources[g.name]
+            if own and cluster_subnets and key not in cluster_subnets:
                 _find(self.res, "MIG-CAS-033", "warning", g.path, g.line,
                       f"node group {g.name} launches into {own}, not all of "
-                      f"{', '.join(sorted(cluster_subnets))}; its NodePool uses every subnet tagged "
+                      f"{', '.join(sorted(cluster_subnets.values()))}; its NodePool uses every subnet tagged "
                       f"{INSTALL['discovery_tag']}",
                       f"if the group's subnets were deliberate, give its EC2NodeClass subnetSelectorTerms by id "
                       f"(- id: <subnet id>) for them")

@@ -54,6 +54,10 @@ def plain_terraform(command: str, groups: dict[str, dict[str, str]], values: dic
     """A terraform command with no targets (`terraform init -upgrade`): run by terragrunt in each unit folder the
     step's targets are applied in, when they are Terragrunt units."""
     units = sorted({d for g in groups.values() for d in g if repo is not None and _is_unit(repo, d)})
+    dirs = sorted({d for g in groups.values() for d in g})
+    if command.startswith("terraform ") and not units and dirs and dirs != ["."]:
+        # plain root modules: the command runs in each folder the step's targets are applied in
+        return [command.format(**values).replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1) for d in dirs]
     if not command.startswith("terraform ") or not units:
         return [command.format(**values)]
     body = _TF_COMMAND.sub("terragrunt ", command.format(**values))
