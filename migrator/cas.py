@@ -26,7 +26,7 @@ _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 @dataclass
 class CasInstall:
-    kind: str                   # terraform | flux | deployment
+    kind: str                   # terraform | module | flux | argocd | kustomize | deployment
     path: str
     line: int
     block: hclsrc.Block | None = None
@@ -35,11 +35,12 @@ class CasInstall:
     namespace: str = "kube-system"
     name: str = "cluster-autoscaler"
     source: tuple = ()          # argocd: path of the chart's source in the Application
+    row: dict | None = None     # module: its row of knowledge/cas.yaml `modules`
 
     @property
     def address(self) -> str:
         if self.block is not None:
-            return self.block.address
+            return self.block.address if self.row is None else f"{self.block.address}.{self.row['switch']}"
         return f"{(self.obj or {}).get('kind', 'Deployment')}/{self.name}"
 
 
@@ -105,11 +106,15 @@ def scan(repo: Repo) -> CasInventory:
         named = chart.literal() if chart is not None else None
         if named is None and chart is not None:         # chart = local.cas_chart, var.chart_name: its stated value
             named = static_value(repo, posixpath.dirname(p), chart)
+        if named is None and chart is not None and chart.kind == "string":   # a vendored chart folder
+            named = re.sub(r"\$\{[^}]*\}", "", chart.source.strip().strip('"'))      # "${path.module}/charts/<name>"
         if isinstance(named, str) and named.rstrip("/").split("/")[-1] == det["chart"]:
             ns = b.attr("namespace")
             inv.installs.append(CasInstall("terraform", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                                            namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",
                                            name=str(b.attr("name").literal() or det["chart"]) if b.attr("name") else det["chart"]))
+    for p, b, row in _module_installs(repo):
+        inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
     for p, b in repo.blocks("module", None, "terraform-aws-modules/"):      # every source below names it
         src = str((b.attr("source").literal() if b.attr("source") is not None else "") or "")
         if re.search(det["eks_module_source"], src):
@@ -154,6 +159,23 @@ def scan(repo: Repo) -> CasInventory:
         g.cluster_version = versions.get(posixpath.dirname(g.path))
     repo.__dict__["_cas"] = inv
     return inv
+
+
+def _module_installs(repo: Repo):
+    """(file, module block, its row of knowledge/cas.yaml `modules`) of every add-on module call that installs Cluster
+    Autoscaler: its switch on as written or as the root states it (a variable's default or tfvars), or left at an
+    on default."""
+    from .inventory.sites import static_value
+    for p, b in repo.blocks("module", None, "autoscaler"):    # the switch or the source names it
+        src = b.attr("source")
+        source = str(src.literal() or "") if src is not None else ""
+        row = next((r for r in FACTS["modules"] if re.search(r["source"], source)), None)
+        if row is None:
+            continue
+        switch = b.attr(row["switch"])
+        on = row["default"] if switch is None else static_value(repo, posixpath.dirname(p), switch)
+        if on is True:
+            yield p, b, row
 
 
 def yaml_values(i: CasInstall) -> dict:

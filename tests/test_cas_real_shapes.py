@@ -389,3 +389,38 @@ def test_the_karpenter_module_written_at_install_gets_the_inline_policy_its_clus
     v.write_text(v.read_text().replace('default = "orders"', 'default = "orders-production-eu-west-1"'))
     tf = next(c.new for c in _plan(tmp_path).changes if c.path == "terraform/karpenter.tf")
     assert "enable_inline_policy = true" in tf
+
+
+def test_cluster_autoscaler_of_eks_blueprints_addons_is_scaled_by_its_settings_and_switched_off(tmp_path):
+    """Issue 29 §3: `enable_cluster_autoscaler = true` on eks-blueprints-addons is Cluster Autoscaler (seen on
+    Altinity/terraform-aws-eks-clickhouse): replicaCount 0 through its `cluster_autoscaler` settings at the cutover,
+    the switch off at the cleanup, its extraArgs read for the NodePools' consolidateAfter (fixture
+    cas-blueprints-addons)."""
+    fx = FIXTURES / "cas-blueprints-addons"
+    run1, run2, run3 = (fx / f"expected-run-{n}" / "cluster-autoscaler.tf" for n in (1, 2, 3))
+    assert run1.read_text() == (fx / "input" / "cluster-autoscaler.tf").read_text()
+    assert 'set           = [{ name = "replicaCount", value = "0" }]' in run2.read_text()
+    assert "enable_cluster_autoscaler = false" in run3.read_text()
+    assert "consolidateAfter: 5m" in (fx / "expected-run-1" / "karpenter.tf").read_text()
+
+
+def test_an_add_on_module_whose_switch_is_off_or_a_variable_set_false_is_not_cluster_autoscaler(tmp_path):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-blueprints-addons" / "input", tmp_path, dirs_exist_ok=True)
+    f = tmp_path / "cluster-autoscaler.tf"
+    f.write_text(f.read_text().replace("enable_cluster_autoscaler = true", "enable_cluster_autoscaler = var.cas")
+                 + '\nvariable "cas" {\n  default = false\n}\n')
+    assert not _plan(tmp_path).changes
+    f.write_text(f.read_text().replace("default = false", "default = true"))
+    assert _plan(tmp_path).changes
+
+
+def test_cluster_autoscaler_from_a_vendored_chart_folder_is_seen(tmp_path):
+    """`chart = "${path.module}/charts/cluster-autoscaler"` (IoT-Data-Marketplace/mp-infrastructure) is its chart."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    f = tmp_path / "cluster-autoscaler.tf"
+    f.write_text(f.read_text().replace('  repository = "https://kubernetes.github.io/autoscaler"\n', "")
+                 .replace('chart      = "cluster-autoscaler"', 'chart      = "${path.module}/charts/cluster-autoscaler"'))
+    plan = _plan(tmp_path)
+    assert [r.era for r in plan.roots] == ["cas"] and plan.changes

@@ -63,6 +63,8 @@ class Autoscaler:
         for ci in cas.installs:
             if ci.kind == "terraform":
                 self.terraform(ci)
+            elif ci.kind == "module":
+                self.module(ci)
             elif ci.kind == "flux":
                 self.flux(ci)
             elif ci.kind == "argocd":
@@ -123,6 +125,70 @@ class Autoscaler:
         self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
                                          f"{current if current is not None else 'the chart default, 1'})"))
+
+    def module(self, ci: CasInstall) -> None:
+        """An add-on module that installs Cluster Autoscaler by an input (knowledge/cas.yaml `modules`): replicaCount 0
+        through its chart settings at the cutover, its switch off at the cleanup."""
+        row, b = ci.row, ci.block
+        text, nl = self.repo.text(ci.path), self.repo.files[ci.path].newline
+        d = ci.path.rsplit("/", 1)[0] if "/" in ci.path else "."
+        ind = _indent_in(text, b)
+        if self.phase == "cleanup":
+            sw = b.attr(row["switch"])
+            if sw is not None and sw.kind != "bool":
+                self.res.findings.append(Finding(
+                    "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, sw.start),
+                    f"{ci.address} is {sw.source.strip()}: migrator does not edit an expression",
+                    f"set what {sw.source.strip()} reads to false (Cluster Autoscaler is replaced by Karpenter), then apply"))
+                return
+            if sw is not None:
+                self.res.edits.append(TextEdit(ci.path, sw.start, sw.end, "false", RULE))
+            else:
+                pos = line_start(text, b.body_end)
+                self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
+                    f"\n{ind}# Cluster Autoscaler is replaced by Karpenter (migrator: the move from Cluster Autoscaler)\n"
+                    f"{ind}{row['switch']} = false\n", nl), RULE, order=2))
+            self.res.removed.append(ci.address)
+            self.res.targets.append((d, b.address))
+            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
+                                             f"{ci.address} (Cluster Autoscaler) switched off"))
+            return
+        if self.phase != "cutover":
+            return
+        cfg = b.attr(row["config"])
+        zero_set = '{ name = "replicaCount", value = "0" }'
+        if cfg is None:
+            value = f"{{\n{ind}  set = [{zero_set}]\n{ind}}}" if row["scale"] == "object_set" else \
+                f'{{\n{ind}  replicaCount = "0"\n{ind}}}'
+            pos = line_start(text, b.body_end)
+            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
+                f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
+                f"{ind}{row['config']} = {value}\n", nl), RULE, order=2))
+        else:
+            entries = {e.key: e for e in cfg.entries} if cfg.kind == "object" else None
+            key = "set" if row["scale"] == "object_set" else "replicaCount"
+            if entries is None or key in entries or not cfg.entries or \
+                    hclsrc.line_of(text, cfg.entries[0].start) == hclsrc.line_of(text, cfg.start):
+                if entries is not None and key == "replicaCount" and key in entries and \
+                        str(entries[key].value.literal()) == "0":
+                    return
+                self.res.findings.append(Finding(
+                    "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, cfg.start),
+                    f"{b.address}.{row['config']} is written in a way migrator does not edit (an expression, or it "
+                    f"already has {key}): Cluster Autoscaler is not scaled to 0 in the files",
+                    f"give Cluster Autoscaler's chart replicaCount 0 there ({zero_set}), or scale it with kubectl -n "
+                    f"{ci.namespace} scale deployment -l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0"))
+                return
+            first = cfg.entries[0]
+            eind = text[line_start(text, first.start):first.start]
+            ls = line_start(text, first.start)
+            line = f"{eind}set = [{zero_set}]\n" if key == "set" else f'{eind}replicaCount = "0"\n'
+            self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(line, nl), RULE))
+        self.res.scaled.append((f"{b.address}.{row['config']}", ci.namespace, "1"))
+        self.res.targets.append((d, b.address))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{b.address}: Cluster Autoscaler scaled to 0 replicas through "
+                                         f"{row['config']}"))
 
     def flux(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)
@@ -301,6 +367,14 @@ def _companion(obj, ci: CasInstall) -> bool:
     if kind in ("ClusterRole", "Role"):
         return name in (sa, ci.name)
     return False
+
+
+def _indent_in(text: str, b: hclsrc.Block) -> str:
+    """The indentation of a block's arguments (its first one's, else two spaces)."""
+    first = min((e.start for e in b.attributes.values()), default=None) if isinstance(b.attributes, dict) else None
+    if first is None:
+        return "  "
+    return text[line_start(text, first):first] or "  "
 
 
 def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:

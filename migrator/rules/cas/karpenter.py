@@ -210,7 +210,9 @@ class Installer:
             _find(res, "MIG-CAS-003", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: no node group found in this root; migrator writes NodePools from node groups"
                   + (f" (node groups are declared in {', '.join(elsewhere[:3])}: another Terraform root module, "
-                     "planned as another cluster's)" if elsewhere else ""),
+                     "planned as another cluster's)" if elsewhere else "")
+                  + "".join(f"; {what} ({p}:{line})"
+                            for p, line, what in self.cas.unread[:2]),
                   "write the NodePools by hand (docs/from-cluster-autoscaler.md), or declare the node groups in the "
                   "cluster's own root module")
             return res
@@ -311,7 +313,7 @@ class Installer:
         dirs += [posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")
                  if self.ctx.owns(p)]
         dirs += [posixpath.dirname(g.path) or "." for g in self.cas.groups if g.source != "eksctl"]
-        if cas0.kind == "terraform" and d in dirs:
+        if cas0.kind in ("terraform", "module") and d in dirs:
             return d
         return dirs[0] if dirs else d
 
@@ -400,16 +402,22 @@ class Installer:
                 out.update({str(k): v for k, v in args.items() if isinstance(v, (str, int))})
             if i.block is None:
                 continue
-            for s in i.block.sub("set"):
-                n, v = s.attr("name"), s.attr("value")
-                if n is not None and str(n.literal() or "").startswith("extraArgs.") and v is not None and v.literal():
-                    out[str(n.literal()).split(".", 1)[1]] = v.literal()
             vals = i.block.attr("values")
+            if i.row is not None:                     # an add-on module: its chart settings object
+                cfg = i.block.attr(i.row["config"])
+                vals = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
+                             if e.key == "values"), None)
             for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
                 if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
                     for e in item.items[0].entries:
                         if e.key == "extraArgs" and e.value.kind == "object":
                             out.update({x.key: x.value.literal() for x in e.value.entries if x.value.literal()})
+            if i.row is not None:
+                continue
+            for s in i.block.sub("set"):
+                n, v = s.attr("name"), s.attr("value")
+                if n is not None and str(n.literal() or "").startswith("extraArgs.") and v is not None and v.literal():
+                    out[str(n.literal()).split(".", 1)[1]] = v.literal()
         return out
 
     # -- the Terraform file ---------------------------------------------------------------------------------------
