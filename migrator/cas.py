@@ -287,6 +287,8 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
         base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
         if groups is not None and groups.kind != "object":
             inv.unread.append((p, hclsrc.line_of(text, groups.start),
+                               f"module.{b.labels[0]}.{attr} is a list of groups keyed by position, not a map"
+                               if groups.kind == "tuple" else
                                f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]})"))
         for e in groups.entries if groups is not None and groups.kind == "object" else []:
             if e.value.kind != "object":

@@ -102,6 +102,39 @@ def check(entry: dict, tree: Path, to: str) -> list[str]:
             mark = " " if (f.code, f.path) in true else "!"
             out.append(f"{mark}   error {f.code} {f.path}:{f.line}: {f.message[:160]}")
     out.append(f"{'!' if took > LIMIT_S else ' '}   planned in {took:.2f} s")
+    if entry.get("walk"):
+        out += walk(entry, tree, to, true)
+    return out
+
+
+def walk(entry: dict, tree: Path, to: str, true: set) -> list[str]:
+    """`walk`: apply run after run (as `migrator apply --write` does) until nothing changes; each root's phases with
+    changes, in order, against the list; an error finding at any run, an internal placeholder in a written file, or a
+    walk that does not end is a difference."""
+    from migrator.apply import apply_changes
+    out: list[str] = []
+    phases: dict[str, list[str]] = {}
+    for _ in range(10):
+        plan = make_plan(tree, to=to)
+        for r in plan.roots:
+            if r.changes:
+                phases.setdefault(r.path, []).append(f"{r.hop_from}->{r.hop_to} {r.phase}")
+        for f in plan.findings:
+            if f.severity == "error" and not f.suppressed and (f.code, f.path) not in true:
+                out.append(f"!   walk: error {f.code} {f.path}:{f.line}: {f.message[:160]}")
+        if not plan.changes:
+            break
+        apply_changes(tree, plan.changes)
+    else:
+        out.append("!   walk: does not end in 10 runs")
+    for c in (p for p in tree.rglob("*") if p.is_file()):
+        if "__MIG_" in c.read_text(errors="replace"):
+            out.append(f"!   walk: internal placeholder in {c.relative_to(tree)}")
+    expected = {str(k): list(v) for k, v in entry["walk"].items()}
+    for root in sorted(set(expected) | set(phases)):
+        mark = " " if expected.get(root, []) == phases.get(root, []) else "!"
+        out.append(f"{mark}   walk {root}: {', '.join(phases.get(root, [])) or 'nothing'}"
+                   + ("" if mark == " " else f"   (recorded: {expected.get(root)})"))
     return out
 
 

@@ -424,3 +424,17 @@ def test_cluster_autoscaler_from_a_vendored_chart_folder_is_seen(tmp_path):
                  .replace('chart      = "cluster-autoscaler"', 'chart      = "${path.module}/charts/cluster-autoscaler"'))
     plan = _plan(tmp_path)
     assert [r.era for r in plan.roots] == ["cas"] and plan.changes
+
+
+def test_a_cluster_whose_terraform_has_no_helm_provider_gets_no_charts_written_there(tmp_path):
+    """Issue 29 §4 (starci-lab/cifarm-k8s, winebarrel/hello-kube): Karpenter's helm_releases are never written into
+    Terraform that cannot install a chart; the finding says where they must go."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    v = tmp_path / "terraform" / "versions.tf"
+    t = v.read_text()
+    v.write_text(t[:t.index('provider "helm"')].replace('    helm = {\n      source  = "hashicorp/helm"\n'
+                                                         '      version = ">= 2.12"\n    }\n', ""))
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-041"]
+    assert "terraform" in f.message and "helm provider" in f.manual_step and not plan.changes

@@ -171,6 +171,25 @@ def _kubectl_provider(repo, d: str) -> bool:
     return False
 
 
+_HELM = re.compile(r'provider\s+"helm"|resource\s+"helm_release"|"?hashicorp/helm"?')
+
+
+def _helm_provider(repo, d: str) -> bool:
+    """Can the Terraform in folder d install a chart: a helm provider or a helm_release there, or in a root module
+    that calls d (a child module inherits its caller's providers), or in the Terragrunt units whose source d is (their
+    generated providers)?"""
+    from ...roots import _module_users
+    from ...inventory.terragrunt import callers as unit_callers
+    dirs = [d] + sorted(_module_users(repo, d) if d != "." else [])
+    if any(_HELM.search(repo.text(p)) for x in dirs for p in repo.tf_in_dir(x if x != "." else "")):
+        return True
+    for u in unit_callers(repo, d) if d != "." else []:
+        text = repo.text(u.path) if u.path in repo.files else ""
+        if _HELM.search(text):
+            return True
+    return False
+
+
 def _hcl_value(v: Any, exprs: dict[str, str], indent: str) -> str:
     return hclsrc.render_value(v, exprs, indent)
 
@@ -196,11 +215,17 @@ class Installer:
         if expr is None and self.cas.clusters:
             return self.eksctl(cas0)
         if expr is None:
+            others = sorted({posixpath.dirname(p) or "." for p, _ in scan(self.repo).eks_modules}
+                            | {posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")})
+            where = (f"the repository declares its clusters in {', '.join(others[:3])}, outside this root module "
+                     "(another state, or a module another root calls)" if others else
+                     "no terraform-aws-modules/eks module or aws_eks_cluster in the repository")
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
-                  f"{cas0.address}: no terraform-aws-modules/eks module or aws_eks_cluster in the repository, so "
-                  "migrator cannot tell which cluster to install Karpenter into",
-                  "declare the cluster in this root (Terraform or an eksctl ClusterConfig), or follow the Karpenter "
-                  "guide 'Migrating from Cluster Autoscaler' by hand; nothing is written for this root")
+                  f"{cas0.address}: {where}, so migrator cannot tell which cluster to install Karpenter into, nor "
+                  "write it beside the cluster",
+                  "install Karpenter in the cluster's own root module (the karpenter module and charts next to the "
+                  "cluster, or its charts here reading the cluster's outputs), or follow the Karpenter guide "
+                  "'Migrating from Cluster Autoscaler' by hand; nothing is written for this root")
             return res
         res.cluster = expr
         shapes = [convert.shape(g) for g in self.cas.groups]
@@ -228,6 +253,19 @@ class Installer:
         res.file = path
         nl = self.repo.files[cas0.path].newline
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize") else "terraform"
+        if style == "terraform" and not _helm_provider(self.repo, d):
+            cas_dir = posixpath.dirname(cas0.path) or "."
+            there = cas0.kind in ("terraform", "module") and cas_dir != d
+            _find(res, "MIG-CAS-041", "warning", cas0.path, cas0.line,
+                  f"the cluster's Terraform ({d}) has no helm provider, so Karpenter's charts cannot be installed there"
+                  + (f"; Cluster Autoscaler's chart is installed from {cas_dir}, another module or stage, which would "
+                     "need the karpenter module's outputs (queue, role) passed to it" if there else "")
+                  + ": nothing is written for this root",
+                  (f"install the karpenter-crd and karpenter charts beside Cluster Autoscaler's in {cas_dir}, with the "
+                   "karpenter module next to the cluster in " + d if there else
+                   f"add a helm provider configured for the cluster to {d}") + ", then run migrator again (or follow "
+                  "docs/from-cluster-autoscaler.md by hand)")
+            return res
         kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
         if style != "terraform" and literal is None:
