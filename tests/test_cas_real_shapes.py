@@ -438,3 +438,12 @@ def test_a_cluster_whose_terraform_has_no_helm_provider_gets_no_charts_written_t
     plan = _plan(tmp_path)
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-041"]
     assert "terraform" in f.message and "helm provider" in f.manual_step and not plan.changes
+
+
+def test_an_add_on_modules_landed_cutover_is_not_said_again(tmp_path):
+    """Once the module's settings give replicaCount 0, the cutover finds nothing to do there and no MIG-CAS-040."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-blueprints-addons" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path, phase="cutover")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-040"]
+    assert not [c for c in plan.changes if c.path == "cluster-autoscaler.tf"]

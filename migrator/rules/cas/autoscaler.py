@@ -4,11 +4,12 @@ HelmRelease (`spec.values.replicaCount`), a Deployment (`spec.replicas`)."""
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from ...cas import CasInstall
 from . import convert
-from ...edits import DeleteFile, Edit, TextEdit, line_start, to_newline
+from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
 from ...sources import hcl as hclsrc
@@ -97,10 +98,7 @@ class Autoscaler:
         d = ci.path.rsplit("/", 1)[0] if "/" in ci.path else "."
         if self.phase == "cleanup":
             self._gone.setdefault(ci.path, []).append(ci.block)
-            self.res.removed.append(ci.address)
-            self.res.targets.append((d, ci.address))
-            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
-                                             f"{ci.address} (Cluster Autoscaler) removed"))
+            self._removed(ci, d, ci.address, "removed")
             return
         if self.phase != "cutover":
             return
@@ -126,6 +124,11 @@ class Autoscaler:
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
                                          f"{current if current is not None else 'the chart default, 1'})"))
 
+    def _removed(self, ci: CasInstall, d: str, target: str, how: str) -> None:
+        self.res.removed.append(ci.address)
+        self.res.targets.append((d, target))
+        self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) {how}"))
+
     def module(self, ci: CasInstall) -> None:
         """An add-on module that installs Cluster Autoscaler by an input (knowledge/cas.yaml `modules`): replicaCount 0
         through its chart settings at the cutover, its switch off at the cleanup."""
@@ -148,10 +151,7 @@ class Autoscaler:
                 self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
                     f"\n{ind}# Cluster Autoscaler is replaced by Karpenter (migrator: the move from Cluster Autoscaler)\n"
                     f"{ind}{row['switch']} = false\n", nl), RULE, order=2))
-            self.res.removed.append(ci.address)
-            self.res.targets.append((d, b.address))
-            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
-                                             f"{ci.address} (Cluster Autoscaler) switched off"))
+            self._removed(ci, d, b.address, "switched off")
             return
         if self.phase != "cutover":
             return
@@ -169,9 +169,10 @@ class Autoscaler:
             key = "set" if row["scale"] == "object_set" else "replicaCount"
             if entries is None or key in entries or not cfg.entries or \
                     hclsrc.line_of(text, cfg.entries[0].start) == hclsrc.line_of(text, cfg.start):
-                if entries is not None and key == "replicaCount" and key in entries and \
-                        str(entries[key].value.literal()) == "0":
-                    return
+                if entries is not None and key in entries and re.search(
+                        r'name\s*=\s*"replicaCount"\s*,\s*value\s*=\s*"?0"?' if key == "set" else r'^"?0"?$',
+                        entries[key].value.source.strip()):
+                    return                          # already scaled to 0 (the cutover landed)
                 self.res.findings.append(Finding(
                     "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, cfg.start),
                     f"{b.address}.{row['config']} is written in a way migrator does not edit (an expression, or it "
@@ -371,10 +372,8 @@ def _companion(obj, ci: CasInstall) -> bool:
 
 def _indent_in(text: str, b: hclsrc.Block) -> str:
     """The indentation of a block's arguments (its first one's, else two spaces)."""
-    first = min((e.start for e in b.attributes.values()), default=None) if isinstance(b.attributes, dict) else None
-    if first is None:
-        return "  "
-    return text[line_start(text, first):first] or "  "
+    first = min((e.start for e in b.attributes.values()), default=None)
+    return (indent_at(text, first) if first is not None else "") or "  "
 
 
 def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:

@@ -184,9 +184,14 @@ def _helm_provider(repo, d: str) -> bool:
     if any(_HELM.search(repo.text(p)) for x in dirs for p in repo.tf_in_dir(x if x != "." else "")):
         return True
     for u in unit_callers(repo, d) if d != "." else []:
-        text = repo.text(u.path) if u.path in repo.files else ""
-        if _HELM.search(text):
-            return True
+        x = posixpath.dirname(u.path)          # the unit and the .hcl files it includes from above (generate blocks)
+        while True:
+            if any(_HELM.search(repo.text(p)) for p in repo.files
+                   if p.endswith(".hcl") and (posixpath.dirname(p) or ".") == (x or ".")):
+                return True
+            if x in ("", "."):
+                break
+            x = posixpath.dirname(x)
     return False
 
 
