@@ -56,6 +56,9 @@ IdentityOpt = typer.Option(None, "--identity", help="The Karpenter controller's 
 KeepGroupOpt = typer.Option(None, "--node-group-keep", help="Moving from Cluster Autoscaler: the node group that stays "
                                                            "for the Karpenter controller. Default: the on-demand group "
                                                            "without taints with the smallest min_size.")
+AutoRoleOpt = typer.Option(None, "--auto-mode-node-role", help="Moving to EKS Auto Mode: the node IAM role name the "
+                                                                "NodeClasses use, where the repository cannot say it "
+                                                                "(its cluster is declared elsewhere).")
 WidenOpt = typer.Option(False, "--widen-instance-types", help="Moving from Cluster Autoscaler: NodePools require the "
                                                               "node groups' instance families and sizes instead of "
                                                               "their exact instance types.")
@@ -117,7 +120,8 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
                    exclude=s.get("exclude", []), identity=s.get("identity"), cluster_name=s.get("cluster_name"),
                    region=s.get("region"), account_id=s.get("account_id"), roots=s.get("roots", {}),
                    node_group_keep=s.get("node_group_keep"), chart_version=s.get("chart_version"),
-                   widen_instance_types=bool(s.get("widen_instance_types")), since=s.get("since"))
+                   widen_instance_types=bool(s.get("widen_instance_types")), since=s.get("since"),
+                   auto_mode_node_role=s.get("auto_mode_node_role"))
     try:
         err = Console(stderr=True)
         if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
@@ -183,6 +187,7 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
          cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
          account_id: Optional[str] = AccountOpt,
          node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
+         auto_mode_node_role: Optional[str] = AutoRoleOpt,
          since: Optional[str] = SinceOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
@@ -190,7 +195,7 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
     """Show what must change: findings, a diff of every file, and the ordered runbook."""
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
               dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
-                   widen_instance_types=widen_instance_types or None, since=since))
+                   auto_mode_node_role=auto_mode_node_role, widen_instance_types=widen_instance_types or None, since=since))
     if out is not None:
         from . import saved
         from .apply import write_file
@@ -215,6 +220,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           identity: Optional[str] = IdentityOpt, cluster_name: Optional[str] = ClusterNameOpt,
           region: Optional[str] = RegionOpt, account_id: Optional[str] = AccountOpt,
          node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
+         auto_mode_node_role: Optional[str] = AutoRoleOpt,
          since: Optional[str] = SinceOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
@@ -226,7 +232,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
         return
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
               dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
-                   widen_instance_types=widen_instance_types or None, since=since))
+                   auto_mode_node_role=auto_mode_node_role, widen_instance_types=widen_instance_types or None, since=since))
     console = Console()
     text_render.render(p, console, quiet=quiet)
     if not write:
@@ -274,12 +280,13 @@ def runbook(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str
             cluster_name: Optional[str] = ClusterNameOpt, region: Optional[str] = RegionOpt,
             account_id: Optional[str] = AccountOpt,
          node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
+         auto_mode_node_role: Optional[str] = AutoRoleOpt,
          since: Optional[str] = SinceOpt) -> None:
     """Print the ordered migration runbook as Markdown (paste it into the pull request)."""
     from .render import markdown as markdown_render
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, roots=root, identity=identity,
               facts=dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
-                   widen_instance_types=widen_instance_types or None, since=since))
+                   auto_mode_node_role=auto_mode_node_role, widen_instance_types=widen_instance_types or None, since=since))
     doc = markdown_render.render(p)
     if output is None:
         sys.stdout.write(doc)

@@ -21,13 +21,14 @@ from ruamel.yaml.error import MarkedYAMLError
 KEYS = {"to": str, "phase": str, "exclude": list, "node_role": str, "node_roles": dict, "select": list,
         "ignore": list, "keep_alpha_defaults": bool, "docs_url": str, "identity": str, "cluster_name": str,
         "region": str, "account_id": str, "roots": dict, "node_group_keep": str, "widen_instance_types": bool,
-        "chart_version": str}
-ROOT_KEYS = ("cluster_name", "region", "account_id", "node_role", "node_group_keep", "chart_version")
+        "chart_version": str, "auto_mode_node_role": str}
+ROOT_KEYS = ("cluster_name", "region", "account_id", "node_role", "node_group_keep", "chart_version",
+             "auto_mode_node_role")
 ENV = {"to": "MIGRATOR_TO", "phase": "MIGRATOR_PHASE", "exclude": "MIGRATOR_EXCLUDE", "node_role": "MIGRATOR_NODE_ROLE",
        "select": "MIGRATOR_SELECT", "ignore": "MIGRATOR_IGNORE", "keep_alpha_defaults": "MIGRATOR_KEEP_ALPHA_DEFAULTS",
        "docs_url": "MIGRATOR_DOCS_URL", "identity": "MIGRATOR_IDENTITY", "cluster_name": "MIGRATOR_CLUSTER_NAME",
        "region": "MIGRATOR_REGION", "account_id": "MIGRATOR_ACCOUNT_ID", "node_group_keep": "MIGRATOR_NODE_GROUP_KEEP",
-       "widen_instance_types": "MIGRATOR_WIDEN_INSTANCE_TYPES"}
+       "widen_instance_types": "MIGRATOR_WIDEN_INSTANCE_TYPES", "auto_mode_node_role": "MIGRATOR_AUTO_MODE_NODE_ROLE"}
 
 
 class ConfigError(ValueError):

@@ -18,6 +18,7 @@ class Options:
     account_id: str | None = None
     roots: dict[str, dict] = field(default_factory=dict)   # per cluster root: cluster_name/region/account_id/node_role
     node_group_keep: str | None = None      # Cluster Autoscaler hop: the node group that stays for the controller
+    auto_mode_node_role: str | None = None  # EKS Auto Mode hop: the NodeClasses' node role where the root cannot say
     widen_instance_types: bool = False      # Cluster Autoscaler hop: instance family/size requirements, not exact types
     chart_version: str | None = None        # the chart a root runs when the repository does not say (set elsewhere)
     since: str | None = None                # a git ref: each root's standing is read there, its target in the files

@@ -36,13 +36,21 @@ def newest_patch(minor: str) -> str | None:
     return next((r["newest"] for r in MINORS["minors"] if r["minor"] == minor), None)
 
 
+EXITS = {h["to"]: h for h in HOPS["hops"] if h.get("exit") and h.get("implemented")}    # `--to auto-mode`
+
+
 @dataclass(frozen=True)
 class Target:
     era: str                    # API version the objects end on
     chart: str | None = None    # chart version for the onward 1.x hop (None: the era's own hop target)
+    exit: str | None = None     # a hop off self-managed Karpenter (knowledge/hops.yaml `exit`): its `to`
 
     def __str__(self) -> str:
-        return self.chart or self.era
+        return self.exit or self.chart or self.era
+
+    @property
+    def exit_hop(self) -> dict | None:
+        return EXITS.get(self.exit) if self.exit else None
 
 
 def parse_target(to: str | None) -> Target | None:
@@ -53,9 +61,11 @@ def parse_target(to: str | None) -> Target | None:
         return Target(t)
     if t == "latest":
         return Target("v1", MINORS["newest"])
+    if t in EXITS:          # off self-managed Karpenter: a root below the hop's floor walks up to the newest 1.x first
+        return Target("v1", MINORS["newest"], t)
     v = parse_version(t)
     if v is None or v[0] != 1:
-        known = ", ".join(ERAS + ["latest", "1.<minor>[.<patch>]"])
+        known = ", ".join(ERAS + ["latest", "1.<minor>[.<patch>]"] + sorted(EXITS))
         raise PathError(f"--to {to}: expected one of {known}")
     minor = f"{v[0]}.{v[1]}"
     newest = newest_patch(minor)
@@ -148,7 +158,7 @@ def hops_between(current: str, target: Target) -> list[dict]:
     out = []
     era = current
     while era != target.era:
-        hop = next((h for h in HOPS["hops"] if h["from"] == era and not h.get("onward")), None)
+        hop = next((h for h in HOPS["hops"] if h["from"] == era and not h.get("onward") and not h.get("exit")), None)
         if hop is None:
             break
         out.append(hop)
@@ -157,10 +167,14 @@ def hops_between(current: str, target: Target) -> list[dict]:
         onward = next((h for h in HOPS["hops"] if h.get("onward")), None)
         if onward is not None:
             out.append(onward)
+    if target.exit_hop is not None:
+        out.append(target.exit_hop)
     return out
 
 
 def describe(hop: dict, target: Target | None = None) -> str:
+    if hop.get("exit"):
+        return f"{hop['from']} → {hop['to']}"
     to = target.chart if hop.get("onward") and target and target.chart else hop["to"]
     chart = to if hop.get("onward") else hop["chart"]["version"]
     if hop.get("chart_from_target") and target is not None and target.chart:

@@ -365,7 +365,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             "stands and is not converted",
             "delete it (or convert it by hand if it is still meant to exist)"))
 
-    if auto and not ms and not installs and ctx.chart_version is None:
+    exit_hop = target.exit_hop if target is not None else None
+    controllers = [c for c in installs if c.chart == "karpenter"]
+    if auto and not ms and not controllers and (ctx.chart_version is None or installs) and \
+            (exit_hop is None or (fixed is None or r not in fixed) and not _exit_left(exit_hop, ctx, target)):
+        # the CRD chart alone stays on purpose after a move to Auto Mode (it shares those CRDs)
         rp.era, rp.objects = "auto-mode", _objects(auto) + " (EKS Auto Mode)"
         rp.state, rp.next = "EKS Auto Mode: AWS runs the NodePools' controller", "nothing: EKS Auto Mode"
         note("MIG-HOP-007", "info", f"{'this root' if multi else 'the repository'} holds EKS Auto Mode NodePools "
@@ -419,6 +423,13 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                 (st.objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(st.objects_era)) and \
                 not _has_work(chain[0], ctx, registry.phases(chain[0])):
             chain.pop(0)
+    if goal.exit_hop is not None and fixed is None:
+        # off self-managed Karpenter: the onward 1.x hop only for a root below the exit's floor (or one whose chart is
+        # not known and which still has 1.x work)
+        floor = route.parse_version(goal.exit_hop["karpenter_floor"])
+        cur = route.parse_version(st.chart) if st.chart else None
+        chain = [h for h in chain if not (h.get("onward") and (cur >= floor if cur is not None else
+                                                               not _has_work(h, ctx, registry.phases(h))))]
     if target is None and chain and not chain[0].get("onward"):
         goal = route.Target(chain[0]["to"])
         ctx.target = goal
@@ -438,6 +449,12 @@ def _module_calls(ctx) -> bool:
     from .rules.v1.terraform_module import modules
     from .rules.v1x.terraform_module import unit_modules
     return any(True for _ in modules(ctx)) or any(True for _ in unit_modules(ctx))
+
+
+def _exit_left(hop: dict, ctx: registry.Context, target) -> bool:
+    """Does an exit hop (Auto Mode) still have work in a root that holds only its objects (its cleanup left)?"""
+    ctx.target = target
+    return _has_work(hop, ctx, registry.phases(hop))
 
 
 UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"
@@ -473,7 +490,7 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
         return out
     ctx.only_rules = None
     if not installs and not any(_has_work(h, ctx, registry.phases(h)) for h in route.HOPS["hops"]
-                                if h.get("implemented") and not h.get("requires_target")):
+                                if h.get("implemented") and not h.get("requires_target") and not h.get("exit")):
         progs = [p for p in programs.programs(ctx.repo) if inside(p.dir, rp.path) or inside(rp.path, p.dir)]
         if progs:                           # a CDK app / Pulumi program installs it: said, not planned (MIG-SRC-015)
             tools = " and ".join(sorted({p.tool for p in progs}))
@@ -544,7 +561,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.hop, rp.key = hop, hop_key(hop)
     rp.phases = [p for p in hop.get("phases", []) if among is None or p["name"] in among]
     rp.hop_from = hop["from"]
-    rp.hop_to = str(goal) if hop.get("onward") else hop["to"]
+    rp.hop_to = (goal.chart or str(goal)) if hop.get("onward") else hop["to"]
     rp.later = [route.describe(h, latest if target is None else goal)
                 for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                           else chain[1:])]
@@ -558,13 +575,15 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         note("MIG-HOP-004", "info", f"this run plans {now}; then run migrator again for: "
                                     + "; ".join(rp.later) + " (one hop at a time)")
     position = HOPS["hops"].index(hop)
+    if hop.get("implemented") and hasattr(registry.hop_package(hop), "state"):
+        rp.state = registry.hop_package(hop).state(hop, ctx, rp.state)      # how the hop reads the root (Auto Mode)
     if not hop.get("implemented", False):
         rp.rank = (position, 0)
         note("MIG-HOP-003", "error", f"the {hop['from']} -> {hop['to']} hop is not implemented in this version of "
                                      "migrator", "follow the upstream migration guide by hand")
         return rp
     names = among or registry.phases(hop)
-    natural = registry.next_phase(hop, ctx, among) or names[0]
+    natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names) or names[0]
     rp.rank = (position, names.index(natural))
     if wanted is None:
         wanted = natural
@@ -614,6 +633,13 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                            for c in step.commands]
         rp.steps.append(step)
     return rp
+
+
+def _blocked_phase(hop: dict, ctx: registry.Context, names: list[str]) -> str | None:
+    """With no phase left to write: the first whose rules report an error (what stops the root is shown, not a
+    phase with nothing to do)."""
+    return next((n for n in names if any(f.severity == "error" for res in registry.selected(hop, n, ctx).values()
+                                         for f in res.findings)), None)
 
 
 def _identity(e) -> tuple:

@@ -67,7 +67,10 @@ def of(objects_era: str | None, chart: str | None) -> Standing:
 
 
 def auto_mode(m) -> bool:
-    """A NodePool of EKS Auto Mode (its nodeClassRef names an Auto Mode NodeClass): AWS runs its controller."""
+    """A NodePool of EKS Auto Mode (its nodeClassRef names an Auto Mode NodeClass), or such a NodeClass: AWS runs
+    their controller."""
+    if m.kind == "NodeClass" and str(m.api_version).split("/")[0] == HOPS["auto_mode_node_class_group"]:
+        return True
     if m.kind != "NodePool" or not isinstance(m.obj, dict):
         return False
     ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}

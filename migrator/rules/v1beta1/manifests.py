@@ -77,6 +77,29 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 class ManifestsRule:
+    """New objects next to the old ones, in the same kind of container. A later hop that also writes objects beside
+    their sources (EKS Auto Mode) subclasses it: its own rule name, names and conversion."""
+    rule = RULE
+
+    # -- names of what is written beside the source (knowledge/v1beta1.yaml `naming`) --------------------
+    def file_stem(self, stem: str, kinds: list[str]) -> str:
+        for kind in ("Provisioner", "AWSNodeTemplate"):
+            if kind in kinds:
+                cand = derive_name(stem, TARGET_KIND[kind], kind, file=True)
+                if cand != stem + FACTS["naming"][TARGET_KIND[kind]]["suffix"]["file"]:
+                    return cand
+        return stem + FACTS["naming"]["file_fallback_suffix"]
+
+    def block_label(self, label: str, kind: str, old_kind: str) -> str:
+        return derive_name(label, kind, old_kind)
+
+    def template_base(self, tbase: str, kind: str, old_kind: str) -> str:
+        new_base = derive_name(tbase, kind, old_kind, file=True)
+        if new_base == tbase + FACTS["naming"][kind]["suffix"]["file"]:
+            stem, ext = tbase.split(".", 1) if "." in tbase else (tbase, "")
+            new_base = derive_name(stem, kind, old_kind, file=True) + ("." + ext if ext else "")
+        return new_base
+
     def __init__(self, repo: Repo, manifests: list[Manifest], helm_values: list[HelmValue], options: Options,
                  owns=lambda p: True):
         self.owns = owns
@@ -518,16 +541,7 @@ class ManifestsRule:
                 docs.append(t)
         d, base = posixpath.split(path)
         stem, ext = posixpath.splitext(base)
-        kinds = [m.kind for m, _ in items]
-        new_base = None
-        for kind in ("Provisioner", "AWSNodeTemplate"):
-            if kind in kinds:
-                cand = derive_name(stem, TARGET_KIND[kind], kind, file=True)
-                if cand != stem + FACTS["naming"][TARGET_KIND[kind]]["suffix"]["file"]:
-                    new_base = cand
-                    break
-        if new_base is None:
-            new_base = stem + FACTS["naming"]["file_fallback_suffix"]
+        new_base = self.file_stem(stem, [m.kind for m, _ in items])
         new_path = posixpath.join(d, new_base + ext) if d else new_base + ext
         if new_path in self.repo.files or new_path in self._new_files:
             self.finding("MIG-MAN-002", "warning", path, items[0][0].line,
@@ -537,13 +551,13 @@ class ManifestsRule:
         lead = "---\n" if sf.text.lstrip().startswith("---") else ""
         text = lead + "---\n".join(docs)
         self._new_files.add(new_path)
-        self.res.edits.append(NewFile(new_path, to_newline(text, sf.newline), RULE))
+        self.res.edits.append(NewFile(new_path, to_newline(text, sf.newline), self.rule))
         self.res.new_files.append(new_path)
         self.kustomization_entry(path, new_path, add=True)
 
     def kustomization_entry(self, old_path: str, new_path: str | None, add: bool) -> None:
-        e = kustomization_insert(self.repo, old_path, new_path, RULE) if add else \
-            kustomization_remove(self.repo, old_path, RULE)
+        e = kustomization_insert(self.repo, old_path, new_path, self.rule) if add else \
+            kustomization_remove(self.repo, old_path, self.rule)
         if e is not None:
             self.res.edits.append(e)
 
@@ -565,7 +579,7 @@ class ManifestsRule:
         text = self.repo.text(tf)
         nl = self.repo.files[tf].newline
         b = m.block
-        label = _unique(derive_name(b.labels[1], c.kind, m.kind), self.taken(tf))
+        label = _unique(self.block_label(b.labels[1], c.kind, m.kind), self.taken(tf))
         repl: list[tuple[int, int, str]] = [relabel(b, label)]
         if m.container == "kubectl_manifest":
             body = self.yaml_text(m, c)
@@ -593,10 +607,7 @@ class ManifestsRule:
             if body is None:
                 return
             tdir, tbase = posixpath.split(m.path)
-            new_base = derive_name(tbase, c.kind, m.kind, file=True)
-            if new_base == tbase + FACTS["naming"][c.kind]["suffix"]["file"]:
-                stem, ext = tbase.split(".", 1) if "." in tbase else (tbase, "")
-                new_base = derive_name(stem, c.kind, m.kind, file=True) + ("." + ext if ext else "")
+            new_base = self.template_base(tbase, c.kind, m.kind)
             new_tpath = posixpath.join(tdir, new_base) if tdir else new_base
             path_expr = m.call.items[0]
             if tbase not in path_expr.source:
@@ -629,7 +640,7 @@ class ManifestsRule:
                     repl.append((obj.start, obj.end, f"{{ {var} = {r.expression} }}"))
             if new_tpath not in self.repo.files and new_tpath not in self._new_files:
                 self._new_files.add(new_tpath)
-                self.res.edits.append(NewFile(new_tpath, to_newline(body, self.repo.files[m.path].newline), RULE))
+                self.res.edits.append(NewFile(new_tpath, to_newline(body, self.repo.files[m.path].newline), self.rule))
                 self.res.new_files.append(new_tpath)
         clone = splice(text, b.start, b.end, repl)
         if m.container == "kubernetes_manifest":
@@ -638,7 +649,7 @@ class ManifestsRule:
         key = (tf, b.end)
         order = self._inserts_after.get(key, 0)
         self._inserts_after[key] = order + 1
-        self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, nl), RULE, order=order))
+        self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, nl), self.rule, order=order))
         self.res.new_addresses.append(f"{b.labels[0]}.{label}")
         self.res.tf_targets.append((posixpath.dirname(tf), f"{b.labels[0]}.{label}"))
 
@@ -679,11 +690,11 @@ class ManifestsRule:
             text = self.repo.text(tf)
             for b in blocks:
                 s, e = block_span(text, b)
-                self.res.edits.append(TextEdit(tf, s, e, "", RULE))
+                self.res.edits.append(TextEdit(tf, s, e, "", self.rule))
         removed_starts = {(tf, b.start) for tf, bs in remove_blocks.items() for b in bs}
         for tpath, ms in templates.items():
             if not self._template_still_used(tpath, removed_starts):
-                self.res.edits.append(DeleteFile(tpath, RULE))
+                self.res.edits.append(DeleteFile(tpath, self.rule))
         for path, ms in remove_docs.items():
             self.remove_yaml_docs(path, ms)
         return self.res
@@ -706,17 +717,17 @@ class ManifestsRule:
         docs = yamlsrc.split_documents(text)
         gone = {m.doc_start for m in ms}
         if all(d.start in gone for d in docs):
-            self.res.edits.append(DeleteFile(path, RULE))
+            self.res.edits.append(DeleteFile(path, self.rule))
             self.kustomization_entry(path, None, add=False)
             return
         for i, d in enumerate(docs):
             if d.start not in gone:
                 continue
             if i + 1 < len(docs):
-                self.res.edits.append(TextEdit(path, d.start, docs[i + 1].start, "", RULE))
+                self.res.edits.append(TextEdit(path, d.start, docs[i + 1].start, "", self.rule))
             else:
                 prev_end = docs[i - 1].end if i > 0 else 0
-                self.res.edits.append(TextEdit(path, prev_end, d.end, "", RULE))
+                self.res.edits.append(TextEdit(path, prev_end, d.end, "", self.rule))
 
 
 def _reorder_spec(spec: CommentedMap) -> CommentedMap:

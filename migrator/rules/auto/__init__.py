@@ -1,0 +1,31 @@
+"""The EKS Auto Mode hop: a root on self-managed Karpenter 1.x moves to Amazon EKS Auto Mode, side by side.
+
+Phases (knowledge/hops.yaml): `enable` (Auto Mode on for the cluster, in place), `nodepools` (NodeClasses and new
+NodePools next to Karpenter's, under a temporary taint), `workloads` (selectors to Auto Mode's keys, the taint off),
+`cutover` (Karpenter's NodePools and EC2NodeClasses removed), `cleanup` (the controller and its AWS side removed, its
+CRDs kept). Facts in knowledge/auto_mode.yaml.
+"""
+from __future__ import annotations
+
+from . import cleanup, cluster, nodepools, workloads
+from .runbook import steps  # noqa: F401
+
+RULES = {
+    "auto/cluster": (cluster, cluster.run),
+    "auto/nodepools": (nodepools, nodepools.run),
+    "auto/workloads": (workloads, workloads.run),
+    "auto/cleanup": (cleanup, cleanup.run),
+}
+
+
+def state(hop: dict, ctx, base: str) -> str:
+    """Where the root stands on the way to Auto Mode, for the status table: Auto Mode on or not, whose objects."""
+    from ...standing import auto_mode
+    cl = ctx.result(hop, "enable")["auto/cluster"]
+    auto = [m for m in ctx.manifests if auto_mode(m)]
+    karp = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
+    on = "EKS Auto Mode on" if cl.enabled else "EKS Auto Mode not on yet" if cl.installer else \
+        "EKS Auto Mode: the cluster is declared elsewhere"
+    parts = [f"{len(karp)} Karpenter object{'s' if len(karp) != 1 else ''}" if karp else "no Karpenter object left",
+             f"{len(auto)} Auto Mode object{'s' if len(auto) != 1 else ''}" if auto else ""]
+    return f"{on}; " + ", ".join(p for p in parts if p) + (f" ({base})" if karp and base not in ("v1", "") else "")

@@ -1,0 +1,164 @@
+"""Rule `auto/cleanup`: Karpenter's controller and its AWS side removed; its CRDs kept (phase `cleanup`).
+
+The controller chart's install goes wherever it is written (a `helm_release`, a Flux HelmRelease, an Argo CD
+Application); the terraform-aws-modules karpenter module (controller role, interruption queue and rules, node role
+and its access entry) goes with it, and the outputs that only read them. The CRD chart stays: EKS Auto Mode shares
+nodepools.karpenter.sh and nodeclaims.karpenter.sh, and uninstalling it deletes every NodePool and NodeClaim.
+Nothing goes while a NodePool still needs Karpenter (one that cannot move to Auto Mode).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ...edits import Edit, TextEdit
+from ...model import Finding
+from ...placement import block_span, kustomization_remove
+from ...sources import hcl as hclsrc
+from ...sources import yaml as yamlsrc
+from ...standing import auto_mode
+from . import convert
+
+RULE = "auto/cleanup"
+FACTS = convert.FACTS["cleanup"]
+
+
+@dataclass
+class CleanupResult:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)           # the CRD releases kept
+    targets: list[tuple[str, str]] = field(default_factory=list)
+    releases: list[tuple[str, str, str]] = field(default_factory=list)   # (kind, namespace, name) outside Terraform
+    files: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)         # node groups that hosted the controller
+
+
+def _find(res, code, severity, path, line, message, manual=""):
+    res.findings.append(Finding(code, severity, path, line, message, manual))
+
+
+def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
+    res = CleanupResult()
+    if phase != "cleanup":
+        return res
+    cluster = (done or {}).get("auto/cluster")
+    if cluster is None or not (getattr(cluster, "enabled", False) or getattr(cluster, "installer", None) == ""):
+        return res
+    old = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and m.era == "v1" and not auto_mode(m)]
+    if old:
+        return res                      # the cutover comes first (or a pool stays on Karpenter: said there)
+    if not any(auto_mode(m) for m in ctx.manifests):
+        _find(res, "MIG-AUTO-042", "info", "", 0,
+              "no Auto Mode NodePool is written in this root: Karpenter's controller is removed only where the "
+              "repository holds the NodePools that replace its own")
+        return res
+    repo = ctx.repo
+    blocks: dict[str, list] = {}
+    for c in ctx.charts:
+        if c.chart in FACTS["crd_charts"]:
+            res.kept.append(f"{c.address} ({c.path}:{c.line})")
+            _find(res, "MIG-AUTO-043", "info", c.path, c.line,
+                  f"{c.address} (the karpenter-crd chart) stays: EKS Auto Mode shares nodepools.karpenter.sh and "
+                  "nodeclaims.karpenter.sh, and uninstalling the chart deletes them with every NodePool and NodeClaim",
+                  "keep it, or stop managing it without deleting the CRDs (terraform state rm / a `removed` block "
+                  "with lifecycle { destroy = false }; Flux: spec.uninstall.keepHistory and helm.sh/resource-policy: "
+                  "keep); never upgrade it again")
+            continue
+        if c.chart not in FACTS["controller_charts"]:
+            continue
+        if c.kind == "terraform" and c.block is not None and not c.generic:
+            blocks.setdefault(c.path, []).append(c.block)
+        elif c.kind in ("flux", "argocd") and c.doc is not None:
+            _remove_doc(repo, c, res)
+        else:
+            _find(res, "MIG-AUTO-044", "warning", c.path, c.line,
+                  f"{c.address} installs Karpenter's controller in a way migrator does not remove ({c.kind})",
+                  "uninstall the karpenter release by hand (helm uninstall karpenter -n <namespace>); keep "
+                  "karpenter-crd")
+    from ..v1.terraform_module import modules
+    for p, b, _ in modules(ctx):
+        blocks.setdefault(p, []).append(b)
+    addresses = {b.address: (p, b) for p, bs in blocks.items() for b in bs}
+    if not addresses and not res.edits:
+        return res
+    extra = unlink(repo, addresses, RULE, res.edits, res.findings)
+    if extra is None:
+        return res
+    for p, b in extra:
+        blocks.setdefault(p, []).append(b)
+    for p, bs in blocks.items():
+        text = repo.text(p)
+        res.edits += removals(p, text, bs, RULE)
+        for b in bs:
+            res.removed.append(f"{b.address} ({p}:{hclsrc.line_of(text, b.start)})")
+            if b.type != "output":
+                res.targets.append((posixpath.dirname(p) or ".", b.address))
+    res.files = sorted({e.path for e in res.edits})
+    return res
+
+
+def removals(path: str, text: str, bs: list, rule: str) -> list[TextEdit]:
+    """One edit per run of removed blocks: the spans of neighbours (each with its blank line) are merged."""
+    spans = sorted(block_span(text, b) for b in bs)
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return [TextEdit(path, s, e, "", rule) for s, e in merged]
+
+
+def unlink(repo, addresses: dict, rule: str, edits: list, findings: list):
+    """What else in their modules reads blocks that go: a `depends_on` entry is dropped, an output that reads them
+    goes too (returned), anything else is an error (None: nothing may be removed)."""
+    from .nodepools import relink
+    dirs = {posixpath.dirname(p) or "." for p, _ in addresses.values()}
+    outputs, bad = [], False
+    for d in sorted(dirs):
+        for p in repo.tf_in_dir("" if d == "." else d):
+            f = repo.hcl(p)
+            text = repo.text(p)
+            for b in (f.blocks if f else []):
+                if b.address in addresses:
+                    continue
+                body = text[b.start:b.end]
+                hits = [a for a in addresses if re.search(r"\b" + re.escape(a) + r"\b", body)]
+                if not hits:
+                    continue
+                if b.type == "output":
+                    outputs.append((p, b))
+                    continue
+                fixed = relink(body, {}, set(hits))
+                if not any(re.search(r"\b" + re.escape(a) + r"\b", fixed) for a in hits):
+                    edits.append(TextEdit(p, b.start, b.end, fixed, rule))
+                    continue
+                bad = True
+                findings.append(Finding("MIG-AUTO-041", "error", p, hclsrc.line_of(text, b.start),
+                                        f"{b.address} reads {', '.join(hits)}, which this phase removes",
+                                        f"remove or rewrite {b.address}'s use of it, then run migrator again"))
+    return None if bad else outputs
+
+
+def _remove_doc(repo, c, res: CleanupResult) -> None:
+    text = repo.text(c.path)
+    docs = yamlsrc.split_documents(text)
+    meta = (c.obj or {}).get("metadata") or {}
+    res.releases.append((str((c.obj or {}).get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
+    res.removed.append(f"{c.address} ({c.path}:{c.line})")
+    real = [d for d in docs if d.text.strip() and d.text.strip() != "---"]
+    if len(real) <= 1:
+        from ...edits import DeleteFile
+        res.edits.append(DeleteFile(c.path, RULE))
+        e = kustomization_remove(repo, c.path, RULE)
+        if e is not None:
+            res.edits.append(e)
+        return
+    i = next(i for i, d in enumerate(docs) if d.start == c.doc.start)
+    if i + 1 < len(docs):
+        res.edits.append(TextEdit(c.path, docs[i].start, docs[i + 1].start, "", RULE))
+    else:
+        res.edits.append(TextEdit(c.path, docs[i - 1].end if i > 0 else 0, docs[i].end, "", RULE))

@@ -1,0 +1,298 @@
+"""Rule `auto/nodepools`: Auto Mode's NodeClasses and NodePools next to Karpenter's, then Karpenter's removed.
+
+nodepools: each EC2NodeClass gets a NodeClass (`eks.amazonaws.com/v1`, on the cluster's Auto Mode node role) and each
+    NodePool a new NodePool `<name>-auto` on it, under the temporary taint, written beside the source in the same
+    container (YAML file + kustomization entry, `kubectl_manifest`, `kubernetes_manifest`, template file): the
+    placement of the v1beta1 hop (rules/v1beta1/manifests.py), with this hop's names and conversion (convert.py).
+workloads: the temporary taint comes off the new NodePools (the workloads' selectors move in `auto/workloads`).
+cutover: every NodePool and EC2NodeClass with an Auto Mode twin is removed (blocks, documents, files, entries); an
+    object that cannot move stays, and says so.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ... import knowledge
+from ...edits import DeleteFile, Edit, TextEdit
+from ...model import Finding
+from ...sources import keytree
+from ...standing import auto_mode
+from ...validate import validate_object
+from ..v1.manifests import tree_of
+from ..v1beta1.manifests import ManifestsRule, _name_key, _scope
+from . import convert
+
+RULE = "auto/nodepools"
+FACTS = convert.FACTS
+NAMING = FACTS["naming"]
+TAINT = FACTS["temporary_taint"]
+TAINTS = ("spec", "template", "spec", "taints")
+
+
+@dataclass
+class PoolsResult:
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)        # "NodePool x-auto" written
+    new_files: list[str] = field(default_factory=list)
+    new_addresses: list[str] = field(default_factory=list)
+    tf_targets: list[tuple[str, str]] = field(default_factory=list)
+    untainted: list[str] = field(default_factory=list)      # new NodePools whose temporary taint comes off
+    removed: list[str] = field(default_factory=list)        # old objects removed at the cutover
+    deletes: list[tuple[str, str]] = field(default_factory=list)   # (kind, name) for kubectl delete
+    stays: list[str] = field(default_factory=list)          # objects that stay on Karpenter
+    files: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)        # old objects with no twin yet (nodepools not applied)
+
+    # the v1beta1 placement reads these
+    @property
+    def old_objects(self):
+        return []
+
+
+_DEPENDS = re.compile(r"^([ \t]*)depends_on\s*=\s*\[([^\]]*)\][ \t]*\r?\n", re.M)
+
+
+def relink(text: str, renamed: dict, dropped: set) -> str:
+    """`depends_on` lists of a block's text with addresses renamed or dropped (the attribute goes when empty)."""
+    def one(mt: re.Match) -> str:
+        items = [x.strip() for x in mt.group(2).split(",") if x.strip()]
+        new = [renamed.get(x, x) for x in items if x not in dropped]
+        if new == items:
+            return mt.group(0)
+        if not new:
+            return ""
+        nl = "\r\n" if mt.group(0).endswith("\r\n") else "\n"
+        return f"{mt.group(1)}depends_on = [{', '.join(new)}]{nl}"
+    out = _DEPENDS.sub(one, text)
+    return re.sub(r"\n[ \t]*\n(\s*\})\s*$", r"\n\1", out) if out != text else out
+
+
+def _has_temp_taint(obj) -> bool:
+    taints = ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("taints") or []) \
+        if isinstance(obj, dict) else []
+    return any(isinstance(t, dict) and t.get("key") == TAINT["key"] for t in taints)
+
+
+class AutoPlacement(ManifestsRule):
+    """The v1beta1 hop's placement, writing this hop's objects with this hop's names. A copied block's depends_on
+    names the new objects instead of the old ones and never Karpenter's controller (both go later)."""
+    rule = RULE
+    renamed: dict = {}
+    dropped: set = set()
+
+    def place_hcl(self, m, c) -> None:
+        n = len(self.res.edits)
+        super().place_hcl(m, c)
+        for i in range(n, len(self.res.edits)):
+            e = self.res.edits[i]
+            if isinstance(e, TextEdit) and "depends_on" in e.text:
+                self.res.edits[i] = TextEdit(e.path, e.start, e.end, relink(e.text, self.renamed, self.dropped),
+                                             e.rule, order=e.order)
+
+    def file_stem(self, stem: str, kinds: list[str]) -> str:
+        return stem + NAMING["file_suffix"]
+
+    def block_label(self, label: str, kind: str, old_kind: str) -> str:
+        return label + NAMING["tf_label_suffix"]
+
+    def template_base(self, tbase: str, kind: str, old_kind: str) -> str:
+        stem, ext = tbase.split(".", 1) if "." in tbase else (tbase, "")
+        return stem + NAMING["file_suffix"] + ("." + ext if ext else "")
+
+
+class PoolsRule:
+    def __init__(self, ctx, phase: str, cluster):
+        self.ctx, self.repo, self.phase, self.cluster = ctx, ctx.repo, phase, cluster
+        self.res = PoolsResult()
+        self.place = AutoPlacement(ctx.repo, ctx.manifests, ctx.helm_values, ctx.options, ctx.owns)
+        self.place.res = self.res           # edits and findings land in this rule's result
+        mine = [m for m in ctx.manifests if m.era == "v1"]
+        self.old = [m for m in mine if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
+        self.auto = [m for m in mine if auto_mode(m)]
+        self.twins = {(m.kind, _name_key(m, m.name)) for m in self.auto}
+        self.place.renamed = {m.block.address: f"{m.block.labels[0]}.{m.block.labels[1]}{NAMING['tf_label_suffix']}"
+                              for m in self.old if m.block is not None}
+        self.place.dropped = {c.block.address for c in ctx.charts if c.chart == "karpenter" and c.block is not None}
+
+    def finding(self, code, severity, path, line, message, manual=""):
+        self.res.findings.append(Finding(code, severity, path, line, message, manual))
+
+    def run(self) -> PoolsResult:
+        if not (self.cluster.enabled or self.cluster.installer == ""):
+            return self.res             # Auto Mode is not on yet: the enable phase comes first
+        if self.phase == "nodepools":
+            self.create()
+        elif self.phase == "workloads":
+            self.untaint()
+        elif self.phase == "cutover":
+            self.cutover()
+        return self.res
+
+    # -- nodepools ----------------------------------------------------------------------------------------------
+    def class_of(self, pool) -> str | None:
+        ref = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+        return str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
+
+    def create(self) -> None:
+        classes = {_name_key(m, m.name): m for m in self.old if m.kind == "EC2NodeClass"}
+        blocked_classes = {n for n, m in classes.items() if convert.blocked_class(m.obj)}
+        by_file: dict[str, list] = {}
+        for m in self.old:
+            old = _name_key(m, m.name)
+            if "${" in old or "__MIG_" in old:
+                self.finding("MIG-AUTO-014", "warning", m.path, m.line,
+                             f"{m.kind} {old}: its name is a template expression; migrator cannot name its Auto "
+                             "Mode twin", f"write the Auto Mode {m.kind} for it by hand (convert.py's mapping)")
+                continue
+            if m.kind == "EC2NodeClass":
+                new = convert.nodeclass_name(old)
+                if ("NodeClass", new) in self.twins:
+                    continue
+                conv = convert.convert_nodeclass(m.obj, new, self.role_for(m))
+                if conv.obj is not None and "role" not in conv.obj["spec"]:
+                    continue                # no role: said by role_for
+            else:
+                new = convert.nodepool_name(old)
+                if ("NodePool", new) in self.twins:
+                    continue
+                cls = self.class_of(m)
+                if cls in blocked_classes:
+                    self.res.stays.append(f"NodePool {old} (its EC2NodeClass {cls} cannot move)")
+                    self.finding("MIG-AUTO-020", "warning", m.path, m.line,
+                                 f"NodePool {old} stays on Karpenter: its EC2NodeClass {cls} cannot move to Auto Mode",
+                                 "keep it on Karpenter; its controller stays while it exists")
+                    continue
+                conv = convert.convert_nodepool(m.obj, new, convert.nodeclass_name(cls or "default"))
+            for n in conv.notes:
+                self.finding(n.code, n.severity, m.path, m.line_of(n.field) if n.field else m.line, n.message,
+                             n.manual_step)
+            if conv.obj is None:
+                self.res.stays.append(f"{m.kind} {old}")
+                continue
+            errs = validate_object(conv.obj, knowledge.load("minors")["newest"] if m.kind == "NodePool" else "")
+            if errs:
+                self.finding("MIG-VAL-001", "error", m.path, m.line,
+                             f"generated {conv.kind} {new} does not validate against its schema: " + "; ".join(errs),
+                             "fix the source object (see the messages) and re-run; nothing was written")
+                continue
+            self.res.created.append(f"{conv.kind} {new}")
+            if m.container == "yaml":
+                by_file.setdefault(m.path, []).append((m, [conv]))
+            else:
+                self.place.place_hcl(m, conv)
+        for path, items in by_file.items():
+            self.place.place_yaml_file(path, items)
+        self.res.files = sorted({e.path for e in self.res.edits})
+
+    def role_for(self, m):
+        """The NodeClass's role: the Auto Mode node role, as the container can hold it."""
+        c = self.cluster
+        same_module = m.tf_path is not None and (posixpath.dirname(m.tf_path) or ".") == c.dir and c.role_expr
+        if m.container in ("kubectl_manifest", "kubernetes_manifest") and same_module:
+            tok = f"__MIG_{len(m.masked.tokens)}__"
+            m.masked.tokens[tok] = c.role_expr if m.container == "kubernetes_manifest" else "${" + c.role_expr + "}"
+            return tok
+        if c.role_literal:
+            return c.role_literal
+        self.finding("MIG-AUTO-010", "error", m.path, m.line,
+                     f"the NodeClass for EC2NodeClass {_name_key(m, m.name)} needs the Auto Mode node role's name, and "
+                     + (f"{c.address} names it only at apply time (node_iam_role_use_name_prefix)" if c.address
+                        else "the cluster is not declared in this root"),
+                     "run migrator with --auto-mode-node-role <the role's name> (or set node_iam_role_name and "
+                     "node_iam_role_use_name_prefix = false on the eks module)")
+        return None
+
+    # -- workloads: the temporary taint comes off ------------------------------------------------------------------
+    def untaint(self) -> None:
+        for m in self.auto:
+            if m.kind != "NodePool" or not _has_temp_taint(m.obj):
+                continue
+            tree = tree_of(self.repo, m)
+            taints = [t for t in m.obj["spec"]["template"]["spec"]["taints"]
+                      if not (isinstance(t, dict) and t.get("key") == TAINT["key"])]
+            op = keytree.Op("remove", TAINTS) if not taints else keytree.Op("replace", TAINTS, TAINTS, value=taints)
+            out = keytree.rewrite(tree, [op]) if tree is not None else None
+            name = _name_key(m, m.name)
+            if out is None or out.problems or not out.edits:
+                self.finding("MIG-AUTO-015", "warning", m.path, m.line,
+                             f"NodePool {name}: migrator cannot remove the temporary taint {TAINT['key']} where it is "
+                             "written", f"remove the taint {TAINT['key']} from NodePool {name} by hand")
+                continue
+            for s, e, t in out.edits:
+                self.res.edits.append(TextEdit(tree.path, s, e, t, RULE))
+            self.res.untainted.append(name)
+        self.res.files = sorted({e.path for e in self.res.edits})
+
+    # -- cutover: Karpenter's objects go --------------------------------------------------------------------------
+    def cutover(self) -> None:
+        pools = [m for m in self.old if m.kind == "NodePool"]
+        going, staying = [], []
+        for m in pools:
+            name = _name_key(m, m.name)
+            (going if ("NodePool", convert.nodepool_name(name)) in self.twins else staying).append(m)
+        used = {self.class_of(m) for m in staying}
+        for m in self.old:
+            if m.kind != "EC2NodeClass":
+                continue
+            name = _name_key(m, m.name)
+            if ("NodeClass", convert.nodeclass_name(name)) in self.twins and name not in used:
+                going.append(m)
+            else:
+                staying.append(m)
+        for m in staying:
+            name = _name_key(m, m.name)
+            twin = convert.nodepool_name(name) if m.kind == "NodePool" else convert.nodeclass_name(name)
+            if (m.kind.replace("EC2", ""), twin) not in self.twins and not (m.kind == "EC2NodeClass" and name in used):
+                self.res.pending.append(f"{m.kind} {name}")
+            self.res.stays.append(f"{m.kind} {name}")
+        if self.res.pending and not going:
+            return                      # the nodepools phase has not landed: nothing to cut over
+        blocks: dict[str, list] = {}
+        docs: dict[str, list] = {}
+        templates: dict[str, list] = {}
+        for m in going:
+            name = _name_key(m, m.name)
+            self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
+            self.res.deletes.append((m.kind.lower(), name))
+            if m.container == "yaml":
+                docs.setdefault(m.path, []).append(m)
+            else:
+                blocks.setdefault(m.tf_path, [])
+                if all(b.start != m.block.start for b in blocks[m.tf_path]):
+                    blocks[m.tf_path].append(m.block)
+                if m.container == "template":
+                    templates.setdefault(m.path, []).append(m)
+        from .cleanup import unlink
+        outs = unlink(self.repo, {b.address: (tf, b) for tf, bs in blocks.items() for b in bs}, RULE,
+                      self.res.edits, self.res.findings)
+        if outs is None:
+            return
+        for p, b in outs:
+            blocks.setdefault(p, []).append(b)
+        from .cleanup import removals
+        for tf, bs in blocks.items():
+            self.res.edits += removals(tf, self.repo.text(tf), bs, RULE)
+            self.res.tf_targets += [(posixpath.dirname(tf) or ".", b.address) for b in bs if b.type != "output"]
+        removed_starts = {(tf, b.start) for tf, bs in blocks.items() for b in bs}
+        for tpath in templates:
+            if not self.place._template_still_used(tpath, removed_starts):
+                self.res.edits.append(DeleteFile(tpath, RULE))
+        for path, ms in docs.items():
+            self.place.remove_yaml_docs(path, ms)
+        for m in staying:
+            if f"{m.kind} {_name_key(m, m.name)}" not in self.res.pending:
+                self.finding("MIG-AUTO-016", "warning", m.path, m.line,
+                             f"{m.kind} {_name_key(m, m.name)} stays on Karpenter (it cannot move to Auto Mode): "
+                             "Karpenter's controller stays while it exists",
+                             "move its workloads elsewhere and delete it, or keep running Karpenter for it")
+        self.res.files = sorted({e.path for e in self.res.edits})
+
+
+def run(ctx, phase: str, done: dict | None = None) -> PoolsResult:
+    cluster = (done or {}).get("auto/cluster")
+    if cluster is None or not hasattr(cluster, "enabled"):
+        return PoolsResult()
+    return PoolsRule(ctx, phase, cluster).run()

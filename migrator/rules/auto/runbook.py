@@ -1,0 +1,82 @@
+"""Runbook steps of the EKS Auto Mode hop (knowledge/runbook.yaml `v1->auto-mode`)."""
+from __future__ import annotations
+
+import shlex
+
+from ...model import Step
+from ..v1.runbook import build
+from ..v1beta1.runbook import manifest_deployers
+from . import convert
+
+
+def _eksctl_role(cl, cluster: str) -> dict:
+    """aws-cli commands that create the NodeClasses' node role and its EC2 access entry (eksctl creates none with no
+    built-in pool)."""
+    if cl.installer != "eksctl" or cl.enabled or not cl.role_literal:
+        return {"eksctl_role": ""}
+    role = shlex.quote(cl.role_literal)
+    trust = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},'
+             '"Action":["sts:AssumeRole","sts:TagSession"]}]}')
+    cmds = [f"aws iam create-role --role-name {role} --assume-role-policy-document '{trust}'"]
+    cmds += [f"aws iam attach-role-policy --role-name {role} --policy-arn arn:aws:iam::aws:policy/{p}"
+             for p in convert.FACTS["cluster"]["node_role_policies"]]
+    arn = f"\"$(aws iam get-role --role-name {role} --query Role.Arn --output text)\""
+    cmds += [f"aws eks create-access-entry --cluster-name {cluster} --principal-arn {arn} --type EC2",
+             f"aws eks associate-access-policy --cluster-name {cluster} --principal-arn {arn} --policy-arn "
+             f"{convert.FACTS['cluster']['access_policy']} --access-scope type=cluster"]
+    return {"eksctl_role": " && ".join(cmds)}
+
+
+def steps(hop: dict, ctx) -> list[Step]:
+    res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
+    cl = res["enable"]["auto/cluster"]
+    made, untaint = res["nodepools"]["auto/nodepools"], res["workloads"]["auto/nodepools"]
+    wl, cut = res["workloads"]["auto/workloads"], res["cutover"]["auto/nodepools"]
+    cln = res["cleanup"]["auto/cleanup"]
+    cluster = shlex.quote(cl.cluster_literal) if cl.cluster_literal else '"${CLUSTER_NAME}"'
+    taint = convert.FACTS["temporary_taint"]
+    yaml_files = sorted({f for r in (made, untaint, cut) for f in r.files if f.endswith((".yaml", ".yml"))})
+    applied = manifest_deployers(ctx.repo, yaml_files)
+    tf_objects = sorted(set(made.tf_targets) | {(d, a) for d, a in cut.tf_targets})
+    yaml_deletes = [f"kubectl delete {k} {shlex.quote(n)}" for k, n in cut.deletes
+                    if not any(n in a for _, a in cut.tf_targets)] if applied["yaml"] or applied["kustomize"] else []
+    ns = next((str(((c.obj or {}).get("spec") or {}).get("targetNamespace") or "karpenter") for c in ctx.charts
+               if c.chart == "karpenter" and c.obj), None)
+    tf_ns = next((str(c.block.attr("namespace").literal()) for c in ctx.charts
+                  if c.chart == "karpenter" and c.block is not None and c.block.attr("namespace") is not None
+                  and c.block.attr("namespace").literal()), None)
+    values = {
+        "cluster": cluster,
+        "enable_notes": "; ".join(cl.notes) or f"{cl.address or 'the cluster'} gets Auto Mode's settings",
+        "eksctl_enable": f"eksctl update auto-mode-config -f {shlex.quote(cl.eksctl_file)}" if cl.eksctl_file else "",
+        **_eksctl_role(cl, cluster),
+        "created": ", ".join(made.created) or "none",
+        "taint": f"{taint['key']}={taint['value']}:{taint['effect']}",
+        "workload_note": f"; selectors in {', '.join(sorted(set(wl.files)))}" if wl.files else "",
+        "removed": ", ".join(r.split(" (")[0] for r in cut.removed) or "none",
+        "delete_commands": " && ".join(yaml_deletes),
+        "removed_controller": "Removed: " + (", ".join(cln.removed) or "nothing in the files"),
+        "kept": ", ".join(cln.kept) or "it is not in this repository: keep it wherever it is installed",
+        "groups_note": "The node group that hosted Karpenter's controller can go once nothing else runs on it "
+                       "(Auto Mode's nodes serve the rest); keep coredns and the other add-ons while any "
+                       "non-Auto Mode node remains.",
+        "release_commands": " && ".join(
+            f"flux reconcile kustomization flux-system --with-source" if k == "HelmRelease" else
+            f"argocd app delete {shlex.quote(n)} --cascade" for k, _, n in cln.releases),
+        "namespace": shlex.quote(tf_ns or ns or "kube-system"),
+    }
+    flags = {"enable": bool(cl.edits) or (not cl.enabled and cl.installer == "eksctl"),
+             "nodepools": bool(made.edits), "workloads": bool(untaint.edits or wl.edits),
+             "cutover": bool(cut.edits), "cleanup": bool(cln.edits)}
+    objects = [f for f, ok in (("terraform", bool(tf_objects)), ("yaml", bool(applied["yaml"])),
+                               ("kustomize", bool(applied["kustomize"] or applied["kustomize_helm"])),
+                               ("argocd", bool(applied["argocd"]))) if ok] or ["yaml"]
+    flavours = {"chart": ["terraform"], "cluster": ["eksctl"] if cl.installer == "eksctl" else ["terraform"],
+                "objects": objects, "cleanup": ["terraform"] if cln.targets else []}
+    targets = {"cluster_targets": cl.targets, "object_targets": tf_objects, "cleanup_targets": cln.targets}
+    lists = {"object_file": applied["yaml"], "object_kustomization": applied["kustomize"] + applied["kustomize_helm"],
+             "object_app": applied["argocd"], "workload_file": sorted(set(wl.files))}
+    files = {"enable": [e.path for e in cl.edits], "nodepools": made.files,
+             "workloads": sorted(set(untaint.files) | set(wl.files)), "cutover": cut.files, "cleanup": cln.files}
+    refs = {"objects": [f"{f.path}:{f.line}" for f in made.findings if f.path]}
+    return build("v1->auto-mode", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo, ctx.owns)

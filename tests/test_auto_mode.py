@@ -1,0 +1,204 @@
+"""The EKS Auto Mode hop (`--to auto-mode`): conversion, the cluster's enable, the walk's end state, what never goes."""
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import hcl2
+import pytest
+from ruamel.yaml import YAML
+
+from migrator.apply import apply_changes
+from migrator.path import parse_target
+from migrator.plan import make_plan
+from migrator.rules.auto import convert
+from migrator.validate import validate_object
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _hcl(text: str):
+    """python-hcl2's tree with its quoted block labels and keys unquoted."""
+    def plain(v):
+        if isinstance(v, dict):
+            return {k.strip('"'): plain(x) for k, x in v.items() if k != "__is_block__"}
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        if isinstance(v, str) and v.startswith('"') and v.endswith('"'):
+            v = v[1:-1]
+        if isinstance(v, str) and v.startswith("<<"):               # a heredoc: its body
+            return textwrap.dedent(v.split("\n", 1)[1].rsplit("\n", 1)[0])
+        return v
+    return plain(hcl2.loads(text))
+
+
+def _obj(text: str):
+    return YAML().load(text)
+
+
+def _walk(tmp_path: Path, name: str) -> Path:
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / name / "input", work)
+    for _ in range(10):
+        plan = make_plan(work, to="auto-mode")
+        assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
+        if not plan.changes:
+            return work
+        apply_changes(work, plan.changes)
+    raise AssertionError("the walk does not end")
+
+
+def test_target_names_the_exit_hop():
+    t = parse_target("auto-mode")
+    assert str(t) == "auto-mode" and t.exit_hop["to"] == "auto-mode" and t.chart
+
+
+EC2 = """
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole
+  amiSelectorTerms: [{alias: al2023@latest}]
+  userData: echo hi
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  capacityReservationSelectorTerms: [{id: cr-1, ownerID: "123456789012"}]
+  blockDeviceMappings:
+    - {deviceName: /dev/xvda, rootVolume: true, ebs: {volumeSize: 50Gi, volumeType: io2, iops: 20000}}
+  tags: {team: a, "kubernetes.io/cluster/c": owned}
+"""
+
+
+def test_nodeclass_carries_what_auto_mode_has_and_says_the_rest():
+    c = convert.convert_nodeclass(_obj(EC2), convert.nodeclass_name("default"), "auto-node")
+    spec = c.obj["spec"]
+    assert c.obj["metadata"]["name"] == "default-auto"            # "default" is reserved for a NodeClass
+    assert spec["role"] == "auto-node"
+    assert spec["ephemeralStorage"] == {"size": "50Gi", "iops": 16000}      # clamped to Auto Mode's bound
+    assert spec["capacityReservationSelectorTerms"] == [{"id": "cr-1", "owner": "123456789012"}]
+    assert dict(spec["tags"]) == {"team": "a"}
+    assert validate_object(c.obj) == []
+    said = {(n.code, n.severity) for n in c.notes}
+    assert ("MIG-AUTO-024", "warning") in said                     # userData
+    assert ("MIG-AUTO-025", "warning") in said                     # the reserved tag
+    assert ("MIG-AUTO-027", "warning") in said                     # io2 not carried
+    assert ("MIG-AUTO-028", "warning") in said                     # iops clamped
+    assert any("userData" in n.message for n in c.notes)
+
+
+def test_windows_stays_on_karpenter():
+    obj = _obj(EC2.replace("amiSelectorTerms: [{alias: al2023@latest}]", "amiFamily: Windows2022"))
+    c = convert.convert_nodeclass(obj, "default-auto", "r")
+    assert c.obj is None and c.notes[0].code == "MIG-AUTO-020"
+
+
+POOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}
+        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [small, large]}
+        - {key: karpenter.k8s.aws/instance-tenancy, operator: In, values: [default]}
+      expireAfter: 1440h
+  limits: {cpu: 100}
+"""
+
+
+def test_nodepool_twin_on_the_nodeclass_under_the_temporary_taint():
+    c = convert.convert_nodepool(_obj(POOL), "web-auto", "default-auto")
+    t = c.obj["spec"]["template"]["spec"]
+    assert c.obj["metadata"]["name"] == "web-auto"
+    assert dict(t["nodeClassRef"]) == {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default-auto"}
+    assert [r["key"] for r in t["requirements"]] == ["eks.amazonaws.com/instance-family",
+                                                     "eks.amazonaws.com/instance-size"]
+    assert list(t["requirements"][1]["values"]) == ["large"]
+    assert t["expireAfter"] == "504h"
+    assert t["taints"] == [convert.FACTS["temporary_taint"]]
+    assert c.obj["spec"]["limits"] == {"cpu": 100}
+    assert validate_object(c.obj, "1.14.1") == []
+    assert {"MIG-AUTO-030", "MIG-AUTO-032", "MIG-AUTO-033"} <= {n.code for n in c.notes}
+
+
+def test_v20_walk_ends_on_auto_mode_without_replacement_or_crd_deletion(tmp_path):
+    work = _walk(tmp_path, "auto-mode-terraform-v20")
+    main = _hcl((work / "main.tf").read_text())
+    eks = next(m["eks"] for m in main["module"] if "eks" in m)
+    assert eks["cluster_compute_config"] == {"enabled": True, "node_pools": []}
+    assert eks["bootstrap_self_managed_addons"] is True             # never let v20 flip it: no replacement
+    karp = _hcl((work / "karpenter.tf").read_text())
+    releases = {k for r in karp.get("resource", []) for k in r.get("helm_release", {})}
+    assert releases == {"karpenter_crd"}                           # the CRDs Auto Mode shares stay
+    assert "module" not in karp                                    # the karpenter module went with the controller
+    manifests = [v for r in karp["resource"] for v in r.get("kubectl_manifest", {}).values()]
+    kinds = sorted(YAML().load(m["yaml_body"])["kind"] for m in manifests)
+    assert kinds == ["NodeClass", "NodePool"]
+    assert "karpenter.k8s.aws" not in (work / "apps" / "web.yaml").read_text()
+    assert "module.karpenter" not in (work / "outputs.tf").read_text()
+    entry = _hcl((work / "eks-auto-mode.tf").read_text())["resource"][0]["aws_eks_access_entry"]
+    assert entry["auto_mode_node"]["type"] == "EC2"
+
+
+def test_v21_walk_moves_yaml_objects_and_workload_pool_selectors(tmp_path):
+    work = _walk(tmp_path, "auto-mode-terraform-v21")
+    k = work / "k8s" / "karpenter"
+    assert sorted(p.name for p in k.iterdir()) == ["kustomization.yaml", "nodeclass-auto-mode.yaml",
+                                                    "nodepools-auto-mode.yaml"]
+    nc = YAML().load((k / "nodeclass-auto-mode.yaml").read_text())
+    assert nc["spec"]["role"] == "analytics-eks-auto"              # the module's role, named without a suffix
+    pools = list(YAML().load_all((k / "nodepools-auto-mode.yaml").read_text()))
+    assert all("taints" not in p["spec"]["template"]["spec"] or
+               all(t["key"] != "eks-auto-mode" for t in p["spec"]["template"]["spec"]["taints"]) for p in pools)
+    job = YAML().load((work / "k8s" / "apps" / "trainer.yaml").read_text())
+    assert dict(job["spec"]["template"]["spec"]["nodeSelector"]) == {
+        "karpenter.sh/nodepool": "gpu-auto", "eks.amazonaws.com/instance-gpu-manufacturer": "nvidia"}
+
+
+def test_nothing_of_the_hop_runs_for_other_targets():
+    plan = make_plan(FIXTURES / "auto-mode-terraform-v20" / "input", to="latest")
+    assert plan.hop_to != "auto-mode" and not any(c.path == "eks-auto-mode.tf" for c in plan.changes)
+
+
+def test_a_root_below_1_1_walks_the_onward_hop_first(tmp_path):
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", work)
+    p = work / "karpenter.tf"
+    p.write_text(p.read_text().replace('"1.3.3"', '"1.0.6"'))
+    plan = make_plan(work, to="auto-mode")
+    root = plan.roots[0]
+    assert (root.hop_from, root.hop_to) == ("v1", "1.14.1") and any("auto-mode" in x for x in root.later)
+
+
+@pytest.mark.parametrize("mode, error", [("", True), ('  access_config {\n    authentication_mode = "API"\n  }\n', False)])
+def test_hand_written_cluster_gets_the_three_blocks_and_needs_access_entries(tmp_path, mode, error):
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    (work / "eks.tf").unlink()
+    (work / "cluster.tf").write_text(
+        'resource "aws_iam_role" "cluster" {\n  name = "c"\n  assume_role_policy = jsonencode({\n'
+        '    Version = "2012-10-17"\n    Statement = [{\n      Effect    = "Allow"\n'
+        '      Principal = { Service = "eks.amazonaws.com" }\n      Action    = "sts:AssumeRole"\n    }]\n  })\n}\n\n'
+        'resource "aws_eks_cluster" "this" {\n  name     = "analytics"\n  role_arn = aws_iam_role.cluster.arn\n\n'
+        '  vpc_config {\n    subnet_ids = ["subnet-1", "subnet-2"]\n  }\n' + mode + '}\n')
+    plan = make_plan(work, to="auto-mode")
+    assert plan.has_errors == error
+    if error:
+        assert any(f.code == "MIG-AUTO-006" for f in plan.findings)
+        assert not plan.changes                                    # the enable phase lands whole or not at all
+        return
+    new = {c.path: c.new for c in plan.changes}
+    cluster = _hcl(new["cluster.tf"])["resource"]
+    eks = next(r["aws_eks_cluster"]["this"] for r in cluster if "aws_eks_cluster" in r)
+    assert eks["compute_config"][0] == {"enabled": True, "node_pools": []}
+    assert eks["storage_config"][0]["block_storage"][0]["enabled"] is True
+    assert eks["kubernetes_network_config"][0]["elastic_load_balancing"][0]["enabled"] is True
+    assert "sts:TagSession" in new["cluster.tf"]
+    extra = _hcl(new["eks-auto-mode.tf"])["resource"]
+    names = {k for r in extra for t in r.values() for k in t}
+    assert {"auto_mode_node", "cluster_eks_compute_policy"} <= names
