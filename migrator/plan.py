@@ -256,7 +256,10 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     fixed = {r.path: (r.hop, r.phase, r.rank, r.only) for r in plan.every
              if r.hop is not None and r.phase and r.path in changed_roots}
     ranks = {r.path: r.rank for r in plan.every}
-    again = _make_plan(patched, target, None, options, fixed=fixed, only=only, ranks=ranks)
+    try:
+        again = _make_plan(patched, target, None, options, fixed=fixed, only=only, ranks=ranks)
+    except UsageError:          # the patched files lay the roots out differently: every root is checked
+        again = _make_plan(patched, target, None, options, fixed=fixed, only=None, ranks=ranks)
     if not again.changes:
         return
     bad = {c.path: c.rules for c in again.changes}
