@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from ...edits import Edit, TextEdit
 from ...model import Finding
-from ...placement import block_span, kustomization_remove
+from ...placement import kustomization_remove
+from ..cas.autoscaler import remove_blocks
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...standing import auto_mode
@@ -91,25 +92,13 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
         blocks.setdefault(p, []).append(b)
     for p, bs in blocks.items():
         text = repo.text(p)
-        res.edits += removals(p, text, bs, RULE)
+        res.edits += remove_blocks(repo, p, bs, RULE)
         for b in bs:
             res.removed.append(f"{b.address} ({p}:{hclsrc.line_of(text, b.start)})")
             if b.type != "output":
                 res.targets.append((posixpath.dirname(p) or ".", b.address))
     res.files = sorted({e.path for e in res.edits})
     return res
-
-
-def removals(path: str, text: str, bs: list, rule: str) -> list[TextEdit]:
-    """One edit per run of removed blocks: the spans of neighbours (each with its blank line) are merged."""
-    spans = sorted(block_span(text, b) for b in bs)
-    merged: list[list[int]] = []
-    for s, e in spans:
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    return [TextEdit(path, s, e, "", rule) for s, e in merged]
 
 
 def unlink(repo, addresses: dict, rule: str, edits: list, findings: list):

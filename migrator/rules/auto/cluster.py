@@ -117,12 +117,16 @@ class ClusterRule:
             self.res.role_literal = self.ctx.options.auto_mode_node_role
         return self.res
 
+    def start(self, p: str, b: hclsrc.Block, installer: str) -> tuple[str, str, ClusterResult]:
+        """The cluster's installer, address and module, recorded in the result; the file's text and newline."""
+        text, res = self.repo.text(p), self.res
+        res.installer, res.address, res.dir = installer, b.address, _dir(p)
+        res.where = f"{p}:{hclsrc.line_of(text, b.start)}"
+        return text, self.repo.files[p].newline, res
+
     # -- terraform-aws-modules/eks ----------------------------------------------------------------------------------
     def module(self, p: str, b: hclsrc.Block) -> None:
-        text, nl = self.repo.text(p), self.repo.files[p].newline
-        res = self.res
-        res.installer, res.address, res.dir = "module", b.address, _dir(p)
-        res.where = f"{p}:{hclsrc.line_of(text, b.start)}"
+        text, nl, res = self.start(p, b, "module")
         v = b.attr("version")
         raw = str(v.literal()) if v is not None and v.literal() is not None else ""
         if not raw:
@@ -249,10 +253,7 @@ class ClusterRule:
 
     # -- a hand-written aws_eks_cluster -----------------------------------------------------------------------------
     def resource(self, p: str, b: hclsrc.Block) -> None:
-        text, nl = self.repo.text(p), self.repo.files[p].newline
-        res = self.res
-        res.installer, res.address, res.dir = "resource", b.address, _dir(p)
-        res.where = f"{p}:{hclsrc.line_of(text, b.start)}"
+        text, nl, res = self.start(p, b, "resource")
         name_expr = b.attr("name")
         res.cluster_literal = static_value(self.repo, "" if res.dir == "." else res.dir, name_expr) \
             if name_expr is not None else None

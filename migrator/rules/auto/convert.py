@@ -124,16 +124,21 @@ def convert_nodeclass(obj: Any, name: str, role: Any) -> Converted:
                                    f"EC2NodeClass {old}: {key} has no known EKS Auto Mode equivalent; not carried",
                                    "check whether the NodeClass needs an equivalent by hand", ("spec", key)))
     out = CommentedMap([("apiVersion", NC["apiVersion"]), ("kind", NC["kind"])])
+    out["metadata"] = _metadata(obj, name)
+    out["spec"] = _ordered(new_spec)
+    conv.obj = out
+    conv.moves.insert(0, (("metadata",), ("metadata",), False))
+    return conv
+
+
+def _metadata(obj: Any, name: str) -> CommentedMap:
+    """The twin's metadata: its new name, the source's labels and annotations."""
     meta = CommentedMap([("name", name)])
     for k in ("labels", "annotations"):
         v = (obj.get("metadata") or {}).get(k)
         if isinstance(v, dict) and v:
             meta[k] = copy.deepcopy(v)
-    out["metadata"] = meta
-    out["spec"] = _ordered(new_spec)
-    conv.obj = out
-    conv.moves.insert(0, (("metadata",), ("metadata",), False))
-    return conv
+    return meta
 
 
 ORDER = ["role", "instanceProfile", "subnetSelectorTerms", "securityGroupSelectorTerms",
@@ -225,12 +230,7 @@ def convert_nodepool(obj: Any, name: str, class_name: str) -> Converted:
                                "controller stays while it exists", "keep it on Karpenter (or a managed node group)"))
         return conv
     out = copy.deepcopy(obj)
-    meta = CommentedMap([("name", name)])
-    for k in ("labels", "annotations"):
-        v = (obj.get("metadata") or {}).get(k)
-        if isinstance(v, dict) and v:
-            meta[k] = copy.deepcopy(v)
-    out["metadata"] = meta
+    out["metadata"] = _metadata(obj, name)
     conv.moves += [(("metadata",), ("metadata",), False), (("spec",), ("spec",), True)]
     tspec = out["spec"]["template"]["spec"]
     tspec["nodeClassRef"] = CommentedMap([("group", knowledge.load("hops")["auto_mode_node_class_group"]),

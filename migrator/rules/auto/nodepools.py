@@ -20,6 +20,7 @@ from ...model import Finding
 from ...sources import keytree
 from ...standing import auto_mode
 from ...validate import validate_object
+from ..cas.autoscaler import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, _name_key, _scope
 from . import convert
@@ -272,9 +273,8 @@ class PoolsRule:
             return
         for p, b in outs:
             blocks.setdefault(p, []).append(b)
-        from .cleanup import removals
         for tf, bs in blocks.items():
-            self.res.edits += removals(tf, self.repo.text(tf), bs, RULE)
+            self.res.edits += remove_blocks(self.repo, tf, bs, RULE)
             self.res.tf_targets += [(posixpath.dirname(tf) or ".", b.address) for b in bs if b.type != "output"]
         removed_starts = {(tf, b.start) for tf, bs in blocks.items() for b in bs}
         for tpath in templates:
