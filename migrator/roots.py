@@ -16,6 +16,7 @@ from . import knowledge
 from .evaluate import is_root_module
 from .inventory import Manifest, Repo, value_at
 from .inventory.terragrunt import cluster_dirs
+from .standing import auto_mode
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
 SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
@@ -109,8 +110,8 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
             where.setdefault((m.kind, str(m.masked.unmask(str(m.name)))), set()).add(root_of(m))
     merged = {d: d for d in dirs}
     for m in manifests:
-        if m.kind not in REFERENCES or m.tf_path or not isinstance(m.obj, dict):
-            continue
+        if m.kind not in REFERENCES or m.tf_path or not isinstance(m.obj, dict) or auto_mode(m):
+            continue                    # an EKS Auto Mode NodePool names a NodeClass, never an EC2NodeClass
         row = REFERENCES[m.kind]
         ref = next((v for v in (value_at(m.obj, tuple(p)) for p in row["paths"]) if isinstance(v, str)), None)
         homes = {h for h in (where.get((row["class"], ref), set()) if ref else set())
@@ -122,6 +123,8 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
         if other is None or other == mine or mine in installs or other in installs:
             continue
         common = posixpath.commonpath([merged[mine], merged[other]]) if "." not in (mine, other) else "."
+        if any(inside(d, common or ".") and merged[d] not in (merged[mine], merged[other]) for d in dirs):
+            continue                    # where they meet holds other clusters' folders: not one cluster's
         for d in dirs:
             if merged[d] in (merged[mine], merged[other]):
                 merged[d] = common or "."
@@ -217,6 +220,8 @@ class Fleet:
             r = self._nearest(d)
             if _module_users(self.repo, d) or (is_root_module(self.repo, d) and self._has_terraform(r)):
                 return ()           # a module other roots call, or another cluster's root module
+            if not _near(d, r) and len(self._loose_folders()) > 1 and len(self.paths) > 1:
+                return ()           # one of several clusters' folders outside every root, none of them near it
             return (self.tied.get(r, r),)       # the Terraform of a GitOps root's cluster (infra/ beside clusters/x)
         if self._stray_unit(d):
             return ()
@@ -254,6 +259,15 @@ class Fleet:
                 return True
             x = posixpath.dirname(x)
         return False
+
+    def _loose_folders(self) -> set[str]:
+        """The Terraform folders outside every cluster root that no other module calls."""
+        got = self.__dict__.get("_loose")
+        if got is None:
+            dirs = {posixpath.dirname(p) or "." for p in self.repo.files if p.endswith((".tf", ".tofu"))}
+            got = self._loose = {d for d in dirs if not any(inside(d, r) for r in self.paths)
+                                 and not _module_users(self.repo, d)}
+        return got
 
     def _has_terraform(self, root: str) -> bool:
         """Does a cluster root hold Terraform of its own (then a root module elsewhere is another cluster's)?"""
@@ -297,6 +311,15 @@ class Fleet:
                 if how == "argocd" and what in files and self._nearest(posixpath.dirname(files[what]) or ".") != r:
                     found.setdefault(r, set()).add(self._nearest(posixpath.dirname(files[what]) or "."))
         return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
+
+
+def _near(d: str, root: str) -> bool:
+    """Is a Terraform folder outside a GitOps root plausibly that root's cluster: above it, beside it under a
+    common folder, or named like one of its folders (infra/prod beside clusters/prod)?"""
+    if d == "." or inside(root, d):
+        return True
+    top = d.split("/")
+    return top[0] == root.split("/")[0] or top[-1] in root.split("/")
 
 
 def rollout_key(path: str) -> tuple[int, str]:

@@ -268,3 +268,36 @@ def test_kustomize_base_belongs_to_every_overlay():
     assert fleet.paths == ["karpenter/overlays/dev", "karpenter/overlays/prod"]
     assert fleet.users("karpenter/base/provisioner.yaml") == ("karpenter/overlays/dev", "karpenter/overlays/prod")
     assert fleet.users("karpenter/overlays/prod/kustomization.yaml") == ("karpenter/overlays/prod",)
+
+
+CLASS = '''apiVersion: karpenter.k8s.aws/{api}
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  role: r
+'''
+
+
+def test_folders_of_objects_meet_only_where_no_other_cluster_stands(tmp_path):
+    """vettom/aws-eks-terraform after its cutover to Auto Mode: an Auto Mode NodePool naming its NodeClass
+    `default` was taken for a pool of another folder's EC2NodeClass `default`, the two folders met at the
+    repository's top, and every other cluster of the repository was swallowed into one root planned as v1beta1."""
+    auto = NODEPOOL.format(api="v1").replace("        name: default",
+                                            "        group: eks.amazonaws.com\n        kind: NodeClass\n"
+                                            "        name: default")
+    for d, text in (("auto-app", auto), ("old-app", CLASS.format(api="v1beta1") + "---\n" + NODEPOOL.format(
+            api="v1beta1").replace("name: default\nspec", "name: old\nspec", 1)), ("third", NODEPOOL.format(api="v1"))):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "objects.yaml").write_text(text)
+    plan = make_plan(tmp_path, to="latest")
+    assert sorted(r.path for r in plan.roots) == ["auto-app", "old-app", "third"]
+    # a pool naming a class kept only in a sibling folder still meets it, where no other cluster stands
+    (tmp_path / "pools" / "a").mkdir(parents=True)
+    (tmp_path / "pools" / "b").mkdir()
+    (tmp_path / "pools" / "a" / "pool.yaml").write_text(NODEPOOL.format(api="v1beta1").replace(
+        "        name: default", "        name: shared"))
+    (tmp_path / "pools" / "b" / "class.yaml").write_text(CLASS.format(api="v1beta1").replace(
+        "name: default", "name: shared"))
+    plan = make_plan(tmp_path, to="latest")
+    assert sorted(r.path for r in plan.roots) == ["auto-app", "old-app", "pools", "third"]

@@ -6,6 +6,7 @@ import pytest
 from migrator.apply import apply_changes
 from migrator.inventory import Repo, scan_manifests
 from migrator.plan import make_plan
+from migrator.sources.yaml import safe_load
 from migrator.validate import validate_object
 
 from .conftest import FIXTURE_NAMES, FIXTURES, fixture_hop
@@ -159,3 +160,18 @@ def test_a_template_no_terraform_call_renders_is_reported_never_skipped(tmp_path
     (f,) = [f for f in plan.findings if f.code == "MIG-SRC-010"]         # the v1 NodePool needs nothing
     assert (f.path, f.line, f.severity) == ("templates/nodeclass.yaml.tftpl", 1, "warning")
     assert "EC2NodeClass" in f.message and plan.changes == []
+
+
+def test_a_class_whose_file_ends_without_a_newline_gets_its_added_keys_on_lines_of_their_own(tmp_path):
+    """vettom/aws-eks-terraform EKS-Cluster-karpenter: the EC2NodeClass's last line has no newline; the v1 keys
+    added at the end of spec must not be glued to it (the patched file failed its check, nothing was written)."""
+    (tmp_path / "nc.yaml").write_text(
+        "apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: d\nspec:\n"
+        "  amiFamily: Bottlerocket\n  role: r\n  subnetSelectorTerms:\n    - tags: {a: b}\n"
+        "  securityGroupSelectorTerms:\n    - tags: {a: b}\n  tags:\n    Name: x")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (change,) = plan.changes
+    assert "    Name: x\n  metadataOptions:\n" in change.new
+    obj = safe_load(change.new)
+    assert obj["spec"]["tags"] == {"Name": "x"} and validate_object(obj) == []

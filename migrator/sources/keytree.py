@@ -394,7 +394,10 @@ def rewrite(tree: Tree, ops: list[Op]) -> Outcome:
         ent = root.get(p)
         out.edits.append((ent.start, ent.end, ""))
     for (where, ind), group in groups.items():
-        out.edits.append((where, where, _render_group(tree, group, ind)))
+        lines = _render_group(tree, group, ind)
+        if where > 0 and tree.text[where - 1] != "\n":
+            lines = ("\r\n" if "\r\n" in tree.text else "\n") + lines     # the file's last line had no newline
+        out.edits.append((where, where, lines))
     return out
 
 
