@@ -378,6 +378,13 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         note("MIG-HOP-007", "info", f"{'this root' if multi else 'the repository'} holds EKS Auto Mode NodePools "
                                     f"({rp.objects}) and no self-managed Karpenter: nothing is planned")
         return rp
+    if auto and not ms and not controllers and exit_hop is not None and (ctx.chart_version is None or installs):
+        # only Auto Mode's objects, and Karpenter's own pieces left to remove (the exit hop's last phases)
+        rp.era, rp.objects = exit_hop["from"], _objects(auto) + " (EKS Auto Mode)"
+        rp.state = "EKS Auto Mode runs the NodePools; Karpenter's own pieces are still in the files"
+        ctx.target = target
+        return _plan_hop(rp, [exit_hop], ctx, target, target, fixed[r][1] if fixed is not None and r in fixed else
+                         phase, fixed, multi, note, st, among=exit_hop.get("left_with_exit_objects"))
     if entry is not None:
         rp.state = entry[1]["state"]
         if target is None:
@@ -457,7 +464,7 @@ def _module_calls(ctx) -> bool:
 def _exit_left(hop: dict, ctx: registry.Context, target) -> bool:
     """Does an exit hop (Auto Mode) still have work in a root that holds only its objects (its cleanup left)?"""
     ctx.target = target
-    return _has_work(hop, ctx, registry.phases(hop))
+    return _has_work(hop, ctx, hop.get("left_with_exit_objects") or registry.phases(hop))
 
 
 UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"
@@ -625,6 +632,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     for step in (registry.steps(hop, ctx) if fixed is None else []):      # the second pass checks edits only
         if kinds is not None and step.kind not in kinds:
             continue
+        if hop.get("exit") and among is not None and step.phase not in among:
+            continue                        # only what is left of the hop (a root holding only its objects)
         # a step names this root's files only (a shared module's rules also see the other callers' files)
         step.files = [f for f in step.files if ctx.owns(f)]
         step.refs = [x for x in step.refs if ctx.owns(x.rsplit(":", 1)[0])]

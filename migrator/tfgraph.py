@@ -45,18 +45,25 @@ def _nodes(files: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def references(body: str, names) -> set[str]:
+    """The addresses among `names` (`aws_iam_role.x`, `data.t.y`, `module.z`, `local.w`) a block's text reads."""
+    out: set[str] = set()
+    for m in _REF.finditer(_STRING.sub('""', body)):
+        a, b, c = m.group(1), m.group(2), m.group(3)
+        cand = next((x for x in ((f"data.{b}.{c}" if a == "data" and c else None), f"{a}.{b}") if x and x in names),
+                    None)
+        if cand:
+            out.add(cand)
+    return out
+
+
 def _edges(nodes: dict[str, str]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {n: set() for n in nodes}
     for n, body in nodes.items():
-        text = _STRING.sub('""', body)
-        for m in _REF.finditer(text):
-            a, b, c = m.group(1), m.group(2), m.group(3)
-            for cand in ((f"data.{b}.{c}" if a == "data" and c else None), f"{a}.{b}"):
-                if cand and cand in nodes:
-                    if (n.startswith("module.") or cand.startswith("module.")) and cand != n:
-                        break       # through a module: planned input by input, not judged here
-                    graph[n].add(cand)
-                    break
+        for cand in references(body, nodes):
+            if (n.startswith("module.") or cand.startswith("module.")) and cand != n:
+                continue            # through a module: planned input by input, not judged here
+            graph[n].add(cand)
     return graph
 
 

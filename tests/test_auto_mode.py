@@ -202,3 +202,218 @@ def test_hand_written_cluster_gets_the_three_blocks_and_needs_access_entries(tmp
     extra = _hcl(new["eks-auto-mode.tf"])["resource"]
     names = {k for r in extra for t in r.values() for k in t}
     assert {"auto_mode_node", "cluster_eks_compute_policy"} <= names
+
+
+AUTO_POOL = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: primary
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        group: eks.amazonaws.com
+        kind: NodeClass
+        name: default
+      requirements:
+        - key: eks.amazonaws.com/instance-category
+          operator: In
+          values: ["c", "m"]
+"""
+NATIVE = """module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 21.0"
+
+  name               = "%s"
+  kubernetes_version = "1.33"
+
+  compute_config = {
+    enabled    = true
+    node_pools = ["general-purpose"]
+  }
+}
+"""
+
+
+def test_a_cluster_made_on_auto_mode_is_never_enabled_again(tmp_path):
+    """vettom/aws-eks-terraform: clusters created on Auto Mode with its built-in pools and NodePools of their own.
+    Nothing is planned for them (the enable phase once took their built-in pool away and gave their node role an
+    access entry), and several such folders are each their own cluster, owning only their own Terraform."""
+    for name in ("auto-a", "auto-b"):
+        (tmp_path / name / "bootstrap").mkdir(parents=True)
+        (tmp_path / name / "eks.tf").write_text(NATIVE % name)
+        (tmp_path / name / "bootstrap" / "nodepool.yaml").write_text(AUTO_POOL)
+    (tmp_path / "plain").mkdir()                # another cluster's root module, with no Karpenter and no objects
+    (tmp_path / "plain" / "eks.tf").write_text(NATIVE % "plain")
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert not plan.changes and not plan.has_errors
+    assert {r.path: (r.era, r.next) for r in plan.roots} == {
+        f"{n}/bootstrap": ("auto-mode", "nothing: EKS Auto Mode") for n in ("auto-a", "auto-b")}
+
+
+HANDMADE_IAM = """data "aws_iam_policy_document" "node_trust" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["ec2.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "karpenter_node" {
+  name               = "karpenter-node-${var.cluster}"
+  assume_role_policy = data.aws_iam_policy_document.node_trust.json
+}
+
+resource "aws_iam_role_policy_attachment" "karpenter_node_worker" {
+  role       = aws_iam_role.karpenter_node.name
+  policy_arn = "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
+}
+
+resource "aws_iam_role_policy_attachment" "karpenter_node_s3" {
+  role       = aws_iam_role.karpenter_node.name
+  policy_arn = aws_iam_policy.artifacts.arn
+}
+
+resource "aws_iam_policy" "artifacts" {
+  name   = "artifacts-read"
+  policy = jsonencode({ Version = "2012-10-17", Statement = [{ Effect = "Allow", Action = "s3:GetObject", Resource = "*" }] })
+}
+
+resource "aws_iam_role_policy_attachment" "builders_artifacts" {
+  role       = aws_iam_role.builders.name
+  policy_arn = aws_iam_policy.artifacts.arn
+}
+
+resource "aws_iam_role" "builders" {
+  name               = "builders"
+  assume_role_policy = data.aws_iam_policy_document.node_trust.json
+}
+
+resource "aws_eks_access_entry" "karpenter_node" {
+  cluster_name  = var.cluster
+  principal_arn = aws_iam_role.karpenter_node.arn
+  type          = "EC2_LINUX"
+}
+
+resource "aws_sqs_queue" "karpenter" {
+  name = "karpenter-${var.cluster}"
+}
+
+resource "aws_cloudwatch_event_rule" "spot" {
+  event_pattern = jsonencode({ source = ["aws.ec2"], detail-type = ["EC2 Spot Instance Interruption Warning"] })
+}
+
+resource "aws_cloudwatch_event_target" "spot" {
+  rule = aws_cloudwatch_event_rule.spot.name
+  arn  = aws_sqs_queue.karpenter.arn
+}
+
+resource "aws_iam_policy" "karpenter_controller" {
+  name = "KarpenterController"
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      { Sid = "AllowScopedEC2InstanceActions", Effect = "Allow", Resource = "*",
+      Action = ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"] },
+      { Sid = "AllowPassingInstanceRole", Effect = "Allow", Action = "iam:PassRole",
+      Resource = "arn:aws:iam::111122223333:role/karpenter-node-*" },
+      { Sid = "AllowInterruptionQueueActions", Effect = "Allow", Resource = aws_sqs_queue.karpenter.arn,
+      Action = ["sqs:DeleteMessage", "sqs:ReceiveMessage"] },
+    ]
+  })
+}
+
+output "queue" {
+  value = aws_sqs_queue.karpenter.name
+}
+"""
+
+
+def test_hand_written_aws_side_goes_with_the_controller_and_what_others_use_stays(tmp_path):
+    """vettom/aws-eks-terraform EKS-Cluster-karpenter-V1 after its cutover: the controller is installed outside the
+    repository and its IAM is written by hand; the root was dropped ("nothing: EKS Auto Mode") with all of it left."""
+    (tmp_path / "objects").mkdir()
+    (tmp_path / "objects" / "nodepool.yaml").write_text(AUTO_POOL)
+    (tmp_path / "eks.tf").write_text(NATIVE.replace("~> 21.0", "21.3.1").replace(
+        'node_pools = ["general-purpose"]', "node_pools = []") % "demo")
+    (tmp_path / "iam.tf").write_text(HANDMADE_IAM)
+    (tmp_path / "variables.tf").write_text('variable "cluster" {\n  default = "demo"\n}\n')
+    plan = make_plan(tmp_path, to="auto-mode")
+    (root,) = plan.roots
+    assert (root.hop_to, root.phase) == ("auto-mode", "cleanup") and not plan.has_errors
+    (change,) = plan.changes
+    kept = _hcl(change.new)
+    names = {f"{t}.{n}" for r in kept.get("resource", []) for t, v in r.items() for n in v}
+    assert names == {"aws_iam_policy.artifacts", "aws_iam_role_policy_attachment.builders_artifacts",
+                     "aws_iam_role.builders"}
+    assert [d for r in kept["data"] for d in r["aws_iam_policy_document"]] == ["node_trust"]   # builders read it
+    assert "output" not in kept
+    codes = {(f.code, f.line) for f in plan.findings}
+    assert ("MIG-AUTO-046", 21) in codes and any(c == "MIG-AUTO-047" for c, _ in codes)
+    apply_changes(tmp_path, plan.changes)
+    again = make_plan(tmp_path, to="auto-mode")
+    assert not again.changes and again.roots[0].next == "nothing: EKS Auto Mode"
+
+
+def test_argocd_walk_removes_the_controller_application_and_the_hand_written_aws_side(tmp_path):
+    """Argo CD installs the charts and syncs the objects' folder; the cluster and Karpenter's IAM, queue and rules
+    are written by hand in Terraform. The controller Application goes (after the CRDs are marked to stay, since it
+    also applied them), the karpenter-crd Application stays, and so does every block that is not Karpenter's."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-argocd" / "input", work)
+    for run in range(10):
+        plan = make_plan(work, to="auto-mode")
+        assert not plan.has_errors
+        if plan.roots[0].phase == "cleanup":
+            assert any(f.code == "MIG-AUTO-048" and f.path == "gitops/apps/karpenter.yaml" for f in plan.findings)
+            (step,) = [s for s in plan.steps if s.phase == "cleanup"]
+            assert step.commands[0].startswith("kubectl annotate crd nodepools.karpenter.sh nodeclaims.karpenter.sh "
+                                               "argocd.argoproj.io/sync-options=Delete=false")
+            assert step.commands[0].endswith("argocd app delete karpenter --cascade")
+            assert step.commands[1].startswith("terraform -chdir=infra plan")      # the controller first, then IAM
+        if not plan.changes:
+            break
+        apply_changes(work, plan.changes)
+    assert sorted(p.name for p in (work / "gitops" / "apps").iterdir()) == ["karpenter-crd.yaml",
+                                                                           "karpenter-nodes.yaml"]
+    left = _hcl((work / "infra" / "karpenter.tf").read_text())
+    assert "resource" not in left and "output" not in left
+    cluster = _hcl((work / "infra" / "cluster.tf").read_text())["resource"]
+    assert {k for r in cluster for t in r.values() for k in t} == {"cluster", "orders"}
+    objects = list(YAML().load_all((work / "gitops" / "karpenter" / "default-auto-mode.yaml").read_text()))
+    assert sorted(o["kind"] for o in objects) == ["NodeClass", "NodePool"]
+    nc = next(o for o in objects if o["kind"] == "NodeClass")
+    assert nc["spec"]["role"] == "orders-auto-mode-node" and nc["spec"]["ephemeralStorage"]["size"] == "80Gi"
+    assert validate_object(nc) == []
+
+
+def test_no_nodepool_is_written_or_cut_over_without_the_nodeclass_it_names(tmp_path):
+    """aws-samples/eks-saas-gitops (cluster outside the root, no node role given): the NodeClass could not be written
+    (MIG-AUTO-010) but the -auto NodePools were, and the next runs cut the old pools over to twins naming a NodeClass
+    that did not exist. The nodepools phase now lands whole or not at all, and no old pool goes before its twin's
+    NodeClass exists."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    (work / "eks.tf").unlink()
+    plan = make_plan(work, to="auto-mode")
+    assert plan.roots[0].phase == "nodepools" and any(f.code == "MIG-AUTO-010" for f in plan.findings)
+    assert plan.changes == []
+    # a twin written by hand on a NodeClass nobody wrote: the old pool stays, said as an error
+    k = work / "k8s" / "karpenter"
+    pools = list(YAML().load_all((k / "nodepools.yaml").read_text()))
+    twin = pools[0]
+    twin["metadata"]["name"] = "general-auto"
+    twin["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "eks.amazonaws.com", "kind": "NodeClass",
+                                                        "name": "missing"}
+    twin["spec"]["template"]["spec"]["requirements"] = []
+    from io import StringIO
+    out = StringIO()
+    YAML().dump(twin, out)
+    (k / "general-auto.yaml").write_text(out.getvalue())
+    (k / "kustomization.yaml").write_text((k / "kustomization.yaml").read_text() + "  - general-auto.yaml\n")
+    plan = make_plan(work, to="auto-mode", phase="cutover", options=None)
+    assert any(f.code == "MIG-AUTO-018" and f.path == "k8s/karpenter/general-auto.yaml" for f in plan.findings)
+    assert not any("name: general\n" in (c.old or "") and "name: general\n" not in (c.new or "")
+                   for c in plan.changes)

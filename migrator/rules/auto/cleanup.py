@@ -2,8 +2,9 @@
 
 The controller chart's install goes wherever it is written (a `helm_release`, a Flux HelmRelease, an Argo CD
 Application); the terraform-aws-modules karpenter module (controller role, interruption queue and rules, node role
-and its access entry) goes with it, and the outputs that only read them. The CRD chart stays: EKS Auto Mode shares
-nodepools.karpenter.sh and nodeclaims.karpenter.sh, and uninstalling it deletes every NodePool and NodeClaim.
+and its access entry) goes with it, the same things written by hand (handwritten.py), and the outputs that only read
+them. The CRD chart stays: EKS Auto Mode shares nodepools.karpenter.sh and nodeclaims.karpenter.sh, and uninstalling
+it deletes every NodePool and NodeClaim.
 Nothing goes while a NodePool still needs Karpenter (one that cannot move to Auto Mode).
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..cas.autoscaler import remove_blocks
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...standing import auto_mode
-from . import convert
+from . import convert, handwritten
 
 RULE = "auto/cleanup"
 FACTS = convert.FACTS["cleanup"]
@@ -35,6 +36,7 @@ class CleanupResult:
     releases: list[tuple[str, str, str]] = field(default_factory=list)   # (kind, namespace, name) outside Terraform
     files: list[str] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)         # node groups that hosted the controller
+    guard_crds: bool = False        # an Argo CD Application that also applied the CRDs goes: keep them first
 
 
 def _find(res, code, severity, path, line, message, manual=""):
@@ -82,6 +84,10 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
     from ..v1.terraform_module import modules
     for p, b, _ in modules(ctx):
         blocks.setdefault(p, []).append(b)
+    more, said = handwritten.aws_side(ctx, blocks)
+    res.findings += said
+    for p, bs in more.items():
+        blocks.setdefault(p, []).extend(bs)
     addresses = {b.address: (p, b) for p, bs in blocks.items() for b in bs}
     if not addresses and not res.edits:
         return res
@@ -95,9 +101,14 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
         res.edits += remove_blocks(repo, p, bs, RULE)
         for b in bs:
             res.removed.append(f"{b.address} ({p}:{hclsrc.line_of(text, b.start)})")
-            if b.type != "output":
+            if b.type not in ("output", "data"):
                 res.targets.append((posixpath.dirname(p) or ".", b.address))
     res.files = sorted({e.path for e in res.edits})
+    if res.edits and not any(c.chart in FACTS["controller_charts"] for c in ctx.charts):
+        _find(res, "MIG-AUTO-047", "info", "", 0,
+              "Karpenter's controller is not installed from this repository's files: only its pieces here are removed",
+              "uninstall its release where it is installed (helm uninstall karpenter -n <namespace>) before this "
+              "phase is applied, so it never runs without its IAM; keep karpenter-crd")
     return res
 
 
@@ -132,11 +143,27 @@ def unlink(repo, addresses: dict, rule: str, edits: list, findings: list):
     return None if bad else outputs
 
 
+def _skips_crds(obj: dict) -> bool:
+    spec = obj.get("spec") or {}
+    sources = [spec.get("source")] + list(spec.get("sources") or [])
+    return any(str(((s or {}).get("helm") or {}).get("skipCrds")).lower() == "true" for s in sources
+               if isinstance(s, dict) and s.get("chart"))
+
+
 def _remove_doc(repo, c, res: CleanupResult) -> None:
     text = repo.text(c.path)
     docs = yamlsrc.split_documents(text)
     meta = (c.obj or {}).get("metadata") or {}
     res.releases.append((str((c.obj or {}).get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
+    if c.kind == "argocd" and not _skips_crds(c.obj or {}):
+        # Argo CD applies the chart's crds/ too unless told not to, and a cascading delete removes all it applied
+        res.guard_crds = True
+        _find(res, "MIG-AUTO-048", "warning", c.path, c.line,
+              f"{c.address} applies the chart's CRDs too (no helm.skipCrds): deleting it with its resources would "
+              "delete nodepools.karpenter.sh and nodeclaims.karpenter.sh, and every Auto Mode NodePool with them",
+              "before the Application goes, mark the CRDs so Argo CD keeps them: kubectl annotate crd "
+              + " ".join(FACTS["shared_crds"]) + " argocd.argoproj.io/sync-options=Delete=false --overwrite "
+              "(the runbook step does it)")
     res.removed.append(f"{c.address} ({c.path}:{c.line})")
     real = [d for d in docs if d.text.strip() and d.text.strip() != "---"]
     if len(real) <= 1:

@@ -374,7 +374,6 @@ class ClusterRule:
                f'    Version = "2012-10-17"{nl}    Statement = [{{{nl}      Effect    = "Allow"{nl}'
                f'      Principal = {{ Service = "ec2.amazonaws.com" }}{nl}'
                f'      Action    = ["sts:AssumeRole", "sts:TagSession"]{nl}    }}]{nl}  }}){nl}}}{nl}')
-        out = out.replace("  name = ", "  name               = ")
         for pol in CL["node_role_policies"]:
             out += (f'{nl}resource "aws_iam_role_policy_attachment" "{label}_{_snake(pol)}" {{{nl}'
                     f'  policy_arn = "arn:aws:iam::aws:policy/{pol}"{nl}  role       = aws_iam_role.{label}.name'

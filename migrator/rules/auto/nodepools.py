@@ -140,6 +140,10 @@ class PoolsRule:
     def create(self) -> None:
         classes = {_name_key(m, m.name): m for m in self.old if m.kind == "EC2NodeClass"}
         blocked_classes = {n for n, m in classes.items() if convert.blocked_class(m.obj)}
+        # each class's role first: a NodePool is never written on a NodeClass that cannot be (no role for it)
+        roles = {n: self.role_for(m) for n, m in classes.items() if n not in blocked_classes and
+                 ("NodeClass", convert.nodeclass_name(n)) not in self.twins and "${" not in n and "__MIG_" not in n}
+        unmade = {n for n, r in roles.items() if r is None}
         by_file: dict[str, list] = {}
         for m in self.old:
             old = _name_key(m, m.name)
@@ -152,7 +156,7 @@ class PoolsRule:
                 new = convert.nodeclass_name(old)
                 if ("NodeClass", new) in self.twins:
                     continue
-                conv = convert.convert_nodeclass(m.obj, new, self.role_for(m))
+                conv = convert.convert_nodeclass(m.obj, new, roles.get(old))
                 if conv.obj is not None and "role" not in conv.obj["spec"]:
                     continue                # no role: said by role_for
             else:
@@ -166,6 +170,9 @@ class PoolsRule:
                                  f"NodePool {old} stays on Karpenter: its EC2NodeClass {cls} cannot move to Auto Mode",
                                  "keep it on Karpenter; its controller stays while it exists")
                     continue
+                if cls in unmade:
+                    self.res.stays.append(f"NodePool {old} (its NodeClass needs the node role's name)")
+                    continue                # said by role_for (MIG-AUTO-010)
                 conv = convert.convert_nodepool(m.obj, new, convert.nodeclass_name(cls or "default"))
             for n in conv.notes:
                 self.finding(n.code, n.severity, m.path, m.line_of(n.field) if n.field else m.line, n.message,
@@ -230,10 +237,21 @@ class PoolsRule:
     # -- cutover: Karpenter's objects go --------------------------------------------------------------------------
     def cutover(self) -> None:
         pools = [m for m in self.old if m.kind == "NodePool"]
+        twins = {_name_key(m, m.name): m for m in self.auto if m.kind == "NodePool"}
         going, staying = [], []
         for m in pools:
             name = _name_key(m, m.name)
-            (going if ("NodePool", convert.nodepool_name(name)) in self.twins else staying).append(m)
+            twin = twins.get(convert.nodepool_name(name))
+            cls = self.class_of(twin) if twin is not None else None
+            if twin is not None and cls is not None and ("NodeClass", cls) not in self.twins and \
+                    cls not in NAMING["nodeclass_reserved"]:
+                self.finding("MIG-AUTO-018", "error", twin.path, twin.line,
+                             f"NodePool {name}'s Auto Mode twin {convert.nodepool_name(name)} names NodeClass {cls}, "
+                             "which the repository does not hold: its old pool is not removed",
+                             f"add NodeClass {cls} (run migrator again: the nodepools phase writes it) or point the "
+                             "twin at a NodeClass that exists")
+                twin = None
+            (going if twin is not None else staying).append(m)
         used = {self.class_of(m) for m in staying}
         for m in self.old:
             if m.kind != "EC2NodeClass":

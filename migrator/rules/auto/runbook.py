@@ -55,14 +55,19 @@ def steps(hop: dict, ctx) -> list[Step]:
         "workload_note": f"; selectors in {', '.join(sorted(set(wl.files)))}" if wl.files else "",
         "removed": ", ".join(r.split(" (")[0] for r in cut.removed) or "none",
         "delete_commands": " && ".join(yaml_deletes),
-        "removed_controller": "Removed: " + (", ".join(cln.removed) or "nothing in the files"),
+        "removed_controller": ("" if any(c.chart == "karpenter" for c in ctx.charts) else
+                               "Karpenter's controller is not installed from these files: uninstall its release where "
+                               "it is installed (helm uninstall karpenter -n <namespace>) before applying this step. ")
+        + "Removed: " + (", ".join(cln.removed) or "nothing in the files"),
         "kept": ", ".join(cln.kept) or "it is not in this repository: keep it wherever it is installed",
         "groups_note": "The node group that hosted Karpenter's controller can go once nothing else runs on it "
                        "(Auto Mode's nodes serve the rest); keep coredns and the other add-ons while any "
                        "non-Auto Mode node remains.",
         "release_commands": " && ".join(
-            f"flux reconcile kustomization flux-system --with-source" if k == "HelmRelease" else
-            f"argocd app delete {shlex.quote(n)} --cascade" for k, _, n in cln.releases),
+            ([f"kubectl annotate crd {' '.join(convert.FACTS['cleanup']['shared_crds'])} "
+              "argocd.argoproj.io/sync-options=Delete=false --overwrite"] if cln.guard_crds else []) + [
+                "flux reconcile kustomization flux-system --with-source" if k == "HelmRelease" else
+                f"argocd app delete {shlex.quote(n)} --cascade" for k, _, n in cln.releases]),
         "namespace": shlex.quote(tf_ns or ns or "kube-system"),
     }
     flags = {"enable": bool(cl.edits) or (not cl.enabled and cl.installer == "eksctl"),

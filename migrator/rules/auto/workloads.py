@@ -27,14 +27,32 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     cluster = (done or {}).get("auto/cluster")
     if cluster is None or not (getattr(cluster, "enabled", False) or getattr(cluster, "installer", None) == ""):
         return WorkloadsResult()
-    res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
     twins = {str(m.name) for m in ctx.manifests if m.kind == "NodePool" and auto_mode(m)}
     olds = {str(m.name) for m in ctx.manifests if m.kind == "NodePool" and not auto_mode(m)}
+    if not twins or _waiting(ctx, twins):
+        return WorkloadsResult()        # selectors move only once Auto Mode's NodePools are there to match them
+    res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
     moved = {n: convert.nodepool_name(n) for n in olds if convert.nodepool_name(n) in twins}
     if moved:
         _pool_selectors(ctx, moved, olds, res)
     res.files = sorted(set(res.files))
     return res
+
+
+def _waiting(ctx, twins: set[str]) -> list[str]:
+    """Karpenter NodePools that can move to Auto Mode and have no twin yet (the nodepools phase has not landed)."""
+    classes = {str(m.name): m for m in ctx.manifests if m.kind == "EC2NodeClass" and not auto_mode(m)}
+    out = []
+    for m in ctx.manifests:
+        if m.kind != "NodePool" or auto_mode(m) or not isinstance(m.obj, dict):
+            continue
+        ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+        cls = classes.get(str(ref.get("name"))) if isinstance(ref, dict) else None
+        if cls is not None and convert.blocked_class(cls.obj):
+            continue                    # stays on Karpenter (said by the nodepools phase)
+        if convert.nodepool_name(str(m.name)) not in twins:
+            out.append(str(m.name))
+    return out
 
 
 def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult) -> None:

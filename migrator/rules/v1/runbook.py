@@ -45,7 +45,8 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
             continue
         raw = row.get("commands", [])
         if isinstance(raw, dict):
-            raw = [c for f in flavours.get(row["kind"], flavours["chart"]) for c in raw.get(f, [])] + raw.get("all", [])
+            raw = raw.get("first", []) + [c for f in flavours.get(row["kind"], flavours["chart"])
+                                           for c in raw.get(f, [])] + raw.get("all", [])
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=str(row.get("detail", "")).format(**values).strip(),
                         commands=[c for c in expand(raw) if c.strip()], files=sorted(set(files.get(row["id"], []))),

@@ -1,0 +1,163 @@
+"""Karpenter's AWS side written by hand: what goes with the controller when it is removed (part of `auto/cleanup`).
+
+Teams that do not use the karpenter module write the controller's IAM role and policy, the node role with its
+instance profile and access entry, the interruption queue with its policy and EventBridge rules as plain resources.
+They are found from what certainly is Karpenter's (the controller policy, the controller release and the karpenter
+module being removed, the node role the policy passes to the nodes it launches) through references among the AWS
+types of knowledge/auto_mode.yaml `cleanup.handwritten` only, in the same Terraform module. A block that anything
+staying reads stays (with a finding naming the reader); an attachment of a role or queue that stays stays with it.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from fnmatch import fnmatchcase
+
+from ...model import Finding
+from ...policies import scan_policies
+from ...sources import hcl as hclsrc
+from ...tfgraph import references
+from . import convert
+
+FACTS = convert.FACTS["cleanup"]["handwritten"]
+TYPES = set(FACTS["types"])
+OWNERS = set(FACTS["owners"])
+LEAVES = set(FACTS["leaves"])
+_ROLE_IN_ARN = re.compile(r":role/(.+)$")
+
+
+def _kind(b) -> str | None:
+    return b.labels[0] if b.type in ("resource", "data") and b.labels else None
+
+
+def _glob(e) -> str | None:
+    """A name attribute as a glob: interpolations become `*`."""
+    if e is None or e.kind != "string":
+        return None
+    return "".join("*" if interp else text for interp, text in e.parts) if e.parts else e.value
+
+
+def _passed_roles(ctx, d: str) -> list[str]:
+    """The role-name patterns the Karpenter controller policies of this module pass to their nodes."""
+    out = []
+    for pol in scan_policies(ctx.repo):
+        if not pol.is_karpenter or (posixpath.dirname(pol.path) or ".") != d:
+            continue
+        for st in pol.statements:
+            if st.effect.lower() == "allow" and any(a.lower() == "iam:passrole" for a in st.actions):
+                out += [re.sub(r"\$\{[^}]*\}", "*", m.group(1)) for r in st.resources
+                        for m in [_ROLE_IN_ARN.search(r)] if m]
+    return out
+
+
+def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding]]:
+    """Blocks to remove beside `going` (path -> blocks already removed: the release, the module), per path, and a
+    finding for every Karpenter block that stays because something else reads it."""
+    repo = ctx.repo
+    dirs = {posixpath.dirname(p) or "." for p in going}
+    seeds: dict[str, set[str]] = {}
+    for pol in scan_policies(repo):
+        if pol.is_karpenter and pol.path.endswith(".tf") and ctx.owns(pol.path):
+            d = posixpath.dirname(pol.path) or "."
+            dirs.add(d)
+            seeds.setdefault(d, set()).add(f"{pol.path}:{pol.line}")
+    out: dict[str, list] = {}
+    findings: list[Finding] = []
+    for d in sorted(dirs):
+        blocks: dict[str, tuple[str, object]] = {}
+        for p in repo.tf_in_dir("" if d == "." else d):
+            f = repo.hcl(p)
+            for b in (f.blocks if f else []):
+                if b.type in ("resource", "data", "module", "output") and b.labels:
+                    blocks[b.address] = (p, b)
+        gone = {b.address for p, bs in going.items() if (posixpath.dirname(p) or ".") == d for b in bs}
+        start = set(gone)
+        for spec in seeds.get(d, ()):
+            path, line = spec.rsplit(":", 1)
+            text = repo.text(path)
+            at = next((a for a, (p, b) in blocks.items() if p == path and
+                       hclsrc.line_of(text, b.start) <= int(line) <= hclsrc.line_of(text, b.end)), None)
+            if at is not None and _kind(blocks[at][1]) in TYPES:
+                start.add(at)
+        names = _passed_roles(ctx, d)
+        nodes = set()
+        for a, (p, b) in blocks.items():
+            if _kind(b) == "aws_iam_role":
+                g = _glob(b.attr("name")) or ((_glob(b.attr("name_prefix")) or "") + "*" if b.attr("name_prefix")
+                                              else None)
+                if g and any(fnmatchcase(g, n) or fnmatchcase(n, g) for n in names):
+                    start.add(a)
+                    nodes.add(a)
+        if not start:
+            continue
+        refs = {a: references(repo.text(p)[b.body_start:b.body_end], blocks) - {a} for a, (p, b) in blocks.items()}
+        readers: dict[str, set[str]] = {a: set() for a in blocks}
+        for a, rs in refs.items():
+            for r in rs:
+                readers[r].add(a)
+        # what is certainly Karpenter's reads (its roles, queue, documents), and what hangs on it (attachments,
+        # profiles, access entries, targets): through these types only
+        group, todo = set(start), list(start)
+        while todo:
+            a = todo.pop()
+            hangers = readers[a] if a in start or _kind(blocks[a][1]) in OWNERS else set()
+            for n in refs[a] | {h for h in hangers if _kind(blocks[h][1]) not in OWNERS | LEAVES}:
+                if n not in group and _kind(blocks[n][1]) in TYPES:
+                    group.add(n)
+                    todo.append(n)
+        group -= gone
+        why: dict[str, str] = {}
+        changed = True
+        while changed:
+            changed = False
+            for a in sorted(group):
+                kind = _kind(blocks[a][1])
+                stays = sorted(r for r in readers[a] if r not in group and r not in gone
+                               and blocks[r][1].type != "output")
+                owner = None if kind in OWNERS else next(
+                    (r for r in sorted(refs[a]) if r not in group and r not in gone and _kind(blocks[r][1]) in OWNERS),
+                    None)
+                if stays or owner:
+                    group.discard(a)
+                    why[a] = f"{', '.join(stays)} reads it" if stays else f"it belongs to {owner}, which stays"
+                    changed = True
+        for a in sorted(group):
+            p, b = blocks[a]
+            out.setdefault(p, []).append(b)
+            if _kind(b) in ("aws_iam_instance_profile", "aws_eks_access_entry"):
+                nodes |= {r for r in refs[a] if _kind(blocks[r][1]) == "aws_iam_role"}
+        findings += _not_carried(repo, blocks, refs, group, nodes)
+        for a in sorted(why):
+            if a not in start:
+                continue                    # only what is certainly Karpenter's is said
+            p, b = blocks[a]
+            findings.append(Finding(
+                "MIG-AUTO-045", "warning", p, hclsrc.line_of(repo.text(p), b.start),
+                f"{a} is Karpenter's but stays: {why[a]}",
+                f"once nothing needs {a} for Karpenter, remove it by hand (with what reads it)"))
+    for bs in out.values():
+        bs.sort(key=lambda b: b.start)
+    return out, findings
+
+
+def _not_carried(repo, blocks: dict, refs: dict, group: set[str], nodes: set[str]) -> list[Finding]:
+    """A policy attached to Karpenter's node role that the Auto Mode node role's own policies do not replace: its
+    nodes had it, Auto Mode's nodes will not."""
+    out = []
+    for a in sorted(group):
+        p, b = blocks[a]
+        if _kind(b) != "aws_iam_role_policy_attachment" or not (refs[a] & nodes & group):
+            continue
+        e = b.attr("policy_arn")
+        arn = e.source.strip() if e is not None else ""
+        name = arn.rstrip('"').rsplit("/", 1)[-1]
+        if name in FACTS["node_role_replaced"]:
+            continue
+        note = FACTS["node_role_notes"].get(name, "")
+        out.append(Finding(
+            "MIG-AUTO-046", "warning", p, hclsrc.line_of(repo.text(p), b.start),
+            f"{a} gives Karpenter's nodes {arn}, which the Auto Mode node role does not have" + (f" ({note})" if note
+                                                                                                  else ""),
+            "if workloads on the new nodes need it, attach it to the Auto Mode node role (the eks module's "
+            "node_iam_role_additional_policies, or an attachment to the role migrator wrote)"))
+    return out
