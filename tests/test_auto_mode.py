@@ -11,6 +11,7 @@ from ruamel.yaml import YAML
 
 from migrator.apply import apply_changes
 from migrator.path import parse_target
+from migrator.options import Options
 from migrator.plan import make_plan
 from migrator.rules.auto import convert
 from migrator.validate import validate_object
@@ -417,3 +418,23 @@ def test_no_nodepool_is_written_or_cut_over_without_the_nodeclass_it_names(tmp_p
     assert any(f.code == "MIG-AUTO-018" and f.path == "k8s/karpenter/general-auto.yaml" for f in plan.findings)
     assert not any("name: general\n" in (c.old or "") and "name: general\n" not in (c.new or "")
                    for c in plan.changes)
+
+
+def test_a_cluster_made_inside_a_module_the_root_calls_is_not_taken_for_a_hand_written_one(tmp_path):
+    """terraform-aws-modules/terraform-aws-eks examples/karpenter calls the module by `source = "../.."`: the module's
+    own aws_eks_cluster (no access_config literal) was planned as the root's hand-written cluster and stopped the
+    walk with a false MIG-AUTO-006; the karpenter module's internals were then taken for hand-written IAM."""
+    (tmp_path / "main.tf").write_text('resource "aws_eks_cluster" "this" {\n  name     = var.name\n'
+                                      '  role_arn = var.role\n\n  vpc_config {\n    subnet_ids = var.subnets\n  }\n}\n')
+    ex = tmp_path / "examples" / "karpenter"
+    ex.mkdir(parents=True)
+    (ex / "main.tf").write_text(
+        'module "eks" {\n  source = "../.."\n\n  name = "ex"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n'
+        '  version = "1.6.0"\n}\n')
+    (ex / "karpenter.yaml").write_text(EC2.strip() + "\n---\n" + POOL.strip() + "\n")
+    plan = make_plan(tmp_path, to="auto-mode", options=Options(auto_mode_node_role="ex-auto"))
+    assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
+    said = next(f for f in plan.findings if f.code == "MIG-AUTO-002")
+    assert "inside the module in ." in said.message
+    assert plan.roots[0].phase == "nodepools" and all(c.path.startswith("examples/") for c in plan.changes)

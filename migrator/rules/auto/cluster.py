@@ -83,16 +83,24 @@ class ClusterRule:
         owns = self.ctx.owns
         inv = scan(self.repo)
         modules = [(p, b) for p, b in inv.eks_modules if owns(p)]
-        resources = [(p, b) for p, b in self.repo.blocks("resource", "aws_eks_cluster") if owns(p)]
+        # a cluster inside a module this root calls by relative source is that module's own (other roots may call
+        # it too): the root declares its cluster through the module call, which migrator does not edit
+        from ...roots import _module_users
+        resources, called = [], []
+        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
+            if owns(p):
+                (called if _module_users(self.repo, "" if _dir(p) == "." else _dir(p)) else resources).append((p, b))
         eksctl = [(p, d, o) for p, d, o in inv.clusters if owns(p)]
         found = len(modules) + len(resources) + len(eksctl)
         if found == 0:
             where = sorted({_dir(p) for p, _ in inv.eks_modules} |
                            {_dir(p) for p, _ in self.repo.blocks("resource", "aws_eks_cluster")} |
                            {_dir(p) for p, _, _ in inv.clusters})
+            inside = f" (it is made inside the module in {', '.join(sorted({_dir(p) for p, _ in called}))}, which " \
+                "this root calls by relative source: migrator does not edit a module other roots may call)" \
+                if called else f" (the repository declares clusters in {', '.join(where)})" if where else ""
             _find(self.res, "MIG-AUTO-002", "warning", "", 0,
-                  "this root does not declare its EKS cluster" + (f" (the repository declares clusters in "
-                                                                  f"{', '.join(where)})" if where else "")
+                  "this root does not declare its EKS cluster" + inside
                   + ": migrator cannot turn Auto Mode on or name its node role",
                   "turn EKS Auto Mode on where the cluster is declared (compute_config enabled, elastic load "
                   "balancing and block storage enabled, no built-in node pool) and create a node role with an EC2 "

@@ -56,9 +56,12 @@ def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding
     repo = ctx.repo
     dirs = {posixpath.dirname(p) or "." for p in going}
     seeds: dict[str, set[str]] = {}
+    from ...roots import _module_users
     for pol in scan_policies(repo):
         if pol.is_karpenter and pol.path.endswith(".tf") and ctx.owns(pol.path):
             d = posixpath.dirname(pol.path) or "."
+            if _module_users(repo, "" if d == "." else d):
+                continue                    # inside a module called by relative source: it goes with its call
             dirs.add(d)
             seeds.setdefault(d, set()).add(f"{pol.path}:{pol.line}")
     out: dict[str, list] = {}
