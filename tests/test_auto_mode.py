@@ -438,3 +438,22 @@ def test_a_cluster_made_inside_a_module_the_root_calls_is_not_taken_for_a_hand_w
     said = next(f for f in plan.findings if f.code == "MIG-AUTO-002")
     assert "inside the module in ." in said.message
     assert plan.roots[0].phase == "nodepools" and all(c.path.startswith("examples/") for c in plan.changes)
+
+
+def test_of_several_clusters_in_a_root_the_one_karpenter_is_installed_beside_is_enabled(tmp_path):
+    """aws-samples/karpenter-blueprints: one root spans cluster/terraform (Karpenter's cluster, chart and module) and
+    cluster/automode (an Auto Mode example cluster); MIG-AUTO-001 stopped the walk."""
+    for name, extra in (("terraform", 'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n'
+                                      '  chart   = "karpenter"\n  version = "1.8.3"\n}\n'), ("automode", "")):
+        d = tmp_path / "cluster" / name
+        d.mkdir(parents=True)
+        (d / "main.tf").write_text(NATIVE.replace("~> 21.0", "21.3.1").replace(
+            '  compute_config = {\n    enabled    = true\n    node_pools = ["general-purpose"]\n  }\n',
+            "" if extra else '  compute_config = {\n    enabled    = true\n    node_pools = ["general-purpose"]\n  }\n')
+            % name + "\n" + extra)
+    (tmp_path / "blueprints").mkdir()
+    (tmp_path / "blueprints" / "pool.yaml").write_text(EC2.strip() + "\n---\n" + POOL.strip() + "\n")
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert not any(f.code == "MIG-AUTO-001" for f in plan.findings)
+    assert plan.roots[0].phase == "enable"
+    assert {c.path for c in plan.changes} == {"cluster/terraform/main.tf", "cluster/terraform/eks-auto-mode.tf"}

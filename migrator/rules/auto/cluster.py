@@ -92,6 +92,16 @@ class ClusterRule:
                 (called if _module_users(self.repo, "" if _dir(p) == "." else _dir(p)) else resources).append((p, b))
         eksctl = [(p, d, o) for p, d, o in inv.clusters if owns(p)]
         found = len(modules) + len(resources) + len(eksctl)
+        if found > 1:
+            # several clusters in the root's files: the one Karpenter is installed beside (its chart, its module)
+            homes = {_dir(c.path) for c in self.ctx.charts if c.chart == "karpenter" and c.kind == "terraform"}
+            from ..v1.terraform_module import modules as karpenter_modules
+            homes |= {_dir(mp) for mp, _, _ in karpenter_modules(self.ctx)}
+            near = ([x for x in modules if _dir(x[0]) in homes], [x for x in resources if _dir(x[0]) in homes],
+                    [x for x in eksctl if _dir(x[0]) in homes])
+            if sum(map(len, near)) == 1:
+                modules, resources, eksctl = near
+                found = 1
         if found == 0:
             where = sorted({_dir(p) for p, _ in inv.eks_modules} |
                            {_dir(p) for p, _ in self.repo.blocks("resource", "aws_eks_cluster")} |
