@@ -457,3 +457,17 @@ def test_of_several_clusters_in_a_root_the_one_karpenter_is_installed_beside_is_
     assert not any(f.code == "MIG-AUTO-001" for f in plan.findings)
     assert plan.roots[0].phase == "enable"
     assert {c.path for c in plan.changes} == {"cluster/terraform/main.tf", "cluster/terraform/eks-auto-mode.tf"}
+
+
+def test_the_karpenter_modules_extra_node_policies_are_said_when_nothing_carries_them(tmp_path):
+    """terraform-aws-modules examples/karpenter: the cluster is not declared in the root, so the enable phase could
+    not carry node_iam_role_additional_policies (SSM) to the Auto Mode node role; the cleanup dropped them unsaid."""
+    (tmp_path / "pool.yaml").write_text(AUTO_POOL)
+    (tmp_path / "karpenter.tf").write_text(
+        'module "karpenter" {\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n  version = "21.3.1"\n\n'
+        '  cluster_name = "ex"\n\n  node_iam_role_additional_policies = {\n'
+        '    AmazonSSMManagedInstanceCore = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"\n  }\n}\n')
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert plan.roots[0].phase == "cleanup"
+    assert any(f.code == "MIG-AUTO-017" and f.line == 7 for f in plan.findings)
+    assert [c.action for c in plan.changes] == ["delete"]

@@ -84,6 +84,12 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
     from ..v1.terraform_module import modules
     for p, b, _ in modules(ctx):
         blocks.setdefault(p, []).append(b)
+        extra = b.attr("node_iam_role_additional_policies")
+        if cluster.installer != "module" and extra is not None and extra.source.strip() not in ("", "{}"):
+            # carried (or said) by the enable phase only where it edits an eks module
+            _find(res, "MIG-AUTO-017", "warning", p, hclsrc.line_of(repo.text(p), extra.start),
+                  f"{b.address} gives Karpenter's nodes extra policies that go with it and that migrator cannot carry "
+                  "to the Auto Mode node role", "give the Auto Mode node role the policies its pods still need")
     more, said = handwritten.aws_side(ctx, blocks)
     res.findings += said
     for p, bs in more.items():
