@@ -471,3 +471,24 @@ def test_the_karpenter_modules_extra_node_policies_are_said_when_nothing_carries
     assert plan.roots[0].phase == "cleanup"
     assert any(f.code == "MIG-AUTO-017" and f.line == 7 for f in plan.findings)
     assert [c.action for c in plan.changes] == ["delete"]
+
+
+def test_a_pass_role_on_every_role_names_no_node_role(tmp_path):
+    """A controller policy that passes `role/*` names no role in particular: another EC2 role of the module (here a
+    reporting instance's) is not taken for Karpenter's node role and stays."""
+    (tmp_path / "pool.yaml").write_text(AUTO_POOL)
+    (tmp_path / "eks.tf").write_text(NATIVE.replace("~> 21.0", "21.3.1").replace(
+        'node_pools = ["general-purpose"]', "node_pools = []") % "demo")
+    iam = HANDMADE_IAM.replace("arn:aws:iam::111122223333:role/karpenter-node-*", "arn:aws:iam::111122223333:role/*")
+    iam += ('\nresource "aws_iam_role" "reporting" {\n  name               = "reporting"\n'
+            '  assume_role_policy = data.aws_iam_policy_document.node_trust.json\n}\n\n'
+            'resource "aws_iam_role_policy_attachment" "reporting" {\n  role       = aws_iam_role.reporting.name\n'
+            '  policy_arn = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"\n}\n')
+    (tmp_path / "iam.tf").write_text(iam)
+    (tmp_path / "variables.tf").write_text('variable "cluster" {\n  default = "demo"\n}\n')
+    plan = make_plan(tmp_path, to="auto-mode")
+    (change,) = plan.changes
+    kept = _hcl(change.new)
+    names = {f"{t}.{n}" for r in kept.get("resource", []) for t, v in r.items() for n in v}
+    assert {"aws_iam_role.reporting", "aws_iam_role_policy_attachment.reporting"} <= names
+    assert "aws_sqs_queue.karpenter" not in names and "aws_iam_policy.karpenter_controller" not in names

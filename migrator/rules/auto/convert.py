@@ -53,17 +53,20 @@ def blocked_class(obj: Any) -> str | None:
     return None
 
 
+def _stays(conv: Converted, what: str, why: str, stays: str, exists: str, manual: str) -> None:
+    """An object Auto Mode cannot run: it stays on Karpenter, and so does the controller (MIG-AUTO-020)."""
+    conv.notes.append(Note("MIG-AUTO-020", "warning", f"{what} cannot move to EKS Auto Mode: {why}; {stays} on "
+                           f"Karpenter, whose controller stays while {exists}", manual))
+
+
 def convert_nodeclass(obj: Any, name: str, role: Any) -> Converted:
     """The NodeClass for an EC2NodeClass, on the cluster's Auto Mode node role `role` (a literal or a token)."""
     old = str(obj["metadata"]["name"])
     conv = Converted(None, "NodeClass", name)
     why = blocked_class(obj)
     if why:
-        conv.notes.append(Note("MIG-AUTO-020", "warning",
-                               f"EC2NodeClass {old} cannot move to EKS Auto Mode: {why}; it and its NodePools stay on "
-                               "Karpenter, whose controller stays while they exist",
-                               "keep these nodes on Karpenter (or a managed node group), or rebuild the pool for "
-                               "Linux by hand"))
+        _stays(conv, f"EC2NodeClass {old}", why, "it and its NodePools stay", "they exist",
+               "keep these nodes on Karpenter (or a managed node group), or rebuild the pool for Linux by hand")
         return conv
     spec = obj["spec"]
     new_spec = CommentedMap()
@@ -225,9 +228,7 @@ def convert_nodepool(obj: Any, name: str, class_name: str) -> Converted:
     conv = Converted(None, "NodePool", name)
     why = blocked_pool(obj)
     if why:
-        conv.notes.append(Note("MIG-AUTO-020", "warning",
-                               f"NodePool {old} cannot move to EKS Auto Mode: {why}; it stays on Karpenter, whose "
-                               "controller stays while it exists", "keep it on Karpenter (or a managed node group)"))
+        _stays(conv, f"NodePool {old}", why, "it stays", "it exists", "keep it on Karpenter (or a managed node group)")
         return conv
     out = copy.deepcopy(obj)
     out["metadata"] = _metadata(obj, name)

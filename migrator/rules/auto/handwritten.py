@@ -47,7 +47,14 @@ def _passed_roles(ctx, d: str) -> list[str]:
             if st.effect.lower() == "allow" and any(a.lower() == "iam:passrole" for a in st.actions):
                 out += [re.sub(r"\$\{[^}]*\}", "*", m.group(1)) for r in st.resources
                         for m in [_ROLE_IN_ARN.search(r)] if m]
-    return out
+    return [n for n in out if n.strip("*/")]          # `role/*` names no role in particular
+
+
+def _ec2_role(repo, p: str, b, blocks: dict) -> bool:
+    """Is a role assumed by EC2 (a node role), in its own trust policy or a document it reads?"""
+    body = repo.text(p)[b.body_start:b.body_end]
+    docs = [blocks[d] for d in references(body, blocks) if d.startswith("data.aws_iam_policy_document.")]
+    return any("ec2.amazonaws.com" in repo.text(dp)[db.body_start:db.body_end] for dp, db in [(p, b), *docs])
 
 
 def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding]]:
@@ -88,7 +95,7 @@ def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding
             if _kind(b) == "aws_iam_role":
                 g = _glob(b.attr("name")) or ((_glob(b.attr("name_prefix")) or "") + "*" if b.attr("name_prefix")
                                               else None)
-                if g and any(fnmatchcase(g, n) or fnmatchcase(n, g) for n in names):
+                if g and any(fnmatchcase(g, n) or fnmatchcase(n, g) for n in names) and _ec2_role(repo, p, b, blocks):
                     start.add(a)
                     nodes.add(a)
         if not start:

@@ -22,7 +22,7 @@ from ...standing import auto_mode
 from ...validate import validate_object
 from ..cas.autoscaler import remove_blocks
 from ..v1.manifests import tree_of
-from ..v1beta1.manifests import ManifestsRule, _name_key, _scope
+from ..v1beta1.manifests import ManifestsRule, Removals, _name_key, _scope
 from . import convert
 
 RULE = "auto/nodepools"
@@ -245,11 +245,11 @@ class PoolsRule:
             cls = self.class_of(twin) if twin is not None else None
             if twin is not None and cls is not None and ("NodeClass", cls) not in self.twins and \
                     cls not in NAMING["nodeclass_reserved"]:
-                self.finding("MIG-AUTO-018", "error", twin.path, twin.line,
+                self.finding("MIG-AUTO-018", "warning", twin.path, twin.line,
                              f"NodePool {name}'s Auto Mode twin {convert.nodepool_name(name)} names NodeClass {cls}, "
                              "which the repository does not hold: its old pool is not removed",
-                             f"add NodeClass {cls} (run migrator again: the nodepools phase writes it) or point the "
-                             "twin at a NodeClass that exists")
+                             f"if NodeClass {cls} is applied from outside this repository, delete the old pool by "
+                             "hand once it is Ready; else add it (run migrator again: the nodepools phase writes it)")
                 twin = None
             (going if twin is not None else staying).append(m)
         used = {self.class_of(m) for m in staying}
@@ -269,21 +269,13 @@ class PoolsRule:
             self.res.stays.append(f"{m.kind} {name}")
         if self.res.pending and not going:
             return                      # the nodepools phase has not landed: nothing to cut over
-        blocks: dict[str, list] = {}
-        docs: dict[str, list] = {}
-        templates: dict[str, list] = {}
+        gone = Removals()
         for m in going:
             name = _name_key(m, m.name)
             self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
             self.res.deletes.append((m.kind.lower(), name))
-            if m.container == "yaml":
-                docs.setdefault(m.path, []).append(m)
-            else:
-                blocks.setdefault(m.tf_path, [])
-                if all(b.start != m.block.start for b in blocks[m.tf_path]):
-                    blocks[m.tf_path].append(m.block)
-                if m.container == "template":
-                    templates.setdefault(m.path, []).append(m)
+            gone.add(m)
+        blocks, docs, templates = gone.blocks, gone.docs, gone.templates
         from .cleanup import unlink
         outs = unlink(self.repo, {b.address: (tf, b) for tf, bs in blocks.items() for b in bs}, RULE,
                       self.res.edits, self.res.findings)

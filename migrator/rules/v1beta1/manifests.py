@@ -76,6 +76,25 @@ def _unique(name: str, taken: set[str]) -> str:
     return f"{name}{i}"
 
 
+@dataclass
+class Removals:
+    """Objects to remove, grouped the way their containers remove them: YAML documents per file, Terraform blocks per
+    file (a block once, however many objects it holds), template files per path."""
+    docs: dict = field(default_factory=dict)
+    blocks: dict = field(default_factory=dict)
+    templates: dict = field(default_factory=dict)
+
+    def add(self, m: Manifest) -> None:
+        if m.container == "yaml":
+            self.docs.setdefault(m.path, []).append(m)
+            return
+        bs = self.blocks.setdefault(m.tf_path, [])
+        if all(b.start != m.block.start for b in bs):
+            bs.append(m.block)
+        if m.container == "template":
+            self.templates.setdefault(m.path, []).append(m)
+
+
 class ManifestsRule:
     """New objects next to the old ones, in the same kind of container. A later hop that also writes objects beside
     their sources (EKS Auto Mode) subclasses it: its own rule name, names and conversion."""
@@ -661,9 +680,7 @@ class ManifestsRule:
     # -- cleanup -------------------------------------------------------------------------------
     def cleanup(self) -> Result:
         beta = self.beta_index()
-        remove_blocks: dict[str, list[hclsrc.Block]] = {}
-        remove_docs: dict[str, list[Manifest]] = {}
-        templates: dict[str, list[Manifest]] = {}
+        going = Removals()
         for m in self.manifests:
             if m.era != "alpha" or m.kind == "Machine":
                 continue
@@ -678,14 +695,8 @@ class ManifestsRule:
                              "exists next to it", "run `migrator apply --phase prepare --write` and roll the nodes first")
                 continue
             self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
-            if m.container == "yaml":
-                remove_docs.setdefault(m.path, []).append(m)
-            else:
-                remove_blocks.setdefault(m.tf_path, [])
-                if all(b.start != m.block.start for b in remove_blocks[m.tf_path]):
-                    remove_blocks[m.tf_path].append(m.block)
-                if m.container == "template":
-                    templates.setdefault(m.path, []).append(m)
+            going.add(m)
+        remove_blocks, remove_docs, templates = going.blocks, going.docs, going.templates
         for tf, blocks in remove_blocks.items():
             text = self.repo.text(tf)
             for b in blocks:
