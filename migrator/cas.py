@@ -26,7 +26,7 @@ _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 @dataclass
 class CasInstall:
-    kind: str                   # terraform | module | flux | argocd | kustomize | deployment
+    kind: str                   # terraform | module | tfdeployment | flux | argocd | kustomize | deployment
     path: str
     line: int
     block: hclsrc.Block | None = None
@@ -113,6 +113,7 @@ def scan(repo: Repo) -> CasInventory:
             inv.installs.append(CasInstall("terraform", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                                            namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",
                                            name=str(b.attr("name").literal() or det["chart"]) if b.attr("name") else det["chart"]))
+    _terraform_deployments(repo, inv)
     for p, b, row in _module_installs(repo):
         inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
     for p, b in repo.blocks("module", None, "terraform-aws-modules/"):      # every source below names it
@@ -159,6 +160,60 @@ def scan(repo: Repo) -> CasInventory:
         g.cluster_version = versions.get(posixpath.dirname(g.path))
     repo.__dict__["_cas"] = inv
     return inv
+
+
+def nested(b: hclsrc.Block, *types: str) -> hclsrc.Block | None:
+    """The first block down a path of nested block types (`spec`, `template`, `spec`), or None."""
+    for t in types:
+        b = next(iter(b.sub(t)), None) if b is not None else None
+    return b
+
+
+def object_meta(repo: Repo, d: str, e: hclsrc.Expr | None, key: str) -> str | None:
+    """A Kubernetes object's metadata value written in Terraform: a literal, a variable or local the root states, or a
+    reference to another object of the module (`kubernetes_namespace.x.metadata[0].name`,
+    `kubernetes_service_account.x.metadata.0.namespace`) read from that object's own metadata."""
+    from .inventory.sites import static_value
+    if e is None:
+        return None
+    v = e.literal()
+    if v is None:
+        v = static_value(repo, d, e)
+    if v is None and e.kind == "ref":
+        m = re.match(r"^(kubernetes_\w+)\.([\w-]+)\.metadata(?:\[0\]|\.0)\.(name|namespace)$", e.source.strip())
+        if m:
+            for p in repo.tf_in_dir(d):
+                f = repo.hcl(p)
+                for b in (f.resources(m.group(1)) if f else []):
+                    if b.labels[1:2] == [m.group(2)]:
+                        return object_meta(repo, d, (nested(b, "metadata") or b).attr(m.group(3)), m.group(3))
+    return str(v) if isinstance(v, (str, int)) else None
+
+
+def _terraform_deployments(repo: Repo, inv: CasInventory) -> None:
+    """Cluster Autoscaler as a Deployment written with the kubernetes provider: a container running its image."""
+    from .inventory.sites import static_value
+    image = re.compile(FACTS["detect"]["image"])
+    for rtype in FACTS["detect"]["terraform_objects"]["deployment"]:
+        for p, b in repo.blocks("resource", rtype):
+            pod = nested(b, "spec", "template", "spec")
+            d = posixpath.dirname(p)
+            seen = False
+            for c in (pod.sub("container") if pod is not None else []):
+                e = c.attr("image")
+                v = e.literal() if e is not None else None
+                if v is None and e is not None:
+                    v = static_value(repo, d, e)
+                    if v is None and e.kind == "string":            # "registry/cluster-autoscaler:v${var.version}"
+                        v = "".join("" if interp else text for interp, text in e.parts)
+                seen = seen or (isinstance(v, str) and bool(image.search(v)))
+            if not seen:
+                continue
+            meta = nested(b, "metadata")
+            ns = object_meta(repo, d, meta.attr("namespace"), "namespace") if meta is not None else None
+            name = object_meta(repo, d, meta.attr("name"), "name") if meta is not None else None
+            inv.installs.append(CasInstall("tfdeployment", p, hclsrc.line_of(repo.text(p), b.start), block=b,
+                                           namespace=ns or "default", name=name or FACTS["detect"]["chart"]))
 
 
 def _module_installs(repo: Repo):

@@ -447,3 +447,59 @@ def test_an_add_on_modules_landed_cutover_is_not_said_again(tmp_path):
     plan = _plan(tmp_path, phase="cutover")
     assert not [f for f in plan.findings if f.code == "MIG-CAS-040"]
     assert not [c for c in plan.changes if c.path == "cluster-autoscaler.tf"]
+
+
+# -- Cluster Autoscaler written as kubernetes provider objects (fixtures/cas-terraform-objects) ------------------------
+# modelled on public repositories of this shape (dvanteru/tfeks modules/k8s: one file per object; studentai-style
+# single files): kubernetes_deployment + kubernetes_service_account + (cluster) roles and bindings.
+
+def _walk_to(tree, phase):
+    from migrator.apply import apply_changes
+    for _ in range(3):
+        plan = _plan(tree)
+        if plan.roots[0].phase == phase:
+            return plan
+        apply_changes(tree, plan.changes)
+    raise AssertionError(f"never reached {phase}")
+
+
+def test_a_kubernetes_deployment_of_cluster_autoscaler_is_seen_scaled_and_removed_with_its_objects(tmp_path):
+    import shutil
+    from migrator.apply import apply_changes
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-terraform-objects" / "input", tmp_path, dirs_exist_ok=True)
+    (i,) = scan(Repo(tmp_path)).installs
+    assert (i.kind, i.address, i.namespace, i.name) == \
+        ("tfdeployment", "kubernetes_deployment.cluster_autoscaler", "kube-system", "cluster-autoscaler")
+    plan = _walk_to(tmp_path, "cutover")
+    (dep,) = [c for c in plan.changes if c.path == "kubernetes_deployment_cluster_autoscaler.tf"]
+    assert "    replicas = 0\n" in dep.new and "    replicas = 1\n" in dep.old
+    apply_changes(tmp_path, plan.changes)
+    plan = _plan(tmp_path)
+    assert plan.roots[0].phase == "cleanup"
+    gone = {c.path for c in plan.changes if c.action == "delete"}
+    assert gone == {"kubernetes_deployment_cluster_autoscaler.tf", "kubernetes_service_account_cluster_autoscaler.tf",
+                    "kubernetes_cluster_role_cluster_autoscaler.tf", "kubernetes_role_cluster_autoscaler.tf"}
+    out = next(c.new for c in plan.changes if c.path == "outputs.tf")
+    assert "cluster_autoscaler_service_account" not in out and 'output "cluster_name"' in out
+
+
+def test_an_object_of_cluster_autoscaler_that_something_else_reads_stays_and_is_said(tmp_path):
+    """A job reading Cluster Autoscaler's ServiceAccount keeps it (and the deployment's removal does not break the
+    module): the account stays with MIG-CAS-042; the rest goes."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform-objects" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "job.tf").write_text(
+        'resource "kubernetes_job" "report" {\n  metadata {\n    name = "report"\n  }\n  spec {\n    template {\n'
+        '      metadata {}\n      spec {\n        service_account_name = '
+        'kubernetes_service_account.cluster_autoscaler.metadata[0].name\n        container {\n'
+        '          name  = "report"\n          image = "busybox"\n        }\n      }\n    }\n  }\n}\n')
+    _walk_to(tmp_path, "cleanup")
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-042"]
+    assert "kubernetes_service_account.cluster_autoscaler" in f.message and "kubernetes_job.report" in f.message
+    gone = {c.path for c in plan.changes if c.action == "delete"}
+    assert "kubernetes_deployment_cluster_autoscaler.tf" in gone
+    assert "kubernetes_service_account_cluster_autoscaler.tf" not in gone
+    assert not any(c.path == "outputs.tf" for c in plan.changes)      # the output reads what stays

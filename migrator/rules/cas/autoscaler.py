@@ -72,6 +72,8 @@ class Autoscaler:
                 self.argocd(ci)
             elif ci.kind == "kustomize":
                 self.kustomize(ci)
+            elif ci.kind == "tfdeployment":
+                self.tf_deployment(ci)
             else:
                 self.deployment(ci)
         if self.phase == "cleanup":
@@ -279,6 +281,56 @@ class Autoscaler:
             return
         self._set(ci, text, ("spec", "replicas"), spec.get("replicas"))
 
+    def tf_deployment(self, ci: CasInstall) -> None:
+        """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the
+        Deployment and the objects only it used (its ServiceAccount, the bindings of that account, the roles only they
+        grant) are removed; an object something else in the module reads stays, said."""
+        text = self.repo.text(ci.path)
+        d = posixpath.dirname(ci.path) or "."
+        if self.phase == "cleanup":
+            going, kept = tf_companions(self.repo, ci)
+            if ci.block.address in kept:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-042", "warning", ci.path, ci.line,
+                    f"{ci.address} (Cluster Autoscaler) stays: {kept[ci.block.address]}",
+                    f"remove {ci.address} and what only it uses by hand once nothing reads it"))
+                return
+            for p, b in going:
+                self._gone.setdefault(p, []).append(b)
+                if b is not ci.block:
+                    self.res.removed.append(b.address)
+                    if b.type != "output":              # an output is no -target; the next full apply drops it
+                        self.res.targets.append((posixpath.dirname(p) or ".", b.address))
+            self._removed(ci, d, ci.address, "removed, with " + (", ".join(b.address for _, b in going
+                                                                            if b is not ci.block) or "nothing else"))
+            for a, why in sorted(kept.items()):
+                p, b = next((p, b) for p, b in _module_objects(self.repo, posixpath.dirname(ci.path)) if b.address == a)
+                self.res.findings.append(Finding(
+                    "MIG-CAS-042", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
+                    f"{a} belongs to Cluster Autoscaler but stays: {why}",
+                    f"remove {a} by hand once nothing reads it"))
+            return
+        if self.phase != "cutover":
+            return
+        spec = ci.block.sub("spec")[0]
+        r = spec.attr("replicas")
+        current = r.literal() if r is not None else None
+        if current is not None and str(current) == "0":
+            return
+        if r is not None:
+            self.res.edits.append(TextEdit(ci.path, r.start, r.end, '"0"' if r.kind == "string" else "0", RULE))
+        else:
+            first = min([a.start for a in spec.attributes.values()] + [x.start for x in spec.blocks])
+            ls = line_start(text, first)
+            self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(
+                f"{text[ls:first]}replicas = 0\n", self.repo.files[ci.path].newline), RULE))
+        self.res.scaled.append((ci.address, ci.namespace, str(current if current is not None else
+                                                              (r.source if r is not None else 1))))
+        self.res.targets.append((d, ci.address))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
+                                         f"{current if current is not None else r.source if r is not None else 1})"))
+
     def _set(self, ci: CasInstall, text: str, path: tuple, current) -> None:
         tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj)
         op = Op("set", path, value=0) if current is not None else Op("add", dst=path, value=0)
@@ -368,6 +420,79 @@ def _companion(obj, ci: CasInstall) -> bool:
     if kind in ("ClusterRole", "Role"):
         return name in (sa, ci.name)
     return False
+
+
+def _module_objects(repo, d: str) -> list[tuple[str, hclsrc.Block]]:
+    """Every addressable top-level block of one Terraform module (resources, data sources, modules, outputs)."""
+    out = []
+    for p in repo.tf_in_dir(d):
+        f = repo.hcl(p)
+        out += [(p, b) for b in (f.blocks if f else []) if b.type in ("resource", "data", "module", "output")
+                and b.labels]
+    return out
+
+
+def _names(repo, d: str, b: hclsrc.Block) -> set[str]:
+    """How a Kubernetes object written in Terraform can be named by another: its address, its metadata name."""
+    from ...cas import nested, object_meta
+    meta = nested(b, "metadata")
+    name = object_meta(repo, d, meta.attr("name"), "name") if meta is not None else None
+    return {b.address} | ({name} if name else set())
+
+
+def tf_companions(repo, ci: CasInstall) -> tuple[list[tuple[str, hclsrc.Block]], dict[str, str]]:
+    """What goes with a Cluster Autoscaler Deployment written in Terraform: itself, the ServiceAccount it runs as,
+    the bindings whose every subject is that account, the roles only those bindings grant (knowledge/cas.yaml
+    `terraform_objects`, in the Deployment's own module), as (file, block); and {address: why} for those that stay
+    because a block outside the set reads them (an output does not hold one back: it is removed with it)."""
+    from ...cas import FACTS as CAS, nested, object_meta
+    from ...tfgraph import references
+    types = CAS["detect"]["terraform_objects"]
+    d = posixpath.dirname(ci.path)
+    blocks = {b.address: (p, b) for p, b in _module_objects(repo, d)}
+    body = {a: repo.text(p)[b.body_start:b.body_end] for a, (p, b) in blocks.items()}
+    pod = nested(ci.block, "spec", "template", "spec")
+    sa_expr = (pod.attr("service_account_name") or pod.attr("service_account")) if pod is not None else None
+    sa_name = object_meta(repo, d, sa_expr, "name") if sa_expr is not None else None
+    if sa_expr is None or sa_name == "default":
+        accounts = set()
+    else:
+        accounts = {a for a, (p, b) in blocks.items() if b.labels[0] in types["service_account"] and
+                    (a in references(sa_expr.source, blocks) or (sa_name is not None and sa_name in _names(repo, d, b)))}
+    names = set().union(*(_names(repo, d, blocks[a][1]) for a in accounts)) if accounts else set()
+    bindings = set()
+    for a, (p, b) in blocks.items():
+        subjects = b.sub("subject") if b.labels[0] in types["binding"] else []
+        if subjects and all((s.attr("name") is not None and (references(s.attr("name").source, blocks) & accounts or
+                             object_meta(repo, d, s.attr("name"), "name") in names)) for s in subjects):
+            bindings.add(a)
+    roles = set()
+    for a in bindings:
+        ref = next(iter(blocks[a][1].sub("role_ref")), None)
+        e = ref.attr("name") if ref is not None else None
+        if e is None:
+            continue
+        named = object_meta(repo, d, e, "name")
+        roles |= {r for r, (p, b) in blocks.items() if b.labels[0] in types["role"] and
+                  (r in references(e.source, blocks) or (named is not None and named in _names(repo, d, b)))}
+    group = {ci.block.address} | accounts | bindings | roles
+    kept: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for a in sorted(group):
+            readers = sorted(r for r in blocks if r not in group and blocks[r][1].type != "output" and
+                             a in references(body[r], blocks))
+            if readers:
+                group.discard(a)
+                kept[a] = f"{', '.join(readers)} reads it"
+                changed = True
+    if ci.block.address not in group:
+        return [], kept
+    going = [blocks[a] for a in sorted(group, key=lambda a: (blocks[a][0], blocks[a][1].start))]
+    going += [(p, b) for a, (p, b) in blocks.items() if b.type == "output" and a not in group and
+              references(body[a], blocks) & group and not references(body[a], blocks) - group]
+    return going, kept
 
 
 def _indent_in(text: str, b: hclsrc.Block) -> str:

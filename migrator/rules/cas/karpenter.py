@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import knowledge
-from ...cas import FACTS, CasInventory, NodeGroup, scan, yaml_values
+from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, yaml_values
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...model import Finding
 from ...modmajor import irsa_document
@@ -260,7 +260,7 @@ class Installer:
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize") else "terraform"
         if style == "terraform" and not _helm_provider(self.repo, d):
             cas_dir = posixpath.dirname(cas0.path) or "."
-            there = cas0.kind in ("terraform", "module") and cas_dir != d
+            there = cas0.kind in ("terraform", "module", "tfdeployment") and cas_dir != d
             _find(res, "MIG-CAS-041", "warning", cas0.path, cas0.line,
                   f"the cluster's Terraform ({d}) has no helm provider, so Karpenter's charts cannot be installed there"
                   + (f"; Cluster Autoscaler's chart is installed from {cas_dir}, another module or stage, which would "
@@ -356,7 +356,7 @@ class Installer:
         dirs += [posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")
                  if self.ctx.owns(p)]
         dirs += [posixpath.dirname(g.path) or "." for g in self.cas.groups if g.source != "eksctl"]
-        if cas0.kind in ("terraform", "module") and d in dirs:
+        if cas0.kind in ("terraform", "module", "tfdeployment") and d in dirs:
             return d
         return dirs[0] if dirs else d
 
@@ -431,14 +431,18 @@ class Installer:
     def extra_args(self) -> dict:
         """Cluster Autoscaler's extraArgs as written: `set` blocks, a yamlencode object, Flux values."""
         out: dict = {}
+        flags: list = []
         for i in self.cas.installs:
             if i.kind == "deployment":
                 spec = ((i.obj.get("spec") or {}).get("template") or {}).get("spec") or {}
                 for c in spec.get("containers") or []:
-                    for a in list(c.get("command") or []) + list(c.get("args") or []):
-                        m = re.match(r"^--([a-z-]+)=(\S+)$", str(a))
-                        if m:
-                            out[m.group(1)] = m.group(2)
+                    flags += list(c.get("command") or []) + list(c.get("args") or [])
+                continue
+            if i.kind == "tfdeployment":             # command/args lists of the kubernetes provider's container
+                pod = nested(i.block, "spec", "template", "spec")
+                for c in (pod.sub("container") if pod is not None else []):
+                    for e in (c.attr("command"), c.attr("args")):
+                        flags += [x.literal() for x in (e.items if e is not None and e.kind == "tuple" else [])]
                 continue
             if i.obj is not None:
                 args = yaml_values(i).get("extraArgs") or {}
@@ -461,6 +465,10 @@ class Installer:
                 n, v = s.attr("name"), s.attr("value")
                 if n is not None and str(n.literal() or "").startswith("extraArgs.") and v is not None and v.literal():
                     out[str(n.literal()).split(".", 1)[1]] = v.literal()
+        for a in flags:
+            m = re.match(r"^--([a-z-]+)=(\S+)$", str(a)) if a is not None else None
+            if m:
+                out[m.group(1)] = m.group(2)
         return out
 
     # -- the Terraform file ---------------------------------------------------------------------------------------
