@@ -503,3 +503,27 @@ def test_an_object_of_cluster_autoscaler_that_something_else_reads_stays_and_is_
     assert "kubernetes_deployment_cluster_autoscaler.tf" in gone
     assert "kubernetes_service_account_cluster_autoscaler.tf" not in gone
     assert not any(c.path == "outputs.tf" for c in plan.changes)      # the output reads what stays
+
+
+def test_a_node_group_size_from_a_variable_changes_where_the_variable_is_stated(tmp_path):
+    """`min_size = var.workers_min_size` (default 1) and `desired_size = var.workers_desired_size` (tfvars 3): the
+    cutover writes 0 in the default and the tfvars, never over the reference; a variable something else reads too is
+    written over in place, said."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform-objects" / "input", tmp_path, dirs_exist_ok=True)
+    plan = _walk_to(tmp_path, "cutover")
+    new = {c.path: c.new for c in plan.changes}
+    assert "min_size     = var.workers_min_size" in new.get("eks.tf", (tmp_path / "eks.tf").read_text())
+    assert new["terraform.tfvars"] == "workers_desired_size = 0\n"
+    assert 'variable "workers_min_size" {\n  type    = number\n  default = 0\n}' in new["variables.tf"]
+    assert {f.message.split(":")[0] for f in plan.findings if f.code == "MIG-CAS-043"} == \
+        {"min_size = var.workers_min_size", "desired_size = var.workers_desired_size"}
+    other = tmp_path / "other"
+    shutil.copytree(FIXTURES / "cas-terraform-objects" / "input", other)
+    with (other / "outputs.tf").open("a") as f:
+        f.write('\noutput "workers_min_size" {\n  value = var.workers_min_size\n}\n')
+    plan = _walk_to(other, "cutover")
+    new = {c.path: c.new for c in plan.changes}
+    assert "    min_size     = 0\n" in new["eks.tf"] and "variables.tf" not in new
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-043" and "in place" in f.message]
+    assert "var.workers_min_size is read 2 times" in f.message

@@ -81,16 +81,22 @@ def _module_blocks(repo: Repo, module: str, type_: str):
                 yield p, b
 
 
-def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list[Site], str]:
+def _lit(e: hclsrc.Expr | None, numbers: bool) -> bool:
+    return e is not None and ((e.kind == "string" and e.value is not None) or (numbers and e.kind == "number"))
+
+
+def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0,
+                     numbers: bool = False) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
     variable (else its default), a local, or, in a module called by relative source, what each caller passes
-    (followed into the caller's own variables). Returns ([], reason) when it cannot be known statically."""
-    if expr.kind == "string" and expr.value is not None:
+    (followed into the caller's own variables). Returns ([], reason) when it cannot be known statically.
+    String literals only, unless `numbers` (a size, a count)."""
+    if _lit(expr, numbers):
         return [Site(tf_path, expr, "literal")], ""
     fallback = _with_default(expr)
     if fallback is not None:            # try(x, "1.2"), coalesce(x, "1.2"), x != null ? x : "1.2"
         followed, lit, how = fallback
-        sites, why = definition_sites(repo, tf_path, followed, _depth + 1) if _depth < 4 else ([], "")
+        sites, why = definition_sites(repo, tf_path, followed, _depth + 1, numbers) if _depth < 4 else ([], "")
         if sites:
             return sites, ""
         return [Site(tf_path, lit, f"the literal default of {how} ({why or 'nothing else sets it'})")], ""
@@ -105,7 +111,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         for p, b in _module_blocks(repo, module, "locals"):
             e = b.attr(name)
             e = _entry(e, key) if key else e
-            if e is not None and e.kind == "string" and e.value is not None:
+            if _lit(e, numbers):
                 sites.append(Site(p, e, f"local.{name}{'.' + key if key else ''} in {p}"))
         return sites, "" if sites else f"{src} is not a literal string in any locals block"
     # tfvars of this root module (its directory and below, e.g. envs/dev.tfvars), never a sibling root's; a
@@ -118,7 +124,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
             continue
         e = f.attributes[name].expr
         e = _entry(e, key) if key else e
-        if e is not None and e.kind == "string" and e.value is not None:
+        if _lit(e, numbers):
             sites.append(Site(p, e, f"var.{name}{'.' + key if key else ''} in {p}"))
     if not sites and not key:           # Atmos: the stacks that set this component's variable
         from .atmos import variable_sites
@@ -131,7 +137,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         arg = cb.attr(name)
         if arg is None:
             continue
-        got, reason = definition_sites(repo, cp, arg, _depth + 1)
+        got, reason = definition_sites(repo, cp, arg, _depth + 1, numbers)
         passed.extend(Site(x.path, x.expr, f"{x.how}, passed to {cb.address} in {cp}") for x in got)
         if not got:
             why.append(f"{cb.address} in {cp}: {reason}")
@@ -150,7 +156,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         if b.labels == [name]:
             e = b.attr("default")
             e = _entry(e, key) if key else e
-            if e is not None and e.kind == "string" and e.value is not None:
+            if _lit(e, numbers):
                 return [Site(p, e, f"default of variable {name} in {p}")], ""
     if why:
         return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"

@@ -164,10 +164,9 @@ class Groups:
         nl = self.repo.files[path].newline
         for k, v in want.items():
             if k in have:
-                e = have[k]
-                start, end = (e.start, e.end) if isinstance(e, hclsrc.Expr) else (e.expr.start, e.expr.end)
-                if text[start:end] != str(v):
-                    self.res.edits.append(TextEdit(path, start, end, str(v), RULE))
+                e = have[k] if isinstance(have[k], hclsrc.Expr) else have[k].expr
+                if text[e.start:e.end] != str(v) and not self._at_source(path, k, e, v):
+                    self.res.edits.append(TextEdit(path, e.start, e.end, str(v), RULE))
         missing = [(k, v) for k, v in want.items() if k not in have]
         if not missing:
             return
@@ -183,6 +182,35 @@ class Groups:
         pos = line_end(text, anchor.end)
         body = "".join(f"{ind}{k} = {v}\n" for k, v in missing)
         self.res.edits.append(TextEdit(path, pos, pos, to_newline(body, nl), RULE, order=1))
+
+    def _at_source(self, path: str, key: str, e: hclsrc.Expr, v: int) -> bool:
+        """A size written as a variable or local (`min_size = var.workers_min`) keeps it: the value changes where it
+        lives (the variable's default, every tfvars of the root that sets it, the local), when nothing else in the
+        module reads it; else the size is written in place (said)."""
+        if e.kind != "ref":
+            return False
+        from ...inventory.sites import definition_sites
+        m = re.fullmatch(r"(var|local)\.([\w-]+)", e.source.strip())
+        sites, why = definition_sites(self.repo, path, e, numbers=True) if m else ([], "")
+        d = posixpath.dirname(path)
+        reads = sum(len(re.findall(rf"\b{m.group(1)}\.{re.escape(m.group(2))}\b", self.repo.text(p)))
+                    for p in self.repo.tf_in_dir(d)) if m else 0
+        ours = [x for x in sites if x.path.endswith(".tfvars") or posixpath.dirname(x.path) == d]
+        if m and sites and ours == sites and reads == 1:
+            for x in sites:
+                if x.expr.literal() != v:
+                    self.res.edits.append(TextEdit(x.path, x.expr.start, x.expr.end, str(v), RULE))
+            self.res.findings.append(Finding(
+                "MIG-CAS-043", "info", path, hclsrc.line_of(self.repo.text(path), e.start),
+                f"{key} = {e.source.strip()}: set to {v} where it is stated ({'; '.join(x.how for x in sites)})"))
+            return True
+        self.res.findings.append(Finding(
+            "MIG-CAS-043", "info", path, hclsrc.line_of(self.repo.text(path), e.start),
+            f"{key} = {e.source.strip()} written as {v} in place: " +
+            (f"{e.source.strip()} is read {reads} times in the module" if m and sites and reads != 1 else
+             "its value is passed from outside the module" if sites else why or "it is no variable or local"),
+            f"restore {e.source.strip()} there if you roll back"))
+        return False
 
     # -- removal -----------------------------------------------------------------------------------------------
     def remove(self, g: NodeGroup) -> None:
