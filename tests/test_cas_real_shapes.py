@@ -527,3 +527,23 @@ def test_a_node_group_size_from_a_variable_changes_where_the_variable_is_stated(
     assert "    min_size     = 0\n" in new["eks.tf"] and "variables.tf" not in new
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-043" and "in place" in f.message]
     assert "var.workers_min_size is read 2 times" in f.message
+
+
+def test_a_plain_deployments_objects_in_other_files_of_its_folder_go_with_it(tmp_path):
+    """Cluster Autoscaler's ServiceAccount and ClusterRoleBinding in rbac.yaml beside its Deployment (a folder of one
+    file per kind): removed with it; an object of another name in that file stays."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    kube = tmp_path / "kube" / "system"
+    docs = (kube / "cluster-autoscaler.yaml").read_text().split("---\n")
+    (kube / "rbac.yaml").write_text("---\n".join(docs[:2]))
+    (kube / "other-rbac.yaml").write_text(docs[0].replace("cluster-autoscaler", "metrics") + "---\n" + docs[1])
+    (kube / "cluster-autoscaler.yaml").write_text("---\n".join(docs[2:]))
+    _walk_to(tmp_path, "cleanup")
+    plan = _plan(tmp_path)
+    changes = {c.path: c for c in plan.changes}
+    assert changes["kube/system/rbac.yaml"].action == "delete"
+    assert changes["kube/system/other-rbac.yaml"].new == docs[0].replace("cluster-autoscaler", "metrics")
+    assert "kind: Deployment" not in changes["kube/system/cluster-autoscaler.yaml"].new
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-020"]
+    assert "kube/system/other-rbac.yaml" in f.message and "kube/system/rbac.yaml" in f.message

@@ -349,8 +349,9 @@ class Autoscaler:
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas"))
 
     def _remove_doc(self, ci: CasInstall, text: str) -> None:
-        """Remove Cluster Autoscaler's document, and the HelmRepository only it used; the file (and its
-        kustomization entry) when nothing else is left."""
+        """Remove Cluster Autoscaler's document, and the HelmRepository only it used; a plain Deployment's own objects
+        (its ServiceAccount, RBAC) in its file or beside it in its folder; a file (and its kustomization entry) when
+        nothing else is left in it."""
         from ...sources import yaml as yamlsrc
         docs = [d for d in yamlsrc.split_documents(text) if d.text.strip()]
         gone = [d for d in docs if d.start == ci.doc.start]
@@ -362,32 +363,48 @@ class Autoscaler:
                 if isinstance(obj, dict) and obj.get("kind") == "HelmRepository" and \
                         (obj.get("metadata") or {}).get("name") == src.get("name"):
                     gone.append(d)
+        others: list[str] = []
         if ci.kind == "deployment":
-            gone += [d for d in docs if d not in gone and _companion(yamlsrc.load(d.text), ci)]
+            gone += [d for d in docs if d not in gone and _companion(_load(d.text), ci)]
+            folder = posixpath.dirname(ci.path)
+            for p in sorted(self.repo.files):
+                if p != ci.path and posixpath.dirname(p) == folder and p.endswith((".yaml", ".yml")) and \
+                        _RBAC.search(self.repo.text(p)):
+                    theirs = [d for d in yamlsrc.split_documents(self.repo.text(p)) if d.text.strip()]
+                    mine = [d for d in theirs if _companion(_load(d.text), ci)]
+                    if mine:
+                        self._drop_docs(p, self.repo.text(p), theirs, mine)
+                        others.append(p)
+        self._drop_docs(ci.path, text, docs, gone)
+        self.res.removed.append(ci.address)
+        self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) "
+                                         "removed" + (f", with its objects in {', '.join(others)}" if others else "")))
+
+    def _drop_docs(self, path: str, text: str, docs: list, gone: list) -> None:
+        """Remove some documents of a YAML file (each with its separator), or the file and its kustomization entry
+        when none is left."""
         if len(gone) == len(docs):
-            self.res.edits.append(DeleteFile(ci.path, RULE))
+            self.res.edits.append(DeleteFile(path, RULE))
             from ...placement import kustomization_remove
-            e = kustomization_remove(self.repo, ci.path, RULE)
+            e = kustomization_remove(self.repo, path, RULE)
             if e is not None:
                 self.res.edits.append(e)
-        else:
-            spans = []
-            for d in sorted(gone, key=lambda d: d.start):
-                s, e = d.start, d.end
-                i = docs.index(d)
-                if i > 0:                           # with the separator line before it
-                    sep = text.rfind("---", 0, s)
-                    s = sep if sep >= 0 and not text[sep:s].replace("---", "", 1).strip() else s
-                elif i + 1 < len(docs):             # the first document: up to the next one, its separator too
-                    e = docs[i + 1].start
-                if spans and s <= spans[-1][1]:     # touching the previous removal: one edit
-                    spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
-                else:
-                    spans.append((s, e))
-            for s, e in spans:
-                self.res.edits.append(TextEdit(ci.path, s, e, "", RULE))
-        self.res.removed.append(ci.address)
-        self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) removed"))
+            return
+        spans = []
+        for d in sorted(gone, key=lambda d: d.start):
+            s, e = d.start, d.end
+            i = docs.index(d)
+            if i > 0:                           # with the separator line before it
+                sep = text.rfind("---", 0, s)
+                s = sep if sep >= 0 and not text[sep:s].replace("---", "", 1).strip() else s
+            elif i + 1 < len(docs):             # the first document: up to the next one, its separator too
+                e = docs[i + 1].start
+            if spans and s <= spans[-1][1]:     # touching the previous removal: one edit
+                spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
+            else:
+                spans.append((s, e))
+        for s, e in spans:
+            self.res.edits.append(TextEdit(path, s, e, "", RULE))
 
     def _source_used_elsewhere(self, name: str, ci: CasInstall) -> bool:
         for p, sf in self.repo.files.items():
@@ -396,6 +413,17 @@ class Autoscaler:
                     if line.strip() == f"name: {name}" and p != ci.path:
                         return True
         return False
+
+
+_RBAC = re.compile(r"kind:\s*(ServiceAccount|ClusterRole|Role|ClusterRoleBinding|RoleBinding)\b")
+
+
+def _load(text: str):
+    from ...sources import yaml as yamlsrc
+    try:
+        return yamlsrc.load(text)
+    except yamlsrc.YamlParseError:
+        return None
 
 
 def _companion(obj, ci: CasInstall) -> bool:
