@@ -547,3 +547,17 @@ def test_a_plain_deployments_objects_in_other_files_of_its_folder_go_with_it(tmp
     assert "kind: Deployment" not in changes["kube/system/cluster-autoscaler.yaml"].new
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-020"]
     assert "kube/system/other-rbac.yaml" in f.message and "kube/system/rbac.yaml" in f.message
+
+
+def test_an_eksctl_unmanaged_groups_subnets_are_read_from_its_auto_scaling_group_not_from_eks(tmp_path):
+    """`aws eks describe-nodegroup` does not know an eksctl `nodeGroups` entry: its subnets come from the Auto Scaling
+    group of its CloudFormation stack; a managed group keeps the EKS lookup."""
+    import shutil
+    from migrator.render.markdown import render
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_text(cfg.read_text().replace("  - name: spotgroup", "nodeGroups:\n  - name: spotgroup"))
+    md = render(_plan(tmp_path))
+    tags = next(ln for ln in md.splitlines() if ln.startswith("aws ec2 create-tags --tags"))
+    assert "--nodegroup-name linuxgroup" in tags and "--nodegroup-name spotgroup" not in tags
+    assert '--stack-name "eksctl-karpenter-poc-nodegroup-spotgroup"' in tags and "VPCZoneIdentifier" in tags

@@ -85,6 +85,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     policy_arn = f"arn:aws:iam::{acct}:policy/" + eks["controller_policy"].format(cluster=literal)
     role = eks["controller_role"].format(cluster=literal)
     groups = inst.groups or [g for g, *_ in cut_groups.drained]
+    unmanaged = {g.name for g in inv.groups if g.source == "eksctl" and g.flavour == "self"}
     values.update({
         "cluster": cluster, "cfn_stack": shlex.quote(eks["stack"].format(cluster=literal)),
         "cfn_template": eks["template"].format(version=values["chart_version"]),
@@ -106,9 +107,11 @@ def steps(hop: dict, ctx) -> list[Step]:
                        "--resources $(aws eks describe-nodegroup --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
                        "\"$ng\" --query 'nodegroup.subnets' --output text); done") if inst.subnets_by_cli and inst.style != "eksctl" else "",
         "group_tags": " && ".join(
-            f"aws ec2 create-tags --tags Key=karpenter.sh/discovery,Value={cluster} --resources $(aws eks "
-            f"describe-nodegroup --cluster-name {cluster} --nodegroup-name {shlex.quote(g)} --query 'nodegroup.subnets' "
-            "--output text)" for g in groups) if inst.style == "eksctl" else "",
+            f"aws ec2 create-tags --tags Key=karpenter.sh/discovery,Value={cluster} --resources "
+            + (_asg_subnets(eks["unmanaged_stack"].format(cluster=literal or "${CLUSTER_NAME}", group=g))
+               if g in unmanaged else
+               f"$(aws eks describe-nodegroup --cluster-name {cluster} --nodegroup-name {shlex.quote(g)} --query "
+               "'nodegroup.subnets' --output text)") for g in groups) if inst.style == "eksctl" else "",
         "aws_verify": (f"aws cloudformation describe-stacks --stack-name "
                        f"{shlex.quote(eks['stack'].format(cluster=literal))} --query "
                        "'Stacks[0].StackStatus'") if inst.style == "eksctl" else "",
@@ -155,6 +158,14 @@ def steps(hop: dict, ctx) -> list[Step]:
                 "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
                                "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
+
+
+def _asg_subnets(stack: str) -> str:
+    """The subnets of an eksctl unmanaged group, from the Auto Scaling group of its CloudFormation stack."""
+    return ("$(aws autoscaling describe-auto-scaling-groups --auto-scaling-group-names \"$(aws cloudformation "
+            f"describe-stack-resources --stack-name \"{stack}\" --query \"StackResources[?ResourceType=="
+            "'AWS::AutoScaling::AutoScalingGroup'].PhysicalResourceId\" --output text)\" --query "
+            "'AutoScalingGroups[0].VPCZoneIdentifier' --output text | tr ',' ' ')")
 
 
 def _nodegroup(name: str, exact: bool) -> str:
