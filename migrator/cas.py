@@ -81,6 +81,8 @@ class CasInventory:
     priorities: dict[int, list[str]] = field(default_factory=dict)  # priority expander: priority -> group regexes
     fargate: list[tuple[str, hclsrc.Block]] = field(default_factory=list)   # eks modules with fargate_profiles,
                                                                             # aws_eks_fargate_profile resources
+    others: list[tuple[str, int, str]] = field(default_factory=list)      # eksctl ClusterConfigs of other clusters
+    ambiguous: bool = False     # several ClusterConfigs and Cluster Autoscaler names not exactly one of them
 
     def owned(self, owns) -> "CasInventory":
         return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
@@ -92,6 +94,46 @@ class CasInventory:
     @property
     def present(self) -> bool:
         return bool(self.installs)
+
+
+_DISCOVERY = re.compile(r"k8s\.io/cluster-autoscaler/([^,\s\"']+)")
+
+
+def named_clusters(inv: CasInventory) -> set[str]:
+    """The cluster names Cluster Autoscaler's installs are given: the auto-discovery tag of a Deployment's flags,
+    `autoDiscovery.clusterName` in chart values written in YAML."""
+    out: set[str] = set()
+    for i in inv.installs:
+        if i.kind == "deployment":
+            spec = (((i.obj or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+            for c in spec.get("containers") or []:
+                for a in list(c.get("command") or []) + list(c.get("args") or []):
+                    out |= {m for m in _DISCOVERY.findall(str(a)) if m != "enabled"}
+        name = (yaml_values(i).get("autoDiscovery") or {}).get("clusterName") if i.obj is not None else None
+        if isinstance(name, str) and name:
+            out.add(name)
+    return out
+
+
+def one_cluster(inv: CasInventory) -> CasInventory:
+    """A folder holding several eksctl ClusterConfigs holds several clusters: the root keeps the one Cluster
+    Autoscaler is given (and its node groups); the others are named in `others`. When Cluster Autoscaler names
+    none of them, or several, the root keeps none (`ambiguous`)."""
+    names = {str((o.get("metadata") or {}).get("name")) for _, _, o in inv.clusters}
+    if len(inv.clusters) < 2:
+        return inv
+    wanted = named_clusters(inv) & names
+    keep = [c for c in inv.clusters if str((c[2].get("metadata") or {}).get("name")) in wanted] \
+        if len(wanted) == 1 else []
+    if len(keep) != 1:
+        keep = []
+        inv.ambiguous = True
+    kept_docs = {(p, d.start) for p, d, _ in keep}
+    inv.others = [(p, d.first_line + 1, str((o.get("metadata") or {}).get("name"))) for p, d, o in inv.clusters
+                  if (p, d.start) not in kept_docs]
+    inv.groups = [g for g in inv.groups if g.source != "eksctl" or (g.path, g.doc.start) in kept_docs]
+    inv.clusters = keep
+    return inv
 
 
 def scan(repo: Repo) -> CasInventory:

@@ -561,3 +561,27 @@ def test_an_eksctl_unmanaged_groups_subnets_are_read_from_its_auto_scaling_group
     tags = next(ln for ln in md.splitlines() if ln.startswith("aws ec2 create-tags --tags"))
     assert "--nodegroup-name linuxgroup" in tags and "--nodegroup-name spotgroup" not in tags
     assert '--stack-name "eksctl-karpenter-poc-nodegroup-spotgroup"' in tags and "VPCZoneIdentifier" in tags
+
+
+def test_several_eksctl_clusterconfigs_in_one_folder_are_several_clusters(tmp_path):
+    """Two ClusterConfigs beside each other: the root plans the one Cluster Autoscaler's auto-discovery tag names
+    (the other's groups are never drained, removed nor written as NodePools); when it names neither, nothing is
+    written and MIG-CAS-045 says why."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    cfg = (tmp_path / "cluster.yaml").read_text()
+    (tmp_path / "other-cluster.yaml").write_text(cfg.replace("name: karpenter-poc", "name: other-cluster")
+                                                 .replace("linuxgroup", "othergroup").replace("spotgroup", "otherspot"))
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-044"]
+    assert "other-cluster (other-cluster.yaml:1)" in f.message
+    written = "".join(c.new or "" for c in plan.changes)
+    assert "name: spotgroup" in written and "othergroup" not in written and "otherspot" not in written
+    assert not any(c.path == "other-cluster.yaml" for c in plan.changes)
+    cas = tmp_path / "manifests" / "cluster-autoscaler.yaml"
+    cas.write_text(cas.read_text().replace(",k8s.io/cluster-autoscaler/karpenter-poc", ""))
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-045"]
+    assert "karpenter-poc (cluster.yaml:4)" in f.message or "other-cluster (other-cluster.yaml:1)" in f.message
+    assert not plan.changes

@@ -8,7 +8,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge
-from ...cas import CasInventory, NodeGroup, scan
+from ...cas import CasInventory, NodeGroup, one_cluster, scan
 from ...model import Finding
 
 FACTS = knowledge.load("cas")
@@ -366,5 +366,5 @@ def on_fargate(ctx) -> bool:
 def inventory(ctx) -> CasInventory:
     """This root's Cluster Autoscaler, node groups and their IAM (scanned once per run, kept on the context)."""
     if "cas" not in ctx.entry:
-        ctx.entry["cas"] = scan(ctx.repo).owned(ctx.owns)
+        ctx.entry["cas"] = one_cluster(scan(ctx.repo).owned(ctx.owns))
     return ctx.entry["cas"]

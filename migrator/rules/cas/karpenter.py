@@ -215,6 +215,21 @@ class Installer:
         if not self.cas.present:
             return res
         cas0 = self.cas.installs[0]
+        if self.cas.others:
+            from ...cas import named_clusters
+            named = sorted(named_clusters(self.cas))
+            configs = ", ".join(f"{n} ({p}:{line})" for p, line, n in self.cas.others)
+            if self.cas.ambiguous:
+                _find(res, "MIG-CAS-045", "warning", cas0.path, cas0.line,
+                      f"this folder holds several eksctl ClusterConfigs ({configs}) and Cluster Autoscaler is given "
+                      + (f"the cluster name(s) {', '.join(named)}" if named else "no cluster name of them")
+                      + ": migrator cannot tell which cluster it scales, so nothing is written for this root",
+                      "keep each ClusterConfig in a folder of its own with its Cluster Autoscaler manifests (or give "
+                      "Cluster Autoscaler its cluster's auto-discovery tag), then run migrator again")
+                return res
+            _find(res, "MIG-CAS-044", "info", cas0.path, cas0.line,
+                  f"Cluster Autoscaler here scales {named[0]}; the other ClusterConfigs of this folder ({configs}) are "
+                  "other clusters: their node groups are not planned with it")
         d = self.terraform_dir(cas0)
         expr, eks = cluster_expr(self.repo, self.cas, d)
         if expr is None and self.cas.clusters:
