@@ -382,12 +382,17 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
         m = Masked(text="")
         defaults = b.attr(tf["defaults"][attr])
         base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
-        if groups is not None and groups.kind != "object":
+        listed = groups.kind == "tuple" and groups.items and all(i.kind == "object" for i in groups.items)
+        if groups.kind != "object" and not listed:
             inv.unread.append((p, hclsrc.line_of(text, groups.start),
-                               f"module.{b.labels[0]}.{attr} is a list of groups keyed by position, not a map"
+                               f"module.{b.labels[0]}.{attr} is a list whose items are not all written out"
                                if groups.kind == "tuple" else
                                f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]})"))
-        for e in groups.entries if groups is not None and groups.kind == "object" else []:
+        # a list of groups (v17 style, still taken by the module's `for k, v in var.x`): keyed by position ("0", "1")
+        entries = [hclsrc.ObjEntry(str(i), it.start, it.start, False, it, it.start, it.end)
+                   for i, it in enumerate(groups.items)] if listed else \
+            (groups.entries if groups.kind == "object" else [])
+        for e in entries:
             if e.value.kind != "object":
                 inv.unread.append((p, hclsrc.line_of(text, e.start),
                                    f"node group {e.key} of module.{b.labels[0]} is built by an expression"))
@@ -402,6 +407,10 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
             g.manual = [k for k in tf["manual"] if k in merged and merged[k] not in (None, False, "", {}, [])]
             g.fields["name"] = merged.get("name", e.key)
             _stated(repo, p, g)
+            if listed:
+                g.index = int(e.key)
+                named = g.literal("name")
+                g.name = named if isinstance(named, str) and named and named != e.key else f"group-{e.key}"
             inv.groups.append(g)
 
 
@@ -457,6 +466,11 @@ def _stated(repo: Repo, p: str, g: NodeGroup) -> None:
         return v
     for k in list(g.fields):
         g.fields[k] = settle(g.fields[k])
+        if k in _NUMBERS and isinstance(g.fields[k], str) and re.fullmatch(r"\d+", g.fields[k]):
+            g.fields[k] = int(g.fields[k])      # a number attribute given "2": Terraform converts it
+
+
+_NUMBERS = ("min_size", "max_size", "desired_size", "disk_size")
 
 
 def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:

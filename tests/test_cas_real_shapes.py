@@ -585,3 +585,82 @@ def test_several_eksctl_clusterconfigs_in_one_folder_are_several_clusters(tmp_pa
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-045"]
     assert "karpenter-poc (cluster.yaml:4)" in f.message or "other-cluster (other-cluster.yaml:1)" in f.message
     assert not plan.changes
+
+
+LISTED_GROUPS = '''  eks_managed_node_groups = [
+    {
+      name           = "{first}"
+{first_body}
+    },
+    {
+      name           = "{second}"
+{second_body}
+    },
+  ]
+}}
+'''
+GENERAL = '''      instance_types = ["m6i.xlarge", "m5.xlarge"]
+      capacity_type  = "ON_DEMAND"
+      min_size       = 1
+      max_size       = "10"
+      desired_size   = 3'''
+SPOT = '''      instance_types = ["c6i.2xlarge", "c5.2xlarge"]
+      capacity_type  = "SPOT"
+      min_size       = 0
+      max_size       = 20
+      desired_size   = 2'''
+
+
+def _listed(tmp_path, first, second):
+    """fixtures/cas-terraform with its node groups written as a list (v17 style, keyed by position, as
+    ubc/aws-eks-terraform writes them on eks module v20)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    text = main.read_text()
+    start = text.index("  eks_managed_node_groups = {")
+    bodies = {"general": GENERAL, "spot": SPOT}
+    main.write_text(text[:start] + LISTED_GROUPS.replace("{first}", first).replace("{second}", second)
+                    .replace("{first_body}", bodies[first]).replace("{second_body}", bodies[second])
+                    .replace("}}", "}"))
+
+
+def test_node_groups_written_as_a_list_are_read_keyed_by_position(tmp_path):
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    _listed(tmp_path, "general", "spot")
+    groups = scan(Repo(tmp_path)).groups
+    assert [(g.name, g.index, g.entry.key, g.literal("max_size")) for g in groups] == \
+        [("general", 0, "0", 10), ("spot", 1, "1", 20)]       # max_size "10" is the number Terraform makes of it
+    tf = next(c.new for c in _plan(tmp_path).changes if c.path == "karpenter.tf")
+    assert 'module.eks.eks_managed_node_groups["0"].node_group_id' in tf
+    plan = _walk_to(tmp_path, "cleanup")
+    main = next(c.new for c in plan.changes if c.path == "main.tf")
+    assert 'name           = "general"' in main and 'name           = "spot"' not in main
+
+
+def test_a_listed_group_before_one_that_stays_is_not_removed(tmp_path):
+    """Removing item 0 would renumber item 1 (the group that stays) and Terraform would replace it: the group stays
+    at zero nodes, MIG-CAS-046 says how to remove it."""
+    _listed(tmp_path, "spot", "general")
+    plan = _walk_to(tmp_path, "cleanup")
+    assert not any(c.path == "main.tf" for c in plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-046"]
+    assert "node group spot is item 0" in f.message and "general" in f.message
+    assert """module.eks.module.eks_managed_node_group["0"]""" in f.manual_step
+
+
+def test_a_tainted_group_named_to_stay_runs_the_controller_with_its_taints_tolerated(tmp_path):
+    import shutil
+    from migrator.options import Options
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    main.write_text(main.read_text().replace('capacity_type  = "SPOT"', 'capacity_type  = "ON_DEMAND"'))
+    plan = _plan(tmp_path, options=Options(node_group_keep="spot"))
+    tf = next(c.new for c in plan.changes if c.path == "karpenter.tf")
+    assert 'key      = "CriticalAddonsOnly"' in tf and 'key      = "workload"' in tf and 'value    = "batch"' in tf
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-005"]
+    assert "tolerates its taints (workload)" in f.message
+    plan = _plan(tmp_path)                  # chosen by migrator: never a tainted group
+    tf = next(c.new for c in plan.changes if c.path == "karpenter.tf")
+    assert "tolerations" not in tf

@@ -318,12 +318,25 @@ def _cm(v: Any) -> Any:
     return v
 
 
+def tolerations(kept: Shape | None) -> list[dict] | None:
+    """The controller's tolerations on the group that stays: None (the chart's own) for an untainted group; its
+    taints, beside the chart's own, for a tainted group named with --node-group-keep."""
+    if kept is None or not kept.taints:
+        return None
+    out = [dict(t) for t in FACTS["install"]["chart_tolerations"]]
+    for t in kept.taints:
+        out.append({"key": t["key"], "operator": "Equal" if "value" in t else "Exists",
+                    **({"value": t["value"]} if "value" in t else {}), "effect": t["effect"]})
+    return out
+
+
 def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, str]:
-    """The node group that stays for the controller, and why."""
-    def unfit(s: Shape) -> str | None:
+    """The node group that stays for the controller, and why. A tainted group is only kept when named with
+    --node-group-keep: the controller is then given its taints as tolerations (`tolerations`)."""
+    def unfit(s: Shape, named: bool = False) -> str | None:
         if s.capacity != "on-demand":
             return f"it runs {s.capacity.replace('+', ' and ')} capacity (a reclaimed node takes the controller along)"
-        if s.taints:
+        if s.taints and not named:
             return "it is tainted " + ", ".join(t["key"] for t in s.taints) + " and the controller tolerates no taint"
         if s.unsure:
             return "its " + " and ".join(s.unsure) + " cannot be read"
@@ -333,15 +346,20 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
     if chosen:
         for s in shapes:
             if s.group.name == chosen:
-                why = unfit(s)
+                why = unfit(s, named=True)
                 if why:
                     return None, f"--node-group-keep {chosen} cannot host the controller: {why}"
-                return s, f"chosen with --node-group-keep {chosen}"
+                return s, f"chosen with --node-group-keep {chosen}" + (
+                    "; the controller tolerates its taints (" + ", ".join(t["key"] for t in s.taints) + ")"
+                    if s.taints else "")
         return None, f"--node-group-keep {chosen} names no node group of this root"
     # a group at zero nodes cannot host the controller (and a group the cutover drained must not win the next run)
     cands = [s for s in shapes if unfit(s) is None]
     if not cands:
-        return None, "no on-demand node group without taints can host the controller"
+        return None, ("no on-demand node group without taints can host the controller" +
+                      ("; a tainted on-demand group can, named with --node-group-keep (" +
+                       ", ".join(s.group.name for s in tainted) + "): the controller then tolerates its taints"
+                       if (tainted := [s for s in shapes if s.taints and unfit(s, named=True) is None]) else ""))
     cands.sort(key=lambda s: (s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
                               s.group.name))
     s = cands[0]

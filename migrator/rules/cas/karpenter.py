@@ -559,6 +559,8 @@ class Installer:
             match.append({"key": convert.GROUP_LABEL, "operator": "In", "values": ["__MIG_4__"]})
         values["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": match}]}}}
+        if convert.tolerations(kept):
+            values["tolerations"] = convert.tolerations(kept)
         base = [f'  name       = "{{n}}"', f'  namespace  = "{ns}"', f'  repository = "{INSTALL["chart_repository"]}"',
                 '  chart      = "{n}"', f'  version    = "{self.target}"']
         out += ['resource "helm_release" "karpenter_crd" {'] + [x.replace("{n}", "karpenter-crd") for x in base] + ["}", ""]
@@ -641,6 +643,8 @@ class Installer:
                       "nodeSelectorTerms": [{"matchExpressions": [
                           {"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"},
                           {"key": label, "operator": "In", "values": [kept.group.name]}]}]}}}}
+        if convert.tolerations(kept):
+            values["tolerations"] = convert.tolerations(kept)
         nl = self.repo.files[path].newline
         emit = yamlsrc.Emitter()
         res.edits.append(NewFile(files["karpenter-values.yaml"], to_newline(
@@ -803,10 +807,13 @@ class Installer:
                   f"node group {kept.group.name}'s EKS name is not a literal, so the controller is only kept off "
                   "Karpenter's nodes, not pinned to the group",
                   f"add {convert.GROUP_LABEL} In [<the group's name>] to the karpenter chart values' affinity")
-        return {"settings": {"clusterName": cluster, "interruptionQueue": names["queue"]},
-                "serviceAccount": {"name": INSTALL["service_account"]},
-                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
+        out = {"settings": {"clusterName": cluster, "interruptionQueue": names["queue"]},
+               "serviceAccount": {"name": INSTALL["service_account"]},
+               "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                   "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
+        if convert.tolerations(kept):
+            out["tolerations"] = convert.tolerations(kept)
+        return out
 
     def write_beside(self, cas0, charts_docs: list, objects: list, list_objects: bool = True) -> bool:
         """karpenter.yaml and karpenter-nodepools.yaml beside Cluster Autoscaler's file, listed in its kustomization

@@ -54,6 +54,8 @@ class Groups:
                 return self.res
             self.res.kept = kept.group.name
         pools = convert.taken_over(self.ctx)
+        self.removing = {id(g) for g in cas.groups if g.name in pools and not (kept is not None and g is kept.group)}
+        self.all_groups = cas.groups
         for g in cas.groups:
             if kept is not None and g is kept.group:
                 if self.phase == "cutover":
@@ -215,6 +217,22 @@ class Groups:
     # -- removal -----------------------------------------------------------------------------------------------
     def remove(self, g: NodeGroup) -> None:
         text = self.repo.text(g.path)
+        if g.source == "module" and g.index >= 0:
+            after = [x for x in self.all_groups if x.source == "module" and x.block is g.block and x.attr == g.attr
+                     and x.index > g.index and id(x) not in self.removing]
+            items = g.block.attr(g.attr).items
+            if after or len(items) > 1 + max([x.index for x in self.all_groups if x.block is g.block and
+                                                x.attr == g.attr], default=-1):
+                self.res.findings.append(Finding(
+                    "MIG-CAS-046", "warning", g.path, g.line,
+                    f"node group {g.name} is item {g.index} of the list {g.attr}, keyed by position: removing it would "
+                    f"renumber the groups after it ({', '.join(x.name for x in after) or 'items migrator did not read'}),"
+                    " and Terraform would replace them; it stays, at zero nodes",
+                    "remove it by hand once its nodes are gone: delete the group (aws eks delete-nodegroup), "
+                    f"`terraform state rm 'module.{g.block.labels[0]}.module."
+                    f'{"eks_managed_node_group" if g.flavour == "managed" else "self_managed_node_group"}["{g.index}"]'
+                    "'`, then remove its item with a moved block from each later position to the one before it"))
+                return
         if g.source == "module":
             e = g.entry
             s = comments_above(text, line_start(text, e.start))
