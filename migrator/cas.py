@@ -36,6 +36,8 @@ class CasInstall:
     name: str = "cluster-autoscaler"
     source: tuple = ()          # argocd: path of the chart's source in the Application
     row: dict | None = None     # module: its row of knowledge/cas.yaml `modules`
+    file_values: dict = field(default_factory=dict)     # values it reads from this repository's files: an Argo
+                                                        # CD `$<ref>/path` value file, Flux valuesFrom ConfigMaps
 
     @property
     def address(self) -> str:
@@ -281,12 +283,79 @@ def yaml_values(i: CasInstall) -> dict:
     if i.obj is None:
         return {}
     if i.kind == "flux":
-        return (i.obj.get("spec") or {}).get("values") or {}
+        inline = (i.obj.get("spec") or {}).get("values") or {}
+        return _merged(i.file_values, inline) if i.file_values else inline
     if i.kind == "kustomize":
         return (value_at(i.obj, i.source) or {}).get("valuesInline") or {}
     if i.kind == "argocd":
-        return ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
+        inline = ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
+        return _merged(i.file_values, inline) if i.file_values else inline
     return {}
+
+
+def _merged(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _flux_values_from(repo: Repo, p: str, obj: dict) -> dict:
+    """A HelmRelease's `valuesFrom` ConfigMaps written in this repository, merged in order (Flux merges
+    spec.values over them): a ConfigMap manifest of that name, or a kustomize configMapGenerator of that name
+    whose file gives the key (`values.yaml` unless `valuesKey` says otherwise)."""
+    out: dict = {}
+    for ref in ((obj.get("spec") or {}).get("valuesFrom") or []):
+        if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap" or not ref.get("name"):
+            continue
+        name, key = str(ref["name"]), str(ref.get("valuesKey") or "values.yaml")
+        text = None
+        for q, sf in repo.files.items():
+            if not q.endswith((".yaml", ".yml")) or name not in sf.text:
+                continue
+            try:
+                docs = [yamlsrc.load(d.text) for d in yamlsrc.split_documents(sf.text) if d.text.strip()]
+            except yamlsrc.YamlParseError:
+                continue
+            for d in docs:
+                if not isinstance(d, dict):
+                    continue
+                if d.get("kind") == "ConfigMap" and (d.get("metadata") or {}).get("name") == name:
+                    text = (d.get("data") or {}).get(key)
+                for gen in d.get("configMapGenerator") or [] if isinstance(d.get("configMapGenerator"), list) else []:
+                    if isinstance(gen, dict) and gen.get("name") == name:
+                        for f in gen.get("files") or []:
+                            k, _, rel = str(f).partition("=") if "=" in str(f) else (posixpath.basename(str(f)), "", str(f))
+                            target = posixpath.normpath(posixpath.join(posixpath.dirname(q), rel))
+                            if k == key and target in repo.files:
+                                text = repo.text(target)
+            if text is not None:
+                break
+        try:
+            got = yamlsrc.load(text) if isinstance(text, str) else None
+        except yamlsrc.YamlParseError:
+            got = None
+        if isinstance(got, dict):
+            out = _merged(out, got)
+    return out
+
+
+def _argocd_value_files(repo: Repo, spec: dict, src: dict) -> dict:
+    """The values files a multi-source Application's chart reads from a `ref:` source (`$values/<path>`), where
+    the path is a file of this repository, merged in order."""
+    refs = {str(x["ref"]) for x in spec.get("sources") or [] if isinstance(x, dict) and x.get("ref")}
+    out: dict = {}
+    for f in ((src.get("helm") or {}).get("valueFiles") or []):
+        m = re.match(r"^\$([\w-]+)/(.+)$", str(f))
+        if not m or m.group(1) not in refs or m.group(2) not in repo.files:
+            continue
+        try:
+            got = yamlsrc.load(repo.text(m.group(2)))
+        except yamlsrc.YamlParseError:
+            continue
+        if isinstance(got, dict):
+            out = _merged(out, got)
+    return out
 
 
 def _priority_map(raw: Any) -> dict[int, list[str]]:
@@ -346,7 +415,8 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                 inv.installs.append(CasInstall("flux", p, line, obj=obj, doc=doc,
                                                namespace=str((obj.get("spec") or {}).get("targetNamespace")
                                                              or meta.get("namespace") or "default"),
-                                               name=str(meta.get("name", "cluster-autoscaler"))))
+                                               name=str(meta.get("name", "cluster-autoscaler")),
+                                               file_values=_flux_values_from(repo, p, obj)))
         elif isinstance(obj.get("helmCharts"), list):          # a kustomization (kustomize build --enable-helm)
             for i, item in enumerate(obj["helmCharts"]):
                 if isinstance(item, dict) and item.get("name") == FACTS["detect"]["chart"]:
@@ -362,7 +432,8 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                     inv.installs.append(CasInstall("argocd", p, line, obj=obj, doc=doc,
                                                    namespace=str(dest.get("namespace") or "kube-system"),
                                                    name=str(meta.get("name", "cluster-autoscaler")),
-                                                   source=("source",) if i == 0 else ("sources", i - 1)))
+                                                   source=("source",) if i == 0 else ("sources", i - 1),
+                                                   file_values=_argocd_value_files(repo, spec, src)))
                     break
         elif kind == "Deployment":
             spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}

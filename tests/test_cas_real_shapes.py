@@ -664,3 +664,85 @@ def test_a_tainted_group_named_to_stay_runs_the_controller_with_its_taints_toler
     plan = _plan(tmp_path)                  # chosen by migrator: never a tainted group
     tf = next(c.new for c in plan.changes if c.path == "karpenter.tf")
     assert "tolerations" not in tf
+
+
+MULTI_SOURCE = '''apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: cluster-autoscaler
+  namespace: argocd
+spec:
+  project: platform
+  sources:
+    - repoURL: https://kubernetes.github.io/autoscaler
+      chart: cluster-autoscaler
+      targetRevision: 9.46.6
+      helm:
+        valueFiles:
+          - $values/gitops/values/cluster-autoscaler.yaml
+{params}    - repoURL: https://github.com/example/platform.git
+      targetRevision: main
+      ref: values
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: kube-system
+'''
+
+
+def test_a_multi_source_application_reads_its_values_file_and_is_scaled_through_the_chart_source(tmp_path):
+    """Cluster Autoscaler's values in a `$values/...` file of the repository (a `ref:` source): read (its cluster name,
+    its expander priorities), and replicaCount 0 goes into the chart source's valuesObject, which Argo CD merges over
+    the value files; a replicaCount parameter (which wins over valuesObject) is set instead where one is written."""
+    import shutil
+    from migrator.cas import scan, yaml_values
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    app = tmp_path / "gitops" / "apps" / "cluster-autoscaler.yaml"
+    inline = app.read_text().split("      valuesObject:\n", 1)[1].split("  destination:")[0]
+    (tmp_path / "gitops" / "values").mkdir()
+    (tmp_path / "gitops" / "values" / "cluster-autoscaler.yaml").write_text(
+        "\n".join(ln[8:] for ln in inline.splitlines()) + "\n")
+    app.write_text(MULTI_SOURCE.replace("{params}", ""))
+    (i,) = scan(Repo(tmp_path)).installs
+    assert i.source == ("sources", 0) and yaml_values(i)["autoDiscovery"] == {"clusterName": "payments"}
+    plan = _walk_to(tmp_path, "cutover")
+    new = next(c.new for c in plan.changes if c.path == "gitops/apps/cluster-autoscaler.yaml")
+    assert "        valuesObject:\n          replicaCount: 0\n" in new
+    import yaml as pyyaml
+    doc = pyyaml.safe_load(new)
+    assert doc["spec"]["sources"][0]["helm"]["valuesObject"] == {"replicaCount": 0}
+    assert doc["spec"]["sources"][1] == {"repoURL": "https://github.com/example/platform.git", "targetRevision": "main",
+                                         "ref": "values"}
+    app.write_text(MULTI_SOURCE.replace("{params}", '''        parameters:
+          - name: replicaCount
+            value: "2"
+'''))
+    plan = _plan(tmp_path)
+    doc = pyyaml.safe_load(next(c.new for c in plan.changes if c.path == "gitops/apps/cluster-autoscaler.yaml"))
+    assert doc["spec"]["sources"][0]["helm"]["parameters"] == [{"name": "replicaCount", "value": "0"}]
+    assert "valuesObject" not in doc["spec"]["sources"][0]["helm"]
+
+
+def test_a_flux_helmreleases_values_from_a_generated_configmap_are_read(tmp_path):
+    """valuesFrom a ConfigMap that kustomize generates from a values file: its values are read (the cluster name,
+    the scale-down delay that becomes consolidateAfter), and the cutover's spec.values.replicaCount 0 wins over them
+    (Flux merges spec.values last)."""
+    import shutil
+    from migrator.cas import scan, yaml_values
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-flux" / "input", tmp_path, dirs_exist_ok=True)
+    d = tmp_path / "clusters" / "analytics"
+    text = (d / "cluster-autoscaler.yaml").read_text()
+    head, values = text.split("  values:\n")
+    (d / "cluster-autoscaler.yaml").write_text(
+        head + "  valuesFrom:\n    - kind: ConfigMap\n      name: cluster-autoscaler-values\n")
+    (d / "cas-values.yaml").write_text("".join(ln[4:] + "\n" for ln in values.splitlines()))
+    (d / "kustomization.yaml").write_text((d / "kustomization.yaml").read_text() + (
+        "configMapGenerator:\n  - name: cluster-autoscaler-values\n    namespace: kube-system\n"
+        "    files:\n      - values.yaml=cas-values.yaml\n"))
+    (i,) = scan(Repo(tmp_path)).installs
+    assert yaml_values(i)["autoDiscovery"] == {"clusterName": "analytics"}
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    pools = next(c.new for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
+    assert "consolidateAfter: 5m" in pools

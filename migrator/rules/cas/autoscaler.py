@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...cas import CasInstall
+from ...inventory import value_at
 from . import convert
 from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_start, to_newline
 from ...model import Finding
@@ -213,18 +214,31 @@ class Autoscaler:
             return
         if self.phase != "cutover":
             return
-        helm = ((ci.obj.get("spec") or {}).get("source") or {}).get("helm") or {} if ci.source == ("source",) else None
-        if helm is None or "values" in helm or "parameters" in helm:
+        # the chart's source (`source`, or its item of `sources` beside a `ref:` values source): Argo CD merges
+        # parameters > valuesObject > values > valueFiles, so replicaCount 0 goes into a replicaCount parameter where
+        # one is set, else into valuesObject, which wins over the values and value files of any source
+        at = ("spec",) + tuple(ci.source)
+        src = value_at(ci.obj, at)
+        helm = (src.get("helm") or {}) if isinstance(src, dict) else None
+        params = helm.get("parameters") if isinstance(helm, dict) else None
+        if helm is None or (params is not None and not isinstance(params, list)):
             self.res.findings.append(Finding(
                 "MIG-CAS-023", "warning", ci.path, ci.line,
-                f"{ci.address}: its chart values are not a valuesObject of a single source, so migrator does not set "
-                "replicaCount there", f"set replicaCount: 0 in its values (or kubectl -n {ci.namespace} scale "
-                "deployment -l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0 with auto-sync off)"))
+                f"{ci.address}: its chart source cannot be read, so migrator does not set replicaCount there",
+                f"set replicaCount: 0 in its values (or kubectl -n {ci.namespace} scale deployment -l "
+                "app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0 with auto-sync off)"))
+            return
+        i = next((n for n, x in enumerate(params or []) if isinstance(x, dict) and x.get("name") == "replicaCount"),
+                 None)
+        if i is not None:
+            current = params[i].get("value")
+            if str(current) != "0":
+                self._set(ci, text, at + ("helm", "parameters", i, "value"), current, value="0")
             return
         current = (helm.get("valuesObject") or {}).get("replicaCount")
         if str(current) == "0":
             return
-        self._set(ci, text, ("spec", "source", "helm", "valuesObject", "replicaCount"), current)
+        self._set(ci, text, at + ("helm", "valuesObject", "replicaCount"), current)
 
     def kustomize(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)
@@ -331,13 +345,15 @@ class Autoscaler:
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
                                          f"{current if current is not None else r.source if r is not None else 1})"))
 
-    def _set(self, ci: CasInstall, text: str, path: tuple, current) -> None:
-        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj)
-        op = Op("set", path, value=0) if current is not None else Op("add", dst=path, value=0)
+    def _set(self, ci: CasInstall, text: str, path: tuple, current, value=0) -> None:
+        cut = max((n + 1 for n, k in enumerate(path) if isinstance(k, int)), default=0)   # below a list item:
+        under, path = tuple(path[:cut]), tuple(path[cut:])                             # the item is the tree
+        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj, under=under)
+        op = Op("set", path, value=value) if current is not None else Op("add", dst=path, value=value)
         out = keytree.rewrite(tree, [op])
         if out.problems:
             self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
-                                             f"{ci.address}: cannot set {'.'.join(path)} to 0 here",
+                                             f"{ci.address}: cannot set {'.'.join(map(str, under + path))} to 0 here",
                                              f"scale Cluster Autoscaler to 0 by hand: kubectl -n {ci.namespace} scale "
                                              f"deployment/{ci.name} --replicas=0"))
             return
