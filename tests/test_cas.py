@@ -55,9 +55,17 @@ def test_detects_installs_groups_iam_and_modules(tf):
 
 
 @pytest.mark.parametrize("itype,cap", [("m6i.xlarge", (4, 16)), ("c5.9xlarge", (36, 72)), ("r6gd.medium", (1, 8)),
-                                       ("t3.medium", (2, 4)), ("p4d.24xlarge", None), ("m5.metal", None)])
+                                       ("t3.medium", (2, 4)), ("p4d.24xlarge", None), ("m5.metal", None),
+                                       ("c5n.large", (2, 5.25)), ("g4dn.xlarge", (4, 16)), ("t2.small", (1, 2))])
 def test_instance_capacity_table(itype, cap):
     assert convert.capacity_of(itype) == cap
+
+
+def test_a_fractional_memory_limit_is_written_in_mebibytes():
+    """c5n.large has 5.25 GiB: 3 of them are 16128Mi, never a NodePool limit below what the group could launch."""
+    from migrator.cas import NodeGroup
+    g = NodeGroup("net", "module", "managed", "main.tf", 1, fields={"instance_types": ["c5n.large"], "max_size": 3})
+    assert convert.shape(g).limits == {"cpu": 6, "memory": "16128Mi"}
 
 
 def test_every_nodepool_keeps_what_its_group_launched(tf):

@@ -194,7 +194,7 @@ def shape(g: NodeGroup) -> Shape:
     if isinstance(max_size, int) and types and all(caps):
         cpu = max(c[0] for c in caps) * max_size
         mem = max(c[1] for c in caps) * max_size
-        limits = {"cpu": cpu, "memory": f"{mem}Gi"}
+        limits = {"cpu": cpu, "memory": f"{int(mem)}Gi" if mem == int(mem) else f"{int(round(mem * 1024))}Mi"}
     elif types:
         unknown = [t for t, c in zip(types, caps) if c is None]
         notes.append(_note(g, "MIG-CAS-014", "warning",
