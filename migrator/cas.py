@@ -243,7 +243,10 @@ def _terraform_deployments(repo: Repo, inv: CasInventory) -> None:
             pod = nested(b, "spec", "template", "spec")
             d = posixpath.dirname(p)
             seen = False
+            flags: list = []
             for c in (pod.sub("container") if pod is not None else []):
+                for e in (c.attr("command"), c.attr("args")):
+                    flags += [x.literal() for x in (e.items if e is not None and e.kind == "tuple" else [])]
                 e = c.attr("image")
                 v = e.literal() if e is not None else None
                 if v is None and e is not None:
@@ -251,7 +254,7 @@ def _terraform_deployments(repo: Repo, inv: CasInventory) -> None:
                     if v is None and e.kind == "string":            # "registry/cluster-autoscaler:v${var.version}"
                         v = "".join("" if interp else text for interp, text in e.parts)
                 seen = seen or (isinstance(v, str) and bool(image.search(v)))
-            if not seen:
+            if not seen or _other_cloud(flags):
                 continue
             meta = nested(b, "metadata")
             ns = object_meta(repo, d, meta.attr("namespace"), "namespace") if meta is not None else None
@@ -401,6 +404,17 @@ def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
     return {}
 
 
+def _other_cloud(flags: list, values: dict | None = None) -> bool:
+    """Cluster Autoscaler given another cloud than EKS's: a --cloud-provider flag, or the chart's cloudProvider."""
+    want = FACTS["detect"]["cloud_provider"]
+    for a in flags:
+        m = re.match(r"^--cloud-provider=(\S+)$", str(a))
+        if m and m.group(1) != want:
+            return True
+    cp = (values or {}).get("cloudProvider")
+    return isinstance(cp, str) and cp != want
+
+
 def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
     image = re.compile(FACTS["detect"]["image"])
     for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, only=_CAS):
@@ -411,7 +425,7 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
         line = doc.first_line + 1
         if kind == "HelmRelease" and str(obj.get("apiVersion", "")).startswith("helm.toolkit.fluxcd.io/"):
             chart = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")
-            if chart == FACTS["detect"]["chart"]:
+            if chart == FACTS["detect"]["chart"] and not _other_cloud([], (obj.get("spec") or {}).get("values")):
                 inv.installs.append(CasInstall("flux", p, line, obj=obj, doc=doc,
                                                namespace=str((obj.get("spec") or {}).get("targetNamespace")
                                                              or meta.get("namespace") or "default"),
@@ -427,7 +441,8 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
         elif kind in ("Application",) and str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
             spec = obj.get("spec") or {}
             for i, src in enumerate([spec.get("source")] + list(spec.get("sources") or [])):
-                if isinstance(src, dict) and src.get("chart") == FACTS["detect"]["chart"]:
+                if isinstance(src, dict) and src.get("chart") == FACTS["detect"]["chart"] and \
+                        not _other_cloud([], (src.get("helm") or {}).get("valuesObject")):
                     dest = spec.get("destination") or {}
                     inv.installs.append(CasInstall("argocd", p, line, obj=obj, doc=doc,
                                                    namespace=str(dest.get("namespace") or "kube-system"),
@@ -437,7 +452,8 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                     break
         elif kind == "Deployment":
             spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-            if any(image.search(str(c.get("image", ""))) for c in spec.get("containers") or [] if isinstance(c, dict)):
+            cas = [c for c in spec.get("containers") or [] if isinstance(c, dict) and image.search(str(c.get("image", "")))]
+            if cas and not _other_cloud([a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]):
                 inv.installs.append(CasInstall("deployment", p, line, obj=obj, doc=doc,
                                                namespace=str(meta.get("namespace", "kube-system")),
                                                name=str(meta.get("name", "cluster-autoscaler"))))

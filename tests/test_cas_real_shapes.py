@@ -746,3 +746,21 @@ def test_a_flux_helmreleases_values_from_a_generated_configmap_are_read(tmp_path
     assert not [f for f in plan.findings if f.severity == "error"]
     pools = next(c.new for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
     assert "consolidateAfter: 5m" in pools
+
+
+def test_cluster_autoscaler_for_another_cloud_is_no_eks_cluster_autoscaler(tmp_path):
+    """A Deployment running Cluster Autoscaler with --cloud-provider=clusterapi (or gce, azure), or a chart given
+    another cloudProvider, scales no EKS node group: not a Cluster Autoscaler root."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    f = tmp_path / "kube" / "system" / "cluster-autoscaler.yaml"
+    assert len(scan(Repo(tmp_path)).installs) == 1
+    f.write_text(f.read_text().replace("--cloud-provider=aws", "--cloud-provider=clusterapi"))
+    assert scan(Repo(tmp_path)).installs == []
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path / "argo")
+    app = tmp_path / "argo" / "gitops" / "apps" / "cluster-autoscaler.yaml"
+    assert len(scan(Repo(tmp_path / "argo")).installs) == 1
+    app.write_text(app.read_text().replace("        awsRegion: eu-central-1\n", "        cloudProvider: azure\n"))
+    assert scan(Repo(tmp_path / "argo")).installs == []
