@@ -187,10 +187,24 @@ def default_instance_profile(values: list[HelmValue]) -> list[HelmValue]:
     return [v for v in values if v.key in keys and v.value not in (None, "")]
 
 
+def _eksctl_profile(repo: Repo, owns) -> list[HelmValue]:
+    """The instance profile eksctl gave the chart it installed (a ClusterConfig with `karpenter:` in this root)."""
+    from .inventory.eksctl import scan as eksctl_installs
+    spec = FACTS["eksctl_instance_profile"]
+    out = []
+    for ci in eksctl_installs(repo):
+        cluster = str((ci.obj.get("metadata") or {}).get("name") or "")
+        given = (ci.obj.get("karpenter") or {}).get(spec["key"])
+        if owns(ci.path) and (given or cluster):
+            out.append(HelmValue(f"karpenter.{spec['key']} (eksctl)", str(given or spec["default"].format(cluster=cluster)),
+                                 None, ci.path, ci.line, ("karpenter", spec["key"])))
+    return out
+
+
 def resolve_node_role(repo: Repo, values: list[HelmValue], owns=lambda p: True) -> tuple[Resolution, HelmValue | None]:
     """Node role from the chart's defaultInstanceProfile (the alpha fallback every template used); when that
     trail breaks, from what the repository states elsewhere (facts.py: iam:PassRole, access entries, aws-auth)."""
-    found = default_instance_profile(values)
+    found = default_instance_profile(values) or _eksctl_profile(repo, owns)
     if not found:
         res, v = Resolution(reason="no defaultInstanceProfile is set in the Karpenter chart values found in the "
                                    "repository"), None

@@ -198,3 +198,50 @@ def test_a_generic_add_ons_list_that_never_names_karpenter_is_not_evaluated(tmp_
         '      chart         = "prometheus-adapter"\n      chart_version = "4.2.0"\n    }\n  }\n}\n')
     plan = make_plan(tmp_path, to="latest")
     assert [r.era for r in plan.roots] == ["none"]
+
+
+EKSCTL_ALPHA = '''apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata:
+  name: br-eks
+  region: ap-northeast-2
+karpenter:
+  version: "0.31.0"
+{extra}managedNodeGroups:
+  - name: system
+    instanceType: m5.large
+---
+apiVersion: karpenter.sh/v1alpha5
+kind: Provisioner
+metadata:
+  name: apps
+spec:
+  providerRef:
+    name: apps
+---
+apiVersion: karpenter.k8s.aws/v1alpha1
+kind: AWSNodeTemplate
+metadata:
+  name: apps
+spec:
+  subnetSelector:
+    karpenter.sh/discovery: br-eks
+  securityGroupSelector:
+    karpenter.sh/discovery: br-eks
+'''
+
+
+@pytest.mark.parametrize("extra,profile", [("", "eksctl-KarpenterNodeInstanceProfile-br-eks"),
+                                           ("  defaultInstanceProfile: NodesProfile\n", "NodesProfile")])
+def test_an_alpha_node_template_on_an_eksctl_install_keeps_the_instance_profile_eksctl_gave_the_chart(tmp_path, extra,
+                                                                                                       profile):
+    """eksctl's `karpenter:` install gives the chart an instance profile (karpenter.defaultInstanceProfile, else
+    eksctl-KarpenterNodeInstanceProfile-<cluster>): the EC2NodeClass keeps it, never a false MIG-NC-011 stop
+    (skills-wlstmd/kubernetes, Cluster/BottleRocket/Karpenter)."""
+    import yaml as pyyaml
+    (tmp_path / "cluster.yaml").write_text(EKSCTL_ALPHA.replace("{extra}", extra))
+    plan = make_plan(tmp_path, to="latest")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    docs = [d for c in plan.changes if c.new for d in pyyaml.safe_load_all(c.new) if isinstance(d, dict)]
+    (nc,) = [d for d in docs if d.get("kind") == "EC2NodeClass"]
+    assert nc["spec"]["instanceProfile"] == profile

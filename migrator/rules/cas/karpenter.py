@@ -237,9 +237,18 @@ class Installer:
         if expr is None:
             others = sorted({posixpath.dirname(p) or "." for p, _ in scan(self.repo).eks_modules}
                             | {posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")})
+            from ...cas import named_clusters
+            named = named_clusters(self.cas)
+            configs = [(p, d, o) for p, d, o in scan(self.repo).clusters
+                       if str((o.get("metadata") or {}).get("name")) in named] if not others else []
             where = (f"the repository declares its clusters in {', '.join(others[:3])}, outside this root module "
                      "(another state, or a module another root calls)" if others else
-                     "no terraform-aws-modules/eks module or aws_eks_cluster in the repository")
+                     "the eksctl ClusterConfig of the cluster it names (" + ", ".join(
+                         f"{(o.get('metadata') or {}).get('name')} in {p}" for p, _, o in configs[:3])
+                     + ") is outside this root's folder; keep Cluster Autoscaler's manifests in the ClusterConfig's "
+                     "folder (or the ClusterConfig beside them) to have them planned together" if configs else
+                     "no terraform-aws-modules/eks module, aws_eks_cluster or eksctl ClusterConfig of it in the "
+                     "repository")
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: {where}, so migrator cannot tell which cluster to install Karpenter into, nor "
                   "write it beside the cluster",
