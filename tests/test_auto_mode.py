@@ -374,6 +374,9 @@ def test_argocd_walk_removes_the_controller_application_and_the_hand_written_aws
                                                "argocd.argoproj.io/sync-options=Delete=false")
             assert step.commands[0].endswith("argocd app delete karpenter --cascade")
             assert step.commands[1].startswith("terraform -chdir=infra plan")      # the controller first, then IAM
+            # the local only the controller's role read stays, said
+            assert any(f.code == "MIG-AUTO-049" and f.message.startswith("local.oidc was read only by")
+                       and "aws_iam_role.karpenter_controller" in f.message for f in plan.findings)
         if not plan.changes:
             break
         apply_changes(work, plan.changes)
@@ -492,3 +495,18 @@ def test_a_pass_role_on_every_role_names_no_node_role(tmp_path):
     names = {f"{t}.{n}" for r in kept.get("resource", []) for t, v in r.items() for n in v}
     assert {"aws_iam_role.reporting", "aws_iam_role_policy_attachment.reporting"} <= names
     assert "aws_sqs_queue.karpenter" not in names and "aws_iam_policy.karpenter_controller" not in names
+
+
+def test_eksctl_addons_below_auto_modes_minimums_are_raised_and_applied_first(tmp_path):
+    """`addons[].version` older than Auto Mode needs is raised in place (quoting kept); `latest` and versions at the
+    minimum stay; the runbook updates the add-ons before it turns Auto Mode on."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-eksctl-flux" / "input", work)
+    plan = make_plan(work, to="auto-mode")
+    cfg = next(c for c in plan.changes if c.path == "cluster.yaml")
+    addons = {a["name"]: a["version"] for a in _obj(cfg.new)["addons"]}
+    assert addons == {"vpc-cni": "v1.19.0-eksbuild.1", "kube-proxy": "latest",
+                      "eks-pod-identity-agent": "v1.3.4-eksbuild.1"}
+    assert '    version: "v1.3.4-eksbuild.1"\n' in cfg.new
+    (step,) = [s for s in plan.steps if s.phase == "enable"]
+    assert step.commands[0] == "eksctl update addon -f cluster.yaml && eksctl update auto-mode-config -f cluster.yaml"

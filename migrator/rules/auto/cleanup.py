@@ -109,6 +109,7 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
             res.removed.append(f"{b.address} ({p}:{hclsrc.line_of(text, b.start)})")
             if b.type not in ("output", "data"):
                 res.targets.append((posixpath.dirname(p) or ".", b.address))
+    res.findings += leftovers(repo, blocks)
     res.files = sorted({e.path for e in res.edits})
     if res.edits and not any(c.chart in FACTS["controller_charts"] for c in ctx.charts):
         _find(res, "MIG-AUTO-047", "info", "", 0,
@@ -116,6 +117,37 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
               "uninstall its release where it is installed (helm uninstall karpenter -n <namespace>) before this "
               "phase is applied, so it never runs without its IAM; keep karpenter-crd")
     return res
+
+
+def leftovers(repo, going: dict[str, list]) -> list[Finding]:
+    """What only the removed blocks read (a data source such as the public ECR token the chart pulled with, a local,
+    a variable such as the chart's version): left in place, said, so the module keeps nothing unexplained."""
+    from ...tfgraph import _nodes, references
+    out: list[Finding] = []
+    for d in sorted({posixpath.dirname(p) or "." for p in going}):
+        files = {p: repo.text(p) for p in repo.tf_in_dir("" if d == "." else d)}
+        nodes = _nodes(files)
+        gone = {b.address for p, bs in going.items() if (posixpath.dirname(p) or ".") == d for b in bs}
+        variables = {f"var.{b.labels[0]}": (p, b) for p in files for b in (repo.hcl(p).blocks if repo.hcl(p) else [])
+                     if b.type == "variable" and b.labels}
+        names = set(nodes) | set(variables)
+        readers: dict[str, set[str]] = {}
+        for n, body in nodes.items():
+            for r in references(body, names) - {n}:
+                readers.setdefault(r, set()).add(n)
+        for n in sorted(names - gone):
+            if not (n.startswith(("data.", "local.", "var.")) and readers.get(n)) or not readers[n] <= gone:
+                continue
+            where = next(((p, b.start) for p in files for b in (repo.hcl(p).blocks if repo.hcl(p) else [])
+                          if (n.startswith("data.") and b.type == "data" and f"data.{'.'.join(b.labels)}" == n)
+                          or (n.startswith("local.") and b.type == "locals" and n[6:] in b.attributes)), None)
+            if n in variables:
+                where = (variables[n][0], variables[n][1].start)
+            p, at = where if where else (d, 0)
+            out.append(Finding("MIG-AUTO-049", "info", p, hclsrc.line_of(files[p], at) if p in files else 0,
+                               f"{n} was read only by what this phase removes ({', '.join(sorted(readers[n]))}): "
+                               "it is left in place", f"remove {n} once nothing outside these files needs it"))
+    return out
 
 
 def unlink(repo, addresses: dict, rule: str, edits: list, findings: list):

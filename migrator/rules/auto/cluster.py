@@ -48,6 +48,7 @@ class ClusterResult:
     targets: list[tuple[str, str]] = field(default_factory=list)     # (dir, address) applied in the enable step
     notes: list[str] = field(default_factory=list)                   # what the enable changes, for the runbook
     eksctl_file: str = ""
+    eksctl_addons: bool = False         # eksctl add-on versions raised (eksctl update addon -f)
 
 
 def _find(res: ClusterResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
@@ -507,6 +508,31 @@ class ClusterRule:
             return
         res.notes.append(f"{p}: autoModeConfig enabled with no built-in node pool; the node role {role} of the "
                          "NodeClasses and its EC2 access entry are created by the commands below")
+        self.eksctl_addons(p, doc, obj)
+
+    def eksctl_addons(self, p: str, doc, obj) -> None:
+        """`addons[].version` below Auto Mode's minimums raised in place (eksctl applies them with
+        `eksctl update addon -f`); `latest` and unset versions are left alone."""
+        text = self.repo.text(p)
+        lines = doc.text.splitlines(keepends=True)
+        for item in obj.get("addons") or []:
+            if not isinstance(item, dict) or "version" not in item:
+                continue
+            have, want = str(item.get("version")), FACTS["addon_minimums"].get(str(item.get("name")))
+            if isinstance(want, dict):
+                want = want.get(".".join(have.lstrip("v").split(".")[:2]))
+            if want is None or not re.match(r"v?\d+\.\d+\.\d+", have) or _addon_key(have) >= _addon_key(want):
+                continue
+            ln, col = item.lc.value("version")
+            at = doc.start + sum(len(x) for x in lines[:ln]) + col
+            m = re.match(r'"[^"]*"|\'[^\']*\'|[^\s#]+', text[at:])
+            quote = m.group(0)[0] if m.group(0)[0] in "\"'" else ""
+            self.edit(TextEdit(p, at, at + m.end(), f"{quote}{want}{quote}", RULE))
+            self.res.notes.append(f"add-on {item.get('name')} {have} -> {want}")
+            self.res.eksctl_addons = True
+            _find(self.res, "MIG-AUTO-012", "info", p, hclsrc.line_of(text, at),
+                  f"EKS add-on {item.get('name')} {have} is older than Auto Mode needs: raised to {want} (eksctl "
+                  f"update addon -f {p})")
 
 
 def _snake(policy: str) -> str:

@@ -48,7 +48,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     values = {
         "cluster": cluster,
         "enable_notes": "; ".join(cl.notes) or f"{cl.address or 'the cluster'} gets Auto Mode's settings",
-        "eksctl_enable": f"eksctl update auto-mode-config -f {shlex.quote(cl.eksctl_file)}" if cl.eksctl_file else "",
+        "eksctl_enable": ((f"eksctl update addon -f {shlex.quote(cl.eksctl_file)} && " if cl.eksctl_addons else "")
+                          + f"eksctl update auto-mode-config -f {shlex.quote(cl.eksctl_file)}") if cl.eksctl_file else "",
         **_eksctl_role(cl, cluster),
         "created": ", ".join(made.created) or "none",
         "taint": f"{taint['key']}={taint['value']}:{taint['effect']}",
