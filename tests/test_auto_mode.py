@@ -510,3 +510,21 @@ def test_eksctl_addons_below_auto_modes_minimums_are_raised_and_applied_first(tm
     assert '    version: "v1.3.4-eksbuild.1"\n' in cfg.new
     (step,) = [s for s in plan.steps if s.phase == "enable"]
     assert step.commands[0] == "eksctl update addon -f cluster.yaml && eksctl update auto-mode-config -f cluster.yaml"
+
+
+def test_the_node_group_that_hosted_the_controller_is_offered_for_removal_and_left(tmp_path):
+    """At the cleanup, the group marked for the controller (its karpenter.sh/controller label, a group the chart's
+    nodeSelector pins it to) is named with its file and line, and stays: coredns and the add-ons may run there."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", work)
+    for _ in range(10):
+        plan = make_plan(work, to="auto-mode")
+        if plan.roots[0].phase == "cleanup":
+            break
+        apply_changes(work, plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-050"]
+    assert (f.path, f.line) == ("main.tf", 28) and "node group karpenter" in f.message
+    assert "karpenter = {" in next(c.new for c in plan.changes if c.path == "main.tf") if any(
+        c.path == "main.tf" for c in plan.changes) else True
+    (step,) = [s for s in plan.steps if s.phase == "cleanup"]
+    assert "The node group that hosted Karpenter's controller (karpenter) can go" in step.detail

@@ -110,6 +110,7 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
             if b.type not in ("output", "data"):
                 res.targets.append((posixpath.dirname(p) or ".", b.address))
     res.findings += leftovers(repo, blocks)
+    controller_groups(ctx, res)
     res.files = sorted({e.path for e in res.edits})
     if res.edits and not any(c.chart in FACTS["controller_charts"] for c in ctx.charts):
         _find(res, "MIG-AUTO-047", "info", "", 0,
@@ -117,6 +118,32 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
               "uninstall its release where it is installed (helm uninstall karpenter -n <namespace>) before this "
               "phase is applied, so it never runs without its IAM; keep karpenter-crd")
     return res
+
+
+def controller_groups(ctx, res: CleanupResult) -> None:
+    """The node groups that hosted Karpenter's controller: the ones its chart values pin it to (nodeSelector, a node
+    group affinity), or marked for it (auto_mode.yaml cleanup.controller_group). Offered for removal, said."""
+    from ...cas import scan
+    spec = FACTS["controller_group"]
+    selector = {v.keys[-1]: str(v.value) for v in ctx.helm_values if len(v.keys) == 2 and v.keys[0] == "nodeSelector"
+                and v.value is not None}
+    named = {str(v.value) for v in ctx.helm_values if "matchExpressions" in v.keys and v.value is not None} \
+        if any(v.value == "eks.amazonaws.com/nodegroup" for v in ctx.helm_values) else set()
+    for g in scan(ctx.repo).groups:
+        if not ctx.owns(g.path):
+            continue
+        labels = g.fields.get("labels") if isinstance(g.fields.get("labels"), dict) else {}
+        why = next((f"the chart's nodeSelector {k}={v}" for k, v in selector.items() if str(labels.get(k)) == v), None) \
+            or (f"the chart's affinity names it" if g.name in named else None) \
+            or next((f"its label {k}" for k in spec["labels"] if k in labels), None) \
+            or (f"its name" if re.search(spec["name"], g.name) else None)
+        if why is None:
+            continue
+        res.groups.append(g.name)
+        _find(res, "MIG-AUTO-050", "info", g.path, g.line,
+              f"node group {g.name} hosted Karpenter's controller ({why}): with the controller gone it can go once "
+              "nothing else runs on it; migrator leaves it",
+              f"drain it and remove it from {g.path} when coredns and the other add-ons run on Auto Mode's nodes")
 
 
 def leftovers(repo, going: dict[str, list]) -> list[Finding]:

@@ -61,9 +61,10 @@ def steps(hop: dict, ctx) -> list[Step]:
                                "it is installed (helm uninstall karpenter -n <namespace>) before applying this step. ")
         + "Removed: " + (", ".join(cln.removed) or "nothing in the files"),
         "kept": ", ".join(cln.kept) or "it is not in this repository: keep it wherever it is installed",
-        "groups_note": "The node group that hosted Karpenter's controller can go once nothing else runs on it "
-                       "(Auto Mode's nodes serve the rest); keep coredns and the other add-ons while any "
-                       "non-Auto Mode node remains.",
+        "groups_note": ("The node group that hosted Karpenter's controller"
+                        + (f" ({', '.join(cln.groups)})" if cln.groups else "")
+                        + " can go once nothing else runs on it (Auto Mode's nodes serve the rest); keep coredns and "
+                        "the other add-ons while any non-Auto Mode node remains."),
         "release_commands": " && ".join(
             ([f"kubectl annotate crd {' '.join(convert.FACTS['cleanup']['shared_crds'])} "
               "argocd.argoproj.io/sync-options=Delete=false --overwrite"] if cln.guard_crds else []) + [
