@@ -27,6 +27,17 @@ def _eksctl_role(cl, cluster: str) -> dict:
     return {"eksctl_role": " && ".join(cmds)}
 
 
+def _flux_run(repo, d: str) -> bool:
+    """Flux reconciles a kustomization folder: a Flux Kustomization's path covers it, or it holds Flux objects
+    itself (a HelmRelease beside the NodePools): its changes land by a commit and `flux reconcile`, not kubectl."""
+    from ...inventory.kustomizations import flux_paths
+    d = "" if d == "." else d
+    if any(fd == "" or d == fd or d.startswith(fd + "/") for fd in flux_paths(repo)):
+        return True
+    return any(p.endswith((".yaml", ".yml")) and (p.rsplit("/", 1)[0] if "/" in p else "") == d
+               and ".toolkit.fluxcd.io/" in repo.files[p].text for p in repo.files)
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
     cl = res["enable"]["auto/cluster"]
@@ -75,9 +86,11 @@ def steps(hop: dict, ctx) -> list[Step]:
     flags = {"enable": bool(cl.edits) or (not cl.enabled and cl.installer == "eksctl"),
              "nodepools": bool(made.edits), "workloads": bool(untaint.edits or wl.edits),
              "cutover": bool(cut.edits), "cleanup": bool(cln.edits)}
+    flux = [d for d in applied["kustomize"] if _flux_run(ctx.repo, d)]
+    applied["kustomize"] = [d for d in applied["kustomize"] if d not in flux]
     objects = [f for f, ok in (("terraform", bool(tf_objects)), ("yaml", bool(applied["yaml"])),
                                ("kustomize", bool(applied["kustomize"] or applied["kustomize_helm"])),
-                               ("argocd", bool(applied["argocd"]))) if ok] or ["yaml"]
+                               ("argocd", bool(applied["argocd"])), ("flux", bool(flux))) if ok] or ["yaml"]
     flavours = {"chart": ["terraform"], "cluster": ["eksctl"] if cl.installer == "eksctl" else ["terraform"],
                 "objects": objects, "cleanup": ["terraform"] if cln.targets else []}
     targets = {"cluster_targets": cl.targets, "object_targets": tf_objects, "cleanup_targets": cln.targets}
