@@ -528,3 +528,29 @@ def test_the_node_group_that_hosted_the_controller_is_offered_for_removal_and_le
         c.path == "main.tf" for c in plan.changes) else True
     (step,) = [s for s in plan.steps if s.phase == "cleanup"]
     assert "The node group that hosted Karpenter's controller (karpenter) can go" in step.detail
+
+
+@pytest.mark.parametrize("extra, arn", [
+    ("", "arn:aws:iam::aws:policy/AmazonEKSComputePolicy"),
+    ('data "aws_partition" "current" {}\n', "arn:${data.aws_partition.current.partition}:iam::aws:policy/"
+                                           "AmazonEKSComputePolicy"),
+    ('provider "aws" {\n  region = "cn-north-1"\n}\n', "arn:aws-cn:iam::aws:policy/AmazonEKSComputePolicy")])
+def test_aws_managed_arns_are_written_in_the_clusters_partition(tmp_path, extra, arn):
+    """The policies migrator attaches (cluster role, node role, the access policy) name the partition the module
+    states: its aws_partition data source, or its provider's China / GovCloud region; else `aws`."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    (work / "eks.tf").unlink()
+    (work / "cluster.tf").write_text(
+        extra + 'resource "aws_iam_role" "cluster" {\n  name = "c"\n  assume_role_policy = jsonencode({\n'
+        '    Version = "2012-10-17"\n    Statement = [{\n      Effect    = "Allow"\n'
+        '      Principal = { Service = "eks.amazonaws.com" }\n      Action    = "sts:AssumeRole"\n    }]\n  })\n}\n\n'
+        'resource "aws_eks_cluster" "this" {\n  name     = "analytics"\n  role_arn = aws_iam_role.cluster.arn\n\n'
+        '  access_config {\n    authentication_mode = "API"\n  }\n\n'
+        '  vpc_config {\n    subnet_ids = ["subnet-1", "subnet-2"]\n  }\n}\n')
+    plan = make_plan(work, to="auto-mode")
+    assert not plan.has_errors
+    new = next(c.new for c in plan.changes if c.path == "eks-auto-mode.tf")
+    assert f'policy_arn = "{arn}"' in new
+    assert "cluster-access-policy/AmazonEKSAutoNodePolicy" in new and \
+        new.count(f'"arn:{arn.split(":")[1] if "$" not in arn else "${data.aws_partition.current.partition}"}:') >= 3

@@ -49,6 +49,7 @@ class ClusterResult:
     notes: list[str] = field(default_factory=list)                   # what the enable changes, for the runbook
     eksctl_file: str = ""
     eksctl_addons: bool = False         # eksctl add-on versions raised (eksctl update addon -f)
+    partition: str = "aws"              # the ARN partition of the cluster's region (eksctl: metadata.region)
 
 
 def _find(res: ClusterResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
@@ -79,6 +80,18 @@ class ClusterRule:
     def edit(self, e: Edit) -> None:
         if self.write:
             self.res.edits.append(e)
+
+    def arn(self, d: str, arn: str) -> str:
+        """An AWS-managed ARN in the partition of the module's cluster: `data.aws_partition.<x>.partition` where the
+        module declares one, the partition of its provider's literal region (China, GovCloud), else `aws`."""
+        part = next((f"${{data.aws_partition.{b.labels[1]}.partition}}" for p, b in self.repo.blocks("data", "aws_partition")
+                     if _dir(p) == d), None)
+        if part is None:
+            for p, b in self.repo.blocks("provider", "aws"):
+                region = b.attr("region").literal() if _dir(p) == d and b.attr("region") is not None else None
+                part = next((v for k, v in CL["partitions"].items() if isinstance(region, str) and
+                             region.startswith(k)), None) or part
+        return arn.replace("arn:aws:", f"arn:{part}:", 1) if part else arn
 
     def run(self) -> ClusterResult:
         owns = self.ctx.owns
@@ -350,7 +363,8 @@ class ClusterRule:
             if any(pol in h for h in have):
                 continue
             out += (f'{nl}resource "aws_iam_role_policy_attachment" "cluster_{_snake(pol)}" {{{nl}'
-                    f'  policy_arn = "arn:aws:iam::aws:policy/{pol}"{nl}  role       = aws_iam_role.{m.group(1)}.name'
+                    f'  policy_arn = "{self.arn(self.res.dir, f"arn:aws:iam::aws:policy/{pol}")}"{nl}'
+                    f'  role       = aws_iam_role.{m.group(1)}.name'
                     f"{nl}}}{nl}")
         trust = rb.attr("assume_role_policy")
         rtext = self.repo.text(rp)
@@ -395,7 +409,8 @@ class ClusterRule:
                f'      Action    = ["sts:AssumeRole", "sts:TagSession"]{nl}    }}]{nl}  }}){nl}}}{nl}')
         for pol in CL["node_role_policies"]:
             out += (f'{nl}resource "aws_iam_role_policy_attachment" "{label}_{_snake(pol)}" {{{nl}'
-                    f'  policy_arn = "arn:aws:iam::aws:policy/{pol}"{nl}  role       = aws_iam_role.{label}.name'
+                    f'  policy_arn = "{self.arn(d, f"arn:aws:iam::aws:policy/{pol}")}"{nl}'
+                    f'  role       = aws_iam_role.{label}.name'
                     f"{nl}}}{nl}")
         return out
 
@@ -419,7 +434,7 @@ class ClusterRule:
                 f'  type          = "{CL["access_entry_type"]}"{nl}}}{nl}{nl}'
                 f'resource "aws_eks_access_policy_association" "auto_mode_node" {{{nl}'
                 f"  cluster_name  = {cluster}{nl}  principal_arn = {principal}{nl}"
-                f'  policy_arn    = "{CL["access_policy"]}"{nl}{nl}  access_scope {{{nl}    type = "cluster"{nl}  }}{nl}'
+                f'  policy_arn    = "{self.arn(d, CL["access_policy"])}"{nl}{nl}  access_scope {{{nl}    type = "cluster"{nl}  }}{nl}'
                 f"{nl}  depends_on = [aws_eks_access_entry.auto_mode_node]{nl}}}{nl}")
         self.edit(NewFile(path, to_newline(body + extra, nl), RULE))
         self.res.targets += [(d, "aws_eks_access_entry.auto_mode_node"),
@@ -478,6 +493,8 @@ class ClusterRule:
         meta = obj.get("metadata") or {}
         res.address = str(meta.get("name"))
         res.cluster_literal = str(meta.get("name")) if meta.get("name") else None
+        res.partition = next((v for k, v in CL["partitions"].items() if str(meta.get("region") or "").startswith(k)),
+                             "aws")
         amc = obj.get("autoModeConfig")
         res.where = f"{p}:{self.repo.text(p).count(chr(10), 0, doc.start) + 1}"
         role = f"{res.cluster_literal}{CL['eksctl']['node_role_suffix']}" if res.cluster_literal else None

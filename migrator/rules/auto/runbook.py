@@ -18,12 +18,13 @@ def _eksctl_role(cl, cluster: str) -> dict:
     trust = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},'
              '"Action":["sts:AssumeRole","sts:TagSession"]}]}')
     cmds = [f"aws iam create-role --role-name {role} --assume-role-policy-document '{trust}'"]
-    cmds += [f"aws iam attach-role-policy --role-name {role} --policy-arn arn:aws:iam::aws:policy/{p}"
+    cmds += [f"aws iam attach-role-policy --role-name {role} --policy-arn arn:{cl.partition}:iam::aws:policy/{p}"
              for p in convert.FACTS["cluster"]["node_role_policies"]]
     arn = f"\"$(aws iam get-role --role-name {role} --query Role.Arn --output text)\""
     cmds += [f"aws eks create-access-entry --cluster-name {cluster} --principal-arn {arn} --type EC2",
              f"aws eks associate-access-policy --cluster-name {cluster} --principal-arn {arn} --policy-arn "
-             f"{convert.FACTS['cluster']['access_policy']} --access-scope type=cluster"]
+             f"{convert.FACTS['cluster']['access_policy'].replace('arn:aws:', f'arn:{cl.partition}:', 1)} "
+             "--access-scope type=cluster"]
     return {"eksctl_role": " && ".join(cmds)}
 
 
