@@ -324,7 +324,10 @@ class ClusterRule:
                   f"{b.address} authenticates through aws-auth only ("
                   + (f"authentication_mode {mode.source}" if mode is not None else "no access_config: CONFIG_MAP")
                   + "), and Auto Mode's node role joins the cluster through an access entry (type EC2)",
-                  "switch the cluster to API_AND_CONFIG_MAP first (access_config { authentication_mode = "
+                  ("if `aws eks describe-cluster --name <cluster> --query cluster.accessConfig.authenticationMode` "
+                   "already says API or API_AND_CONFIG_MAP (switched outside Terraform), state it in access_config; "
+                   "otherwise " if mode is None else "")
+                  + "switch the cluster to API_AND_CONFIG_MAP first (access_config { authentication_mode = "
                   "\"API_AND_CONFIG_MAP\" } with bootstrap_cluster_creator_admin_permissions as the cluster was "
                   "created: a change of it replaces the cluster), apply, then run migrator again")
         label = b.labels[1]
