@@ -21,6 +21,7 @@ from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...standing import auto_mode
 from . import convert, handwritten
+from .links import unlink
 
 RULE = "auto/cleanup"
 FACTS = convert.FACTS["cleanup"]
@@ -175,37 +176,6 @@ def leftovers(repo, going: dict[str, list]) -> list[Finding]:
                                f"{n} was read only by what this phase removes ({', '.join(sorted(readers[n]))}): "
                                "it is left in place", f"remove {n} once nothing outside these files needs it"))
     return out
-
-
-def unlink(repo, addresses: dict, rule: str, edits: list, findings: list):
-    """What else in their modules reads blocks that go: a `depends_on` entry is dropped, an output that reads them
-    goes too (returned), anything else is an error (None: nothing may be removed)."""
-    from .nodepools import relink
-    dirs = {posixpath.dirname(p) or "." for p, _ in addresses.values()}
-    outputs, bad = [], False
-    for d in sorted(dirs):
-        for p in repo.tf_in_dir("" if d == "." else d):
-            f = repo.hcl(p)
-            text = repo.text(p)
-            for b in (f.blocks if f else []):
-                if b.address in addresses:
-                    continue
-                body = text[b.start:b.end]
-                hits = [a for a in addresses if re.search(r"\b" + re.escape(a) + r"\b", body)]
-                if not hits:
-                    continue
-                if b.type == "output":
-                    outputs.append((p, b))
-                    continue
-                fixed = relink(body, {}, set(hits))
-                if not any(re.search(r"\b" + re.escape(a) + r"\b", fixed) for a in hits):
-                    edits.append(TextEdit(p, b.start, b.end, fixed, rule))
-                    continue
-                bad = True
-                findings.append(Finding("MIG-AUTO-041", "error", p, hclsrc.line_of(text, b.start),
-                                        f"{b.address} reads {', '.join(hits)}, which this phase removes",
-                                        f"remove or rewrite {b.address}'s use of it, then run migrator again"))
-    return None if bad else outputs
 
 
 def _skips_crds(obj: dict) -> bool:

@@ -11,7 +11,6 @@ cutover: every NodePool and EC2NodeClass with an Auto Mode twin is removed (bloc
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass, field
 
 from ... import knowledge
@@ -24,6 +23,7 @@ from ..cas.autoscaler import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, Removals, _name_key, _scope
 from . import convert
+from .links import relink, unlink
 
 RULE = "auto/nodepools"
 FACTS = convert.FACTS
@@ -53,22 +53,6 @@ class PoolsResult:
         return []
 
 
-_DEPENDS = re.compile(r"^([ \t]*)depends_on\s*=\s*\[([^\]]*)\][ \t]*\r?\n", re.M)
-
-
-def relink(text: str, renamed: dict, dropped: set) -> str:
-    """`depends_on` lists of a block's text with addresses renamed or dropped (the attribute goes when empty)."""
-    def one(mt: re.Match) -> str:
-        items = [x.strip() for x in mt.group(2).split(",") if x.strip()]
-        new = [renamed.get(x, x) for x in items if x not in dropped]
-        if new == items:
-            return mt.group(0)
-        if not new:
-            return ""
-        nl = "\r\n" if mt.group(0).endswith("\r\n") else "\n"
-        return f"{mt.group(1)}depends_on = [{', '.join(new)}]{nl}"
-    out = _DEPENDS.sub(one, text)
-    return re.sub(r"\n[ \t]*\n(\s*\})\s*$", r"\n\1", out) if out != text else out
 
 
 def _has_temp_taint(obj) -> bool:
@@ -276,7 +260,6 @@ class PoolsRule:
             self.res.deletes.append((m.kind.lower(), name))
             gone.add(m)
         blocks, docs, templates = gone.blocks, gone.docs, gone.templates
-        from .cleanup import unlink
         outs = unlink(self.repo, {b.address: (tf, b) for tf, bs in blocks.items() for b in bs}, RULE,
                       self.res.edits, self.res.findings)
         if outs is None:
