@@ -36,6 +36,9 @@ class CasInstall:
     name: str = "cluster-autoscaler"
     source: tuple = ()          # argocd: path of the chart's source in the Application
     row: dict | None = None     # module: its row of knowledge/cas.yaml `modules`
+    readers: list = field(default_factory=list)         # deployment: the Terraform blocks that apply its file
+                                                        # (file()/templatefile(), kubectl_*_documents, and the
+                                                        # kubectl_manifest reading those), as (path, block)
     file_values: dict = field(default_factory=dict)     # values it reads from this repository's files: an Argo
                                                         # CD `$<ref>/path` value file, Flux valuesFrom ConfigMaps
 
@@ -183,9 +186,10 @@ def scan(repo: Repo) -> CasInventory:
                     (b.labels[:1] in (["aws_iam_policy"], ["aws_iam_role_policy"], ["aws_iam_policy_document"])):
                 inv.policies.append((p, b))
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) and posixpath.basename(p) != "Kustomization":
+        template = p.endswith((".yaml.tmpl", ".yaml.tftpl", ".yml.tmpl", ".yaml.tpl"))
+        if not p.endswith((".yaml", ".yml")) and posixpath.basename(p) != "Kustomization" and not template:
             continue
-        if _CAS.search(sf.text):
+        if _CAS.search(sf.text) and (not template or "kind: Deployment" in sf.text):
             _yaml_installs(repo, p, sf.text, inv)
         if _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
@@ -300,6 +304,37 @@ def _merged(base: dict, over: dict) -> dict:
     out = dict(base)
     for k, v in over.items():
         out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def terraform_readers(repo: Repo, path: str) -> list[tuple[str, hclsrc.Block]]:
+    """The Terraform blocks that apply a manifest file: a top-level block naming it in file()/templatefile() or a
+    kubectl_path_documents `pattern` that matches it, and the blocks of the same module reading such a data source
+    (a kubectl_manifest with count/for_each over its documents)."""
+    from fnmatch import fnmatchcase
+    from .placement import file_calls
+    from .tfgraph import references
+    out: list[tuple[str, hclsrc.Block]] = []
+    for p in sorted(set(repo.tf_containing(posixpath.basename(path).split(".")[0])) | set(repo.tf_containing("pattern"))):
+        f = repo.hcl(p)
+        for b in (f.blocks if f else []):
+            if b.type not in ("resource", "data") or len(b.labels) < 2:
+                continue
+            hit = any(repo.resolve_file_arg(p, c.items[0]) == path for a in b.attributes.values()
+                      for c in file_calls(a.expr) if c.items)
+            pat = b.attr("pattern")
+            if not hit and pat is not None and pat.kind == "string":
+                raw = re.sub(r"\$\{path\.module\}", posixpath.dirname(p) or ".",
+                             "".join(t for _, t in pat.parts) if pat.parts else str(pat.value))
+                hit = "${" not in raw and fnmatchcase(path, posixpath.normpath(raw))
+            if hit:
+                out.append((p, b))
+    for p0, b0 in [x for x in out if x[1].type == "data"]:
+        addr = f"data.{'.'.join(b0.labels)}"
+        for p in repo.tf_in_dir(posixpath.dirname(p0)):
+            f = repo.hcl(p)
+            out += [(p, b) for b in (f.blocks if f else []) if b.type == "resource" and (p, b) not in out
+                    and addr in references(repo.text(p)[b.body_start:b.body_end], {addr})]
     return out
 
 
@@ -456,7 +491,8 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
             if cas and not _other_cloud([a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]):
                 inv.installs.append(CasInstall("deployment", p, line, obj=obj, doc=doc,
                                                namespace=str(meta.get("namespace", "kube-system")),
-                                               name=str(meta.get("name", "cluster-autoscaler"))))
+                                               name=str(meta.get("name", "cluster-autoscaler")),
+                                               readers=terraform_readers(repo, p)))
 
 
 def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:

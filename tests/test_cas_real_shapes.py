@@ -764,3 +764,46 @@ def test_cluster_autoscaler_for_another_cloud_is_no_eks_cluster_autoscaler(tmp_p
     assert len(scan(Repo(tmp_path / "argo")).installs) == 1
     app.write_text(app.read_text().replace("        awsRegion: eu-central-1\n", "        cloudProvider: azure\n"))
     assert scan(Repo(tmp_path / "argo")).installs == []
+
+
+KUBECTL_DOCS = '''
+data "kubectl_file_documents" "cluster_autoscaler" {
+  content = file("${path.module}/manifests/cluster-autoscaler-autodiscover.yaml")
+}
+
+resource "kubectl_manifest" "cluster_autoscaler" {
+  for_each  = data.kubectl_file_documents.cluster_autoscaler.manifests
+  yaml_body = each.value
+}
+'''
+
+
+def test_a_deployment_file_terraform_applies_is_scaled_and_removed_through_terraform(tmp_path):
+    """Cluster Autoscaler's manifest applied by Terraform (kubectl_file_documents over file(), a kubectl_manifest per
+    document, as many public repositories do): the cutover edits the file and applies the kubectl_manifest; at the
+    cleanup the file goes with the blocks that read it (a file() of a missing file would fail the plan)."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    from migrator.render.markdown import render
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input" / "terraform", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "manifests").mkdir()
+    text = (FIXTURES / "cas-hand-written" / "input" / "kube" / "system" / "cluster-autoscaler.yaml").read_text()
+    only_cas = "---\n".join(text.split("---\n")[:3])         # its ServiceAccount, binding and Deployment
+    (tmp_path / "manifests" / "cluster-autoscaler-autodiscover.yaml").write_text(only_cas)
+    with (tmp_path / "eks.tf").open("a") as f:
+        f.write(KUBECTL_DOCS)
+    (i,) = scan(Repo(tmp_path)).installs
+    assert {b.address if b.type == "resource" else "data." + ".".join(b.labels) for _, b in i.readers} == \
+        {"data.kubectl_file_documents.cluster_autoscaler", "kubectl_manifest.cluster_autoscaler"}
+    plan = _walk_to(tmp_path, "cutover")
+    assert "terraform apply -target=kubectl_manifest.cluster_autoscaler" in render(plan)
+    assert "kubectl apply -f manifests" not in render(plan)
+    from migrator.apply import apply_changes
+    apply_changes(tmp_path, plan.changes)
+    plan = _plan(tmp_path)
+    assert plan.roots[0].phase == "cleanup" and not plan.has_errors
+    changes = {c.path: c for c in plan.changes}
+    assert changes["manifests/cluster-autoscaler-autodiscover.yaml"].action == "delete"
+    eks = changes["eks.tf"].new
+    assert "kubectl_file_documents" not in eks and "kubectl_manifest" not in eks

@@ -283,8 +283,12 @@ class Autoscaler:
                                          f"helmCharts entry {ci.name}: Cluster Autoscaler scaled to 0 replicas"))
 
     def deployment(self, ci: CasInstall) -> None:
+        """A Deployment manifest: applied by kubectl, or by Terraform reading its file (`ci.readers`: the
+        kubectl_manifest applies it, so Terraform scales and removes it)."""
         text = self.repo.text(ci.path)
-        self.res.deployments.append((ci.namespace, ci.name))
+        applied = [(p, b) for p, b in ci.readers if b.type == "resource"]
+        if not applied:
+            self.res.deployments.append((ci.namespace, ci.name))
         if self.phase == "cleanup":
             self._remove_doc(ci, text)
             return
@@ -294,6 +298,7 @@ class Autoscaler:
         if str(spec.get("replicas")) == "0":
             return
         self._set(ci, text, ("spec", "replicas"), spec.get("replicas"))
+        self.res.targets += [(posixpath.dirname(p) or ".", b.address) for p, b in applied]
 
     def tf_deployment(self, ci: CasInstall) -> None:
         """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the
@@ -392,9 +397,37 @@ class Autoscaler:
                         self._drop_docs(p, self.repo.text(p), theirs, mine)
                         others.append(p)
         self._drop_docs(ci.path, text, docs, gone)
+        if ci.readers and len(gone) == len(docs):
+            self._drop_readers(ci)
+        elif ci.readers:
+            self.res.targets += [(posixpath.dirname(p) or ".", b.address) for p, b in ci.readers if b.type == "resource"]
         self.res.removed.append(ci.address)
         self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) "
                                          "removed" + (f", with its objects in {', '.join(others)}" if others else "")))
+
+    def _drop_readers(self, ci: CasInstall) -> None:
+        """The file is deleted: the Terraform blocks that read it go too (a file() of a missing file fails the
+        plan), unless something else in their module reads them (then the file stays, said)."""
+        going, kept = [], []
+        for p, b in ci.readers:
+            a = b.address if b.type == "resource" else f"data.{'.'.join(b.labels)}"
+            others = [x.address for x_p, x in _module_objects(self.repo, posixpath.dirname(p))
+                      if (x_p, x.start) not in {(q, c.start) for q, c in ci.readers} and x.type != "output"
+                      and re.search(r"\b" + re.escape(a) + r"\b", self.repo.text(x_p)[x.body_start:x.body_end])]
+            (kept if others else going).append((p, b, others))
+        if kept:
+            self.res.edits = [e for e in self.res.edits if not (isinstance(e, DeleteFile) and e.path == ci.path)]
+            for p, b, others in kept:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-042", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
+                    f"{b.address if b.type == 'resource' else 'data.' + '.'.join(b.labels)} applies {ci.path} and "
+                    f"{', '.join(others)} reads it: the file and it stay", "remove them by hand once nothing reads them"))
+            return
+        for p, b, _ in going:
+            self._gone.setdefault(p, []).append(b)
+            if b.type == "resource":
+                self.res.removed.append(b.address)
+                self.res.targets.append((posixpath.dirname(p) or ".", b.address))
 
     def _drop_docs(self, path: str, text: str, docs: list, gone: list) -> None:
         """Remove some documents of a YAML file (each with its separator), or the file and its kustomization entry

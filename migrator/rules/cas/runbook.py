@@ -155,8 +155,9 @@ def steps(hop: dict, ctx) -> list[Step]:
     kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
     aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (inv.clusters and not inv.eks_modules) else ["terraform"]
     flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
-                "autoscaler": {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
-                               "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}
+                "autoscaler": ["terraform"] if cas0 is not None and any(b.type == "resource" for _, b in cas0.readers)
+                else {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
+                      "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
 
 
