@@ -26,7 +26,7 @@ _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 @dataclass
 class CasInstall:
-    kind: str                   # terraform | module | tfdeployment | flux | argocd | kustomize | deployment
+    kind: str                   # terraform | module | tfdeployment | kubectl | flux | argocd | kustomize | deployment
     path: str
     line: int
     block: hclsrc.Block | None = None
@@ -109,7 +109,7 @@ def named_clusters(inv: CasInventory) -> set[str]:
     `autoDiscovery.clusterName` in chart values written in YAML."""
     out: set[str] = set()
     for i in inv.installs:
-        if i.kind == "deployment":
+        if i.kind in ("deployment", "kubectl"):
             spec = (((i.obj or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
             for c in spec.get("containers") or []:
                 for a in list(c.get("command") or []) + list(c.get("args") or []):
@@ -161,6 +161,7 @@ def scan(repo: Repo) -> CasInventory:
                                            namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",
                                            name=str(b.attr("name").literal() or det["chart"]) if b.attr("name") else det["chart"]))
     _terraform_deployments(repo, inv)
+    _kubectl_installs(repo, inv)
     for p, b, row in _module_installs(repo):
         inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
     for p, b in repo.blocks("module", None, "terraform-aws-modules/"):      # every source below names it
@@ -265,6 +266,36 @@ def _terraform_deployments(repo: Repo, inv: CasInventory) -> None:
             name = object_meta(repo, d, meta.attr("name"), "name") if meta is not None else None
             inv.installs.append(CasInstall("tfdeployment", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                                            namespace=ns or "default", name=name or FACTS["detect"]["chart"]))
+
+
+def _heredoc_docs(repo: Repo, p: str, b: hclsrc.Block) -> list:
+    """The YAML documents of a kubectl_manifest's heredoc yaml_body ([] for any other body)."""
+    from .inventory.documents import _dedent
+    body = b.attr("yaml_body")
+    if body is None or body.kind != "heredoc":
+        return []
+    h, text = body.heredoc, repo.text(p)
+    dedented = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
+    return list(_parse_yaml_docs(repo, p, dedented, h.body_start, hclsrc.line_of(text, h.body_start) - 1, p))
+
+
+def _kubectl_installs(repo: Repo, inv: CasInventory) -> None:
+    """Cluster Autoscaler's Deployment written inline in a kubectl_manifest heredoc."""
+    image = re.compile(FACTS["detect"]["image"])
+    for p, b in repo.blocks("resource", "kubectl_manifest"):
+        body = b.attr("yaml_body")
+        if body is None or body.kind != "heredoc" or not _CAS.search(body.source):
+            continue
+        for doc, _, obj in _heredoc_docs(repo, p, b):
+            if not isinstance(obj, dict) or obj.get("kind") != "Deployment":
+                continue
+            spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+            cas = [c for c in spec.get("containers") or [] if isinstance(c, dict) and image.search(str(c.get("image", "")))]
+            if cas and not _other_cloud([a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]):
+                meta = obj.get("metadata") or {}
+                inv.installs.append(CasInstall("kubectl", p, hclsrc.line_of(repo.text(p), b.start), block=b, obj=obj,
+                                               doc=doc, namespace=str(meta.get("namespace", "kube-system")),
+                                               name=str(meta.get("name", "cluster-autoscaler"))))
 
 
 def _module_installs(repo: Repo):

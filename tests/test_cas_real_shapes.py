@@ -807,3 +807,31 @@ def test_a_deployment_file_terraform_applies_is_scaled_and_removed_through_terra
     assert changes["manifests/cluster-autoscaler-autodiscover.yaml"].action == "delete"
     eks = changes["eks.tf"].new
     assert "kubectl_file_documents" not in eks and "kubectl_manifest" not in eks
+
+
+def test_a_deployment_inline_in_a_kubectl_manifest_is_scaled_in_its_heredoc_and_removed_with_its_objects(tmp_path):
+    """kubectl_manifest heredocs holding Cluster Autoscaler's ServiceAccount and Deployment (one object each): seen
+    (its flags read), replicas 0 written inside the heredoc at its indentation, both blocks removed at the cleanup."""
+    import shutil
+    from migrator.apply import apply_changes
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input" / "terraform", tmp_path, dirs_exist_ok=True)
+    docs = (FIXTURES / "cas-hand-written" / "input" / "kube" / "system" / "cluster-autoscaler.yaml").read_text() \
+        .split("---\n")
+    body = {n: "".join("    " + ln if ln.strip() else ln for ln in docs[i].splitlines(keepends=True)) for n, i in
+            (("sa", 0), ("deployment", 2))}
+    with (tmp_path / "eks.tf").open("a") as f:
+        for n in ("sa", "deployment"):
+            f.write(f'\nresource "kubectl_manifest" "cluster_autoscaler_{n}" {{\n  yaml_body = <<-YAML\n{body[n]}  YAML\n}}\n')
+    (i,) = scan(Repo(tmp_path)).installs
+    assert (i.kind, i.name, i.block.address) == ("kubectl", "cluster-autoscaler",
+                                                 "kubectl_manifest.cluster_autoscaler_deployment")
+    plan = _walk_to(tmp_path, "cutover")
+    eks = next(c.new for c in plan.changes if c.path == "eks.tf")
+    assert "\n      replicas: 0\n" in eks
+    apply_changes(tmp_path, plan.changes)
+    plan = _plan(tmp_path)
+    assert plan.roots[0].phase == "cleanup" and not plan.has_errors
+    eks = next(c.new for c in plan.changes if c.path == "eks.tf")
+    assert "kubectl_manifest" not in eks

@@ -75,6 +75,8 @@ class Autoscaler:
                 self.kustomize(ci)
             elif ci.kind == "tfdeployment":
                 self.tf_deployment(ci)
+            elif ci.kind == "kubectl":
+                self.kubectl(ci)
             else:
                 self.deployment(ci)
         if self.phase == "cleanup":
@@ -299,6 +301,48 @@ class Autoscaler:
             return
         self._set(ci, text, ("spec", "replicas"), spec.get("replicas"))
         self.res.targets += [(posixpath.dirname(p) or ".", b.address) for p, b in applied]
+
+    def kubectl(self, ci: CasInstall) -> None:
+        """A Deployment in a kubectl_manifest heredoc: replicas 0 in the heredoc at the cutover; at the cleanup the
+        block goes, with the kubectl_manifest blocks of its module holding only its ServiceAccount and RBAC."""
+        from ...cas import _heredoc_docs
+        d = posixpath.dirname(ci.path) or "."
+        if self.phase == "cleanup":
+            going = [ci.block]
+            for p, b in _module_objects(self.repo, posixpath.dirname(ci.path)):
+                docs = _heredoc_docs(self.repo, p, b) if b.labels[:1] == ["kubectl_manifest"] and b is not ci.block \
+                    else []
+                if docs and all(_companion(obj, ci) for _, _, obj in docs):
+                    going.append(b)
+                    self.res.removed.append(b.address)
+                    self.res.targets.append((d, b.address))
+            self._gone.setdefault(ci.path, []).extend(going)
+            self._removed(ci, d, ci.block.address, "removed")
+            return
+        if self.phase != "cutover":
+            return
+        spec = ci.obj.get("spec") or {}
+        if str(spec.get("replicas")) == "0":
+            return
+        h = ci.block.attr("yaml_body").heredoc
+        text = self.repo.text(ci.path)
+        tree = keytree.yaml_tree(text, ci.path, h.body_start, h.body_end, ci.obj, strip=h.indent if h.trim else 0)
+        cur = spec.get("replicas")
+        out = keytree.rewrite(tree, [Op("set", ("spec", "replicas"), value=0) if cur is not None else
+                                     Op("add", dst=("spec", "replicas"), value=0)])
+        if out.problems or len(_heredoc_docs(self.repo, ci.path, ci.block)) != 1:
+            self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
+                                             f"{ci.block.address}: cannot set spec.replicas to 0 in its yaml_body",
+                                             f"set replicas: 0 there by hand, or kubectl -n {ci.namespace} scale "
+                                             f"deployment/{ci.name} --replicas=0"))
+            return
+        nl = self.repo.files[ci.path].newline
+        for s_, e, t in out.edits:
+            self.res.edits.append(TextEdit(ci.path, s_, e, to_newline(t, nl), RULE))
+        self.res.scaled.append((ci.block.address, ci.namespace, str(cur if cur is not None else 1)))
+        self.res.targets.append((d, ci.block.address))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{ci.block.address}: Cluster Autoscaler scaled to 0 replicas"))
 
     def tf_deployment(self, ci: CasInstall) -> None:
         """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the

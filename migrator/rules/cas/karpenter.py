@@ -284,7 +284,7 @@ class Installer:
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize") else "terraform"
         if style == "terraform" and not _helm_provider(self.repo, d):
             cas_dir = posixpath.dirname(cas0.path) or "."
-            there = cas0.kind in ("terraform", "module", "tfdeployment") and cas_dir != d
+            there = cas0.kind in ("terraform", "module", "tfdeployment", "kubectl") and cas_dir != d
             _find(res, "MIG-CAS-041", "warning", cas0.path, cas0.line,
                   f"the cluster's Terraform ({d}) has no helm provider, so Karpenter's charts cannot be installed there"
                   + (f"; Cluster Autoscaler's chart is installed from {cas_dir}, another module or stage, which would "
@@ -380,7 +380,7 @@ class Installer:
         dirs += [posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")
                  if self.ctx.owns(p)]
         dirs += [posixpath.dirname(g.path) or "." for g in self.cas.groups if g.source != "eksctl"]
-        if cas0.kind in ("terraform", "module", "tfdeployment") and d in dirs:
+        if cas0.kind in ("terraform", "module", "tfdeployment", "kubectl") and d in dirs:
             return d
         return dirs[0] if dirs else d
 
@@ -457,7 +457,7 @@ class Installer:
         out: dict = {}
         flags: list = []
         for i in self.cas.installs:
-            if i.kind == "deployment":
+            if i.kind in ("deployment", "kubectl"):
                 spec = ((i.obj.get("spec") or {}).get("template") or {}).get("spec") or {}
                 for c in spec.get("containers") or []:
                     flags += list(c.get("command") or []) + list(c.get("args") or [])
