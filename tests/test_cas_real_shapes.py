@@ -835,3 +835,25 @@ def test_a_deployment_inline_in_a_kubectl_manifest_is_scaled_in_its_heredoc_and_
     assert plan.roots[0].phase == "cleanup" and not plan.has_errors
     eks = next(c.new for c in plan.changes if c.path == "eks.tf")
     assert "kubectl_manifest" not in eks
+
+
+def test_a_template_applied_by_position_keeps_its_other_documents_and_says_they_are_recreated(tmp_path):
+    """kubectl_path_documents over a .yaml.tmpl with a kubectl_manifest per position (count): Cluster Autoscaler's
+    documents go, the team's ConfigMap stays, and MIG-CAS-047 says Terraform recreates what moves."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input" / "terraform", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "cas").mkdir()
+    text = (FIXTURES / "cas-hand-written" / "input" / "kube" / "system" / "cluster-autoscaler.yaml").read_text()
+    (tmp_path / "cas" / "autodiscover.yaml.tmpl").write_text(text.replace("cluster-autoscaler/orders",
+                                                                          "cluster-autoscaler/${cluster_name}"))
+    with (tmp_path / "eks.tf").open("a") as f:
+        f.write('\ndata "kubectl_path_documents" "cas" {\n  pattern = "${path.module}/cas/autodiscover.yaml.tmpl"\n'
+                '  vars = {\n    cluster_name = var.cluster_name\n  }\n}\n\nresource "kubectl_manifest" "cas" {\n'
+                '  count     = length(data.kubectl_path_documents.cas.documents)\n'
+                '  yaml_body = element(data.kubectl_path_documents.cas.documents, count.index)\n}\n')
+    _walk_to(tmp_path, "cleanup")
+    plan = _plan(tmp_path)
+    left = next(c.new for c in plan.changes if c.path == "cas/autodiscover.yaml.tmpl")
+    assert "kind: Deployment" not in left and "name: team-settings" in left
+    assert any(f.code == "MIG-CAS-047" and "kubectl_manifest.cas" in f.message for f in plan.findings)
+    assert not any(c.path == "eks.tf" and "kubectl_manifest" not in (c.new or "") for c in plan.changes)

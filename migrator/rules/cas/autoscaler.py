@@ -445,6 +445,14 @@ class Autoscaler:
             self._drop_readers(ci)
         elif ci.readers:
             self.res.targets += [(posixpath.dirname(p) or ".", b.address) for p, b in ci.readers if b.type == "resource"]
+            for p, b in ci.readers:
+                if b.type == "resource" and b.attr("count") is not None:
+                    self.res.findings.append(Finding(
+                        "MIG-CAS-047", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
+                        f"{b.address} applies {ci.path}'s documents by position (count): with Cluster Autoscaler's "
+                        "removed, Terraform replaces the objects whose position moves (deleted, then created again)",
+                        "expect those objects to be recreated on apply, or key the kubectl_manifest by document "
+                        "(for_each over the documents) first"))
         self.res.removed.append(ci.address)
         self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, f"{ci.address} (Cluster Autoscaler) "
                                          "removed" + (f", with its objects in {', '.join(others)}" if others else "")))
