@@ -342,23 +342,12 @@ def terraform_readers(repo: Repo, path: str) -> list[tuple[str, hclsrc.Block]]:
     """The Terraform blocks that apply a manifest file: a top-level block naming it in file()/templatefile() or a
     kubectl_path_documents `pattern` that matches it, and the blocks of the same module reading such a data source
     (a kubectl_manifest with count/for_each over its documents)."""
-    from fnmatch import fnmatchcase
-    from .placement import file_calls
     from .tfgraph import references
     out: list[tuple[str, hclsrc.Block]] = []
     for p in sorted(set(repo.tf_containing(posixpath.basename(path).split(".")[0])) | set(repo.tf_containing("pattern"))):
         f = repo.hcl(p)
         for b in (f.blocks if f else []):
-            if b.type not in ("resource", "data") or len(b.labels) < 2:
-                continue
-            hit = any(repo.resolve_file_arg(p, c.items[0]) == path for a in b.attributes.values()
-                      for c in file_calls(a.expr) if c.items)
-            pat = b.attr("pattern")
-            if not hit and pat is not None and pat.kind == "string":
-                raw = re.sub(r"\$\{path\.module\}", posixpath.dirname(p) or ".",
-                             "".join(t for _, t in pat.parts) if pat.parts else str(pat.value))
-                hit = "${" not in raw and fnmatchcase(path, posixpath.normpath(raw))
-            if hit:
+            if b.type in ("resource", "data") and len(b.labels) > 1 and path in read_files(repo, p, b)[0]:
                 out.append((p, b))
     for p0, b0 in [x for x in out if x[1].type == "data"]:
         addr = f"data.{'.'.join(b0.labels)}"
@@ -367,6 +356,23 @@ def terraform_readers(repo: Repo, path: str) -> list[tuple[str, hclsrc.Block]]:
             out += [(p, b) for b in (f.blocks if f else []) if b.type == "resource" and (p, b) not in out
                     and addr in references(repo.text(p)[b.body_start:b.body_end], {addr})]
     return out
+
+
+def read_files(repo: Repo, p: str, b: hclsrc.Block) -> tuple[set[str], bool]:
+    """The repository files a block reads (file()/templatefile() targets, the files its `pattern` glob matches), and
+    whether it names any of them directly (a file() fails when its file is gone; a glob does not)."""
+    from fnmatch import fnmatchcase
+    from .placement import file_calls
+    direct = {t for a in b.attributes.values() for c in file_calls(a.expr) if c.items
+              for t in [repo.resolve_file_arg(p, c.items[0])] if t}
+    out = set(direct)
+    pat = b.attr("pattern")
+    if pat is not None and pat.kind == "string":
+        raw = re.sub(r"\$\{path\.module\}", posixpath.dirname(p) or ".",
+                     "".join(t for _, t in pat.parts) if pat.parts else str(pat.value))
+        if "${" not in raw:
+            out |= {f for f in repo.files if fnmatchcase(f, posixpath.normpath(raw))}
+    return out, bool(direct)
 
 
 def _flux_values_from(repo: Repo, p: str, obj: dict) -> dict:

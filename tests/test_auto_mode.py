@@ -554,3 +554,24 @@ def test_aws_managed_arns_are_written_in_the_clusters_partition(tmp_path, extra,
     assert f'policy_arn = "{arn}"' in new
     assert "cluster-access-policy/AmazonEKSAutoNodePolicy" in new and \
         new.count(f'"arn:{arn.split(":")[1] if "$" not in arn else "${data.aws_partition.current.partition}"}:') >= 3
+
+
+def test_the_group_the_charts_affinity_names_is_the_controllers(tmp_path):
+    """No label marks the group: the chart's node-group affinity names it (its values, not its operators)."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", work)
+    main = work / "main.tf"
+    main.write_text(main.read_text().replace("    karpenter = {", "    system = {")
+                    .replace('      labels = {\n        "karpenter.sh/controller" = "true"\n      }\n', ""))
+    karp = work / "karpenter.tf"
+    karp.write_text(karp.read_text().replace(
+        "    settings:\n", "    affinity:\n      nodeAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "          nodeSelectorTerms:\n            - matchExpressions:\n                - key: eks.amazonaws.com/nodegroup\n"
+        "                  operator: In\n                  values: [system]\n    settings:\n"))
+    for _ in range(10):
+        plan = make_plan(work, to="auto-mode")
+        if plan.roots[0].phase == "cleanup":
+            break
+        apply_changes(work, plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-050"]
+    assert "node group system" in f.message and "affinity" in f.message

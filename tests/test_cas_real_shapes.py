@@ -857,3 +857,42 @@ def test_a_template_applied_by_position_keeps_its_other_documents_and_says_they_
     assert "kind: Deployment" not in left and "name: team-settings" in left
     assert any(f.code == "MIG-CAS-047" and "kubectl_manifest.cas" in f.message for f in plan.findings)
     assert not any(c.path == "eks.tf" and "kubectl_manifest" not in (c.new or "") for c in plan.changes)
+
+
+def test_a_glob_that_applies_other_manifests_too_stays_when_cluster_autoscalers_file_goes(tmp_path):
+    """kubectl_path_documents over manifests/*.yaml applies Cluster Autoscaler's file and another: at the cleanup the
+    file goes (a glob does not fail on it) and the blocks that apply the other manifests stay."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input" / "terraform", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "manifests").mkdir()
+    text = (FIXTURES / "cas-hand-written" / "input" / "kube" / "system" / "cluster-autoscaler.yaml").read_text()
+    (tmp_path / "manifests" / "cluster-autoscaler.yaml").write_text("---\n".join(text.split("---\n")[:3]))
+    (tmp_path / "manifests" / "metrics.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: obs\n")
+    with (tmp_path / "eks.tf").open("a") as f:
+        f.write('\ndata "kubectl_path_documents" "all" {\n  pattern = "${path.module}/manifests/*.yaml"\n}\n\n'
+                'resource "kubectl_manifest" "all" {\n  for_each  = toset(data.kubectl_path_documents.all.documents)\n'
+                '  yaml_body = each.value\n}\n')
+    _walk_to(tmp_path, "cleanup")
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    changes = {c.path: c for c in plan.changes}
+    assert changes["manifests/cluster-autoscaler.yaml"].action == "delete" and "manifests/metrics.yaml" not in changes
+    eks = changes["eks.tf"].new if "eks.tf" in changes else (tmp_path / "eks.tf").read_text()
+    assert 'data "kubectl_path_documents" "all"' in eks and 'resource "kubectl_manifest" "all"' in eks
+
+
+def test_a_size_variable_set_only_in_another_folders_tfvars_is_written_in_place(tmp_path):
+    """The variable's only tfvars lives outside the group's module (another root's, by folder): never edited there;
+    the size is written in place and said."""
+    import shutil
+    work = tmp_path / "infra"
+    shutil.copytree(FIXTURES / "cas-terraform-objects" / "input", work)
+    (work / "terraform.tfvars").unlink()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "prod.tfvars").write_text("workers_desired_size = 7\n")
+    plan = _walk_to(tmp_path, "cutover")
+    assert not any(c.path.startswith("other/") for c in plan.changes)
+    eks = next(c.new for c in plan.changes if c.path == "infra/eks.tf")
+    assert "desired_size = 0\n" in eks
+    assert any(f.code == "MIG-CAS-043" and "in place" in f.message and "desired_size" in f.message
+               for f in plan.findings)

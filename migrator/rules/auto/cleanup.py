@@ -128,16 +128,28 @@ def controller_groups(ctx, res: CleanupResult) -> None:
     spec = FACTS["controller_group"]
     selector = {v.keys[-1]: str(v.value) for v in ctx.helm_values if len(v.keys) == 2 and v.keys[0] == "nodeSelector"
                 and v.value is not None}
-    named = {str(v.value) for v in ctx.helm_values if "matchExpressions" in v.keys and v.value is not None} \
-        if any(v.value == "eks.amazonaws.com/nodegroup" for v in ctx.helm_values) else set()
+    named: set[str] = set()             # the groups a node-group affinity of the chart names
+
+    def walk(x) -> None:
+        if isinstance(x, dict):
+            if x.get("key") in spec["group_labels"] and isinstance(x.get("values"), list):
+                named.update(str(n) for n in x["values"])
+            for y in x.values():
+                walk(y)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+    for v in ctx.helm_values:
+        if v.keys[:1] == ("affinity",):
+            walk(v.value)
     for g in scan(ctx.repo).groups:
         if not ctx.owns(g.path):
             continue
         labels = g.fields.get("labels") if isinstance(g.fields.get("labels"), dict) else {}
         why = next((f"the chart's nodeSelector {k}={v}" for k, v in selector.items() if str(labels.get(k)) == v), None) \
-            or (f"the chart's affinity names it" if g.name in named else None) \
+            or ("the chart's affinity names it" if g.name in named else None) \
             or next((f"its label {k}" for k in spec["labels"] if k in labels), None) \
-            or (f"its name" if re.search(spec["name"], g.name) else None)
+            or ("its name" if re.search(spec["name"], g.name) else None)
         if why is None:
             continue
         res.groups.append(g.name)

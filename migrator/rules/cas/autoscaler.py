@@ -324,25 +324,15 @@ class Autoscaler:
         spec = ci.obj.get("spec") or {}
         if str(spec.get("replicas")) == "0":
             return
-        h = ci.block.attr("yaml_body").heredoc
-        text = self.repo.text(ci.path)
-        tree = keytree.yaml_tree(text, ci.path, h.body_start, h.body_end, ci.obj, strip=h.indent if h.trim else 0)
-        cur = spec.get("replicas")
-        out = keytree.rewrite(tree, [Op("set", ("spec", "replicas"), value=0) if cur is not None else
-                                     Op("add", dst=("spec", "replicas"), value=0)])
-        if out.problems or len(_heredoc_docs(self.repo, ci.path, ci.block)) != 1:
+        if len(_heredoc_docs(self.repo, ci.path, ci.block)) != 1:
             self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
-                                             f"{ci.block.address}: cannot set spec.replicas to 0 in its yaml_body",
-                                             f"set replicas: 0 there by hand, or kubectl -n {ci.namespace} scale "
-                                             f"deployment/{ci.name} --replicas=0"))
+                                             f"{ci.address}: its yaml_body holds several documents, so migrator does "
+                                             "not set spec.replicas in it", f"set replicas: 0 there by hand, or "
+                                             f"kubectl -n {ci.namespace} scale deployment/{ci.name} --replicas=0"))
             return
-        nl = self.repo.files[ci.path].newline
-        for s_, e, t in out.edits:
-            self.res.edits.append(TextEdit(ci.path, s_, e, to_newline(t, nl), RULE))
-        self.res.scaled.append((ci.block.address, ci.namespace, str(cur if cur is not None else 1)))
-        self.res.targets.append((d, ci.block.address))
-        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
-                                         f"{ci.block.address}: Cluster Autoscaler scaled to 0 replicas"))
+        if self._set(ci, self.repo.text(ci.path), ("spec", "replicas"), spec.get("replicas"),
+                     heredoc=ci.block.attr("yaml_body").heredoc):
+            self.res.targets.append((d, ci.address))
 
     def tf_deployment(self, ci: CasInstall) -> None:
         """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the
@@ -394,10 +384,14 @@ class Autoscaler:
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
                                          f"{current if current is not None else r.source if r is not None else 1})"))
 
-    def _set(self, ci: CasInstall, text: str, path: tuple, current, value=0) -> None:
+    def _set(self, ci: CasInstall, text: str, path: tuple, current, value=0, heredoc=None) -> bool:
+        """Set a value of Cluster Autoscaler's YAML object (its document, or a kubectl_manifest heredoc holding it)
+        in place; a finding either way. True when the edit is made."""
         cut = max((n + 1 for n, k in enumerate(path) if isinstance(k, int)), default=0)   # below a list item:
         under, path = tuple(path[:cut]), tuple(path[cut:])                             # the item is the tree
-        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj, under=under)
+        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj, under=under) if heredoc is None \
+            else keytree.yaml_tree(text, ci.path, heredoc.body_start, heredoc.body_end, ci.obj,
+                                   strip=heredoc.indent if heredoc.trim else 0)
         op = Op("set", path, value=value) if current is not None else Op("add", dst=path, value=value)
         out = keytree.rewrite(tree, [op])
         if out.problems:
@@ -405,13 +399,14 @@ class Autoscaler:
                                              f"{ci.address}: cannot set {'.'.join(map(str, under + path))} to 0 here",
                                              f"scale Cluster Autoscaler to 0 by hand: kubectl -n {ci.namespace} scale "
                                              f"deployment/{ci.name} --replicas=0"))
-            return
+            return False
         nl = self.repo.files[ci.path].newline
         for s, e, t in out.edits:
             self.res.edits.append(TextEdit(ci.path, s, e, to_newline(t, nl), RULE))
         self.res.scaled.append((ci.address, ci.namespace, str(current if current is not None else 1)))
         self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas"))
+        return True
 
     def _remove_doc(self, ci: CasInstall, text: str) -> None:
         """Remove Cluster Autoscaler's document, and the HelmRepository only it used; a plain Deployment's own objects
@@ -458,24 +453,42 @@ class Autoscaler:
                                          "removed" + (f", with its objects in {', '.join(others)}" if others else "")))
 
     def _drop_readers(self, ci: CasInstall) -> None:
-        """The file is deleted: the Terraform blocks that read it go too (a file() of a missing file fails the
-        plan), unless something else in their module reads them (then the file stays, said)."""
+        """The file is deleted: the Terraform blocks that apply only it go too (a file() of a missing file fails the
+        plan). A block that also applies other files (a glob, a kubectl_manifest over several sources) or that
+        something else reads stays; when one of those names the file directly, the file stays too (said)."""
+        from ...cas import read_files
+        from ...tfgraph import references
+        addr = {(p, b.start): b.address if b.type == "resource" else f"data.{'.'.join(b.labels)}" for p, b in ci.readers}
+        only, direct = {}, {}
+        for p, b in ci.readers:
+            files, names = read_files(self.repo, p, b)
+            only[addr[(p, b.start)]], direct[addr[(p, b.start)]] = files <= {ci.path}, names
+        for p, b in ci.readers:              # a kubectl_manifest applying the documents of data sources
+            a = addr[(p, b.start)]
+            if not read_files(self.repo, p, b)[0]:
+                reads = references(self.repo.text(p)[b.body_start:b.body_end], {x for x in only if x != a})
+                only[a] = all(only[r] for r in reads)
         going, kept = [], []
         for p, b in ci.readers:
-            a = b.address if b.type == "resource" else f"data.{'.'.join(b.labels)}"
+            a = addr[(p, b.start)]
             others = [x.address for x_p, x in _module_objects(self.repo, posixpath.dirname(p))
-                      if (x_p, x.start) not in {(q, c.start) for q, c in ci.readers} and x.type != "output"
+                      if (x_p, x.start) not in addr and x.type != "output"
                       and re.search(r"\b" + re.escape(a) + r"\b", self.repo.text(x_p)[x.body_start:x.body_end])]
-            (kept if others else going).append((p, b, others))
+            if only[a] and not others:
+                going.append((p, b))
+            elif direct[a] or others:
+                kept.append((p, b, a, others))
         if kept:
             self.res.edits = [e for e in self.res.edits if not (isinstance(e, DeleteFile) and e.path == ci.path)]
-            for p, b, others in kept:
+            for p, b, a, others in kept:
+                why = f"{', '.join(others)} reads it" if others else "it applies other files too"
                 self.res.findings.append(Finding(
                     "MIG-CAS-042", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
-                    f"{b.address if b.type == 'resource' else 'data.' + '.'.join(b.labels)} applies {ci.path} and "
-                    f"{', '.join(others)} reads it: the file and it stay", "remove them by hand once nothing reads them"))
+                    f"{a} applies {ci.path} and {why}: it stays, and the file stays as it is (Cluster Autoscaler at "
+                    "0 replicas), since its file() would fail without it", f"remove Cluster Autoscaler's documents "
+                    f"from {ci.path} and {a}'s use of the file by hand"))
             return
-        for p, b, _ in going:
+        for p, b in going:
             self._gone.setdefault(p, []).append(b)
             if b.type == "resource":
                 self.res.removed.append(b.address)

@@ -197,7 +197,9 @@ class Groups:
         d = posixpath.dirname(path)
         reads = sum(len(re.findall(rf"\b{m.group(1)}\.{re.escape(m.group(2))}\b", self.repo.text(p)))
                     for p in self.repo.tf_in_dir(d)) if m else 0
-        ours = [x for x in sites if x.path.endswith(".tfvars") or posixpath.dirname(x.path) == d]
+        # the module's own files and tfvars beside or below it; a tfvars elsewhere may be another root's
+        ours = [x for x in sites if posixpath.dirname(x.path) == d or
+                (x.path.endswith(".tfvars") and (not d or x.path.startswith(d + "/")))]
         if m and sites and ours == sites and reads == 1:
             for x in sites:
                 if x.expr.literal() != v:
