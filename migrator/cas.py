@@ -650,6 +650,8 @@ def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                         g.fields[meaning] = ng[k]
                 g.manual = [k for k in spec["manual"] if k in ng]
                 g.fields["name"] = g.name
+                version = (obj.get("metadata") or {}).get("version")
+                g.cluster_version = str(version) if isinstance(version, (str, int, float)) else None
                 inv.groups.append(g)
 
 

@@ -896,3 +896,53 @@ def test_a_size_variable_set_only_in_another_folders_tfvars_is_written_in_place(
     assert "desired_size = 0\n" in eks
     assert any(f.code == "MIG-CAS-043" and "in place" in f.message and "desired_size" in f.message
                for f in plan.findings)
+
+
+def test_an_eksctl_group_without_ami_family_gets_eksctls_default_for_the_cluster_version(tmp_path):
+    """eksctl gives a group that names no amiFamily Amazon Linux 2 below Kubernetes 1.30 (AL2023 from 1.30;
+    ViktorPakhai/NeboTask-AWS-EKS-Cluster-Autoscaler, a 1.26 cluster): the EC2NodeClass keeps al2 and says so; a
+    family without a Karpenter alias is said, never written as AL2023 silently."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    cfg = tmp_path / "cluster.yaml"
+    text = cfg.read_text()
+    cfg.write_text(text.replace('version: "1.31"', 'version: "1.26"').replace("    amiFamily: AmazonLinux2023\n", ""))
+    plan = _plan(tmp_path)
+    pools = next(c.new for c in plan.changes if c.path == "karpenter-nodepools.yaml")
+    assert "alias: al2@latest" in pools and "al2023" not in pools
+    said = [f for f in plan.findings if f.code == "MIG-CAS-011"]
+    assert len(said) == 2 and all("AmazonLinux2 " in f.message and f.severity == "info" for f in said)
+    cfg.write_text(text.replace("    amiFamily: AmazonLinux2023\n", "    amiFamily: Ubuntu2204\n", 1))
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-012"]
+    assert "Ubuntu2204" in f.message and f.severity == "warning"
+
+
+def test_cluster_autoscalers_own_safe_to_evict_gets_no_karpenter_twin(tmp_path):
+    """Cluster Autoscaler's own pod says safe-to-evict "false" (its example manifest does); it goes at the cleanup,
+    so only workloads get karpenter.sh/do-not-disrupt."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    dep = next(p for p in tmp_path.rglob("*.yaml") if "cluster-autoscaler" in p.read_text()
+               and "kind: Deployment" in p.read_text())
+    text = dep.read_text()
+    assert "safe-to-evict" not in text
+    head, tail = text.split("  template:\n    metadata:\n", 1)
+    dep.write_text(head + "  template:\n    metadata:\n      annotations:\n"
+                   "        cluster-autoscaler.kubernetes.io/safe-to-evict: 'false'\n" + tail)
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-030"]
+    assert not [c for c in plan.changes if c.path == str(dep.relative_to(tmp_path))]
+
+
+def test_an_eksctl_cluster_is_one_root_from_its_clusterconfig_in_every_phase(tmp_path):
+    """Cluster Autoscaler's manifest in a folder below the ClusterConfig: the root is the ClusterConfig's folder
+    from the first plan (the NodePools are written beside it), not the manifest's folder then the other."""
+    import shutil
+
+    from migrator.apply import apply_changes
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    for phase in ("install", "cutover", "cleanup"):
+        plan = _plan(tmp_path)
+        assert [(r.path, r.phase) for r in plan.roots] == [(".", phase)]
+        apply_changes(tmp_path, plan.changes)

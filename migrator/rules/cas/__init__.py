@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from ...cas import scan
+from ...cas import named_clusters, scan
 from . import autoscaler, karpenter, nodegroups, workloads
 from .convert import inventory
 from .runbook import steps  # noqa: F401
@@ -28,8 +28,15 @@ def root_markers(repo) -> list[str]:
     and the root must stay the same one through every phase of the move."""
     inv = scan(repo)
     clusters = sorted({p for p, _ in inv.eks_modules} | {p for p, _ in repo.blocks("resource", "aws_eks_cluster")})
-    one = len({posixpath.dirname(p) for p in clusters}) == 1 and not inv.clusters
-    return [clusters[0] if i.kind == "deployment" and one else i.path for i in inv.installs]
+    one = clusters[0] if len({posixpath.dirname(p) for p in clusters}) == 1 and not inv.clusters else None
+    if not clusters and inv.clusters:
+        # an eksctl cluster: its ClusterConfig's file (the NodePools and chart values are written beside it), when
+        # the repository holds that one cluster, or Cluster Autoscaler names exactly one of several
+        names = {str((o.get("metadata") or {}).get("name")): p for p, _, o in inv.clusters}
+        wanted = set(names) & named_clusters(inv) if len(names) > 1 else set(names)
+        paths = {p for p, _, o in inv.clusters if str((o.get("metadata") or {}).get("name")) in wanted}
+        one = paths.pop() if len(wanted) == 1 and len(paths) == 1 else None
+    return [one if i.kind == "deployment" and one else i.path for i in inv.installs]
 
 
 def present(ctx) -> bool:

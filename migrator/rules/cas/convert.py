@@ -134,8 +134,23 @@ def shape(g: NodeGroup) -> Shape:
                 capacity = "spot" if pct == 0 and base == 0 else "spot+on-demand"
         elif g.fields.get("instances_distribution") is not None:
             unsure.append("capacity")
-        family = FACTS["eksctl_ami_family"].get(str(g.literal("ami_family") or "AmazonLinux2023"))
-        alias, arch = family or "al2023", "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
+        arch = "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
+        named = g.literal("ami_family")
+        if named is None and not _unread(g, "ami_family"):
+            at, sure = default_ami_type(g.cluster_version)
+            named = FACTS["eksctl_default_ami_family"][FACTS["ami_type"][at]["alias"]]
+            notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
+                               f"amiFamily not set: eksctl's default {named} is assumed"
+                               + (f" (Kubernetes {g.cluster_version})" if sure else
+                                  " (the default of groups created on Kubernetes 1.30 or newer)"),
+                               "" if sure else "check the group's AMI (aws eks describe-nodegroup --query "
+                               "nodegroup.amiType, or the launch template's image); if it is Amazon Linux 2, set "
+                               "the EC2NodeClass alias to al2@latest"))
+        family = FACTS["eksctl_ami_family"].get(str(named))
+        if family is None:
+            notes.append(_note(g, "MIG-CAS-012", "warning", f"amiFamily {_source(g, 'ami_family')} has no Karpenter "
+                               "AMI alias; the EC2NodeClass uses AL2023", "set amiSelectorTerms for this AMI by hand"))
+        alias = family or "al2023"
     else:
         ct = str(g.literal("capacity_type") or FACTS["node_groups"]["terraform_module"]["default_capacity_type"])
         capacity = FACTS["capacity_type"].get(ct, "on-demand")

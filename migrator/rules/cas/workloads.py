@@ -49,11 +49,14 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     pool_of = convert.pool_names([g.name for g in cas.groups])
     installed = (done or {}).get("cas/karpenter")
     kept = getattr(installed, "kept", "") if installed is not None else ""
+    own = {(i.path, i.doc.start) for i in cas.installs if i.doc is not None}     # Cluster Autoscaler's own pods
     for p, sf in ctx.repo.files.items():
         if not p.endswith((".yaml", ".yml")) or not ctx.owns(p) or not _ANY.search(sf.text):
             continue
         nl = sf.newline
         for doc, m, obj in _parse_yaml_docs(ctx.repo, p, sf.text, 0, 0, p, only=_ANY):
+            if (p, doc.start) in own:
+                continue            # it goes at the cleanup: its own safe-to-evict is not a workload's
             for path, node in _walk(obj):
                 if path[-1:] == ("annotations",):
                     for key, rows in WL["annotations"].items():
