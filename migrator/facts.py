@@ -154,6 +154,16 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
                  and v.expression is None and isinstance(v.value, str) and "${" not in v.value]
         if len({str(v.value) for v in names}) == 1:
             out["ClusterName"] = Fact(str(names[0].value), f"{names[0].key} in {names[0].path}:{names[0].line}")
+        else:           # the chart is given the cluster's own attribute: the name its module states
+            stated = {}
+            for v in values:
+                if v.key in knowledge.load("resolve")["cluster_name_values"] and v.expression and v.path.endswith(".tf"):
+                    got = stated_cluster_name(repo, posixpath.dirname(v.path) or ".", v.expression)
+                    if got is not None:
+                        stated.setdefault(got[0], Fact(got[0], f"{v.key} = {v.expression} ({v.path}:{v.line}), "
+                                                              f"named in {got[1]}"))
+            if len(stated) == 1:
+                out["ClusterName"] = next(iter(stated.values()))
     if "AWS::Region" not in out:
         regions = []
         for p, b in repo.blocks("provider", "aws"):
@@ -170,6 +180,33 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
         if one is not None:
             out["AWS::Region"] = one
     return out
+
+
+def stated_cluster_name(repo: Repo, module: str, expression: str) -> tuple[str, str] | None:
+    """The literal name of the cluster an expression of module folder `module` reads (aws_eks_cluster.x.name / .id,
+    data.aws_eks_cluster.x.name, module.eks.cluster_name of terraform-aws-modules/eks), where the module states it
+    whole; with where it is named (path:line)."""
+    from .inventory.sites import static_value
+    m = re.fullmatch(r"\s*(data\.)?aws_eks_cluster\.([A-Za-z0-9_-]+)\.(name|id)\s*", expression)
+    if m:
+        kind, attrs = ("data" if m.group(1) else "resource"), ("name",)
+        found = [(p, b) for p, b in repo.blocks(kind, "aws_eks_cluster") if b.labels[1:] == [m.group(2)]]
+    else:
+        m = re.fullmatch(r"\s*module\.([A-Za-z0-9_-]+)\.(cluster_name|cluster_id)\s*", expression)
+        if not m:
+            return None
+        src = next(r["source"] for r in knowledge.load("resolve")["cluster_name_sources"] if r["block"] == "module")
+        attrs = ("cluster_name", "name")
+        found = [(p, b) for p, b in repo.blocks("module") if b.labels == [m.group(1)] and b.attr("source") is not None
+                 and re.search(src, str(b.attr("source").literal() or ""))]
+    for p, b in found:
+        if (posixpath.dirname(p) or ".") != module:
+            continue
+        for a in attrs:
+            v = static_value(repo, module, b.attr(a))
+            if isinstance(v, str) and v:
+                return v, f"{p}:{hclsrc.line_of(repo.text(p), b.start)}"
+    return None
 
 
 def given_scope(options) -> dict[str, Fact]:

@@ -179,7 +179,7 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
             opts = dataclasses.replace(opts, **{k: v for k, v in options.roots[r].items() if v})
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                helm_values=values_of(mine) + [v for v in rendered if owns(v.path)],
-                               options=opts, charts=mine, owns=owns)
+                               options=opts, charts=mine, owns=owns, root=r)
         ctx.target = target
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels
@@ -614,7 +614,11 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                         rp.later) or f"nothing: {goal} is reached"
     edits, findings = registry.run(hop, wanted, ctx)
     errors = [f for f in findings if f.severity == "error"]
-    if edits and errors and wanted in hop.get("atomic_phases", []):
+    if wanted not in hop.get("atomic_phases", []):      # else only the errors of the rules that hold the phase
+        results = registry.selected(hop, wanted, ctx)
+        errors = [f for k in hop.get("held_by", {}).get(wanted, []) for f in getattr(results.get(k), "findings", [])
+                  if f.severity == "error"]
+    if edits and errors:
         # a phase that only works whole (tags, scale-downs, the install): nothing of it is written while an error
         # stands, so the root never stays half-moved
         findings.append(Finding(

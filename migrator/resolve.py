@@ -8,6 +8,7 @@ it could not.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -35,33 +36,47 @@ def _where(repo: Repo, path: str, offset: int) -> str:
     return f"{path}:{hclsrc.line_of(repo.text(path), offset)}"
 
 
-def variable_values(repo: Repo, name: str) -> list[tuple[str, int, object]]:
-    """Literal values a variable gets: tfvars assignments if any, else its default."""
+def _here(items, where: str | None):
+    """The (path, block) pairs of module folder `where` when it has any (a reference means its own module's block),
+    else all of them (where is None: any folder)."""
+    items = list(items)
+    if where is None:
+        return items
+    mine = [x for x in items if (posixpath.dirname(x[0]) or ".") == where]
+    return mine or items
+
+
+def variable_values(repo: Repo, name: str, where: str | None = None) -> list[tuple[str, int, object]]:
+    """Literal values a variable gets: tfvars assignments if any, else its default (of module folder `where`'s own
+    variable and tfvars when it has them)."""
     found: list[tuple[str, int, object]] = []
     for p in repo.tfvars_files():
+        if where is not None and (posixpath.dirname(p) or ".") != where:
+            continue                # another module folder's tfvars set another root module's variable
         f = repo.hcl(p) if name in repo.files[p].text else None
         if f and name in f.attributes:
             a = f.attributes[name]
             found.append((p, hclsrc.line_of(f.text, a.start), a.expr.literal()))
     if found:
         return found
-    for p, b in repo.blocks("variable"):
-        if b.labels == [name] and b.attr("default") is not None:
+    for p, b in _here([(p, b) for p, b in repo.blocks("variable") if b.labels == [name]], where):
+        if b.attr("default") is not None:
             e = b.attr("default")
             found.append((p, hclsrc.line_of(repo.text(p), e.start), e.literal()))
     return found
 
 
-def resolve_profile_to_role(repo: Repo, value: str, expression: str | None) -> Resolution:
-    """Node role for an instance profile given as a literal name or a Terraform expression."""
+def resolve_profile_to_role(repo: Repo, value: str, expression: str | None, where: str | None = None) -> Resolution:
+    """Node role for an instance profile given as a literal name or a Terraform expression (written in module folder
+    `where`: its references are that module's blocks)."""
     res = Resolution()
     if expression:
-        return _from_expression(repo, expression.strip(), res)
-    return _from_literal_profile(repo, str(value), res)
+        return _from_expression(repo, expression.strip(), res, where)
+    return _from_literal_profile(repo, str(value), res, where)
 
 
-def _from_literal_profile(repo: Repo, name: str, res: Resolution) -> Resolution:
-    for p, b in repo.blocks("resource", "aws_iam_instance_profile"):
+def _from_literal_profile(repo: Repo, name: str, res: Resolution, where: str | None = None) -> Resolution:
+    for p, b in _here(repo.blocks("resource", "aws_iam_instance_profile"), where):
         n = b.attr("name")
         if n is not None and n.literal() == name:
             res.trail.append(f"instance profile {name!r} is {b.address} ({_where(repo, p, b.start)})")
@@ -93,18 +108,20 @@ def _role_of_profile(repo: Repo, path: str, b: hclsrc.Block, res: Resolution) ->
     res.expression = role.source
     res.trail.append(f"its role is {role.source}")
     m = re.fullmatch(r"aws_iam_role\.([A-Za-z0-9_-]+)\.(name|id)", role.source)
-    if m:
-        for p2, rb in repo.blocks("resource", "aws_iam_role"):
-            if rb.labels[1:] == [m.group(1)] and rb.attr("name") is not None and rb.attr("name").literal():
+    if m:       # the role of the profile's own module
+        for p2, rb in _here([x for x in repo.blocks("resource", "aws_iam_role") if x[1].labels[1:] == [m.group(1)]],
+                            posixpath.dirname(path) or "."):
+            if rb.attr("name") is not None and rb.attr("name").literal():
                 res.literal = str(rb.attr("name").literal())
                 res.trail.append(f"{rb.address} is named {res.literal!r} ({_where(repo, p2, rb.start)})")
+                break
     return res
 
 
-def _from_expression(repo: Repo, expr: str, res: Resolution) -> Resolution:
+def _from_expression(repo: Repo, expr: str, res: Resolution, where: str | None = None) -> Resolution:
     m = re.fullmatch(r"aws_iam_instance_profile\.([A-Za-z0-9_-]+)\.(name|id)", expr)
     if m:
-        for p, b in repo.blocks("resource", "aws_iam_instance_profile"):
+        for p, b in _here(repo.blocks("resource", "aws_iam_instance_profile"), where):
             if b.labels[1:] == [m.group(1)]:
                 res.trail.append(f"{expr} is {b.address} ({_where(repo, p, b.start)})")
                 return _role_of_profile(repo, p, b, res)
@@ -112,17 +129,17 @@ def _from_expression(repo: Repo, expr: str, res: Resolution) -> Resolution:
         return res
     m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr)
     if m:
-        vals = variable_values(repo, m.group(1))
+        vals = variable_values(repo, m.group(1), where)
         lits = {v for _, _, v in vals if v is not None}
         if len(lits) == 1:
             (lit,) = lits
             res.trail.append(f"{expr} = {lit!r} ({', '.join(f'{p}:{ln}' for p, ln, _ in vals)})")
-            return _from_literal_profile(repo, str(lit), res)
+            return _from_literal_profile(repo, str(lit), res, where)
         res.reason = (f"{expr} has {'several values' if len(lits) > 1 else 'no literal value'} in the repository")
         return res
     m = re.fullmatch(r"module\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)+)", expr)
     if m:
-        mod = _module(repo, m.group(1))
+        mod = _module(repo, m.group(1), where)
         if mod is not None:
             r = _from_module(repo, mod, m.group(2).lstrip("."), expr, res)
             if r is not None:
@@ -136,11 +153,9 @@ def _from_expression(repo: Repo, expr: str, res: Resolution) -> Resolution:
     return res
 
 
-def _module(repo: Repo, name: str) -> tuple[str, hclsrc.Block] | None:
-    for p, b in repo.blocks("module", None, f'"{name}"'):
-        if b.labels == [name]:
-            return p, b
-    return None
+def _module(repo: Repo, name: str, where: str | None = None) -> tuple[str, hclsrc.Block] | None:
+    found = _here([(p, b) for p, b in repo.blocks("module", None, f'"{name}"') if b.labels == [name]], where)
+    return found[0] if found else None
 
 
 def _from_module(repo: Repo, mod: tuple[str, hclsrc.Block], output: str, expr: str, res: Resolution):
@@ -161,7 +176,8 @@ def _from_module(repo: Repo, mod: tuple[str, hclsrc.Block], output: str, expr: s
             if create is not None and create.literal() is False and given is not None:
                 res.trail.append(f"module.{b.labels[0]} uses an existing node role "
                                  f"({flag['role_arn']} = {given.source}, {_where(repo, p, given.start)})")
-                return _from_expression(repo, given.source, res) if not re.search(r"arn$", given.source) \
+                return _from_expression(repo, given.source, res, posixpath.dirname(p) or ".") \
+                    if not re.search(r"arn$", given.source) \
                     else _rewrite_arn(given.source, res)
         major = re.search(r"(\d+)", version)
         target = out.get(f"v{major.group(1)}" if major else "default", out["default"])
@@ -213,7 +229,8 @@ def resolve_node_role(repo: Repo, values: list[HelmValue], owns=lambda p: True) 
                                  + ", ".join(f"{x.path}:{x.line}" for x in found)), found[0]
     else:
         v = found[0]
-        res = resolve_profile_to_role(repo, str(v.value), v.expression)
+        res = resolve_profile_to_role(repo, str(v.value), v.expression,
+                                      (posixpath.dirname(v.path) or ".") if v.path.endswith(".tf") else None)
         res.trail.insert(0, f"{v.key} = {v.value} ({v.path}:{v.line})")
     if res.ok:
         return res, v

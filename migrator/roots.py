@@ -131,6 +131,23 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
     return set(merged.values())
 
 
+def _paired(dirs: set[str], installs: set[str]) -> set[str]:
+    """A folder that installs the chart and holds no Karpenter objects, and a folder of objects only, side by side
+    under a folder that holds nothing else of any root (lessons/114/terraform beside lessons/114/k8s): one cluster,
+    rooted where they meet, so the objects are planned with the chart values that name their instance profile."""
+    out = set(dirs)
+    for a in sorted(dirs):
+        if a not in installs or a == ".":
+            continue
+        parent = posixpath.dirname(a) or "."
+        inner = [d for d in out if inside(d, parent) and d != parent]
+        others = [d for d in inner if d != a]
+        if len(others) == 1 and others[0] not in installs and not inside(others[0], a) and not inside(a, others[0]):
+            out -= {a, others[0]}
+            out.add(parent)
+    return out
+
+
 class Fleet:
     """The cluster roots of a repository and, for every file, the roots that use it."""
 
@@ -171,6 +188,7 @@ class Fleet:
                         self.shared[d] = users
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         dirs = _referenced_together(dirs, manifests, installs)
+        dirs = _paired(dirs, installs)
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
         self._users: dict[str, tuple[str, ...]] = {}
@@ -194,6 +212,15 @@ class Fleet:
                 n += 1
             return n
         return max(self.paths, key=lambda r: (shared(r), -self.paths.index(r)))
+
+    def _tied_nearest(self, d: str) -> bool:
+        """Is folder d, outside every root, as near by path to several roots as to the nearest one?"""
+        def shared(r: str) -> int:
+            return len(posixpath.commonpath([d, r]).split("/")) if posixpath.commonpath([d, r]) else 0
+        if any(inside(d, r) for r in self.paths):
+            return False
+        best = max(shared(r) for r in self.paths)
+        return sum(1 for r in self.paths if shared(r) == best) > 1
 
     def _shared_dir(self, d: str) -> str | None:
         return max((s for s in self.shared if inside(d, s)), key=len, default=None)
@@ -220,8 +247,10 @@ class Fleet:
             r = self._nearest(d)
             if _module_users(self.repo, d) or (is_root_module(self.repo, d) and self._has_terraform(r)):
                 return ()           # a module other roots call, or another cluster's root module
-            if not _near(d, r) and len(self._loose_folders()) > 1 and len(self.paths) > 1:
+            if (not _near(d, r) or self._tied_nearest(d)) and len(self._loose_folders()) > 1 and len(self.paths) > 1:
                 return ()           # one of several clusters' folders outside every root, none of them near it
+                                    # (or as near to several roots as to this one: lessons/006 beside lessons/070/k8s
+                                    # and lessons/102/k8s)
             return (self.tied.get(r, r),)       # the Terraform of a GitOps root's cluster (infra/ beside clusters/x)
         if self._stray_unit(d):
             return ()

@@ -946,3 +946,90 @@ def test_an_eksctl_cluster_is_one_root_from_its_clusterconfig_in_every_phase(tmp
         plan = _plan(tmp_path)
         assert [(r.path, r.phase) for r in plan.roots] == [(".", phase)]
         apply_changes(tmp_path, plan.changes)
+
+
+def _no_kubectl_computed_name(tree):
+    """cas-terraform without the kubectl provider and with a name computed from a variable without a value: the
+    install writes the charts but no NodePool (MIG-CAS-007; antonputra/tutorials lessons/195)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tree, dirs_exist_ok=True)
+    v = tree / "versions.tf"
+    v.write_text(v.read_text().replace('    kubectl = {\n      source  = "alekc/kubectl"\n      version = ">= 2.1"\n'
+                                       '    }\n', ""))
+    m = tree / "main.tf"
+    m.write_text(m.read_text().replace('  name = "shop-prod"', '  name = "shop-${var.env}"')
+                 + '\nvariable "env" {\n  type = string\n}\n')
+
+
+def test_an_install_that_wrote_no_nodepool_says_so_on_every_plan_until_they_exist(tmp_path):
+    """The walk never strands: after an install without NodePools the root stays on the move's cutover, which says
+    Cluster Autoscaler keeps scaling and how to add them (before, the root read as a finished Karpenter root)."""
+    from migrator.apply import apply_changes
+    _no_kubectl_computed_name(tmp_path)
+    plan = _plan(tmp_path)
+    assert [f for f in plan.findings if f.code == "MIG-CAS-007"]
+    apply_changes(tmp_path, plan.changes)
+    for _ in range(2):
+        plan = _plan(tmp_path)
+        assert [(r.hop["from"], r.phase) for r in plan.roots] == [("cas", "cutover")]
+        (f,) = [f for f in plan.findings if f.code == "MIG-CAS-049"]
+        assert f.severity == "warning" and "karpenter.tf" in f.manual_step and not plan.changes
+        apply_changes(tmp_path, plan.changes)
+
+
+def test_karpenter_and_cluster_autoscaler_beside_each_other_without_nodepools_are_not_held(tmp_path):
+    """A Karpenter chart migrator did not write (its NodePools kept elsewhere), beside Cluster Autoscaler: no
+    MIG-CAS-049, the root is planned as the Karpenter root it is."""
+    _no_kubectl_computed_name(tmp_path)
+    (tmp_path / "karpenter.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  namespace  = "kube-system"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "1.14.1"\n}\n')
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-049"]
+    assert plan.roots[0].hop["from"] != "cas"
+
+
+def test_a_cluster_older_than_the_target_karpenter_supports_is_said_before_the_install(tmp_path):
+    """Karpenter 1.14 supports Kubernetes 1.26 to 1.36 (knowledge/minors.yaml): an eks module at 1.23 (antonputra/
+    tutorials lessons/125) is said, with the upgrade to do first."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    assert not [f for f in _plan(tmp_path).findings if f.code == "MIG-CAS-048"]
+    m = tmp_path / "main.tf"
+    m.write_text(m.read_text().replace('kubernetes_version = "1.33"', 'kubernetes_version = "1.23"'))
+    (f,) = [f for f in _plan(tmp_path).findings if f.code == "MIG-CAS-048"]
+    assert f.severity == "warning" and "1.23" in f.message and "upgrade the cluster to Kubernetes 1.26" in f.manual_step
+
+
+def test_cluster_autoscaler_in_a_terragrunt_unit_names_the_unit_that_makes_its_cluster(tmp_path):
+    """Staged Terragrunt units (antonputra/tutorials lessons/160): Cluster Autoscaler from an add-ons unit, the cluster
+    from the eks unit it depends on. Nothing is written across units, and the finding names those two units (before,
+    it listed every cluster of the repository, other lessons' included)."""
+    files = {
+        "lesson-006/main.tf": 'resource "aws_eks_cluster" "x" {\n  name     = "x"\n  role_arn = "r"\n}\n',
+        "live/dev/eks/terragrunt.hcl": 'terraform {\n  source = "../../../modules/eks"\n}\n\ninputs = {\n'
+                                       '  eks_name = "demo"\n}\n',
+        "live/dev/addons/terragrunt.hcl": 'terraform {\n  source = "../../../modules/addons"\n}\n\n'
+                                          'dependency "eks" {\n  config_path = "../eks"\n}\n\ninputs = {\n'
+                                          '  eks_name                  = dependency.eks.outputs.eks_name\n'
+                                          '  enable_cluster_autoscaler = true\n}\n',
+        "modules/eks/main.tf": 'variable "eks_name" {}\n\nresource "aws_eks_cluster" "this" {\n'
+                               '  name     = var.eks_name\n  role_arn = "r"\n}\n\n'
+                               'resource "aws_eks_node_group" "general" {\n'
+                               '  cluster_name    = aws_eks_cluster.this.name\n  node_group_name = "general"\n'
+                               '  node_role_arn   = "r"\n  subnet_ids      = ["subnet-1"]\n'
+                               '  instance_types  = ["m5.large"]\n\n  scaling_config {\n    desired_size = 1\n'
+                               '    max_size     = 3\n    min_size     = 1\n  }\n}\n',
+        "modules/addons/ca.tf": 'variable "eks_name" {}\n\nresource "helm_release" "cluster_autoscaler" {\n'
+                                '  name       = "autoscaler"\n  repository = "https://kubernetes.github.io/autoscaler"\n'
+                                '  chart      = "cluster-autoscaler"\n  namespace  = "kube-system"\n\n  set {\n'
+                                '    name  = "autoDiscovery.clusterName"\n    value = var.eks_name\n  }\n}\n',
+    }
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    plan = _plan(tmp_path)
+    assert not plan.changes and not [f for f in plan.findings if f.severity == "error"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert "unit live/dev/addons" in f.message and "unit live/dev/eks (module modules/eks)" in f.message
+    assert "lesson-006" not in f.message

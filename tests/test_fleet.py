@@ -301,3 +301,87 @@ def test_folders_of_objects_meet_only_where_no_other_cluster_stands(tmp_path):
         "name: default", "name: shared"))
     plan = make_plan(tmp_path, to="latest")
     assert sorted(r.path for r in plan.roots) == ["auto-app", "old-app", "pools", "third"]
+
+
+# -- a tutorial monorepo (antonputra/tutorials: lessons/<n>/ each one cluster, terraform/ beside k8s/) --------------
+
+LESSONS = {
+    # another lesson's cluster: Terraform outside every root, as near to every lesson's root as to any
+    "lessons/006/main.tf": 'module "eks" {\n  source          = "terraform-aws-modules/eks/aws"\n'
+                           '  version         = "18.29.0"\n  cluster_name    = "other"\n'
+                           '  cluster_version = "1.27"\n}\n',
+    "lessons/089/terraform/nodes.tf": 'resource "aws_iam_role" "nodes" {\n  name = "eks-node-group-nodes"\n}\n',
+    # an eksctl cluster with Cluster Autoscaler's manifest in a folder below it
+    "lessons/070/eks.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata:\n  name: demo\n"
+                            "  region: us-east-1\n  version: \"1.31\"\nmanagedNodeGroups:\n  - name: general\n"
+                            "    instanceType: t3.small\n    minSize: 1\n    maxSize: 5\n",
+    "lessons/070/k8s/0-cluster-autoscaler.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cluster-autoscaler\n  namespace: kube-system\n"
+        "spec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n"
+        "        - image: registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0\n          name: cluster-autoscaler\n"
+        "          command:\n            - ./cluster-autoscaler\n            - --cloud-provider=aws\n"
+        "            - --node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
+        "k8s.io/cluster-autoscaler/demo\n"),
+    # Karpenter v0.13 from terraform/, its Provisioner in k8s/: one cluster
+    "lessons/114/terraform/eks.tf": 'provider "aws" {\n  region = "us-east-1"\n}\n\n'
+                                    'resource "aws_eks_cluster" "cluster" {\n  name     = "demo"\n'
+                                    '  role_arn = "arn:aws:iam::111122223333:role/eks"\n}\n\n'
+                                    'resource "aws_iam_role" "nodes" {\n  name = "eks-node-group"\n}\n\n'
+                                    'resource "aws_iam_instance_profile" "karpenter" {\n'
+                                    '  name = "KarpenterNodeInstanceProfile"\n  role = aws_iam_role.nodes.name\n}\n',
+    "lessons/114/terraform/karpenter.tf": 'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n'
+                                          '  repository = "https://charts.karpenter.sh"\n  chart      = "karpenter"\n'
+                                          '  version    = "v0.13.1"\n\n  set {\n    name  = "clusterName"\n'
+                                          '    value = aws_eks_cluster.cluster.id\n  }\n\n  set {\n'
+                                          '    name  = "aws.defaultInstanceProfile"\n'
+                                          '    value = aws_iam_instance_profile.karpenter.name\n  }\n}\n\n'
+                                          'resource "aws_iam_policy" "karpenter_controller" {\n'
+                                          '  policy = file("./controller-policy.json")\n  name   = "KarpenterController"\n}\n',
+    "lessons/114/terraform/controller-policy.json": json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "Karpenter", "Effect": "Allow", "Resource": "*",
+         "Action": ["ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateLaunchTemplate", "ec2:CreateTags",
+                    "iam:PassRole", "ssm:GetParameter", "ec2:DescribeInstances", "ec2:DescribeSubnets",
+                    "ec2:DescribeSecurityGroups", "ec2:DescribeLaunchTemplates", "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeAvailabilityZones",
+                    "ec2:DeleteLaunchTemplate", "pricing:GetProducts"]},
+        {"Sid": "ConditionalEC2Termination", "Effect": "Allow", "Resource": "*", "Action": "ec2:TerminateInstances",
+         "Condition": {"StringLike": {"ec2:ResourceTag/Name": "*karpenter*"}}}]}, indent=4) + "\n",
+    "lessons/114/k8s/provisioner.yaml": "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n"
+                                        "  name: default\nspec:\n  providerRef:\n    name: my-provider\n---\n"
+                                        "apiVersion: karpenter.k8s.aws/v1alpha1\nkind: AWSNodeTemplate\nmetadata:\n"
+                                        "  name: my-provider\nspec:\n  subnetSelector:\n"
+                                        "    karpenter.sh/discovery: demo\n  securityGroupSelector:\n"
+                                        "    karpenter.sh/discovery: demo\n",
+}
+
+
+def _tree(tmp_path, files):
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    return tmp_path
+
+
+def test_a_terraform_folder_beside_an_objects_folder_is_one_cluster(tmp_path):
+    """lessons/114/terraform installs the chart and lessons/114/k8s keeps its Provisioner: one root where they meet,
+    so the EC2NodeClass takes the node role the chart's instance profile names in its own module (not a role of the
+    same address in another lesson), and the JSON policy the cluster name the chart is given (no false stop)."""
+    plan = make_plan(_tree(tmp_path, LESSONS), to="latest")
+    assert "lessons/114" in [r.path for r in plan.roots]
+    assert "lessons/114/k8s" not in [r.path for r in plan.roots]
+    (rp,) = [r for r in plan.roots if r.path == "lessons/114"]
+    assert not [f for f in rp.findings if f.severity == "error"], [f.message for f in rp.findings]
+    nc = next(c.new for c in plan.changes if c.path == "lessons/114/k8s/nodepool.yaml")
+    assert "role: eks-node-group\n" in nc
+    said = [f.message for f in rp.findings if f.code == "MIG-IAM-009"]
+    assert any("cluster name for the scoped statements is demo" in m for m in said)
+
+
+def test_a_loose_terraform_folder_as_near_to_several_roots_is_none_of_theirs(tmp_path):
+    """lessons/006 (another lesson's cluster) is neither lessons/070's nor lessons/114's: the eksctl lesson is planned
+    from its own ClusterConfig, rooted there, and no finding of it names lessons/006."""
+    plan = make_plan(_tree(tmp_path, LESSONS), to="latest")
+    (rp,) = [r for r in plan.roots if r.path.startswith("lessons/070")]
+    assert rp.path == "lessons/070" and rp.phase == "install"
+    assert "lessons/070/karpenter-nodepools.yaml" in [c.path for c in plan.changes]
+    assert not [f for f in rp.findings if "lessons/006" in f.message or f.path.startswith("lessons/006")]

@@ -359,3 +359,37 @@ def test_a_class_name_another_cluster_also_uses_does_not_split_the_root():
     split-objects pools still find theirs."""
     plan = make_plan(FIXTURES / "facts-in-shapes" / "expected-run-1", to="latest")
     assert "split-objects/k8s" in [r.path for r in plan.roots]
+
+
+def test_a_finding_about_a_templated_key_names_it_as_written(tmp_path):
+    """A restricted tag whose key is templated (kubernetes.io/cluster/${CLUSTER_NAME}, antonputra/tutorials lessons/156
+    writes it in a kubectl_manifest heredoc) is named as the file writes it, never by an internal placeholder."""
+    (tmp_path / "nodes.yaml").write_text(
+        "apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: default\nspec:\n"
+        "  providerRef:\n    name: default\n---\napiVersion: karpenter.k8s.aws/v1alpha1\nkind: AWSNodeTemplate\n"
+        "metadata:\n  name: default\nspec:\n  instanceProfile: KarpenterNodeInstanceProfile\n  subnetSelector:\n"
+        "    karpenter.sh/discovery: ${CLUSTER_NAME}\n  securityGroupSelector:\n"
+        "    karpenter.sh/discovery: ${CLUSTER_NAME}\n  tags:\n    kubernetes.io/cluster/${CLUSTER_NAME}: owned\n")
+    plan = make_plan(tmp_path, to="v1beta1")
+    (f,) = [f for f in plan.findings if f.code == "MIG-NC-010"]
+    assert "kubernetes.io/cluster/${CLUSTER_NAME}" in f.message and "__MIG_" not in f.message
+
+
+def test_a_chart_move_an_error_holds_back_takes_its_iam_change_with_it(tmp_path):
+    """EKS Blueprints v4 kubernetes-addons cannot install Karpenter past 0.32 (MIG-HELM-027, antonputra/tutorials
+    lessons/156): the patch-upgrade's IAM change (the karpenter module's v1 permissions) is not written alone, and the
+    walk does not go on to v1 objects for a controller that stays on 0.32."""
+    (tmp_path / "addons.tf").write_text(
+        'module "kubernetes_addons" {\n'
+        '  source = "github.com/aws-ia/terraform-aws-eks-blueprints//modules/kubernetes-addons?ref=v4.25.0"\n\n'
+        '  eks_cluster_id   = "shop"\n  enable_karpenter = true\n  karpenter_helm_config = {\n'
+        '    repository = "oci://public.ecr.aws/karpenter"\n    version    = "v0.32.10"\n  }\n}\n')
+    (tmp_path / "karpenter.tf").write_text(
+        'module "karpenter" {\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n'
+        '  version = "20.37.2"\n\n  cluster_name    = "shop"\n  create_iam_role = false\n}\n')
+    (tmp_path / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n"
+        "    spec:\n      nodeClassRef:\n        name: default\n")
+    plan = make_plan(tmp_path, to="latest")
+    assert [(r.hop_from, r.phase) for r in plan.roots] == [("v1beta1", "patch-upgrade")]
+    assert {"MIG-HELM-027", "MIG-HOP-008"} <= {f.code for f in plan.findings} and not plan.changes

@@ -78,6 +78,7 @@ class Context:
     chart_version: str | None = None       # the controller chart version this root pins, if static
     entry: dict = field(default_factory=dict)   # an entry hop's own view of the root, kept by its package
     only_rules: frozenset | None = None    # objects behind their controller: the hop's object rules only
+    root: str = "."                        # the cluster root's folder
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"

@@ -159,8 +159,8 @@ class PoolsRule:
                     continue                # said by role_for (MIG-AUTO-010)
                 conv = convert.convert_nodepool(m.obj, new, convert.nodeclass_name(cls or "default"))
             for n in conv.notes:
-                self.finding(n.code, n.severity, m.path, m.line_of(n.field) if n.field else m.line, n.message,
-                             n.manual_step)
+                self.finding(n.code, n.severity, m.path, m.line_of(n.field) if n.field else m.line,
+                             m.masked.unmask(n.message), m.masked.unmask(n.manual_step))
             if conv.obj is None:
                 self.res.stays.append(f"{m.kind} {old}")
                 continue

@@ -8,8 +8,10 @@ package also tells orchestration where such roots are (`root_markers`) and how o
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ...cas import named_clusters, scan
+from ...roots import inside
 from . import autoscaler, karpenter, nodegroups, workloads
 from .convert import inventory
 from .runbook import steps  # noqa: F401
@@ -24,19 +26,45 @@ RULES = {
 
 def root_markers(repo) -> list[str]:
     """Where each Cluster Autoscaler's cluster root is: its install's file; for a plain Deployment manifest (applied by
-    kubectl) beside a cluster declared in Terraform, that cluster's file, since Karpenter's charts are written there
-    and the root must stay the same one through every phase of the move."""
+    kubectl), its cluster's file when that is plain to see - the eksctl ClusterConfig in its folder or a folder above,
+    else the one Terraform cluster of the repository - since Karpenter's files are written beside the cluster and the
+    root must stay the same one through every phase of the move."""
     inv = scan(repo)
     clusters = sorted({p for p, _ in inv.eks_modules} | {p for p, _ in repo.blocks("resource", "aws_eks_cluster")})
     one = clusters[0] if len({posixpath.dirname(p) for p in clusters}) == 1 and not inv.clusters else None
-    if not clusters and inv.clusters:
-        # an eksctl cluster: its ClusterConfig's file (the NodePools and chart values are written beside it), when
-        # the repository holds that one cluster, or Cluster Autoscaler names exactly one of several
-        names = {str((o.get("metadata") or {}).get("name")): p for p, _, o in inv.clusters}
-        wanted = set(names) & named_clusters(inv) if len(names) > 1 else set(names)
-        paths = {p for p, _, o in inv.clusters if str((o.get("metadata") or {}).get("name")) in wanted}
-        one = paths.pop() if len(wanted) == 1 and len(paths) == 1 else None
-    return [one if i.kind == "deployment" and one else i.path for i in inv.installs]
+    return [(_eksctl_above(repo, inv, i) or one or i.path) if i.kind == "deployment" else i.path
+            for i in inv.installs]
+
+
+_KARPENTER = re.compile(r"karpenter\.(sh|k8s\.aws)/|chart:\s*[\"']?karpenter\b|/karpenter/karpenter\b")
+
+
+def _eksctl_above(repo, inv, install) -> str | None:
+    """The ClusterConfig file of a Deployment's cluster: the nearest folder at or above the Deployment's holding
+    ClusterConfigs, when they are one cluster (or Cluster Autoscaler names exactly one of them) in one file, and
+    nothing below that folder is another cluster's (another ClusterConfig deeper down, Karpenter already there)."""
+    d = posixpath.dirname(install.path) or "."
+    while True:
+        here = [(p, o) for p, _, o in inv.clusters if (posixpath.dirname(p) or ".") == d]
+        if here:
+            break
+        if d == ".":
+            return None
+        d = posixpath.dirname(d) or "."
+    names = {str((o.get("metadata") or {}).get("name")) for _, o in here}
+    wanted = names & named_clusters(inv) if len(names) > 1 else names
+    paths = {p for p, o in here if str((o.get("metadata") or {}).get("name")) in wanted}
+    if len(wanted) != 1 or len(paths) != 1:
+        return None
+    mine = posixpath.dirname(install.path) or "."
+    for p, _, _ in inv.clusters:
+        if inside(posixpath.dirname(p) or ".", d) and (posixpath.dirname(p) or ".") != d:
+            return None             # another cluster's ClusterConfig below: the folder is not this cluster's alone
+    for p, f in repo.files.items():
+        pd = posixpath.dirname(p) or "."
+        if inside(pd, d) and not inside(pd, mine) and _KARPENTER.search(f.text):
+            return None             # Karpenter of another cluster (or of this one, rooted there already)
+    return paths.pop()
 
 
 def present(ctx) -> bool:

@@ -18,6 +18,7 @@ from ...sources import keytree
 from ...sources.keytree import Op
 
 RULE = "cas/autoscaler"
+MARK = "written by migrator, the move from Cluster Autoscaler"      # the install's files say so in their header
 
 
 @dataclass
@@ -30,6 +31,7 @@ class AutoscalerResult:
     deployments: list[tuple[str, str]] = field(default_factory=list)   # (namespace, name) to scale/delete by kubectl
     apps: list[str] = field(default_factory=list)                      # Argo CD Applications of Cluster Autoscaler
     kustomizations: list[str] = field(default_factory=list)            # folders whose helmCharts install it
+    work_outside: bool = False          # Karpenter installed, no NodePool yet: the cutover waits (said on every plan)
 
 
 def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | None, hclsrc.Expr | None]:
@@ -61,6 +63,9 @@ class Autoscaler:
         if cas is None or not cas.present or not (self.ctx.charts or cas.clusters):
             return self.res             # nothing to cut over to before Karpenter's chart is in (eksctl: by helm)
         if not convert.taken_over(self.ctx):
+            if self.phase == "cutover" and not any(m.kind == "NodePool" for m in self.ctx.manifests) and any(
+                    MARK in self.repo.text(c.path) for c in self.ctx.charts):
+                self.waiting(cas)       # migrator's own install left the NodePools out
             return self.res             # Karpenter runs beside Cluster Autoscaler but took over no node group
         for ci in cas.installs:
             if ci.kind == "terraform":
@@ -96,6 +101,22 @@ class Autoscaler:
             for p, blocks in self._gone.items():
                 self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
         return self.res
+
+    def waiting(self, cas) -> None:
+        """Karpenter's charts are in and no NodePool exists (the install could not write them): the move stands
+        half-way, Cluster Autoscaler keeps scaling, and every plan says so until the NodePools exist."""
+        ci = cas.installs[0]
+        groups = ", ".join(g.name for g in cas.groups) or "none found"
+        chart = self.ctx.charts[0].path if self.ctx.charts else "the Karpenter install"
+        self.res.work_outside = True
+        self.res.findings.append(Finding(
+            "MIG-CAS-049", "warning", ci.path, ci.line,
+            f"Karpenter is installed beside Cluster Autoscaler ({ci.address}) but no NodePool exists yet, so nothing "
+            f"is cut over: Cluster Autoscaler keeps scaling the node groups ({groups})",
+            f"write one NodePool per node group, named for it (docs/from-cluster-autoscaler.md), or move {chart} "
+            "aside, give migrator what the install's findings asked for (a kubectl provider, or the cluster's name "
+            "as a literal) and plan the install again: it writes the same charts with the NodePools; the cutover is "
+            "planned once they exist"))
 
     def terraform(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)

@@ -1,6 +1,7 @@
 """Node group -> NodePool and EC2NodeClass, behaviour kept (knowledge/cas.yaml; every mapping a row there)."""
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -399,5 +400,27 @@ def on_fargate(ctx) -> bool:
 def inventory(ctx) -> CasInventory:
     """This root's Cluster Autoscaler, node groups and their IAM (scanned once per run, kept on the context)."""
     if "cas" not in ctx.entry:
-        ctx.entry["cas"] = one_cluster(scan(ctx.repo).owned(ctx.owns))
+        ctx.entry["cas"] = one_cluster(_own_cluster(ctx, scan(ctx.repo).owned(ctx.owns)))
     return ctx.entry["cas"]
+
+
+def _own_cluster(ctx, inv: CasInventory) -> CasInventory:
+    """A root that declares its cluster inside its own folder (an eksctl ClusterConfig, an eks module, an
+    aws_eks_cluster) is that cluster's: clusters and node groups of folders outside it that the root was lent (a
+    Terraform folder beside a GitOps folder) are another cluster's, never merged into this one."""
+    from ...roots import _module_users, inside
+
+    def home(p: str) -> bool:
+        d = posixpath.dirname(p) or "."
+        return inside(d, ctx.root) or any(inside(u, ctx.root) for u in _module_users(ctx.repo, d))
+    own = [p for p, _, _ in inv.clusters] + [p for p, _ in inv.eks_modules] + \
+        [p for p, _ in ctx.repo.blocks("resource", "aws_eks_cluster") if ctx.owns(p)]
+    if ctx.root == "." or not any(home(p) for p in own):
+        return inv
+    inv.clusters = [x for x in inv.clusters if home(x[0])]
+    inv.eks_modules = [x for x in inv.eks_modules if home(x[0])]
+    inv.vpc_modules = [x for x in inv.vpc_modules if home(x[0])]
+    inv.groups = [g for g in inv.groups if home(g.path)]
+    inv.unread = [x for x in inv.unread if home(x[0])]
+    inv.fargate = [x for x in inv.fargate if home(x[0])]
+    return inv

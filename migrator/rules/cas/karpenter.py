@@ -199,6 +199,36 @@ def _hcl_value(v: Any, exprs: dict[str, str], indent: str) -> str:
     return hclsrc.render_value(v, exprs, indent)
 
 
+def _nearest_first(d: str, dirs: set[str], near: bool = False) -> list[str]:
+    """Folders by how much of their path they share with folder d (the nearest first), then by name; with `near`,
+    only those that share all of d's path but its last two folders (stages/apps/lead: stages/cloud/aws)."""
+    def shared(x: str) -> int:
+        c = posixpath.commonpath([d, x]) if "." not in (d, x) else ""
+        return len(c.split("/")) if c else 0
+    out = sorted(dirs, key=lambda x: (-shared(x), x))
+    if near:
+        return [x for x in out if shared(x) >= max(1, len(d.split("/")) - 2)]
+    return out
+
+
+def _cluster_units(repo, cas0, owns) -> list[tuple[str, str, str]]:
+    """(the unit installing Cluster Autoscaler, the unit it depends on that makes the cluster, that unit's module
+    folder) when Terragrunt units of this root install Cluster Autoscaler from a module of the repository."""
+    from ...inventory.terragrunt import callers, terragrunt
+    d = posixpath.dirname(cas0.path) or "."
+    out = []
+    for u in callers(repo, d):
+        if not owns(u.path):
+            continue
+        for dep in u.dependencies:
+            du = terragrunt(repo).unit_at(dep)
+            md = du.module_dir if du is not None else None
+            if md is not None and (any((posixpath.dirname(p) or ".") == md for p, _ in repo.blocks("resource", "aws_eks_cluster"))
+                                   or any((posixpath.dirname(p) or ".") == md for p, _ in scan(repo).eks_modules)):
+                out.append((u.dir, du.dir, md))
+    return out
+
+
 class Installer:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -234,14 +264,19 @@ class Installer:
         expr, eks = cluster_expr(self.repo, self.cas, d)
         if expr is None and self.cas.clusters:
             return self.eksctl(cas0)
-        if expr is None:
-            others = sorted({posixpath.dirname(p) or "." for p, _ in scan(self.repo).eks_modules}
-                            | {posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")})
+        # Terragrunt units: Cluster Autoscaler's unit and the unit that makes its cluster are two states
+        units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module") else []
+        if expr is None or units:
+            others = _nearest_first(posixpath.dirname(cas0.path) or ".",
+                                    {posixpath.dirname(p) or "." for p, _ in scan(self.repo).eks_modules}
+                                    | {posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")})
             from ...cas import named_clusters
             named = named_clusters(self.cas)
             configs = [(p, d, o) for p, d, o in scan(self.repo).clusters
                        if str((o.get("metadata") or {}).get("name")) in named] if not others else []
-            where = (f"the repository declares its clusters in {', '.join(others[:3])}, outside this root module "
+            where = (f"it is installed by Terragrunt unit {units[0][0]} and the cluster is made by unit "
+                     f"{units[0][1]} (module {units[0][2]}), another state" if units else
+                     f"the repository declares its clusters in {', '.join(others[:3])}, outside this root module "
                      "(another state, or a module another root calls)" if others else
                      "the eksctl ClusterConfig of the cluster it names (" + ", ".join(
                          f"{(o.get('metadata') or {}).get('name')} in {p}" for p, _, o in configs[:3])
@@ -250,8 +285,10 @@ class Installer:
                      "no terraform-aws-modules/eks module, aws_eks_cluster or eksctl ClusterConfig of it in the "
                      "repository")
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
-                  f"{cas0.address}: {where}, so migrator cannot tell which cluster to install Karpenter into, nor "
-                  "write it beside the cluster",
+                  f"{cas0.address}: {where}, " + ("and migrator plans each state on its own: it does not write "
+                                                  "Karpenter across units" if units else
+                                                  "so migrator cannot tell which cluster to install Karpenter into, "
+                                                  "nor write it beside the cluster"),
                   "install Karpenter in the cluster's own root module (the karpenter module and charts next to the "
                   "cluster, or its charts here reading the cluster's outputs), or follow the Karpenter guide "
                   "'Migrating from Cluster Autoscaler' by hand; nothing is written for this root")
@@ -259,8 +296,9 @@ class Installer:
         res.cluster = expr
         shapes = [convert.shape(g) for g in self.cas.groups]
         if not shapes:
-            elsewhere = sorted({posixpath.dirname(g.path) or "." for g in scan(self.repo).groups
-                                if not self.ctx.owns(g.path)})
+            elsewhere = _nearest_first(posixpath.dirname(cas0.path) or ".",
+                                       {posixpath.dirname(g.path) or "." for g in scan(self.repo).groups
+                                        if not self.ctx.owns(g.path)}, near=True)
             _find(res, "MIG-CAS-003", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: no node group found in this root; migrator writes NodePools from node groups"
                   + (f" (node groups are declared in {', '.join(elsewhere[:3])}: another Terraform root module, "
@@ -347,6 +385,7 @@ class Installer:
         res = self.res
         for s in shapes:
             res.findings.extend(s.notes)
+        self.kubernetes_range(shapes)
         for p, line, what in self.cas.unread:
             _find(res, "MIG-CAS-032", "warning", p, line, f"{what}: migrator cannot tell its node groups, so it writes "
                   "no NodePool for them", "write a NodePool for each of those groups by hand (docs/"
@@ -371,6 +410,26 @@ class Installer:
               f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
               "choose another with --node-group-keep NAME")
         return kept, True
+
+    def kubernetes_range(self, shapes: list) -> None:
+        """The cluster's Kubernetes version (as its code states it) against the range the target Karpenter supports
+        (knowledge/minors.yaml `k8s`): a cluster outside it is upgraded first, or moved to a Karpenter it runs."""
+        from ...path import parse_version
+        row = next((r for r in knowledge.load("minors")["minors"]
+                    if parse_version(self.target)[:2] == parse_version(r["minor"])[:2]), None)
+        g = next((s.group for s in shapes if s.group.cluster_version), None)
+        if row is None or g is None or parse_version(g.cluster_version) is None:
+            return
+        low, high = row["k8s"]
+        v = parse_version(g.cluster_version)
+        if parse_version(low) <= v <= parse_version(high):
+            return
+        _find(self.res, "MIG-CAS-048", "warning", g.path, g.line,
+              f"the cluster runs Kubernetes {g.cluster_version} (as the code states it) and Karpenter {self.target} "
+              f"supports {low} to {high}",
+              (f"upgrade the cluster to Kubernetes {low} or newer before the install" if v < parse_version(low) else
+               f"move with --to a Karpenter that supports Kubernetes {g.cluster_version}") +
+              "; if the cluster already runs a newer version than the code says, update the code first")
 
     def terraform_dir(self, cas0) -> str:
         """Where the cluster is declared in Terraform: the eks module's folder, an aws_eks_cluster's, the node

@@ -222,8 +222,8 @@ class ManifestsRule:
         if m.masked.directives and not rw.blocked and not self.directives_allow(m, rw.ops):
             return False
         for n in rw.notes:
-            self.finding(n.code, n.severity, m.path, m.line_of(n.field), f"{m.kind} {_name(m)}: {n.message}",
-                         n.manual_step)
+            self.finding(n.code, n.severity, m.path, m.line_of(n.field),
+                         m.masked.unmask(f"{m.kind} {_name(m)}: {n.message}"), m.masked.unmask(n.manual_step))
         if rw.blocked:
             return False
         after = apply_ops(m.obj, rw.ops)

@@ -174,7 +174,8 @@ class ManifestsRule:
                 continue
             for c in pending:
                 for n in c.notes:
-                    self.finding(n.code, n.severity, m.path, m.line_of(n.field), n.message, n.manual_step)
+                    self.finding(n.code, n.severity, m.path, m.line_of(n.field), m.masked.unmask(n.message),
+                                 m.masked.unmask(n.manual_step))
             ok = [c for c in pending if c.ok and self.valid(m, c)]
             if not ok:
                 continue
