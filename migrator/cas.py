@@ -195,18 +195,15 @@ def scan(repo: Repo) -> CasInventory:
         if _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
     inv.priorities = _priorities(repo, inv)
-    versions = {}
+    versions = {}       # Terraform clusters' versions by folder (an eksctl group has its own ClusterConfig's)
     for p, b in inv.eks_modules:
         e = b.attr("kubernetes_version") or b.attr("cluster_version")
-        versions[posixpath.dirname(p)] = str(e.literal()) if e is not None and e.literal() else None
+        versions[posixpath.dirname(p)] = _hcl_version(e)
     for p, b in repo.blocks("resource", "aws_eks_cluster"):
-        e = b.attr("version")
-        versions[posixpath.dirname(p)] = str(e.literal()) if e is not None and e.literal() else None
-    for p, _, obj in inv.clusters:
-        v = (obj.get("metadata") or {}).get("version")
-        versions[posixpath.dirname(p)] = str(v) if v else None
+        versions[posixpath.dirname(p)] = _hcl_version(b.attr("version"))
     for g in inv.groups:
-        g.cluster_version = versions.get(posixpath.dirname(g.path))
+        if g.source != "eksctl":
+            g.cluster_version = versions.get(posixpath.dirname(g.path))
     repo.__dict__["_cas"] = inv
     return inv
 
@@ -633,6 +630,21 @@ def _stated(repo: Repo, p: str, g: NodeGroup) -> None:
 _NUMBERS = ("min_size", "max_size", "desired_size", "disk_size")
 
 
+def _hcl_version(e: hclsrc.Expr | None) -> str | None:
+    """A Kubernetes version as written: `1.30` unquoted is the number 1.3, its source text is the version."""
+    v = e.literal() if e is not None else None
+    return None if not v else e.source.strip() if isinstance(v, float) else str(v)
+
+
+def _version_text(v: Any) -> str | None:
+    """A Kubernetes version read from YAML as written (`version: 1.30` unquoted loads as the float 1.3; ruamel keeps
+    its width and the dot's place)."""
+    if isinstance(v, float):
+        width, dot = getattr(v, "_width", None), getattr(v, "_prec", None)
+        return f"{v:.{width - dot - 1}f}" if isinstance(width, int) and isinstance(dot, int) else str(v)
+    return str(v) if isinstance(v, (str, int)) and str(v) else None
+
+
 def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
     spec = FACTS["node_groups"]["eksctl"]
     for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, only=_EKSCTL):
@@ -650,8 +662,7 @@ def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                         g.fields[meaning] = ng[k]
                 g.manual = [k for k in spec["manual"] if k in ng]
                 g.fields["name"] = g.name
-                version = (obj.get("metadata") or {}).get("version")
-                g.cluster_version = str(version) if isinstance(version, (str, int, float)) else None
+                g.cluster_version = _version_text((obj.get("metadata") or {}).get("version"))
                 inv.groups.append(g)
 
 

@@ -183,29 +183,23 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
 
 
 def stated_cluster_name(repo: Repo, module: str, expression: str) -> tuple[str, str] | None:
-    """The literal name of the cluster an expression of module folder `module` reads (aws_eks_cluster.x.name / .id,
-    data.aws_eks_cluster.x.name, module.eks.cluster_name of terraform-aws-modules/eks), where the module states it
+    """The literal name of the cluster an expression of module folder `module` references (knowledge/resolve.yaml
+    `cluster_name_sources`: aws_eks_cluster.x.name / .id, module.eks.cluster_name ...), where that module states it
     whole; with where it is named (path:line)."""
     from .inventory.sites import static_value
-    m = re.fullmatch(r"\s*(data\.)?aws_eks_cluster\.([A-Za-z0-9_-]+)\.(name|id)\s*", expression)
-    if m:
-        kind, attrs = ("data" if m.group(1) else "resource"), ("name",)
-        found = [(p, b) for p, b in repo.blocks(kind, "aws_eks_cluster") if b.labels[1:] == [m.group(2)]]
-    else:
-        m = re.fullmatch(r"\s*module\.([A-Za-z0-9_-]+)\.(cluster_name|cluster_id)\s*", expression)
-        if not m:
-            return None
-        src = next(r["source"] for r in knowledge.load("resolve")["cluster_name_sources"] if r["block"] == "module")
-        attrs = ("cluster_name", "name")
-        found = [(p, b) for p, b in repo.blocks("module") if b.labels == [m.group(1)] and b.attr("source") is not None
-                 and re.search(src, str(b.attr("source").literal() or ""))]
-    for p, b in found:
-        if (posixpath.dirname(p) or ".") != module:
-            continue
-        for a in attrs:
-            v = static_value(repo, module, b.attr(a))
-            if isinstance(v, str) and v:
-                return v, f"{p}:{hclsrc.line_of(repo.text(p), b.start)}"
+    for src in knowledge.load("resolve")["cluster_name_sources"]:
+        for p, b in repo.blocks(src["block"], src.get("type")):
+            if (posixpath.dirname(p) or ".") != module:
+                continue
+            if expression.strip() not in {t.format(name=b.labels[-1]) for t in [src["expression"]] + src["also"]}:
+                continue
+            if src["block"] == "module" and not re.search(src["source"], str(b.attr("source").literal() or "")
+                                                          if b.attr("source") is not None else ""):
+                continue
+            for a in src["named_by"]:
+                v = static_value(repo, module, b.attr(a))
+                if isinstance(v, str) and v:
+                    return v, f"{p}:{hclsrc.line_of(repo.text(p), b.start)}"
     return None
 
 

@@ -36,14 +36,15 @@ def _where(repo: Repo, path: str, offset: int) -> str:
     return f"{path}:{hclsrc.line_of(repo.text(path), offset)}"
 
 
-def _here(items, where: str | None):
-    """The (path, block) pairs of module folder `where` when it has any (a reference means its own module's block),
-    else all of them (where is None: any folder)."""
+def _here(items, where: str | None, named: bool = False):
+    """The (path, block) pairs of module folder `where`: a reference (aws_iam_role.x, var.x, module.x) means its own
+    module's block, never another folder's; a block looked up by the AWS name it gives (`named`) is searched in the
+    module first, then anywhere. All of them when where is None (the folder is not known)."""
     items = list(items)
     if where is None:
         return items
     mine = [x for x in items if (posixpath.dirname(x[0]) or ".") == where]
-    return mine or items
+    return mine or (items if named else [])
 
 
 def variable_values(repo: Repo, name: str, where: str | None = None) -> list[tuple[str, int, object]]:
@@ -76,7 +77,7 @@ def resolve_profile_to_role(repo: Repo, value: str, expression: str | None, wher
 
 
 def _from_literal_profile(repo: Repo, name: str, res: Resolution, where: str | None = None) -> Resolution:
-    for p, b in _here(repo.blocks("resource", "aws_iam_instance_profile"), where):
+    for p, b in _here(repo.blocks("resource", "aws_iam_instance_profile"), where, named=True):
         n = b.attr("name")
         if n is not None and n.literal() == name:
             res.trail.append(f"instance profile {name!r} is {b.address} ({_where(repo, p, b.start)})")

@@ -32,6 +32,16 @@ def inside(d: str, root: str) -> bool:
     return root == "." or d == root or d.startswith(root + "/")
 
 
+def shared_depth(a: str, b: str) -> int:
+    """How many leading folders two paths share (0 for "." or none)."""
+    n = 0
+    for x, y in zip(a.split("/"), b.split("/")):
+        if x != y or x == ".":
+            break
+        n += 1
+    return n
+
+
 def outermost(dirs: set[str]) -> list[str]:
     """The directories of a set that no other directory of the set contains."""
     return sorted(d for d in dirs if not any(a != d and inside(d, a) for a in dirs))
@@ -131,13 +141,13 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
     return set(merged.values())
 
 
-def _paired(dirs: set[str], installs: set[str]) -> set[str]:
+def _paired(dirs: set[str], installs: set[str], objects: set[str]) -> set[str]:
     """A folder that installs the chart and holds no Karpenter objects, and a folder of objects only, side by side
     under a folder that holds nothing else of any root (lessons/114/terraform beside lessons/114/k8s): one cluster,
     rooted where they meet, so the objects are planned with the chart values that name their instance profile."""
     out = set(dirs)
     for a in sorted(dirs):
-        if a not in installs or a == ".":
+        if a not in out or a not in installs or a in objects or a == ".":
             continue
         parent = posixpath.dirname(a) or "."
         inner = [d for d in out if inside(d, parent) and d != parent]
@@ -188,7 +198,7 @@ class Fleet:
                         self.shared[d] = users
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         dirs = _referenced_together(dirs, manifests, installs)
-        dirs = _paired(dirs, installs)
+        dirs = _paired(dirs, installs, objects)
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
         self._users: dict[str, tuple[str, ...]] = {}
@@ -203,24 +213,14 @@ class Fleet:
         above = [r for r in self.paths if inside(d, r)]
         if above:
             return max(above, key=len)
-
-        def shared(r: str) -> int:
-            n = 0
-            for a, b in zip(d.split("/"), r.split("/")):
-                if a != b:
-                    break
-                n += 1
-            return n
-        return max(self.paths, key=lambda r: (shared(r), -self.paths.index(r)))
+        return max(self.paths, key=lambda r: (shared_depth(d, r), -self.paths.index(r)))
 
     def _tied_nearest(self, d: str) -> bool:
         """Is folder d, outside every root, as near by path to several roots as to the nearest one?"""
-        def shared(r: str) -> int:
-            return len(posixpath.commonpath([d, r]).split("/")) if posixpath.commonpath([d, r]) else 0
         if any(inside(d, r) for r in self.paths):
             return False
-        best = max(shared(r) for r in self.paths)
-        return sum(1 for r in self.paths if shared(r) == best) > 1
+        best = max(shared_depth(d, r) for r in self.paths)
+        return sum(1 for r in self.paths if shared_depth(d, r) == best) > 1
 
     def _shared_dir(self, d: str) -> str | None:
         return max((s for s in self.shared if inside(d, s)), key=len, default=None)

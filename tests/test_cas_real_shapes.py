@@ -1033,3 +1033,28 @@ def test_cluster_autoscaler_in_a_terragrunt_unit_names_the_unit_that_makes_its_c
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert "unit live/dev/addons" in f.message and "unit live/dev/eks (module modules/eks)" in f.message
     assert "lesson-006" not in f.message
+
+
+def test_an_unquoted_kubernetes_version_is_read_as_written():
+    """`version: 1.30` unquoted loads as the number 1.3: the version is its text (1.30: AL2023, inside Karpenter's
+    range), in an eksctl ClusterConfig and in Terraform alike."""
+    from migrator.cas import _hcl_version, _version_text
+    from migrator.sources import hcl
+    from ruamel.yaml import YAML
+    doc = YAML().load("a: 1.30\nb: \"1.29\"\nc: 1.9\n")
+    assert [_version_text(doc[k]) for k in "abc"] == ["1.30", "1.29", "1.9"]
+    f = hcl.parse('a = 1.30\nb = "1.29"\n')
+    assert [_hcl_version(f.attributes[k].expr) for k in "ab"] == ["1.30", "1.29"]
+
+
+def test_an_eksctl_cluster_at_an_unquoted_1_30_takes_al2023(tmp_path):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_text(cfg.read_text().replace('version: "1.31"', "version: 1.30")
+                   .replace("    amiFamily: AmazonLinux2023\n", ""))
+    plan = _plan(tmp_path)
+    pools = next(c.new for c in plan.changes if c.path == "karpenter-nodepools.yaml")
+    assert "alias: al2023@latest" in pools
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-048"]
+    assert all("Kubernetes 1.30" in f.message for f in plan.findings if f.code == "MIG-CAS-011")

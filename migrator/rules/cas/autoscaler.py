@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ...cas import CasInstall
 from ...inventory import value_at
-from . import convert
+from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
@@ -18,7 +18,6 @@ from ...sources import keytree
 from ...sources.keytree import Op
 
 RULE = "cas/autoscaler"
-MARK = "written by migrator, the move from Cluster Autoscaler"      # the install's files say so in their header
 
 
 @dataclass
@@ -52,6 +51,11 @@ def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | N
     return None, None, obj
 
 
+def _at_zero(ci: CasInstall) -> bool:
+    """A Deployment of Cluster Autoscaler that its YAML already scales to zero."""
+    return str((ci.obj.get("spec") or {}).get("replicas")) == "0"
+
+
 class Autoscaler:
     def __init__(self, ctx, phase: str):
         self.ctx, self.phase, self.repo = ctx, phase, ctx.repo
@@ -64,7 +68,7 @@ class Autoscaler:
             return self.res             # nothing to cut over to before Karpenter's chart is in (eksctl: by helm)
         if not convert.taken_over(self.ctx):
             if self.phase == "cutover" and not any(m.kind == "NodePool" for m in self.ctx.manifests) and any(
-                    MARK in self.repo.text(c.path) for c in self.ctx.charts):
+                    karpenter.MARK in self.repo.text(c.path) for c in self.ctx.charts):
                 self.waiting(cas)       # migrator's own install left the NodePools out
             return self.res             # Karpenter runs beside Cluster Autoscaler but took over no node group
         for ci in cas.installs:
@@ -315,12 +319,9 @@ class Autoscaler:
         if self.phase == "cleanup":
             self._remove_doc(ci, text)
             return
-        if self.phase != "cutover":
+        if self.phase != "cutover" or _at_zero(ci):
             return
-        spec = ci.obj.get("spec") or {}
-        if str(spec.get("replicas")) == "0":
-            return
-        self._set(ci, text, ("spec", "replicas"), spec.get("replicas"))
+        self._set(ci, text, ("spec", "replicas"), (ci.obj.get("spec") or {}).get("replicas"))
         self.res.targets += [(posixpath.dirname(p) or ".", b.address) for p, b in applied]
 
     def kubectl(self, ci: CasInstall) -> None:
@@ -340,11 +341,9 @@ class Autoscaler:
             self._gone.setdefault(ci.path, []).extend(going)
             self._removed(ci, d, ci.block.address, "removed")
             return
-        if self.phase != "cutover":
+        if self.phase != "cutover" or _at_zero(ci):
             return
         spec = ci.obj.get("spec") or {}
-        if str(spec.get("replicas")) == "0":
-            return
         if len(_heredoc_docs(self.repo, ci.path, ci.block)) != 1:
             self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
                                              f"{ci.address}: its yaml_body holds several documents, so migrator does "

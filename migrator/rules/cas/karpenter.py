@@ -30,6 +30,7 @@ from . import convert
 
 AUTH = knowledge.load("karpenter_module")["access_entry"]
 RULE = "cas/karpenter"
+MARK = "written by migrator, the move from Cluster Autoscaler"    # in the install's headers: cas/autoscaler reads it
 PHASE = "install"
 INSTALL = FACTS["install"]
 MODULE = knowledge.load("karpenter_module")["majors"][1]["identity"]
@@ -202,12 +203,10 @@ def _hcl_value(v: Any, exprs: dict[str, str], indent: str) -> str:
 def _nearest_first(d: str, dirs: set[str], near: bool = False) -> list[str]:
     """Folders by how much of their path they share with folder d (the nearest first), then by name; with `near`,
     only those that share all of d's path but its last two folders (stages/apps/lead: stages/cloud/aws)."""
-    def shared(x: str) -> int:
-        c = posixpath.commonpath([d, x]) if "." not in (d, x) else ""
-        return len(c.split("/")) if c else 0
-    out = sorted(dirs, key=lambda x: (-shared(x), x))
+    from ...roots import shared_depth
+    out = sorted(dirs, key=lambda x: (-shared_depth(d, x), x))
     if near:
-        return [x for x in out if shared(x) >= max(1, len(d.split("/")) - 2)]
+        return [x for x in out if shared_depth(d, x) >= max(1, len(d.split("/")) - 2)]
     return out
 
 
@@ -559,7 +558,7 @@ class Installer:
                   names: dict[str, str]) -> str:
         name = INSTALL["module_name"]
         ns, sa = INSTALL["namespace"], INSTALL["service_account"]
-        out = ["# Karpenter next to Cluster Autoscaler (written by migrator, the move from Cluster Autoscaler:",
+        out = [f"# Karpenter next to Cluster Autoscaler ({MARK}:",
                "# phase install). Cluster Autoscaler keeps scaling until the cutover phase."
                + ("" if style == "terraform" else f" The charts are installed by {style}."), ""]
         mod = [f'module "{name}" {{',
@@ -716,7 +715,7 @@ class Installer:
         nl = self.repo.files[path].newline
         emit = yamlsrc.Emitter()
         res.edits.append(NewFile(files["karpenter-values.yaml"], to_newline(
-            "# Karpenter chart values (written by migrator, the move from Cluster Autoscaler); the runbook's helm\n"
+            f"# Karpenter chart values ({MARK}); the runbook's helm\n"
             "# command installs the chart with them\n" + emit.emit(convert._cm(values)).text, nl), RULE))
         res.edits.append(NewFile(files["karpenter-nodepools.yaml"], to_newline(
             "---\n".join(emit.emit(o).text for o in classes + pools), nl), RULE))
