@@ -265,25 +265,32 @@ def _terraform_deployments(repo: Repo, inv: CasInventory) -> None:
                                            namespace=ns or "default", name=name or FACTS["detect"]["chart"]))
 
 
-def _heredoc_docs(repo: Repo, p: str, b: hclsrc.Block) -> list:
-    """The YAML documents of a kubectl_manifest's heredoc yaml_body ([] for any other body)."""
+def kubectl_objects(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[Any, Any]]:
+    """(document span, object) of what a kubectl_manifest's yaml_body holds as written: the YAML documents of a
+    heredoc, the one object of `yamlencode({...})` / `jsonencode({...})` (no span: it is edited as HCL); [] for any
+    other body."""
     from .inventory.documents import _dedent
     body = b.attr("yaml_body")
+    obj = hclsrc.encoded_object(body)
+    if obj is not None:
+        return [(None, hcl_to_obj(obj, Masked(text="")))]
     if body is None or body.kind != "heredoc":
         return []
     h, text = body.heredoc, repo.text(p)
     dedented = _dedent(text[h.body_start:h.body_end], h.indent if h.trim else 0)
-    return list(_parse_yaml_docs(repo, p, dedented, h.body_start, hclsrc.line_of(text, h.body_start) - 1, p))
+    return [(doc, o) for doc, _, o in
+            _parse_yaml_docs(repo, p, dedented, h.body_start, hclsrc.line_of(text, h.body_start) - 1, p)]
 
 
 def _kubectl_installs(repo: Repo, inv: CasInventory) -> None:
-    """Cluster Autoscaler's Deployment written inline in a kubectl_manifest heredoc."""
+    """Cluster Autoscaler's Deployment written inline in a kubectl_manifest: a YAML heredoc, or an HCL object
+    encoded with yamlencode() / jsonencode()."""
     image = re.compile(FACTS["detect"]["image"])
     for p, b in repo.blocks("resource", "kubectl_manifest"):
         body = b.attr("yaml_body")
-        if body is None or body.kind != "heredoc" or not _CAS.search(body.source):
+        if body is None or not _CAS.search(body.source):
             continue
-        for doc, _, obj in _heredoc_docs(repo, p, b):
+        for doc, obj in kubectl_objects(repo, p, b):
             if not isinstance(obj, dict) or obj.get("kind") != "Deployment":
                 continue
             spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -456,8 +463,9 @@ def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
         if i.block is not None:
             vals = i.block.attr("values")
             for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
-                if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-                    for e in item.items[0].entries:
+                obj = hclsrc.encoded_object(item)
+                if obj is not None:
+                    for e in obj.entries:
                         if e.key == pe["values_key"]:
                             got = _priority_map(hcl_to_obj(e.value, Masked(text="")))
                             if got:

@@ -206,7 +206,8 @@ def realign_edited(old: str, new: str, spans: list[tuple[int, int]]) -> str:
     for a, b in spans:
         first = max(0, bisect.bisect_right(starts, a) - 1)
         last = max(first, bisect.bisect_right(starts, max(a, b - 1)) - 1)
-        touched.update(range(max(0, first - 1), last + 1))      # a removed line changes the run above it too
+        touched.update(range(max(0, first - 1), last + 2))      # a removed line changes the run above it, a line
+                                                                # made multi-line splits the run below it
     for run in _attribute_runs(lines):
         if touched.intersection(run):
             for i, ln in zip(run, _aligned(lines, run)):
@@ -227,6 +228,7 @@ def heredoc_body(text: str, b: hclsrc.Block, body: str) -> tuple[int, int, str]:
 
 
 def manifest_object(text: str, b: hclsrc.Block, expr: hclsrc.Expr, obj, tokens: dict) -> tuple[int, int, str]:
-    """Replacement of a kubernetes_manifest object expression by `obj` rendered in the block's style."""
-    attr = b.attributes["manifest"]
+    """Replacement of an HCL object expression (kubernetes_manifest's `manifest`, the yamlencode() argument of a
+    kubectl_manifest's `yaml_body`) by `obj` rendered in the block's style."""
+    attr = b.attributes.get("manifest") or b.attributes["yaml_body"]
     return expr.start, expr.end, hclsrc.render_value(obj, tokens, indent_at(text, attr.start), hcl_step(text, b))

@@ -244,6 +244,34 @@ def test_an_author_who_aligns_otherwise_keeps_every_byte_outside_the_edit():
     assert realign_edited(mine, new, spans) == new
 
 
+def test_a_line_made_multi_line_realigns_the_run_below_it():
+    """`amiFamily = "AL2"` becoming a multi-line `amiSelectorTerms = [...]` splits its run: the attribute after it is
+    a run of its own, padded as terraform fmt pads it (no longer aligned to the old neighbours)."""
+    from migrator.placement import realign_edited
+    old = '  spec = {\n    amiFamily = "AL2"\n    role      = "r"\n  }\n'
+    s = old.index('amiFamily')
+    e = old.index('\n', s)
+    new = old[:s] + 'amiSelectorTerms = [\n      { alias = "al2@latest" },\n    ]' + old[e:]
+    got = realign_edited(old, new, [(s, s + len('amiSelectorTerms = [\n      { alias = "al2@latest" },\n    ]'))])
+    assert got == '  spec = {\n    amiSelectorTerms = [\n      { alias = "al2@latest" },\n    ]\n    role = "r"\n  }\n'
+
+
+def test_keys_added_to_a_json_style_object_use_its_colons():
+    """jsonencode({...}) written the JSON way (`key : value`): an added or moved key is written the same way."""
+    from migrator.sources import hcl as hclsrc
+    from migrator.sources import keytree
+    text = 'x = jsonencode({\n  settings : {\n    aws : {\n      clusterName : "a"\n    }\n  }\n})\n'
+    obj = hclsrc.encoded_object(hclsrc.parse(text).attributes["x"].expr)
+    tree = keytree.hcl_tree(text, "x.tf", obj)
+    assert tree.assign == " : "
+    out = keytree.rewrite(tree, [keytree.Op("rename", ("settings", "aws", "clusterName"), ("settings", "clusterName")),
+                                 keytree.Op("add", dst=("replicas",), value=2)])
+    got = text
+    for s, e, t in sorted(out.edits, reverse=True):
+        got = got[:s] + t + got[e:]
+    assert "  replicas : 2\n" in got and "    clusterName : \"a\"\n" in got and " = " not in got.split("(", 1)[1]
+
+
 def test_twin_statement_is_aligned_as_terraform_fmt_does(tmp_path):
     """A twin copies its statement; the copy is new text, so its `=` follow terraform fmt even when the author's
     statement does not (a multi-line value ends the run)."""

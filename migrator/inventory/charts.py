@@ -171,8 +171,9 @@ def _values_item(repo: Repo, p: str, item: hclsrc.Expr, line: int) -> list[Value
             return []
         tree = keytree.yaml_tree(text, p, h.body_start, h.body_end, obj, strip=h.indent if h.trim else 0)
         return [ValuesSource("heredoc", p, line, tree=tree, masked=m)]
-    if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-        return [ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, item.items[0]))]
+    obj = hclsrc.encoded_object(item)
+    if obj is not None:
+        return [ValuesSource("yamlencode", p, line, tree=keytree.hcl_tree(text, p, obj))]
     if item.kind == "call" and item.name in ("file", "templatefile") and item.items:
         target = repo.resolve_file_arg(p, item.items[0])
         return _values_file(repo, p, line, target) if target is not None else [ValuesSource("other", p, line)]

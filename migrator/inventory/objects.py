@@ -39,8 +39,21 @@ class Manifest:
     tf_path: str | None = None  # .tf file with the resource block (HCL containers)
     block: hclsrc.Block | None = None
     call: hclsrc.Expr | None = None     # templatefile()/file() call (template container)
-    expr: hclsrc.Expr | None = None     # kubernetes_manifest object expression
-    tf_text: str = ""                   # text of tf_path (kubernetes_manifest line numbers)
+    expr: hclsrc.Expr | None = None     # the object as an HCL expression: kubernetes_manifest's `manifest`, the
+                                        # argument of a kubectl_manifest's `yaml_body = yamlencode({...})`
+    tf_text: str = ""                   # text of tf_path (line numbers in the HCL object)
+
+    @property
+    def hcl(self) -> bool:
+        """The object is written as an HCL expression (edited through it, Terraform expressions kept as written)."""
+        return self.expr is not None
+
+    def expression_token(self, expression: str) -> str:
+        """A placeholder for a Terraform expression, as this container holds one: the expression itself in an HCL
+        object, `${...}` in a heredoc's YAML."""
+        tok = f"__MIG_{len(self.masked.tokens)}__"
+        self.masked.tokens[tok] = expression if self.hcl else "${" + expression + "}"
+        return tok
 
     @property
     def name(self) -> Any:
@@ -78,7 +91,7 @@ class Manifest:
 
     def line_of(self, path: tuple) -> int:
         """Best line for an object path: its own line, else its nearest ancestor's."""
-        if self.container == "kubernetes_manifest" and self.expr is not None:
+        if self.hcl:
             return _hcl_line_of(self, path)
         best_line, best_len = None, -1
         for ln, p in self.line_map.items():
@@ -88,7 +101,7 @@ class Manifest:
 
 
 def _hcl_line_of(m: Manifest, path: tuple) -> int:
-    """Line of the deepest object entry along `path` in a kubernetes_manifest HCL object."""
+    """Line of the deepest object entry along `path` in an HCL object."""
     expr, offset = m.expr, m.expr.start
     for key in path:
         if expr is None or expr.kind != "object":
@@ -254,6 +267,10 @@ def _scan_kubectl(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Ma
     if body.kind == "call" and body.name in ("templatefile", "file") and body.items:
         yield from _scan_template(repo, p, b, body, "kubectl_manifest")
         return
+    obj = hclsrc.encoded_object(body)
+    if obj is not None:
+        yield from _hcl_object(p, text, b, obj, "kubectl_manifest")
+        return
     if _KIND_RE.search(body.source) or "karpenter" in " ".join(b.labels).lower():
         repo.findings.append(Finding(
             "MIG-SRC-005", "warning", p, hclsrc.line_of(text, body.start),
@@ -283,19 +300,22 @@ def _scan_template(repo: Repo, p: str, b: hclsrc.Block, call: hclsrc.Expr, conta
             yield man
 
 
+def _hcl_object(p: str, text: str, b: hclsrc.Block, expr: hclsrc.Expr, container: str) -> Iterator[Manifest]:
+    """A Karpenter object written as an HCL object literal (kubernetes_manifest, kubectl_manifest + yamlencode)."""
+    m = Masked(text="")
+    obj = hcl_to_obj(expr, m)
+    era = _era(obj)
+    if era:
+        yield Manifest(kind=era[1], api_version=era[0], era=era[2], obj=obj, masked=m, container=container, path=p,
+                       line=hclsrc.line_of(text, expr.start), tf_path=p, block=b, expr=expr, tf_text=text)
+
+
 def _scan_kubernetes(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:
     expr = b.attr("manifest")
     if expr is None:
         return
     if expr.kind == "object":
-        m = Masked(text="")
-        obj = hcl_to_obj(expr, m)
-        era = _era(obj)
-        if era:
-            man = Manifest(kind=era[1], api_version=era[0], era=era[2], obj=obj, masked=m,
-                           container="kubernetes_manifest", path=p, line=hclsrc.line_of(text, expr.start),
-                           tf_path=p, block=b, expr=expr, tf_text=text)
-            yield man
+        yield from _hcl_object(p, text, b, expr, "kubernetes_manifest")
         return
     if expr.kind == "call" and expr.name == "yamldecode" and expr.items:
         inner = expr.items[0]

@@ -25,6 +25,17 @@ HCL_FILES = (".tf", ".tofu", ".tfvars", ".hcl")
 TF_CODE = (".tf", ".tofu")
 
 
+# functions that turn an HCL object into YAML or JSON text (JSON is YAML too): chart values, a kubectl_manifest body
+ENCODERS = ("yamlencode", "jsonencode")
+
+
+def encoded_object(e: Expr | None) -> Expr | None:
+    """The object literal of a `yamlencode({...})` / `jsonencode({...})` call, else None."""
+    if e is not None and e.kind == "call" and e.name in ENCODERS and e.items and e.items[0].kind == "object":
+        return e.items[0]
+    return None
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of an offset."""
     return text.count("\n", 0, offset) + 1

@@ -56,6 +56,7 @@ class Tree:
     style: Any = None           # YAML: sources.yaml.Style of the document (indentation of new values)
     unmask: Any = None          # placeholder tokens in parsed values -> their source text (YAML)
     tokens: dict = field(default_factory=dict)      # placeholder token -> HCL expression (HCL)
+    assign: str = " = "         # HCL: how the object writes `key = value` (`key: value` in a jsonencode written as JSON)
 
 
 # -- building ----------------------------------------------------------------------------------
@@ -215,8 +216,14 @@ def hcl_tree(text: str, path: str, obj: hclsrc.Expr) -> Tree:
             if len(c.indent) > len(e.indent):
                 step = " " * (len(c.indent) - len(e.indent))
                 break
+    assign = " = "
+    if obj.entries:
+        e = obj.entries[0]
+        between = text[e.key_end:e.value.start].lstrip('"')
+        if between.strip() == ":":
+            assign = ": " if not between.startswith((" ", "\t")) else " : "
     return Tree(text=text, root=root, syntax="hcl", path=path, base_indent=first.indent if first else "",
-                step=step)
+                step=step, assign=assign)
 
 
 def _fill_hcl(parent: Entry, obj: hclsrc.Expr, text: str) -> None:
@@ -294,7 +301,7 @@ def _moved_lines(tree: Tree, e: Entry, new_key: str, new_indent: str) -> str:
 
 
 def _open_line(tree: Tree, key: str, indent: str) -> str:
-    return f"{indent}{_key_text(tree, key)}:\n" if tree.syntax == "yaml" else f"{indent}{_key_text(tree, key)} = {{\n"
+    return f"{indent}{_key_text(tree, key)}:\n" if tree.syntax == "yaml" else f"{indent}{_key_text(tree, key)}{tree.assign}{{\n"
 
 
 def _close_line(tree: Tree, indent: str) -> str:
@@ -479,7 +486,7 @@ def render_scalar(tree: Tree, value: Any, old: str = "") -> str:
 
 def _render_value_lines(tree: Tree, key: str, value: Any, indent: str) -> str:
     if tree.syntax == "hcl":
-        return f"{indent}{_key_text(tree, key)} = {hclsrc.render_value(value, tree.tokens, indent, tree.step)}\n"
+        return f"{indent}{_key_text(tree, key)}{tree.assign}{hclsrc.render_value(value, tree.tokens, indent, tree.step)}\n"
     from .yaml import Emitter, Style
     style = tree.style or Style(indent=len(tree.step))
     text = Emitter(style).emit({key: value}, base_indent=len(indent)).text

@@ -184,9 +184,7 @@ class PoolsRule:
         c = self.cluster
         same_module = m.tf_path is not None and (posixpath.dirname(m.tf_path) or ".") == c.dir and c.role_expr
         if m.container in ("kubectl_manifest", "kubernetes_manifest") and same_module:
-            tok = f"__MIG_{len(m.masked.tokens)}__"
-            m.masked.tokens[tok] = c.role_expr if m.container == "kubernetes_manifest" else "${" + c.role_expr + "}"
-            return tok
+            return m.expression_token(c.role_expr)
         if c.role_literal:
             return c.role_literal
         self.finding("MIG-AUTO-010", "error", m.path, m.line,

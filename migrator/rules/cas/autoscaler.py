@@ -34,7 +34,7 @@ class AutoscalerResult:
 
 
 def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | None, hclsrc.Expr | None]:
-    """(replicaCount as written, span of its value, the yamlencode object to add it to)."""
+    """(replicaCount as written, span of its value, the yamlencode/jsonencode object to add it to)."""
     b = ci.block
     for s in b.sub("set"):
         n, v = s.attr("name"), s.attr("value")
@@ -43,8 +43,8 @@ def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | N
     vals = b.attr("values")
     obj = None
     for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
-        if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-            obj = item.items[0]
+        if (found := hclsrc.encoded_object(item)) is not None:
+            obj = found
             for e in obj.entries:
                 if e.key == "replicaCount":
                     return e.value.literal(), (e.value.start, e.value.end), obj
@@ -327,14 +327,14 @@ class Autoscaler:
     def kubectl(self, ci: CasInstall) -> None:
         """A Deployment in a kubectl_manifest heredoc: replicas 0 in the heredoc at the cutover; at the cleanup the
         block goes, with the kubectl_manifest blocks of its module holding only its ServiceAccount and RBAC."""
-        from ...cas import _heredoc_docs
+        from ...cas import kubectl_objects
         d = posixpath.dirname(ci.path) or "."
         if self.phase == "cleanup":
             going = [ci.block]
             for p, b in _module_objects(self.repo, posixpath.dirname(ci.path)):
-                docs = _heredoc_docs(self.repo, p, b) if b.labels[:1] == ["kubectl_manifest"] and b is not ci.block \
+                docs = kubectl_objects(self.repo, p, b) if b.labels[:1] == ["kubectl_manifest"] and b is not ci.block \
                     else []
-                if docs and all(_companion(obj, ci) for _, _, obj in docs):
+                if docs and all(_companion(obj, ci) for _, obj in docs):
                     going.append(b)
                     self.res.removed.append(b.address)
                     self.res.targets.append((d, b.address))
@@ -344,14 +344,15 @@ class Autoscaler:
         if self.phase != "cutover" or _at_zero(ci):
             return
         spec = ci.obj.get("spec") or {}
-        if len(_heredoc_docs(self.repo, ci.path, ci.block)) != 1:
+        if len(kubectl_objects(self.repo, ci.path, ci.block)) != 1:
             self.res.findings.append(Finding("MIG-CAS-023", "warning", ci.path, ci.line,
                                              f"{ci.address}: its yaml_body holds several documents, so migrator does "
                                              "not set spec.replicas in it", f"set replicas: 0 there by hand, or "
                                              f"kubectl -n {ci.namespace} scale deployment/{ci.name} --replicas=0"))
             return
+        body = ci.block.attr("yaml_body")
         if self._set(ci, self.repo.text(ci.path), ("spec", "replicas"), spec.get("replicas"),
-                     heredoc=ci.block.attr("yaml_body").heredoc):
+                     heredoc=body.heredoc, encoded=hclsrc.encoded_object(body)):
             self.res.targets.append((d, ci.address))
 
     def tf_deployment(self, ci: CasInstall) -> None:
@@ -404,14 +405,18 @@ class Autoscaler:
                                          f"{ci.address}: Cluster Autoscaler scaled to 0 replicas (was "
                                          f"{current if current is not None else r.source if r is not None else 1})"))
 
-    def _set(self, ci: CasInstall, text: str, path: tuple, current, value=0, heredoc=None) -> bool:
-        """Set a value of Cluster Autoscaler's YAML object (its document, or a kubectl_manifest heredoc holding it)
-        in place; a finding either way. True when the edit is made."""
+    def _set(self, ci: CasInstall, text: str, path: tuple, current, value=0, heredoc=None, encoded=None) -> bool:
+        """Set a value of Cluster Autoscaler's object (its YAML document, a kubectl_manifest heredoc holding it, or
+        the HCL object a kubectl_manifest encodes) in place; a finding either way. True when the edit is made."""
         cut = max((n + 1 for n, k in enumerate(path) if isinstance(k, int)), default=0)   # below a list item:
         under, path = tuple(path[:cut]), tuple(path[cut:])                             # the item is the tree
-        tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj, under=under) if heredoc is None \
-            else keytree.yaml_tree(text, ci.path, heredoc.body_start, heredoc.body_end, ci.obj,
-                                   strip=heredoc.indent if heredoc.trim else 0)
+        if encoded is not None:
+            tree = keytree.hcl_tree(text, ci.path, encoded)
+        elif heredoc is not None:
+            tree = keytree.yaml_tree(text, ci.path, heredoc.body_start, heredoc.body_end, ci.obj,
+                                     strip=heredoc.indent if heredoc.trim else 0)
+        else:
+            tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj, under=under)
         op = Op("set", path, value=value) if current is not None else Op("add", dst=path, value=value)
         out = keytree.rewrite(tree, [op])
         if out.problems:

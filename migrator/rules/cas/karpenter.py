@@ -537,8 +537,9 @@ class Installer:
                 vals = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
                              if e.key == "values"), None)
             for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
-                if item.kind == "call" and item.name == "yamlencode" and item.items and item.items[0].kind == "object":
-                    for e in item.items[0].entries:
+                obj = hclsrc.encoded_object(item)
+                if obj is not None:
+                    for e in obj.entries:
                         if e.key == "extraArgs" and e.value.kind == "object":
                             out.update({x.key: x.value.literal() for x in e.value.entries if x.value.literal()})
             if i.row is not None:

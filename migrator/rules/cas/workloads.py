@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from ...cas import FACTS
 from ...edits import Edit, TextEdit, to_newline
 from ...inventory import _parse_yaml_docs
+from ...inventory.documents import Words
 from ...model import Finding
 from . import convert
 
 RULE = "cas/workloads"
 WL = FACTS["workloads"]
-_ANY = re.compile("|".join(re.escape(k) for k in list(WL["annotations"]) + WL["node_group_labels"]))
+_ANY = Words(list(WL["annotations"]) + WL["node_group_labels"], whole=False)
 
 
 @dataclass

@@ -205,7 +205,7 @@ class ManifestsRule:
 
     def kubelet_lines(self, pool: Manifest | None, cls: Manifest) -> tuple[str, str] | None:
         """The NodePool's kubelet as written (comments kept), when both objects are YAML in the same file kind."""
-        if pool is None or "kubernetes_manifest" in (pool.container, cls.container):
+        if pool is None or pool.hcl or cls.hcl:
             return None
         if self.kubelet(pool) is not get(pool.obj, convert._path(convert.NP["kubelet"])):
             return None                 # fields dropped: written from the value, not copied as text
@@ -393,7 +393,7 @@ class ManifestsRule:
             self.res.edits.append(TextEdit(m.path, m.doc_end, m.doc_end, to_newline(f"{sep}---\n{body}", nl_of),
                                            RULE, order=1))
         elif m.container in ("kubectl_manifest", "kubernetes_manifest") and m.container == m.block.labels[0] \
-                and (m.container == "kubernetes_manifest" or m.block.attr("yaml_body").kind == "heredoc"):
+                and (m.hcl or m.block.attr("yaml_body").kind == "heredoc"):
             self.split_block(m, data, new_name)
         else:
             self.finding("MIG-V1-KL-005", "error", m.path, m.line,
@@ -411,7 +411,7 @@ class ManifestsRule:
         b = m.block
         label = f"{b.labels[1]}_{new_name.replace('-', '_')}"
         repl = [relabel(b, label)]
-        if m.container == "kubectl_manifest":
+        if not m.hcl:
             repl.append(heredoc_body(text, b, m.masked.unmask(yamlsrc.Emitter(m.style).emit(data).text)))
         else:
             repl.append(manifest_object(text, b, m.expr, data, m.masked.tokens))
@@ -441,9 +441,7 @@ def _content_end(repo: Repo, m: Manifest) -> int:
 
 def tree_of(repo: Repo, m: Manifest) -> keytree.Tree | None:
     """A key tree over one object wherever it lives (the span-editing view the rewrite uses)."""
-    if m.container == "kubernetes_manifest":
-        if m.expr is None or m.expr.kind != "object":
-            return None
+    if m.hcl:
         tree = keytree.hcl_tree(repo.text(m.tf_path), m.tf_path, m.expr)
         tree.tokens = m.masked.tokens
         return tree

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ruamel.yaml.comments import CommentedMap
 
 from ... import knowledge, templating
-from ...edits import Edit, NewFile, TextEdit, indent_at, line_end, line_start, to_newline
+from ...edits import Edit, NewFile, TextEdit, comments_above, indent_at, line_end, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
 from ...inventory.charts import UNREADABLE
 from ...model import Finding
@@ -810,6 +810,8 @@ class HelmRule:
         body = _render("helm_release_crd.tf.j2", label=label, attrs=_aligned(attrs), indent=ind)
         nl = self.repo.files[ci.path].newline
         pos = line_start(text, b.start)
+        if comments_above(text, pos) > 0:       # the main release's comment stays on it (a file's header stays first)
+            pos = comments_above(text, pos)
         self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(body.rstrip("\n") + "\n\n", nl), self.rule, order=-1))
         self.res.new_crd_release = True
         self.res.crd_releases.append(f"helm_release.{label}")

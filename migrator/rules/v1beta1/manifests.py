@@ -240,9 +240,7 @@ class ManifestsRule:
             if v.expression is None:
                 merged[key] = v.value
             elif m.container in ("kubectl_manifest", "kubernetes_manifest"):
-                tok = f"__MIG_{len(m.masked.tokens)}__"
-                m.masked.tokens[tok] = v.expression if m.container == "kubernetes_manifest" else "${" + v.expression + "}"
-                merged[key] = tok
+                merged[key] = m.expression_token(v.expression)
             else:
                 self.finding("MIG-NC-015", "warning", m.path, m.line,
                              f"global tag {key} ({v.path}:{v.line}) is the Terraform expression {v.expression}, "
@@ -308,14 +306,11 @@ class ManifestsRule:
             self.finding("MIG-NC-013", "info", m.path, m.line, f"role {r.literal!r} resolved: {trail}")
             return r.literal
         expr = r.expression or hclsrc.quote(r.literal or "")
-        tok = f"__MIG_{len(m.masked.tokens)}__"
-        if m.container == "kubernetes_manifest":
-            m.masked.tokens[tok] = expr
-        elif m.container == "template":
-            var = FACTS["naming"]["template_role_variable"]
-            m.masked.tokens[tok] = "${" + var + "}"
+        if m.container == "template":
+            tok = f"__MIG_{len(m.masked.tokens)}__"
+            m.masked.tokens[tok] = "${" + FACTS["naming"]["template_role_variable"] + "}"
         else:
-            m.masked.tokens[tok] = "${" + expr + "}"
+            tok = m.expression_token(expr)
         self.finding("MIG-NC-013", "info", m.tf_path or m.path, m.line, f"role {expr} resolved: {trail}")
         return tok
 
@@ -362,8 +357,7 @@ class ManifestsRule:
             return str(v.value)
         if m.container in ("yaml", "template"):
             return None         # a Terraform expression cannot be written into a plain file or another's template
-        tok = f"__MIG_{len(m.masked.tokens)}__"
-        m.masked.tokens[tok] = v.expression if m.container == "kubernetes_manifest" else "${" + v.expression + "}"
+        tok = m.expression_token(v.expression)
         self.finding("MIG-NC-017", "info", m.tf_path or m.path, m.line, how, later)
         return tok
 
@@ -601,12 +595,12 @@ class ManifestsRule:
         b = m.block
         label = _unique(self.block_label(b.labels[1], c.kind, m.kind), self.taken(tf))
         repl: list[tuple[int, int, str]] = [relabel(b, label)]
-        if m.container == "kubectl_manifest":
+        if m.container == "kubectl_manifest" and not m.hcl:
             body = self.yaml_text(m, c)
             if body is None:
                 return
             repl.append(heredoc_body(text, b, body))
-        elif m.container == "kubernetes_manifest":
+        elif m.hcl:
             repl.append(manifest_object(text, b, m.expr, c.obj, m.masked.tokens))
             cf = b.attributes.get("computed_fields")
             if cf is not None and cf.expr.kind == "tuple":
@@ -663,7 +657,7 @@ class ManifestsRule:
                 self.res.edits.append(NewFile(new_tpath, to_newline(body, self.repo.files[m.path].newline), self.rule))
                 self.res.new_files.append(new_tpath)
         clone = splice(text, b.start, b.end, repl)
-        if m.container == "kubernetes_manifest":
+        if m.hcl:
             clone = align_attributes(clone)         # a dropped computed_fields line leaves `=` padding
         self.taken(tf).add(label)
         key = (tf, b.end)
