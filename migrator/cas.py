@@ -15,6 +15,7 @@ from typing import Any
 
 from . import knowledge
 from .inventory import Repo, _parse_yaml_docs, hcl_to_obj, value_at
+from .model import Finding
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
 from .sources.templates import Masked
@@ -156,6 +157,8 @@ def scan(repo: Repo) -> CasInventory:
         if named is None and chart is not None and chart.kind == "string":   # a vendored chart folder
             named = re.sub(r"\$\{[^}]*\}", "", chart.source.strip().strip('"'))      # "${path.module}/charts/<name>"
         if isinstance(named, str) and named.rstrip("/").split("/")[-1] == det["chart"]:
+            if _other_cloud([], _set_values(repo, p, b)) or _off(repo, p, b):
+                continue
             ns = b.attr("namespace")
             inv.installs.append(CasInstall("terraform", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                                            namespace=str(ns.literal()) if ns is not None and ns.literal() else "default",
@@ -256,7 +259,7 @@ def _terraform_deployments(repo: Repo, inv: CasInventory) -> None:
                     if v is None and e.kind == "string":            # "registry/cluster-autoscaler:v${var.version}"
                         v = "".join("" if interp else text for interp, text in e.parts)
                 seen = seen or (isinstance(v, str) and bool(image.search(v)))
-            if not seen or _other_cloud(flags):
+            if not seen or _other_cloud(flags) or _off(repo, p, b):
                 continue
             meta = nested(b, "metadata")
             ns = object_meta(repo, d, meta.attr("namespace"), "namespace") if meta is not None else None
@@ -295,7 +298,8 @@ def _kubectl_installs(repo: Repo, inv: CasInventory) -> None:
                 continue
             spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
             cas = [c for c in spec.get("containers") or [] if isinstance(c, dict) and image.search(str(c.get("image", "")))]
-            if cas and not _other_cloud([a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]):
+            if cas and not _other_cloud([a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]) \
+                    and not _off(repo, p, b):
                 meta = obj.get("metadata") or {}
                 inv.installs.append(CasInstall("kubectl", p, hclsrc.line_of(repo.text(p), b.start), block=b, obj=obj,
                                                doc=doc, namespace=str(meta.get("namespace", "kube-system")),
@@ -479,6 +483,35 @@ def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
                     if got:
                         return got
     return {}
+
+
+def _off(repo: Repo, p: str, b: hclsrc.Block) -> bool:
+    """A Terraform block of Cluster Autoscaler that never exists (count 0, an empty for_each, its module switched off
+    in every call): said, not planned."""
+    from .inventory.terraform import switched_off
+    line = hclsrc.line_of(repo.text(p), b.start)
+    if not switched_off(repo, p, b, line):
+        return False
+    repo.findings.append(Finding("MIG-CAS-050", "info", p, line,
+                                 f"{b.address} installs Cluster Autoscaler, but it is switched off (count 0 or an "
+                                 "empty for_each, of its own or of every call of its module): not planned",
+                                 "switch it on first if this cluster should run Cluster Autoscaler"))
+    return True
+
+
+def _set_values(repo: Repo, p: str, b: hclsrc.Block) -> dict:
+    """The `set` blocks of a helm_release whose values the module states (a literal, a variable's value) as a flat
+    name -> value map (what decides the cloud)."""
+    from .inventory.sites import static_value
+    out = {}
+    for s in b.sub("set"):
+        n, v = s.attr("name"), s.attr("value")
+        if n is None or not isinstance(n.literal(), str) or v is None:
+            continue
+        got = v.literal() if v.literal() is not None else static_value(repo, posixpath.dirname(p), v)
+        if got is not None:
+            out[n.literal()] = got
+    return out
 
 
 def _other_cloud(flags: list, values: dict | None = None) -> bool:

@@ -16,6 +16,8 @@ import logging
 import os
 import posixpath
 import re
+import threading
+import time
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -40,17 +42,67 @@ def available() -> bool:
     return os.environ.get("MIGRATOR_EVALUATOR", "").lower() != "off" and _module() is not None
 
 
+def _seconds(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+# how long one root module may take, and all of them in one run: the evaluator iterates a module up to 32 times until
+# its values settle, and a root calling several slow modules can take minutes (PipeOpsHQ/nova-templates); past
+# either limit the answer is "not known", as for a module it cannot read, and the run says so
+LIMIT_S = _seconds("MIGRATOR_EVALUATOR_TIMEOUT", 8.0)
+BUDGET_S = _seconds("MIGRATOR_EVALUATOR_BUDGET", 30.0)
+
+
+def _evaluate(path: str, limit: float) -> tuple[dict | None, bool]:
+    """(the evaluator's answer for a root module, whether it ran out of time). It runs in a daemon thread (the call
+    releases the GIL): an evaluation that outlives the limit is left to finish on its own and its answer unused."""
+    box: dict[str, Any] = {}
+
+    def run():
+        try:
+            box["out"] = _tfparse.load_from_path(path)
+        except Exception as e:          # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
+            log.debug("tfparse %s: %s", path, e)
+
+    t = threading.Thread(target=run, name="tfparse", daemon=True)
+    t.start()
+    t.join(max(limit, 0.0))
+    return (None, True) if t.is_alive() else (box.get("out"), False)
+
+
 def _load(repo, d: str) -> dict | None:
     cache = repo.__dict__.setdefault("_tfparse", {})
     if d not in cache:
         out = None
         if available():
-            try:
-                out = _tfparse.load_from_path(str(repo.root / d) if d != "." else str(repo.root))
-            except Exception as e:      # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
-                log.debug("tfparse %s: %s", d, e)
+            clock = repo.__dict__.setdefault("_tfparse_clock", {"spent": 0.0, "late": []})
+            left = BUDGET_S - clock["spent"]
+            if left <= 0:
+                clock["late"].append((d, "budget"))
+            else:
+                start = time.monotonic()
+                out, late = _evaluate(str(repo.root / d) if d != "." else str(repo.root), min(LIMIT_S, left))
+                clock["spent"] += time.monotonic() - start
+                if late:
+                    clock["late"].append((d, "limit"))
         cache[d] = out
     return cache[d]
+
+
+def unanswered(repo) -> list[tuple[str, str]]:
+    """The root modules the evaluator gave no answer for in time: (directory, "limit" | "budget")."""
+    return list(repo.__dict__.get("_tfparse_clock", {}).get("late", []))
+
+
+def share(src, dst) -> None:
+    """Give a repository read from the same disk the evaluator's answers of another (it reads files on disk, never a
+    plan's patched text: the answers are the same)."""
+    for key in ("_tfparse", "_tfparse_clock"):
+        if key in src.__dict__:
+            dst.__dict__[key] = src.__dict__[key]
 
 
 def roots_of(repo, tf_path: str) -> list[str]:

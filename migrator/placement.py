@@ -120,41 +120,19 @@ def align_attributes(text: str) -> str:
     """`terraform fmt` alignment of `=` in runs of consecutive attribute lines at one indentation (used on blocks
     migrator writes, e.g. after dropping an attribute from a copied block)."""
     lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    run: list[tuple[re.Match, str]] = []
-
-    def flush():
-        width = max((len(m.group(2)) for m, _ in run), default=0)
-        for m, ln in run:
-            out.append(m.group(1) + m.group(2).ljust(width) + " =" + ln[m.end():])
-        run.clear()
-
-    for ln in lines:
-        m = _ATTR.match(ln)
-        rest = ln[m.end():] if m else ""
-        if m and (sum(rest.count(c) for c in "{[(") > sum(rest.count(c) for c in "}])") or "<<" in rest):
-            m = None                    # a value spanning several lines ends a run, as in terraform fmt
-            flush()
-            out.append(ln)
-            continue
-        if m and (not run or run[0][0].group(1) == m.group(1)):
-            run.append((m, ln))
-            continue
-        flush()
-        if m:
-            run.append((m, ln))
-        else:
-            out.append(ln)
-    flush()
-    return "".join(out)
+    for run in _attribute_runs(lines):
+        for i, ln in zip(run, _aligned(lines, run)):
+            lines[i] = ln
+    return "".join(lines)
 
 
 _HEREDOC = re.compile(r"<<-?([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
 def _attribute_runs(lines: list[str]) -> list[list[int]]:
-    """Indices of the lines of every run terraform fmt aligns: consecutive one-line attributes at one indentation,
-    outside heredocs (a value spanning several lines, a blank line, a comment or a block ends a run)."""
+    """Indices of the lines of every run terraform fmt aligns: consecutive one-line attributes at one indentation
+    (a value spanning several lines, a blank line, a comment or a block ends a run). An attribute opening a heredoc
+    is one of them, and its body neither ends the run nor joins it (`count` aligns with `yaml_body = <<-YAML`)."""
     runs: list[list[int]] = []
     run: list[int] = []
     marker = None
@@ -166,8 +144,7 @@ def _attribute_runs(lines: list[str]) -> list[list[int]]:
         h = _HEREDOC.search(ln.rstrip("\r\n"))
         m = _ATTR.match(ln)
         rest = ln[m.end():] if m else ""
-        single = m is not None and h is None and \
-            sum(rest.count(c) for c in "{[(") <= sum(rest.count(c) for c in "}])")
+        single = m is not None and sum(rest.count(c) for c in "{[(") <= sum(rest.count(c) for c in "}])")
         if single and (not run or _ATTR.match(lines[run[0]]).group(1) == m.group(1)):
             run.append(i)
         else:

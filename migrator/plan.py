@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import filters, knowledge
+from . import evaluate, filters, knowledge
 from .discover import Discovery, SourceFile
 from .inventory import programs
 from .sources import hcl as hclsrc
@@ -247,6 +247,7 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
             files[c.path] = SourceFile(c.path, repo.root / c.path, c.new, newline_of(c.new),
                                        old.mode if old else 0o644, True)
     patched = Repo(repo.root, Discovery(repo.root, files, []))
+    evaluate.share(repo, patched)       # the evaluator reads the files on disk: its answers do not change
     changed = {c.path for c in plan.changes}
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
@@ -748,6 +749,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     findings: list[Finding] = []
     plan.changes = build_changes(repo, [e for e in edits if e.path in mine], findings)
     plan.changes = _without_cycles(repo, plan.changes, findings)
+    findings += _unevaluated(repo)
     for rp in plan.roots:
         # a finding about a file is reported by the roots that use it, never by another root's rules
         rp.findings = [f for f in rp.findings if not f.path or fleet.owns(rp.path, f.path)]
@@ -757,6 +759,22 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     plan.findings.extend(f for f in findings + repo.findings if not f.path or selected is None)
     plan.findings = sorted({_key(f): f for f in reversed(plan.findings)}.values(), key=_finding_order)
     return plan
+
+
+def _unevaluated(repo: Repo) -> list[Finding]:
+    """The root modules the Terraform evaluator gave no answer for in time (migrator/evaluate.py): said, since their
+    values written as expressions are then read as written."""
+    out = []
+    for d, why in evaluate.unanswered(repo):
+        tf = sorted(p for p in repo.tf_in_dir(d) if p.endswith(hclsrc.TF_CODE))
+        limit = (f"within {evaluate.LIMIT_S:g} s (MIGRATOR_EVALUATOR_TIMEOUT)" if why == "limit" else
+                 f"once the run had spent {evaluate.BUDGET_S:g} s evaluating (MIGRATOR_EVALUATOR_BUDGET)")
+        out.append(Finding(
+            "MIG-SRC-016", "info", tf[0] if tf else d, 0,
+            f"the Terraform evaluator gave no answer for the root module {d} {limit}: its values written as "
+            "expressions are read as written, and a block switched by count or for_each is taken as present",
+            "check the plan's reading of that module's switches and values, or raise the limit and run again"))
+    return out
 
 
 def _key(f: Finding) -> tuple:

@@ -165,6 +165,7 @@ class Fleet:
         self.repo = repo
         objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
         installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
+        charted = set(installs)
         # a cluster with no Karpenter yet that an entry hop starts from (Cluster Autoscaler's install) is a root too
         installs |= {d for d in (posixpath.dirname(p) or "." for p in markers)
                      if not any(inside(d, x) or inside(x, d) for x in objects | installs)}
@@ -198,7 +199,7 @@ class Fleet:
                         self.shared[d] = users
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         dirs = _referenced_together(dirs, manifests, installs)
-        dirs = _paired(dirs, installs, objects)
+        dirs = _paired(dirs, {grunt.get(d, d) for d in charted} if grunt else charted, objects)
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
         self._users: dict[str, tuple[str, ...]] = {}

@@ -239,6 +239,33 @@ def _errors_of(schema: dict, v: Any, path: str) -> list[str]:
     return errs
 
 
+def unknown_fields(obj: dict, release: str = "") -> list[tuple]:
+    """Paths of the fields of an object that the CRD of its version (of a release) does not define: the ones the API
+    server prunes when it stores the object. [] when no schema is packaged for it."""
+    try:
+        schema = knowledge.crd_schema(str(obj.get("apiVersion")), str(obj.get("kind")), release)
+    except (KeyError, FileNotFoundError):
+        return []
+    out: list[tuple] = []
+
+    def walk(s: dict, v: Any, path: tuple) -> None:
+        if isinstance(v, dict):
+            props, addl = s.get("properties"), s.get("additionalProperties")
+            for k, x in v.items():
+                if props is not None and k in props:
+                    walk(props[k], x, path + (k,))
+                elif isinstance(addl, dict):
+                    walk(addl, x, path + (k,))
+                elif props is not None and not s.get("x-kubernetes-preserve-unknown-fields"):
+                    out.append(path + (k,))
+        elif isinstance(v, list) and isinstance(s.get("items"), dict):
+            for i, x in enumerate(v):
+                walk(s["items"], x, path + (i,))
+
+    walk(schema, {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}, ())
+    return out
+
+
 def validate_object(obj: dict, release: str = "") -> list[str]:
     """Schema errors of a generated object against the CRD of its version (of a given release); [] when valid."""
     api, kind = obj.get("apiVersion"), obj.get("kind")

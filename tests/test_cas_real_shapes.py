@@ -1058,3 +1058,102 @@ def test_an_eksctl_cluster_at_an_unquoted_1_30_takes_al2023(tmp_path):
     assert "alias: al2023@latest" in pools
     assert not [f for f in plan.findings if f.code == "MIG-CAS-048"]
     assert all("Kubernetes 1.30" in f.message for f in plan.findings if f.code == "MIG-CAS-011")
+
+
+def _addon_stage(tmp_path, switch_default: str, cloud: str = '"aws"'):
+    """A stage that installs Cluster Autoscaler through a local module called with `count = var.x ? 1 : 0`
+    (PipeOpsHQ/nova-templates): the cluster and its groups beside it."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "cluster-autoscaler.tf").unlink()
+    (tmp_path / "helm" / "autoscaler").mkdir(parents=True)
+    (tmp_path / "helm" / "autoscaler" / "main.tf").write_text(
+        'variable "chart_name" {\n  default = "cluster-autoscaler"\n}\n\nvariable "provider_name" {\n'
+        f'  default = {cloud}\n}}\n\n'
+        'resource "helm_release" "cluster_autoscaler" {\n  name       = "cluster-autoscaler"\n'
+        '  repository = "https://kubernetes.github.io/autoscaler"\n  chart      = var.chart_name\n'
+        '  namespace  = "kube-system"\n\n  set {\n    name  = "cloudProvider"\n    value = var.provider_name\n  }\n}\n')
+    (tmp_path / "autoscaler.tf").write_text(
+        f'variable "install_autoscaler" {{\n  type    = bool\n  default = {switch_default}\n}}\n\n'
+        'module "autoscaler" {\n  source = "./helm/autoscaler"\n  count  = var.install_autoscaler ? 1 : 0\n}\n')
+    return tmp_path
+
+
+def test_cluster_autoscaler_in_a_module_its_caller_switches_off_is_not_planned(tmp_path, monkeypatch):
+    """`count = var.install_autoscaler ? 1 : 0` with a false default: no Cluster Autoscaler runs, said
+    (MIG-CAS-050), read from the files without the evaluator (which can take minutes on such a root)."""
+    from migrator import evaluate
+    monkeypatch.setattr(evaluate, "instances", lambda *a, **k: (_ for _ in ()).throw(AssertionError("evaluated")))
+    plan = _plan(_addon_stage(tmp_path, "false"))
+    assert not plan.changes and plan.roots[0].era != "cas"
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-050"]
+    assert f.path == "helm/autoscaler/main.tf" and "switched off" in f.message
+    on = _plan(_addon_stage(tmp_path / "on", "true"))
+    assert on.roots[0].era == "cas" and not [f for f in on.findings if f.code == "MIG-CAS-050"]
+
+
+def test_cluster_autoscaler_for_another_cloud_from_a_variable_is_not_eks(tmp_path):
+    plan = _plan(_addon_stage(tmp_path, "true", cloud='"azure"'))
+    assert plan.roots[0].era != "cas" and not plan.changes
+
+
+def test_stated_counts_follow_switches_through_calls(tmp_path):
+    from migrator.inventory import Repo
+    from migrator.inventory.sites import stated_count
+    from migrator.inventory.terraform import switched_off
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text(
+        'variable "on" {\n  default = true\n}\n\nresource "x" "a" {\n  count = var.on ? 1 : 0\n}\n\n'
+        'resource "x" "b" {\n  for_each = var.on ? { a = 1 } : {}\n}\n\nresource "x" "c" {\n'
+        '  count = var.kind == "aws" ? 1 : 0\n}\n\nvariable "kind" {\n  default = "aws"\n}\n')
+    (tmp_path / "main.tf").write_text('module "m" {\n  source = "./m"\n  on     = false\n}\n')
+    repo = Repo(tmp_path)
+    blocks = {b.labels[1]: b for b in repo.hcl("m/main.tf").blocks if b.type == "resource"}
+    assert [stated_count(repo, "m", blocks[k]) for k in "abc"] == [0, 0, 1]     # the caller passes on = false
+    assert switched_off(repo, "m/main.tf", blocks["a"], 6) and not switched_off(repo, "m/main.tf", blocks["c"], 14)
+    (tmp_path / "main.tf").write_text('module "m" {\n  source = "./m"\n  on     = var.flag\n}\n')
+    repo = Repo(tmp_path)
+    blocks = {b.labels[1]: b for b in repo.hcl("m/main.tf").blocks if b.type == "resource"}
+    assert stated_count(repo, "m", blocks["a"]) is None                         # not stated: not known
+    (tmp_path / "main.tf").unlink()         # a library module nobody here calls: its defaults say nothing
+    (tmp_path / "m" / "main.tf").write_text('variable "on" {\n  default = false\n}\n\nresource "x" "a" {\n'
+                                            '  count = var.on ? 1 : 0\n}\n')
+    repo = Repo(tmp_path)
+    (a,) = [b for b in repo.hcl("m/main.tf").blocks if b.type == "resource"]
+    assert not switched_off(repo, "m/main.tf", a, 5)
+    (tmp_path / "m" / "backend.tf").write_text('terraform {\n  backend "s3" {}\n}\n')     # a root module: they do
+    repo = Repo(tmp_path)
+    (a,) = [b for b in repo.hcl("m/main.tf").blocks if b.type == "resource"]
+    assert switched_off(repo, "m/main.tf", a, 5)
+
+
+def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, monkeypatch):
+    """tfparse iterates a root's modules until their values settle; a root it cannot finish in time is read as
+    written (MIG-SRC-016), and the run never waits past its budget."""
+    import time
+
+    from migrator import evaluate
+    from migrator.inventory import Repo
+    if not evaluate.available():
+        import pytest
+        pytest.skip("no evaluator on this platform")
+
+    class Slow:
+        @staticmethod
+        def load_from_path(path):
+            time.sleep(2)
+            return {}
+
+    monkeypatch.setattr(evaluate, "_tfparse", Slow)
+    monkeypatch.setattr(evaluate, "LIMIT_S", 0.2)
+    monkeypatch.setattr(evaluate, "BUDGET_S", 0.3)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    repo = Repo(tmp_path)
+    start = time.monotonic()
+    assert evaluate._load(repo, "a") is None and evaluate._load(repo, "b") is None
+    assert evaluate._load(repo, "c") is None
+    assert time.monotonic() - start < 1.0
+    assert evaluate.unanswered(repo) == [("a", "limit"), ("b", "limit"), ("c", "budget")]
+    from migrator.plan import _unevaluated
+    assert [f.code for f in _unevaluated(repo)] == ["MIG-SRC-016"] * 3

@@ -134,6 +134,22 @@ def test_added_crd_release_takes_the_planned_version_and_repository(tmp_path):
     assert not [f for f in plan.findings if f.code == "MIG-EDIT-004"]
 
 
+def test_added_crd_release_keeps_the_main_releases_switch_and_comment(tmp_path):
+    """`count = var.install_karpenter ? 1 : 0` on the chart: the CRD release is switched with it (CRDs without the
+    controller are not installed; a crd release that always exists would also tell the evaluator the chart's file
+    is read, and the chart's own absence then moves the root); the chart's comment stays above the chart."""
+    (tmp_path / "main.tf").write_text(
+        'variable "install_karpenter" {\n  default = true\n}\n\n# the controller\n'
+        'resource "helm_release" "karpenter" {\n  count      = var.install_karpenter ? 1 : 0\n  name       = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "0.37.0"\n}\n')
+    plan = make_plan(tmp_path, to="v1")
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    crd = c.new[c.new.index('resource "helm_release" "karpenter_crd"'):]
+    assert crd.startswith('resource "helm_release" "karpenter_crd" {\n  count = var.install_karpenter ? 1 : 0\n\n'
+                          '  name       = "karpenter-crd"\n')
+    assert '}\n\n# the controller\nresource "helm_release" "karpenter" {' in c.new
+
+
 def test_second_pass_refuses_a_rule_that_does_not_converge(tree, monkeypatch):
     from migrator.edits import TextEdit
     from migrator.rules import v1

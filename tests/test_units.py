@@ -216,7 +216,7 @@ def test_plain_words_need_no_quotes_unless_a_resolver_reads_them():
 ALIGNED = '''resource "x" "y" {
   apiVersion = "a"
   kind       = "K"
-  body = <<-EOT
+  body       = <<-EOT
     weird  = spacing
   EOT
 }
@@ -233,7 +233,7 @@ def test_an_edited_run_is_realigned_as_terraform_fmt_does():
     from migrator.placement import realign_edited
     new, spans = _edit(ALIGNED, "apiVersion", "group")
     got = realign_edited(ALIGNED, new, spans)
-    assert '  group = "a"\n  kind  = "K"\n' in got
+    assert '  group = "a"\n  kind  = "K"\n  body  = <<-EOT\n' in got        # as terraform fmt writes it
     assert "    weird  = spacing\n" in got                 # a heredoc body is never touched
 
 
@@ -254,6 +254,16 @@ def test_a_line_made_multi_line_realigns_the_run_below_it():
     new = old[:s] + 'amiSelectorTerms = [\n      { alias = "al2@latest" },\n    ]' + old[e:]
     got = realign_edited(old, new, [(s, s + len('amiSelectorTerms = [\n      { alias = "al2@latest" },\n    ]'))])
     assert got == '  spec = {\n    amiSelectorTerms = [\n      { alias = "al2@latest" },\n    ]\n    role = "r"\n  }\n'
+
+
+def test_an_attribute_opening_a_heredoc_is_in_its_run_as_terraform_fmt_aligns_it():
+    """terraform fmt aligns `count` with `yaml_body = <<-YAML` and the attribute after the heredoc's end; the body's
+    own lines never take part (a file written that way is aligned, and migrator's edits keep it so)."""
+    from migrator.placement import align_attributes, _attribute_runs
+    text = ('resource "x" "y" {\n  count = 1\n  yaml_body = <<-YAML\n    a = b\n  YAML\n  depends_on = [x]\n}\n')
+    assert _attribute_runs(text.splitlines(keepends=True)) == [[1, 2, 5]]
+    assert align_attributes(text) == ('resource "x" "y" {\n  count      = 1\n  yaml_body  = <<-YAML\n    a = b\n'
+                                      '  YAML\n  depends_on = [x]\n}\n')
 
 
 def test_keys_added_to_a_json_style_object_use_its_colons():

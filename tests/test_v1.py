@@ -175,3 +175,27 @@ def test_a_class_whose_file_ends_without_a_newline_gets_its_added_keys_on_lines_
     assert "    Name: x\n  metadataOptions:\n" in change.new
     obj = safe_load(change.new)
     assert obj["spec"]["tags"] == {"Name": "x"} and validate_object(obj) == []
+
+
+def test_a_field_neither_version_defines_is_dropped_with_a_warning_not_an_error(tmp_path):
+    """The API server prunes a field its CRD lacks (nodeClassRef.namespace, an EC2NodeClass spec.template copied
+    from a NodePool: PipeOpsHQ/nova-templates), so the live object never had it: the v1 object goes without it, said
+    (MIG-V1-005), and the hop is not stopped. A field a later v1beta1 release and v1 define is kept."""
+    (tmp_path / "np.yaml").write_text(
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n"
+        "    spec:\n      nodeClassRef:\n        name: default\n        namespace: kube-system\n      requirements:\n"
+        "        - key: kubernetes.io/arch\n          operator: In\n          values: [amd64]\n---\n"
+        "apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n"
+        "  template:\n    metadata:\n      labels:\n        a: b\n  amiFamily: AL2\n  role: R\n"
+        "  instanceStorePolicy: RAID0\n  subnetSelectorTerms:\n    - tags:\n        a: b\n"
+        "  securityGroupSelectorTerms:\n    - tags:\n        a: b\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    got = sorted((f.line, f.message.split(":")[1].split()[0]) for f in plan.findings if f.code == "MIG-V1-005")
+    assert got == [(10, "spec.template.spec.nodeClassRef.namespace"), (21, "spec.template")]
+    apply_changes(plan.root, plan.changes)
+    objs = {m.kind: m for m in scan_manifests(Repo(tmp_path))}
+    assert "namespace" not in objs["NodePool"].obj["spec"]["template"]["spec"]["nodeClassRef"]
+    assert "template" not in objs["EC2NodeClass"].obj["spec"]
+    assert objs["EC2NodeClass"].obj["spec"]["instanceStorePolicy"] == "RAID0"
+    assert make_plan(tmp_path, to="v1", phase="manifests").changes == []

@@ -217,6 +217,67 @@ def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
     return None
 
 
+_COMPARE = re.compile(r"^(?P<left>[^=!]+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
+
+
+def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int = 0) -> Any:
+    """static_value, with a module's `var.x` taken from what every call of the module passes (the default where a
+    call passes nothing; None when the calls disagree or one passes an expression)."""
+    from .terragrunt import callers as unit_callers
+    m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr.source.strip()) if expr is not None else None
+    calls = repo.callers(module) if m else []
+    units = unit_callers(repo, module) if m else []
+    if (not calls and not units) or _depth > 4:
+        return static_value(repo, module, expr)
+    got = []
+    for cp, cb in calls:
+        arg = cb.attr(m.group(1))
+        if arg is None:
+            got.append(static_value(repo, module, expr))
+        else:
+            got.append(module_value(repo, posixpath.dirname(cp), arg, _depth + 1))
+    for u in units:                     # a Terragrunt unit's inputs set the module's variables
+        v = u.inputs.get(m.group(1))
+        got.append(static_value(repo, module, expr) if v is None else
+                   v.value if isinstance(v.value, (str, int, float, bool)) else None)
+    return got[0] if got and all(g == got[0] for g in got) and got[0] is not None else None
+
+
+def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
+    """A switch condition as the module states it: `var.x`, `!var.x`, `local.x == "y"`, `var.x != ""`, literals."""
+    source = source.strip()
+    if source.startswith("!"):
+        inner = _stated_bool(repo, module, source[1:])
+        return None if inner is None else not inner
+    cmp = _COMPARE.match(source)
+    if cmp:
+        left = module_value(repo, module, _expr(cmp.group("left")))
+        right = module_value(repo, module, _expr(cmp.group("right")))
+        if left is None or right is None:
+            return None
+        return (left == right) == (cmp.group("op") == "==")
+    v = module_value(repo, module, _expr(source))
+    return v if isinstance(v, bool) else None
+
+
+def stated_count(repo: Repo, module: str, b: hclsrc.Block) -> int | None:
+    """How many instances a block's `count` / `for_each` makes, as the module states it (a literal, a conditional
+    on a stated switch, a stated collection); None when not known."""
+    e = b.attr("count") if b.attr("count") is not None else b.attr("for_each")
+    if e is None:
+        return 1
+    t = _TERNARY.match(e.source.strip())
+    if t:
+        cond = _stated_bool(repo, module, t.group("cond"))
+        if cond is None:
+            return None
+        e = _expr(t.group("a" if cond else "b"))
+    v = module_value(repo, module, e)
+    if b.attr("count") is not None:
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return len(v) if isinstance(v, (list, dict)) else None
+
+
 def _expr(source: str) -> hclsrc.Expr | None:
     f = hclsrc.parse(f"x = {source}\n")
     a = f.attributes.get("x") if f is not None else None

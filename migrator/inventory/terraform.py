@@ -132,6 +132,10 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
         return [(name, None)]
     if _never_karpenter(repo, p, b):
         return []                           # every value the add-ons list can take is written, none names Karpenter
+    from .sites import module_value
+    stated = module_value(repo, posixpath.dirname(p), chart)
+    if isinstance(stated, str) and _chart_name(stated) is None:
+        return []                           # `chart = var.x` that the files state is another chart (no evaluator)
     out: dict[str, str | None] = {}
     for i in evaluate.instances(repo, p, b, line) or []:
         name = _chart_name(i.get("chart")) if isinstance(i.get("chart"), str) else None
@@ -139,6 +143,54 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
             v = i.get("version")
             out[name] = str(v) if isinstance(v, (str, int, float)) else None
     return sorted(out.items())
+
+
+def switched_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:
+    """The block never exists: its own count/for_each makes no instance, or every call of its module (up to the root
+    modules) makes none. Read as the files state it first (a literal, `var.x ? 1 : 0` of a stated switch); the
+    evaluator only where that is not known (it can be slow)."""
+    from .. import evaluate
+    d = posixpath.dirname(p)            # "" for the repository's top folder, as Repo.tf_in_dir names it
+    own = b.attr("count") is not None or b.attr("for_each") is not None
+    if not own and not _called_with_switch(repo, d):
+        return False
+    stated = _stated_off(repo, d, b if own else None)
+    if stated is not None:
+        return stated
+    return evaluate.instances(repo, p, b, line) == []
+
+
+def _called_with_switch(repo: Repo, d: str, depth: int = 0) -> bool:
+    return depth < 6 and any(cb.attr("count") is not None or cb.attr("for_each") is not None
+                             or _called_with_switch(repo, posixpath.dirname(cp), depth + 1)
+                             for cp, cb in repo.callers(d))
+
+
+def _stated_off(repo: Repo, d: str, b: hclsrc.Block | None, depth: int = 0) -> bool | None:
+    """Off as the files state it (True), on (False), or not known (None): the block's own switch, then the calls of
+    its module (off when every call is)."""
+    from ..evaluate import is_root_module
+    from .sites import stated_count
+    from .terragrunt import callers as unit_callers
+    calls = repo.callers(d)
+    if b is not None and not calls and not unit_callers(repo, d) and not is_root_module(repo, d or "."):
+        return None                     # a library module nobody here calls: its defaults say nothing of its callers
+    if b is not None:
+        n = stated_count(repo, d, b)
+        if n is None:
+            return None
+        if n == 0:
+            return True
+    if not calls or depth > 5:
+        return False
+    answers = []
+    for cp, cb in calls:
+        answers.append(_stated_off(repo, posixpath.dirname(cp), cb, depth + 1))
+    if all(a is True for a in answers):
+        return True
+    if any(a is False for a in answers):
+        return False
+    return None
 
 
 def _never_karpenter(repo: Repo, p: str, b: hclsrc.Block) -> bool:

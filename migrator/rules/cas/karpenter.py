@@ -402,7 +402,10 @@ class Installer:
             # a group the user named that is not there is a wrong input; no group fit to stay is a decision to make
             _find(res, "MIG-CAS-004", "error" if chosen else "warning", cas0.path, cas0.line,
                   f"no node group can stay for the controller: {why}; nothing is installed",
-                  "name the group that stays with --node-group-keep NAME (or node_group_keep in .migrator.yaml)")
+                  "the controller needs a node group that stays: on-demand, without taints (or with taints it "
+                  "tolerates), min_size 1 or more. Name one with --node-group-keep NAME (or node_group_keep in "
+                  ".migrator.yaml), or add one (or a Fargate profile for Karpenter's namespace: the controller then "
+                  "runs there), apply it, and plan again")
             return None, False
         res.kept, res.kept_why = kept.group.name, why
         _find(res, "MIG-CAS-005", "info", kept.group.path, kept.group.line,

@@ -31,7 +31,7 @@ from ...placement import heredoc_body, manifest_object, relabel, splice
 from ...sources import hcl as hclsrc
 from ...sources import keytree, templates
 from ...sources import yaml as yamlsrc
-from ...validate import validate_object
+from ...validate import unknown_fields, validate_object
 from . import convert
 from .convert import FACTS, Rewrite, apply_ops, get, is_templated, plain
 
@@ -227,6 +227,10 @@ class ManifestsRule:
         if rw.blocked:
             return False
         after = apply_ops(m.obj, rw.ops)
+        stale = self.pruned(m, after)
+        if stale:
+            rw.ops += [keytree.Op("remove", p, reason="not a field of either version") for p in stale]
+            after = apply_ops(m.obj, rw.ops)
         if not self.valid(m, m.checked_obj(after)):
             return False
         tree = tree_of(self.repo, m)
@@ -304,6 +308,25 @@ class ManifestsRule:
                              + (", ".join(under) if under else "apiVersion and several spec fields")
                              + " here; see docs/rules.md) and rewrite them in the chart's values by hand if not")
         return True
+
+    def pruned(self, m: Manifest, after: Any) -> list[tuple]:
+        """Fields of the object as written that neither its own CRD nor the v1 CRDs define: the API server has been
+        dropping them all along (the live object has none), so the v1 object goes without them, said. A field that
+        any target release defines is never one of them."""
+        if not isinstance(m.obj, dict) or not isinstance(after, dict):
+            return []
+        target = set.intersection(*(set(unknown_fields(after, r)) for r in SCHEMAS))
+        out = []
+        for p in unknown_fields(m.obj):
+            if p in target and not any(isinstance(k, int) for k in p):
+                out.append(p)
+                self.finding("MIG-V1-005", "warning", m.path, m.line_of(p),
+                             f"{m.kind} {_name(m)}: {'.'.join(map(str, p))} is not a field of {m.api_version} "
+                             f"{m.kind} nor of v1 (the API server drops it when it stores the object, so the cluster "
+                             "never had it): removed from the v1 object",
+                             f"if {'.'.join(map(str, p))} was meant to do something, find the v1 field that does it "
+                             "(docs/rules.md) and set it")
+        return out
 
     def valid(self, m: Manifest, obj: Any) -> bool:
         errors = []

@@ -779,8 +779,8 @@ class HelmRule:
         text = self.repo.text(ci.path)
         label = "karpenter_crd" if b.labels[1] == "karpenter" else f"{b.labels[1]}_crd"
         attrs = []
-        for name in ("provider", "namespace", "create_namespace", "repository", "repository_username",
-                     "repository_password", "version", "timeout"):
+        for name in ("count", "for_each", "provider", "namespace", "create_namespace", "repository",
+                     "repository_username", "repository_password", "version", "timeout"):
             a = b.attributes.get(name)
             if a is None:
                 continue
@@ -807,7 +807,9 @@ class HelmRule:
                          else hclsrc.quote(FACTS["chart"]["crds"])))
         attrs.insert(1, ("chart", hclsrc.quote(FACTS["chart"]["crds"])))
         ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
-        body = _render("helm_release_crd.tf.j2", label=label, attrs=_aligned(attrs), indent=ind)
+        meta = [(n, v) for n, v in attrs if n in ("count", "for_each")]      # the release's switch, first as
+        attrs = [(n, v) for n, v in attrs if n not in ("count", "for_each")]  # Terraform's style has it
+        body = _render("helm_release_crd.tf.j2", label=label, meta=meta, attrs=_aligned(attrs), indent=ind)
         nl = self.repo.files[ci.path].newline
         pos = line_start(text, b.start)
         if comments_above(text, pos) > 0:       # the main release's comment stays on it (a file's header stays first)
