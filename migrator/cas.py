@@ -466,7 +466,7 @@ def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
                 return got
         if i.block is not None:
             vals = i.block.attr("values")
-            for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
+            for item in hclsrc.list_items(vals):
                 obj = hclsrc.encoded_object(item)
                 if obj is not None:
                     for e in obj.entries:

@@ -25,10 +25,10 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
     ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"),
                       evaluated_version=evaluated, generic=b.attr("for_each") is not None and
                       not isinstance(b.attr("chart").literal(), str))
-    values = b.attr("values")
-    if values is not None and values.kind != "tuple":      # values = each.value.values, var.values, concat(...)
-        ci.values.append(ValuesSource("other", p, hclsrc.line_of(text, values.start)))
-    for item in (values.items if values is not None and values.kind == "tuple" else []):
+    from .sites import module_value
+    for item in hclsrc.list_items(b.attr("values")):    # values = [...], concat([...], var.extra), var.values
+        if item.kind == "ref" and module_value(repo, posixpath.dirname(p), item) == []:
+            continue                        # a list of extra values the files leave empty
         line = hclsrc.line_of(text, item.start)
         rendered = _template_file(repo, p, item)
         if rendered is not None:            # data.template_file.x.rendered: the template it renders, with its vars

@@ -36,6 +36,18 @@ def encoded_object(e: Expr | None) -> Expr | None:
     return None
 
 
+def list_items(e: Expr | None) -> list[Expr]:
+    """The elements of a list as written, in order: a tuple's items, through `concat()` of lists; a part that is not
+    written as a list (`var.extra_values`) is one element of its own (the reader sees an expression it cannot read)."""
+    if e is None:
+        return []
+    if e.kind == "tuple":
+        return list(e.items)
+    if e.kind == "call" and e.name == "concat":
+        return [x for a in e.items for x in list_items(a)]
+    return [e]
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of an offset."""
     return text.count("\n", 0, offset) + 1

@@ -42,7 +42,7 @@ def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | N
             return v.literal(), (v.start, v.end), None
     vals = b.attr("values")
     obj = None
-    for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
+    for item in hclsrc.list_items(vals):
         if (found := hclsrc.encoded_object(item)) is not None:
             obj = found
             for e in obj.entries:

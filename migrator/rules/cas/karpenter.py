@@ -539,7 +539,7 @@ class Installer:
                 cfg = i.block.attr(i.row["config"])
                 vals = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
                              if e.key == "values"), None)
-            for item in (vals.items if vals is not None and vals.kind == "tuple" else []):
+            for item in hclsrc.list_items(vals):
                 obj = hclsrc.encoded_object(item)
                 if obj is not None:
                     for e in obj.entries:
