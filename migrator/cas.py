@@ -27,7 +27,8 @@ _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 @dataclass
 class CasInstall:
-    kind: str                   # terraform | module | tfdeployment | kubectl | flux | argocd | kustomize | deployment
+    kind: str                   # terraform | module | tfdeployment | kubectl | flux | argocd | kustomize | deployment |
+                                # script (the helm CLI in a script of the repository)
     path: str
     line: int
     block: hclsrc.Block | None = None
@@ -40,6 +41,7 @@ class CasInstall:
     readers: list = field(default_factory=list)         # deployment: the Terraform blocks that apply its file
                                                         # (file()/templatefile(), kubectl_*_documents, and the
                                                         # kubectl_manifest reading those), as (path, block)
+    chart: str = ""                                     # script: the chart as the helm call names it
     file_values: dict = field(default_factory=dict)     # values it reads from this repository's files: an Argo
                                                         # CD `$<ref>/path` value file, Flux valuesFrom ConfigMaps
 
@@ -47,6 +49,8 @@ class CasInstall:
     def address(self) -> str:
         if self.block is not None:
             return self.block.address if self.row is None else f"{self.block.address}.{self.row['switch']}"
+        if self.kind == "script":
+            return f"helm release {self.name}"
         return f"{(self.obj or {}).get('kind', 'Deployment')}/{self.name}"
 
 
@@ -165,6 +169,7 @@ def scan(repo: Repo) -> CasInventory:
                                            name=str(b.attr("name").literal() or det["chart"]) if b.attr("name") else det["chart"]))
     _terraform_deployments(repo, inv)
     _kubectl_installs(repo, inv)
+    _script_installs(repo, inv)
     for p, b, row in _module_installs(repo):
         inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
     for p, b in repo.blocks("module", None, "terraform-aws-modules/"):      # every source below names it
@@ -306,6 +311,45 @@ def _kubectl_installs(repo: Repo, inv: CasInventory) -> None:
                                                name=str(meta.get("name", "cluster-autoscaler"))))
 
 
+def _script_installs(repo: Repo, inv: CasInventory) -> None:
+    """Cluster Autoscaler's chart installed with the helm CLI by a script of the repository (`helm upgrade --install
+    cluster-autoscaler autoscaler/cluster-autoscaler --set autoDiscovery.clusterName=$CLUSTER ...`, the way the
+    guides do it): its release, namespace and values (`--set`, `-f` files)."""
+    from .sources.shell import helm_calls
+    for p, sf in repo.files.items():
+        if not p.endswith(".sh") or "helm" not in sf.text or not _CAS.search(sf.text):
+            continue
+        for call in helm_calls(p, sf.text):
+            if call.chart.rstrip("/").split("/")[-1] != FACTS["detect"]["chart"]:
+                continue
+            values: dict = {}
+            for f in call.values:
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(p), f))
+                loaded = _load_values(repo, target)
+                values = _merged(values, loaded)
+            for k, v in call.sets.items():
+                node = values
+                keys = [x.replace("\\.", ".") for x in re.split(r"(?<!\\)\.", k)]
+                for part in keys[:-1]:
+                    node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
+                node[keys[-1]] = v
+            if _other_cloud([], values):
+                continue
+            inv.installs.append(CasInstall("script", p, call.line, obj=values, namespace=call.namespace or "default",
+                                           name=call.release or FACTS["detect"]["chart"], chart=call.chart))
+
+
+def _load_values(repo: Repo, path: str) -> dict:
+    """A values file of the repository as plain YAML ({} when it is not there or not a map)."""
+    if path not in repo.files:
+        return {}
+    try:
+        got = yamlsrc.load(repo.text(path))
+    except Exception:                   # noqa: BLE001 - a broken values file is not Cluster Autoscaler's to report
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
 def _module_installs(repo: Repo):
     """(file, module block, its row of knowledge/cas.yaml `modules`) of every add-on module call that installs Cluster
     Autoscaler: its switch on as written or as the root states it (a variable's default or tfvars), or left at an
@@ -336,6 +380,8 @@ def yaml_values(i: CasInstall) -> dict:
     if i.kind == "argocd":
         inline = ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
         return _merged(i.file_values, inline) if i.file_values else inline
+    if i.kind == "script":
+        return i.obj
     return {}
 
 

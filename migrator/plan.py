@@ -415,6 +415,15 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     finish = None
     for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
         if finishing.get("requires_target") and (target is None or not registry.present(finishing, ctx)):
+            if target is None and registry.present(finishing, ctx) and \
+                    standing.finishing_applies(finishing, st.chart) and \
+                    _has_work(finishing, ctx, finishing["finish_phases"]):
+                # planned only when asked for, like its start: said, so a plain plan never hides a half-done move
+                note("MIG-HOP-009", "info",
+                     f"{'this root' if multi else 'the repository'} is half-way through the move from "
+                     f"{finishing['from']} (Karpenter is in): its {', '.join(finishing['finish_phases'])} phases "
+                     "remain, planned when a target is named",
+                     "migrator plan <repository> " + (f"--root {shlex.quote(r)} " if multi else "") + "--to latest")
             continue
         if not standing.finishing_applies(finishing, st.chart):
             continue

@@ -1157,3 +1157,35 @@ def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, 
     assert evaluate.unanswered(repo) == [("a", "limit"), ("b", "limit"), ("c", "budget")]
     from migrator.plan import _unevaluated
     assert [f.code for f in _unevaluated(repo)] == ["MIG-SRC-016"] * 3
+
+
+def test_cluster_autoscaler_installed_by_a_helm_call_in_a_script_is_seen(tmp_path):
+    """`helm upgrade --install <release> autoscaler/cluster-autoscaler -n ns --set k=v -f values.yaml` in a script:
+    its release, namespace and values (the script's `VAR=value` expanded, -f files read); another cloud's is not."""
+    import shutil
+
+    from migrator.cas import scan, yaml_values
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-eksctl-script" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "scripts" / "cas-values.yaml").write_text("replicaCount: 2\nextraArgs:\n  expander: least-waste\n")
+    script = tmp_path / "scripts" / "addons.sh"
+    script.write_text(script.read_text().replace("  --set rbac.serviceAccount.name=cluster-autoscaler",
+                                                 "  -f cas-values.yaml --set rbac.serviceAccount.name=cluster-autoscaler"))
+    (ci,) = scan(Repo(tmp_path)).installs
+    assert (ci.kind, ci.name, ci.namespace, ci.chart, ci.line) == \
+        ("script", "cluster-autoscaler", "kube-system", "autoscaler/cluster-autoscaler", 12)
+    got = yaml_values(ci)
+    assert got["autoDiscovery"] == {"clusterName": "orders"} and got["replicaCount"] == 2
+    assert got["extraArgs"] == {"expander": "least-waste", "scale-down-unneeded-time": "5m"}
+    script.write_text(script.read_text().replace("--set awsRegion=", "--set cloudProvider=azure --set awsRegion="))
+    assert not scan(Repo(tmp_path)).installs
+
+
+def test_a_plain_plan_between_install_and_cleanup_says_the_move_is_half_way():
+    """No --to: the entry hop is not planned, and neither are its last phases, but the plan says they remain."""
+    from migrator.plan import make_plan
+    plan = make_plan(FIXTURES / "cas-eksctl-script" / "expected-run-1")
+    (f,) = [f for f in plan.findings if f.code == "MIG-HOP-009"]
+    assert "cutover, cleanup" in f.message and f.manual_step.endswith("--to latest")
+    assert not [f for f in make_plan(FIXTURES / "cas-eksctl-script" / "expected-run-3").findings
+                if f.code == "MIG-HOP-009"]

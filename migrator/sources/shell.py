@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -106,6 +106,8 @@ class HelmCall:
     span: tuple[int, int] | None        # where that version literal is written in the script (None: not one place)
     values: list[str]                   # -f / --values files as written (expanded)
     namespace: str | None
+    release: str = ""                   # the release name (expanded where the script sets it)
+    sets: dict = field(default_factory=dict)    # --set / --set-string key -> value (expanded; None: not known)
 
 
 def _offsets(text: str) -> list[int]:
@@ -171,7 +173,15 @@ def helm_calls(path: str, text: str) -> list[HelmCall]:
         values = [_expand(w, env) or w for i, w in enumerate(rest) if i > 0 and rest[i - 1] in ("-f", "--values")]
         values += [_expand(w.split("=", 1)[1], env) or w for w in rest if w.startswith(("--values=", "-f="))]
         ns = _option(rest, "--namespace") or _option(rest, "-n")
-        out.append(HelmCall(path, line, chart, version, span, values, _expand(ns, env) if ns else None))
+        sets = {}
+        for i, w in enumerate(rest):
+            pair = rest[i + 1] if w in ("--set", "--set-string") and i + 1 < len(rest) else \
+                w.split("=", 1)[1] if w.startswith(("--set=", "--set-string=")) else None
+            if pair and "=" in pair:
+                k, v = pair.split("=", 1)
+                sets[k] = _expand(v, env)
+        out.append(HelmCall(path, line, chart, version, span, values, _expand(ns, env) if ns else None,
+                            _expand(positional[0], env) or positional[0], sets))
     return out
 
 

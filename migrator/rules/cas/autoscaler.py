@@ -7,7 +7,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ...cas import CasInstall
+from ...cas import CasInstall, yaml_values
 from ...inventory import value_at
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_start, to_newline
@@ -28,6 +28,7 @@ class AutoscalerResult:
     removed: list[str] = field(default_factory=list)                   # addresses removed (cleanup)
     targets: list[tuple[str, str]] = field(default_factory=list)       # (dir, address) for terraform -target
     deployments: list[tuple[str, str]] = field(default_factory=list)   # (namespace, name) to scale/delete by kubectl
+    releases: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, release, chart) a script installs
     apps: list[str] = field(default_factory=list)                      # Argo CD Applications of Cluster Autoscaler
     kustomizations: list[str] = field(default_factory=list)            # folders whose helmCharts install it
     work_outside: bool = False          # Karpenter installed, no NodePool yet: the cutover waits (said on every plan)
@@ -86,6 +87,8 @@ class Autoscaler:
                 self.tf_deployment(ci)
             elif ci.kind == "kubectl":
                 self.kubectl(ci)
+            elif ci.kind == "script":
+                self.script(ci)
             else:
                 self.deployment(ci)
         if self.phase == "cleanup":
@@ -354,6 +357,26 @@ class Autoscaler:
         if self._set(ci, self.repo.text(ci.path), ("spec", "replicas"), spec.get("replicas"),
                      heredoc=body.heredoc, encoded=hclsrc.encoded_object(body)):
             self.res.targets.append((d, ci.address))
+
+    def script(self, ci: CasInstall) -> None:
+        """Cluster Autoscaler installed by the helm CLI from a script: the runbook scales the release to zero with
+        helm at the cutover (its other values kept) and uninstalls it at the cleanup; the script is the user's to
+        change (migrator does not edit shell scripts), said at both."""
+        self.res.releases.append((ci.namespace, ci.name, ci.chart))
+        if self.phase == "cutover":
+            current = yaml_values(ci).get("replicaCount", 1)
+            self.res.scaled.append((ci.address, ci.namespace, str(current)))
+            self.res.findings.append(Finding(
+                "MIG-CAS-051", "warning", ci.path, ci.line,
+                f"{ci.address} is installed by this script with helm: the runbook scales it to zero (helm upgrade "
+                "--reuse-values --set replicaCount=0), and running the script again would bring it back",
+                "add --set replicaCount=0 to this helm call (or stop running it) until the cleanup removes it"))
+        elif self.phase == "cleanup":
+            self.res.findings.append(Finding(
+                "MIG-CAS-051", "warning", ci.path, ci.line,
+                f"{ci.address} is installed by this script with helm: the runbook uninstalls it (helm uninstall), "
+                "and migrator does not edit the script",
+                "remove this helm call (and the helm repo add it needs) from the script"))
 
     def tf_deployment(self, ci: CasInstall) -> None:
         """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the

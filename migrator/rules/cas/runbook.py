@@ -49,8 +49,12 @@ def steps(hop: dict, ctx) -> list[Step]:
             for g, _, _, mx in cut_groups.drained),
         "sizes_before": "; ".join(f"{g}: min {a}, desired {b}, max {c}" for g, a, b, c in cut_groups.drained) or "as before",
         "removed": ", ".join(cln_cas.removed + cln_groups.removed) or "nothing",
-        "cleanup_apply": " && ".join(f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
-                                     for n, name in cln_cas.deployments)
+        "cas_helm_zero": " && ".join(f"helm upgrade {shlex.quote(r)} {shlex.quote(c)} -n {shlex.quote(n)} --reuse-values "
+                                     "--set replicaCount=0" for n, r, c in cut_cas.releases),
+        "cleanup_apply": " && ".join([f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
+                                      for n, name in cln_cas.deployments] +
+                                     [f"helm uninstall {shlex.quote(r)} -n {shlex.quote(n)}"
+                                      for n, r, _ in cln_cas.releases])
                          or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else
                              "kubectl delete deployment,service,serviceaccount,role,rolebinding,clusterrole,"
                              "clusterrolebinding,poddisruptionbudget -A -l app.kubernetes.io/instance="
@@ -124,7 +128,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "eksctl_delete": " && ".join(f"eksctl delete nodegroup --cluster {cluster} --name {shlex.quote(g)}"
                                      for g in cln_groups.eksctl),
     })
-    if inst.style == "eksctl":
+    eksctl = inst.style == "eksctl" or bool(cln_groups.eksctl) or bool(inv.clusters and not inv.eks_modules)
+    if eksctl:
         values["aws_detail"] = (
             f"The getting-started CloudFormation stack of Karpenter {values['chart_version']} creates the node role "
             f"{eks['node_role'].format(cluster=literal)}, the controller policy, the interruption queue and "
@@ -153,11 +158,11 @@ def steps(hop: dict, ctx) -> list[Step]:
     chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
         ["helm"] if inst.style == "eksctl" else ["terraform"]
     kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
-    aws_flavour = ["eksctl"] if inst.style == "eksctl" or cln_groups.eksctl or (inv.clusters and not inv.eks_modules) else ["terraform"]
+    aws_flavour = ["eksctl"] if eksctl else ["terraform"]
     flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
                 "autoscaler": ["terraform"] if cas0 is not None and any(b.type == "resource" for _, b in cas0.readers)
                 else {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
-                      "kustomize": ["kustomize"]}.get(cas_kind, ["terraform"])}
+                      "kustomize": ["kustomize"], "script": ["script"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
 
 
