@@ -49,7 +49,7 @@ class CasInstall:
     def address(self) -> str:
         if self.block is not None:
             return self.block.address if self.row is None else f"{self.block.address}.{self.row['switch']}"
-        if self.kind == "script":
+        if self.kind == "script" and self.chart:
             return f"helm release {self.name}"
         return f"{(self.obj or {}).get('kind', 'Deployment')}/{self.name}"
 
@@ -315,9 +315,9 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
     """Cluster Autoscaler's chart installed with the helm CLI by a script of the repository (`helm upgrade --install
     cluster-autoscaler autoscaler/cluster-autoscaler --set autoDiscovery.clusterName=$CLUSTER ...`, the way the
     guides do it): its release, namespace and values (`--set`, `-f` files)."""
-    from .sources.shell import helm_calls
+    from .sources.shell import helm_calls, kubectl_applies
     for p, sf in repo.files.items():
-        if not p.endswith(".sh") or "helm" not in sf.text or not _CAS.search(sf.text):
+        if not p.endswith(".sh") or not _CAS.search(sf.text):
             continue
         for call in helm_calls(p, sf.text):
             if call.chart.rstrip("/").split("/")[-1] != FACTS["detect"]["chart"]:
@@ -337,6 +337,12 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                 continue
             inv.installs.append(CasInstall("script", p, call.line, obj=values, namespace=call.namespace or "default",
                                            name=call.release or FACTS["detect"]["chart"], chart=call.chart))
+        manifest = FACTS["detect"]["example_manifest"]
+        for line, target in kubectl_applies(sf.text):
+            m = re.search(manifest["url"], target)
+            if m and m.group("cloud") == FACTS["detect"]["cloud_provider"]:
+                inv.installs.append(CasInstall("script", p, line, obj={}, namespace=manifest["namespace"],
+                                               name=manifest["name"], source=("manifest", target)))
 
 
 def _load_values(repo: Repo, path: str) -> dict:

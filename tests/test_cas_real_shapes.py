@@ -1189,3 +1189,25 @@ def test_a_plain_plan_between_install_and_cleanup_says_the_move_is_half_way():
     assert "cutover, cleanup" in f.message and f.manual_step.endswith("--to latest")
     assert not [f for f in make_plan(FIXTURES / "cas-eksctl-script" / "expected-run-3").findings
                 if f.code == "MIG-HOP-009"]
+
+
+def test_the_example_manifest_applied_from_its_url_by_a_script_is_seen_and_removed_with_it(tmp_path):
+    """`kubectl apply -f https://.../cloudprovider/aws/examples/cluster-autoscaler-autodiscover.yaml` (the AWS guide):
+    Cluster Autoscaler in kube-system, scaled with kubectl at the cutover, deleted with the same file at the
+    cleanup; another cloud's example is not EKS's."""
+    import shutil
+
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-eksctl-script" / "expected-run-2", tmp_path, dirs_exist_ok=True)   # cut over
+    url = ("https://raw.githubusercontent.com/kubernetes/autoscaler/master/cluster-autoscaler/cloudprovider/{}/"
+           "examples/cluster-autoscaler-autodiscover.yaml")
+    (tmp_path / "scripts" / "addons.sh").write_text(f"#!/bin/sh\nU={url.format('aws')}\nkubectl apply -f \"$U\"\n")
+    (ci,) = scan(Repo(tmp_path)).installs
+    assert (ci.kind, ci.namespace, ci.name, ci.source, ci.line) == \
+        ("script", "kube-system", "cluster-autoscaler", ("manifest", url.format("aws")), 3)
+    plan = _plan(tmp_path)
+    assert plan.phase == "cleanup"
+    assert any(f"kubectl delete -f {url.format('aws')}" in c for s in plan.steps for c in s.commands)
+    (tmp_path / "scripts" / "addons.sh").write_text(f"#!/bin/sh\nkubectl apply -f {url.format('gce')}\n")
+    assert not scan(Repo(tmp_path)).installs

@@ -185,5 +185,31 @@ def helm_calls(path: str, text: str) -> list[HelmCall]:
     return out
 
 
+def kubectl_applies(text: str) -> list[tuple[int, str]]:
+    """(line, what) of every `kubectl apply -f <file or URL>` / `kubectl create -f` in a script, the script's
+    `VAR=value` lines expanded (a word still holding `$` is kept as written)."""
+    env: dict[str, str] = {}
+    out = []
+    for line, cmd in _logical_lines(text):
+        a = _ASSIGN.match(cmd)
+        if a and " " not in a.group(2).strip().strip("'\""):
+            value = _expand(a.group(2).strip().strip("'\""), env)
+            if value is not None:
+                env[a.group(1)] = value
+            continue
+        if not re.search(r"\bkubectl\b.*\b(?:apply|create)\b", cmd):
+            continue
+        try:
+            words = shlex.split(cmd, comments=True)
+        except ValueError:
+            continue
+        for i, w in enumerate(words):
+            target = words[i + 1] if w in ("-f", "--filename") and i + 1 < len(words) else \
+                w.split("=", 1)[1] if w.startswith(("-f=", "--filename=")) else None
+            if target:
+                out.append((line, _expand(target, env) or target))
+    return out
+
+
 _FLAGS = {"--install", "--create-namespace", "--wait", "--atomic", "--reuse-values", "--reset-values", "--dry-run",
           "--debug", "--force", "--devel", "--skip-crds", "--cleanup-on-fail", "--dependency-update"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from ...cas import CasInstall, yaml_values
@@ -28,7 +29,8 @@ class AutoscalerResult:
     removed: list[str] = field(default_factory=list)                   # addresses removed (cleanup)
     targets: list[tuple[str, str]] = field(default_factory=list)       # (dir, address) for terraform -target
     deployments: list[tuple[str, str]] = field(default_factory=list)   # (namespace, name) to scale/delete by kubectl
-    releases: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, release, chart) a script installs
+    script_zero: list[str] = field(default_factory=list)    # commands scaling what a script installs to zero
+    script_remove: list[str] = field(default_factory=list)  # commands removing it
     apps: list[str] = field(default_factory=list)                      # Argo CD Applications of Cluster Autoscaler
     kustomizations: list[str] = field(default_factory=list)            # folders whose helmCharts install it
     work_outside: bool = False          # Karpenter installed, no NodePool yet: the cutover waits (said on every plan)
@@ -359,23 +361,36 @@ class Autoscaler:
             self.res.targets.append((d, ci.address))
 
     def script(self, ci: CasInstall) -> None:
-        """Cluster Autoscaler installed by the helm CLI from a script: the runbook scales the release to zero with
-        helm at the cutover (its other values kept) and uninstalls it at the cleanup; the script is the user's to
-        change (migrator does not edit shell scripts), said at both."""
-        self.res.releases.append((ci.namespace, ci.name, ci.chart))
+        """Cluster Autoscaler installed by a script: its chart by the helm CLI (the runbook scales the release to zero
+        with helm, its other values kept, and uninstalls it), or the example manifest by `kubectl apply -f <url>`
+        (scaled with kubectl, deleted with the same file). migrator never edits shell scripts: said at both phases."""
+        ns, name = shlex.quote(ci.namespace), shlex.quote(ci.name)
+        if ci.chart:
+            how = "with helm"
+            zero = f"helm upgrade {name} {shlex.quote(ci.chart)} -n {ns} --reuse-values --set replicaCount=0"
+            remove = f"helm uninstall {name} -n {ns}"
+            keep = "add --set replicaCount=0 to this helm call"
+        else:
+            how = f"from {ci.source[1]}"
+            zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
+            remove = f"kubectl delete -f {shlex.quote(ci.source[1])}"
+            keep = f"follow this kubectl apply with `{zero}`"
+        self.res.script_zero.append(zero)
+        self.res.script_remove.append(remove)
         if self.phase == "cutover":
             current = yaml_values(ci).get("replicaCount", 1)
             self.res.scaled.append((ci.address, ci.namespace, str(current)))
             self.res.findings.append(Finding(
                 "MIG-CAS-051", "warning", ci.path, ci.line,
-                f"{ci.address} is installed by this script with helm: the runbook scales it to zero (helm upgrade "
-                "--reuse-values --set replicaCount=0), and running the script again would bring it back",
-                "add --set replicaCount=0 to this helm call (or stop running it) until the cleanup removes it"))
+                f"{ci.address} is installed by this script {how}: the runbook scales it to zero ({zero}), and running "
+                "the script again would bring it back",
+                f"{keep} (or stop running it) until the cleanup removes it"))
         elif self.phase == "cleanup":
             self.res.findings.append(Finding(
                 "MIG-CAS-051", "warning", ci.path, ci.line,
-                f"{ci.address} is installed by this script with helm: the runbook uninstalls it (helm uninstall), "
-                "and migrator does not edit the script",
+                f"{ci.address} is installed by this script {how}: the runbook removes it ({remove}), and migrator does "
+                "not edit the script",
+                "remove that line from the script" if not ci.chart else
                 "remove this helm call (and the helm repo add it needs) from the script"))
 
     def tf_deployment(self, ci: CasInstall) -> None:

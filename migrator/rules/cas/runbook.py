@@ -49,12 +49,9 @@ def steps(hop: dict, ctx) -> list[Step]:
             for g, _, _, mx in cut_groups.drained),
         "sizes_before": "; ".join(f"{g}: min {a}, desired {b}, max {c}" for g, a, b, c in cut_groups.drained) or "as before",
         "removed": ", ".join(cln_cas.removed + cln_groups.removed) or "nothing",
-        "cas_helm_zero": " && ".join(f"helm upgrade {shlex.quote(r)} {shlex.quote(c)} -n {shlex.quote(n)} --reuse-values "
-                                     "--set replicaCount=0" for n, r, c in cut_cas.releases),
+        "cas_script_zero": " && ".join(cut_cas.script_zero),
         "cleanup_apply": " && ".join([f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
-                                      for n, name in cln_cas.deployments] +
-                                     [f"helm uninstall {shlex.quote(r)} -n {shlex.quote(n)}"
-                                      for n, r, _ in cln_cas.releases])
+                                      for n, name in cln_cas.deployments] + cln_cas.script_remove)
                          or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else
                              "kubectl delete deployment,service,serviceaccount,role,rolebinding,clusterrole,"
                              "clusterrolebinding,poddisruptionbudget -A -l app.kubernetes.io/instance="
