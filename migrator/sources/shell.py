@@ -118,30 +118,45 @@ def _offsets(text: str) -> list[int]:
     return out + [pos]
 
 
+def _commands(text: str, env: dict[str, str], where: dict[str, tuple[int, int]] | None = None):
+    """(line, command) of a script's commands; its simple `VAR=value` lines are read into `env` as they come (and,
+    given `where`, the span of each literal value), so each command sees the variables set above it."""
+    starts = _offsets(text)
+    for line, cmd in _logical_lines(text):
+        a = _ASSIGN.match(cmd)
+        raw = a.group(2).strip().strip("'\"") if a else ""
+        if a and " " not in raw:
+            value = _expand(raw, env)
+            if value is None:
+                env.pop(a.group(1), None)
+                continue
+            env[a.group(1)] = value
+            if where is not None:
+                src = text[starts[line - 1]:starts[line]]
+                i = src.find(raw, src.find("="))
+                where[a.group(1)] = (starts[line - 1] + i, starts[line - 1] + i + len(raw))
+            continue
+        yield line, cmd
+
+
+def _matching(text: str, env: dict[str, str], pattern: str, where: dict | None = None):
+    """(line, command, its words) of the commands matching a pattern (unparsable quoting skipped)."""
+    for line, cmd in _commands(text, env, where):
+        if not re.search(pattern, cmd):
+            continue
+        try:
+            yield line, cmd, shlex.split(cmd, comments=True)
+        except ValueError:
+            continue
+
+
 def helm_calls(path: str, text: str) -> list[HelmCall]:
     """Every `helm install|upgrade` in a script (not `helm template`: rendered charts are read from their output)."""
     env: dict[str, str] = {}
     where: dict[str, tuple[int, int]] = {}          # VAR -> span of its literal value
     starts = _offsets(text)
     out: list[HelmCall] = []
-    for line, cmd in _logical_lines(text):
-        a = _ASSIGN.match(cmd)
-        if a and " " not in a.group(2).strip().strip("'\""):
-            value = _expand(a.group(2).strip().strip("'\""), env)
-            if value is not None:
-                env[a.group(1)] = value
-                raw = text[starts[line - 1]:starts[line]]
-                i = raw.find(a.group(2).strip().strip("'\""), raw.find("="))
-                where[a.group(1)] = (starts[line - 1] + i, starts[line - 1] + i + len(a.group(2).strip().strip("'\"")))
-            else:
-                env.pop(a.group(1), None)
-            continue
-        if not re.search(r"\bhelm\s+(?:upgrade|install)\b", cmd):
-            continue
-        try:
-            words = shlex.split(cmd, comments=True)
-        except ValueError:
-            continue
+    for line, cmd, words in _matching(text, env, r"\bhelm\s+(?:upgrade|install)\b", where):
         if "helm" not in words:
             continue
         rest = words[words.index("helm") + 1:]
@@ -190,19 +205,7 @@ def kubectl_applies(text: str) -> list[tuple[int, str]]:
     `VAR=value` lines expanded (a word still holding `$` is kept as written)."""
     env: dict[str, str] = {}
     out = []
-    for line, cmd in _logical_lines(text):
-        a = _ASSIGN.match(cmd)
-        if a and " " not in a.group(2).strip().strip("'\""):
-            value = _expand(a.group(2).strip().strip("'\""), env)
-            if value is not None:
-                env[a.group(1)] = value
-            continue
-        if not re.search(r"\bkubectl\b.*\b(?:apply|create)\b", cmd):
-            continue
-        try:
-            words = shlex.split(cmd, comments=True)
-        except ValueError:
-            continue
+    for line, _cmd, words in _matching(text, env, r"\bkubectl\b.*\b(?:apply|create)\b"):
         for i, w in enumerate(words):
             target = words[i + 1] if w in ("-f", "--filename") and i + 1 < len(words) else \
                 w.split("=", 1)[1] if w.startswith(("-f=", "--filename=")) else None
