@@ -64,25 +64,7 @@ def _option(words: list[str], name: str) -> str | None:
 def profile_roles(path: str, text: str) -> list[ProfileRole]:
     env: dict[str, str] = {}
     out: list[ProfileRole] = []
-    for line, cmd in _logical_lines(text):
-        a = _ASSIGN.match(cmd)
-        if a and " " not in a.group(2).strip().strip("'\""):
-            try:
-                parts = shlex.split(a.group(2)) or [""]
-            except ValueError:
-                continue
-            value = _expand(parts[0], env)
-            if value is not None:
-                env[a.group(1)] = value
-            else:
-                env.pop(a.group(1), None)
-            continue
-        if "aws" not in cmd or "instance-profile" not in cmd:
-            continue
-        try:
-            words = shlex.split(cmd, comments=True)
-        except ValueError:
-            continue
+    for line, _cmd, words in _matching(text, env, r"\baws\b.*instance-profile"):
         for i in range(len(words) - 2):
             if words[i] == "aws" and words[i + 1] == "iam" and words[i + 2] in (
                     "add-role-to-instance-profile", "create-instance-profile"):
@@ -126,6 +108,10 @@ def _commands(text: str, env: dict[str, str], where: dict[str, tuple[int, int]] 
         a = _ASSIGN.match(cmd)
         raw = a.group(2).strip().strip("'\"") if a else ""
         if a and " " not in raw:
+            try:
+                raw = (shlex.split(a.group(2)) or [""])[0]      # quotes as the shell reads them
+            except ValueError:
+                continue
             value = _expand(raw, env)
             if value is None:
                 env.pop(a.group(1), None)
