@@ -431,7 +431,9 @@ def read_files(repo: Repo, p: str, b: hclsrc.Block) -> tuple[set[str], bool]:
         raw = re.sub(r"\$\{path\.module\}", posixpath.dirname(p) or ".",
                      "".join(t for _, t in pat.parts) if pat.parts else str(pat.value))
         if "${" not in raw:
-            out |= {f for f in repo.files if fnmatchcase(f, posixpath.normpath(raw))}
+            glob = posixpath.normpath(raw)
+            fixed = re.split(r"[*?\[]", glob, maxsplit=1)[0]        # the part before any wildcard: few files match
+            out |= {f for f in repo.files if f.startswith(fixed) and fnmatchcase(f, glob)}
     return out, bool(direct)
 
 

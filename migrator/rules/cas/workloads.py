@@ -52,7 +52,7 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     kept = getattr(installed, "kept", "") if installed is not None else ""
     own = {(i.path, i.doc.start) for i in cas.installs if i.doc is not None}     # Cluster Autoscaler's own pods
     for p, sf in ctx.repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or not ctx.owns(p) or not _ANY.search(sf.text):
+        if not p.endswith((".yaml", ".yml")) or not _ANY.search(sf.text) or not ctx.owns(p):
             continue
         nl = sf.newline
         for doc, m, obj in _parse_yaml_docs(ctx.repo, p, sf.text, 0, 0, p, only=_ANY):
