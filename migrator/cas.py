@@ -477,17 +477,24 @@ def _flux_values_from(repo: Repo, p: str, obj: dict) -> dict:
     return out
 
 
-def _argocd_value_files(repo: Repo, spec: dict, src: dict) -> dict:
-    """The values files a multi-source Application's chart reads from a `ref:` source (`$values/<path>`), where
-    the path is a file of this repository, merged in order."""
+def argocd_value_paths(repo: Repo, spec: dict, src: dict) -> list[str]:
+    """The files of this repository a multi-source Application's chart reads its values from (`$<ref>/<path>` of a
+    `ref:` source), in order."""
     refs = {str(x["ref"]) for x in spec.get("sources") or [] if isinstance(x, dict) and x.get("ref")}
-    out: dict = {}
+    out = []
     for f in ((src.get("helm") or {}).get("valueFiles") or []):
         m = re.match(r"^\$([\w-]+)/(.+)$", str(f))
-        if not m or m.group(1) not in refs or m.group(2) not in repo.files:
-            continue
+        if m and m.group(1) in refs and m.group(2) in repo.files:
+            out.append(m.group(2))
+    return out
+
+
+def _argocd_value_files(repo: Repo, spec: dict, src: dict) -> dict:
+    """The values those files hold, merged in order."""
+    out: dict = {}
+    for path in argocd_value_paths(repo, spec, src):
         try:
-            got = yamlsrc.load(repo.text(m.group(2)))
+            got = yamlsrc.load(repo.text(path))
         except yamlsrc.YamlParseError:
             continue
         if isinstance(got, dict):

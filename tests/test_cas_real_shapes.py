@@ -1211,3 +1211,19 @@ def test_the_example_manifest_applied_from_its_url_by_a_script_is_seen_and_remov
     assert any(f"kubectl delete -f {url.format('aws')}" in c for s in plan.steps for c in s.commands)
     (tmp_path / "scripts" / "addons.sh").write_text(f"#!/bin/sh\nkubectl apply -f {url.format('gce')}\n")
     assert not scan(Repo(tmp_path)).installs
+
+
+def test_a_values_file_another_file_names_stays_when_the_application_goes(tmp_path):
+    """Cleanup of a multi-source Application: its `$values/...` file goes with it unless another file names it."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-argocd-multisource" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    assert plan.phase == "cleanup"
+    assert any(c.path == "gitops/values/cluster-autoscaler.yaml" and c.action == "delete" for c in plan.changes)
+    (tmp_path / "gitops" / "apps" / "reports.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: reports\ndata:\n"
+        "  source: $values/gitops/values/cluster-autoscaler.yaml\n")
+    plan = _plan(tmp_path)
+    assert not any(c.path == "gitops/values/cluster-autoscaler.yaml" for c in plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-042" and f.path == "gitops/values/cluster-autoscaler.yaml"]
+    assert "gitops/apps/reports.yaml" in f.message

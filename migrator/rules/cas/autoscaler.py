@@ -243,6 +243,7 @@ class Autoscaler:
         self.res.apps.append(ci.name)
         if self.phase == "cleanup":
             self._remove_doc(ci, text)
+            self._value_files(ci)
             return
         if self.phase != "cutover":
             return
@@ -271,6 +272,23 @@ class Autoscaler:
         if str(current) == "0":
             return
         self._set(ci, text, at + ("helm", "valuesObject", "replicaCount"), current)
+
+    def _value_files(self, ci: CasInstall) -> None:
+        """The values files of this repository the Application's chart read (`$<ref>/<path>`) go with it, unless
+        another file names them (then they stay, said)."""
+        from ...cas import argocd_value_paths
+        spec = ci.obj.get("spec") or {}
+        src = value_at(ci.obj, ("spec",) + tuple(ci.source))
+        for vp in argocd_value_paths(self.repo, spec, src if isinstance(src, dict) else {}):
+            others = sorted(p for p, sf in self.repo.files.items() if p not in (ci.path, vp) and vp in sf.text)
+            if others:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-042", "warning", vp, 1,
+                    f"{vp} (Cluster Autoscaler's values for {ci.address}) stays: {', '.join(others)} names it too",
+                    f"remove {vp} by hand once nothing uses it"))
+                continue
+            self.res.edits.append(DeleteFile(vp, RULE))
+            self.res.removed.append(vp)
 
     def kustomize(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)
