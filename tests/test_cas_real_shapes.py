@@ -1227,3 +1227,24 @@ def test_a_values_file_another_file_names_stays_when_the_application_goes(tmp_pa
     assert not any(c.path == "gitops/values/cluster-autoscaler.yaml" for c in plan.changes)
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-042" and f.path == "gitops/values/cluster-autoscaler.yaml"]
     assert "gitops/apps/reports.yaml" in f.message
+
+
+def test_a_helmreleases_own_values_configmap_goes_with_it_at_the_cleanup(tmp_path):
+    """A Flux HelmRelease of Cluster Autoscaler reading `valuesFrom` a ConfigMap: the ConfigMap goes with it (the file
+    with them, and its kustomization entry), unless another HelmRelease reads it too."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-flux" / "expected-run-2", tmp_path, dirs_exist_ok=True)   # cut over
+    cas = tmp_path / "clusters" / "analytics" / "cluster-autoscaler.yaml"
+    cm = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cas-values\n  namespace: kube-system\ndata:\n"
+          "  values.yaml: |\n    extraArgs:\n      skip-nodes-with-system-pods: \"false\"\n")
+    cas.write_text(cas.read_text().replace("  values:\n    autoDiscovery:", "  valuesFrom:\n    - kind: ConfigMap\n"
+                                           "      name: cas-values\n  values:\n    autoDiscovery:", 1) + cm)
+    plan = _plan(tmp_path)
+    assert plan.phase == "cleanup"
+    assert [c.action for c in plan.changes if c.path == "clusters/analytics/cluster-autoscaler.yaml"] == ["delete"]
+    (tmp_path / "clusters" / "analytics" / "other.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: other\nspec:\n  valuesFrom:\n"
+        "    - kind: ConfigMap\n      name: cas-values\n")
+    plan = _plan(tmp_path)
+    (c,) = [c for c in plan.changes if c.path == "clusters/analytics/cluster-autoscaler.yaml"]
+    assert c.action == "modify" and c.new.startswith("apiVersion: v1\nkind: ConfigMap")       # no separator left

@@ -505,6 +505,19 @@ class Autoscaler:
                         (obj.get("metadata") or {}).get("name") == src.get("name"):
                     gone.append(d)
         others: list[str] = []
+        if ci.kind == "flux":
+            for name in self._own_values_configmaps(ci):
+                for p in sorted(self.repo.files):
+                    if not p.endswith((".yaml", ".yml")) or name not in self.repo.text(p):
+                        continue
+                    theirs = docs if p == ci.path else \
+                        [d for d in yamlsrc.split_documents(self.repo.text(p)) if d.text.strip()]
+                    mine = [d for d in theirs if _is_configmap(_load(d.text), name)]
+                    if p == ci.path:
+                        gone += [d for d in mine if d not in gone]
+                    elif mine:
+                        self._drop_docs(p, self.repo.text(p), theirs, mine)
+                        others.append(p)
         if ci.kind == "deployment":
             gone += [d for d in docs if d not in gone and _companion(_load(d.text), ci)]
             folder = posixpath.dirname(ci.path)
@@ -589,17 +602,35 @@ class Autoscaler:
         for d in sorted(gone, key=lambda d: d.start):
             s, e = d.start, d.end
             i = docs.index(d)
-            if i > 0:                           # with the separator line before it
+            if all(x in gone for x in docs[:i]) and i + 1 < len(docs):
+                e = docs[i + 1].start           # nothing kept above it: up to the next document, its separator too
+            elif i > 0:                         # with the separator line before it
                 sep = text.rfind("---", 0, s)
                 s = sep if sep >= 0 and not text[sep:s].replace("---", "", 1).strip() else s
-            elif i + 1 < len(docs):             # the first document: up to the next one, its separator too
-                e = docs[i + 1].start
             if spans and s <= spans[-1][1]:     # touching the previous removal: one edit
                 spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
             else:
                 spans.append((s, e))
         for s, e in spans:
             self.res.edits.append(TextEdit(path, s, e, "", RULE))
+
+    def _own_values_configmaps(self, ci: CasInstall) -> list[str]:
+        """The ConfigMaps a HelmRelease of Cluster Autoscaler reads values from (`valuesFrom`) that no other
+        HelmRelease of the repository reads: they go with it."""
+        from ...sources import yaml as yamlsrc
+        mine = [str(r["name"]) for r in ((ci.obj.get("spec") or {}).get("valuesFrom") or [])
+                if isinstance(r, dict) and r.get("kind") == "ConfigMap" and r.get("name")]
+        used: set[str] = set()
+        for p, sf in self.repo.files.items():
+            if not p.endswith((".yaml", ".yml")) or "valuesFrom" not in sf.text:
+                continue
+            for d in yamlsrc.split_documents(sf.text):
+                obj = _load(d.text) if "HelmRelease" in d.text else None
+                if isinstance(obj, dict) and obj.get("kind") == "HelmRelease" and \
+                        not (p == ci.path and d.start == ci.doc.start):
+                    used |= {str(r.get("name")) for r in (obj.get("spec") or {}).get("valuesFrom") or []
+                             if isinstance(r, dict)}
+        return [n for n in mine if n not in used]
 
     def _source_used_elsewhere(self, name: str, ci: CasInstall) -> bool:
         for p, sf in self.repo.files.items():
@@ -619,6 +650,10 @@ def _load(text: str):
         return yamlsrc.load(text)
     except yamlsrc.YamlParseError:
         return None
+
+
+def _is_configmap(obj, name: str) -> bool:
+    return isinstance(obj, dict) and obj.get("kind") == "ConfigMap" and (obj.get("metadata") or {}).get("name") == name
 
 
 def _companion(obj, ci: CasInstall) -> bool:
