@@ -182,7 +182,7 @@ def scan(repo: Repo) -> CasInventory:
                 inv.fargate.append((p, b))
         elif det["vpc_module_source"] in src:
             inv.vpc_modules.append((p, b))
-        elif det["iam_module_source"] in src and b.attr(det["iam_module_flag"]) is not None \
+        elif re.search(det["iam_module_source"], src) and b.attr(det["iam_module_flag"]) is not None \
                 and b.attr(det["iam_module_flag"]).literal() is True:
             inv.iam.append((p, b))
     for p, b in repo.blocks("resource", "aws_eks_node_group"):

@@ -1248,3 +1248,18 @@ def test_a_helmreleases_own_values_configmap_goes_with_it_at_the_cleanup(tmp_pat
     plan = _plan(tmp_path)
     (c,) = [c for c in plan.changes if c.path == "clusters/analytics/cluster-autoscaler.yaml"]
     assert c.action == "modify" and c.new.startswith("apiVersion: v1\nkind: ConfigMap")       # no separator left
+
+
+def test_cluster_autoscalers_pod_identity_module_goes_at_the_cleanup(tmp_path):
+    """terraform-aws-modules/eks-pod-identity with attach_cluster_autoscaler_policy is Cluster Autoscaler's own role,
+    like the IRSA module: removed at the cleanup (MIG-CAS-021)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "expected-run-2", tmp_path, dirs_exist_ok=True)   # cut over
+    (tmp_path / "cas-identity.tf").write_text(
+        'module "cluster_autoscaler_pod_identity" {\n  source  = "terraform-aws-modules/eks-pod-identity/aws"\n'
+        '  version = "~> 1.0"\n\n  name = "cluster-autoscaler"\n\n  attach_cluster_autoscaler_policy = true\n'
+        '  cluster_autoscaler_cluster_names = ["shop"]\n}\n')
+    plan = _plan(tmp_path)
+    assert plan.phase == "cleanup"
+    assert [c.action for c in plan.changes if c.path == "cas-identity.tf"] == ["delete"]
+    assert any(f.code == "MIG-CAS-021" and "module.cluster_autoscaler_pod_identity" in f.message for f in plan.findings)
