@@ -139,8 +139,14 @@ def steps(hop: dict, ctx) -> list[Step]:
             f"The terraform-aws-modules karpenter module {values['module_version']} creates the controller role and "
             f"policy ({values['identity']}), the interruption queue and its EventBridge rules, and the node role with "
             "an access entry, so Karpenter's nodes can join.")
-        values["drain_detail"] = ("terraform-aws-modules ignores desired_size after a group is created, so the aws eks "
-                                  "commands set it (with CLUSTER_NAME set to the cluster's name).")
+        drained = {g for g, *_ in cut_groups.drained}
+        if any(g.source == "module" and g.name in drained for g in inv.groups):
+            values["drain_detail"] = ("terraform-aws-modules ignores desired_size after a group is created, so the aws "
+                                      "eks commands set it (with CLUSTER_NAME set to the cluster's name).")
+        else:
+            values["drain_detail"] = ("Terraform applies the new sizes; the aws eks commands set them too, for a group "
+                                      "whose desired_size Terraform is told to ignore (with CLUSTER_NAME set to the "
+                                      "cluster's name).")
     if inst.style == "eksctl":
         values["sg_tag"] = ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name "
                             f"{cluster} --query cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" "
