@@ -70,7 +70,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         if cas0 else "flux-system",
     }
     flags = {"install": bool(inst.edits), "workloads": bool(wl.edits),
-             "cutover": bool(cut_cas.edits or cut_groups.edits), "cleanup": bool(cln_cas.edits or cln_groups.edits)}
+             "cutover": bool(cut_cas.edits or cut_groups.edits), "cleanup": bool(cln_cas.edits or cln_groups.edits),
+             "drain": bool(cut_groups.drained)}
     targets = {"aws_targets": aws, "chart_targets": charts, "object_targets": objects,
                "cas_targets": cut_cas.targets, "group_targets": cut_groups.targets,
                "cleanup_targets": cln_cas.targets + cln_groups.targets}
