@@ -315,7 +315,7 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
     """Cluster Autoscaler's chart installed with the helm CLI by a script of the repository (`helm upgrade --install
     cluster-autoscaler autoscaler/cluster-autoscaler --set autoDiscovery.clusterName=$CLUSTER ...`, the way the
     guides do it): its release, namespace and values (`--set`, `-f` files)."""
-    from .sources.shell import helm_calls, kubectl_applies
+    from .sources.shell import helm_calls, kubectl_applies, written_files
     for p, sf in repo.files.items():
         if not p.endswith(".sh") or not _CAS.search(sf.text):
             continue
@@ -337,6 +337,18 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                 continue
             inv.installs.append(CasInstall("script", p, call.line, obj=values, namespace=call.namespace or "default",
                                            name=call.release or FACTS["detect"]["chart"], chart=call.chart))
+        image = re.compile(FACTS["detect"]["image"])
+        for line, target, body in written_files(sf.text):      # manifests the script writes, then applies
+            for _doc, _m, obj in _parse_yaml_docs(repo, p, body, 0, line, p, only=_CAS):
+                spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {} if isinstance(obj, dict) \
+                    else {}
+                cas = [c for c in spec.get("containers") or [] if isinstance(c, dict) and image.search(str(c.get("image", "")))]
+                flags = [a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]
+                if obj.get("kind") == "Deployment" and cas and not _other_cloud(flags):
+                    meta = obj.get("metadata") or {}
+                    inv.installs.append(CasInstall("script", p, line, obj=obj, namespace=str(meta.get("namespace",
+                                                   "default")), name=str(meta.get("name", "cluster-autoscaler")),
+                                                   source=("written", target)))
         manifest = FACTS["detect"]["example_manifest"]
         for line, target in kubectl_applies(sf.text):
             m = re.search(manifest["url"], target)

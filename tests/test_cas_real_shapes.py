@@ -1263,3 +1263,22 @@ def test_cluster_autoscalers_pod_identity_module_goes_at_the_cleanup(tmp_path):
     assert plan.phase == "cleanup"
     assert [c.action for c in plan.changes if c.path == "cas-identity.tf"] == ["delete"]
     assert any(f.code == "MIG-CAS-021" and "module.cluster_autoscaler_pod_identity" in f.message for f in plan.findings)
+
+
+def test_a_deployment_a_script_writes_from_a_heredoc_is_seen(tmp_path):
+    """A CI script that writes Cluster Autoscaler's manifests with `cat <<EOF > file` and applies them
+    (ThoughtWorks-DPS/lab-platform-eks-core-services): seen, scaled and deleted with kubectl, the script said."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-eksctl-script" / "expected-run-2", tmp_path, dirs_exist_ok=True)   # cut over
+    (tmp_path / "scripts" / "addons.sh").write_text(
+        "#!/usr/bin/env bash\nexport CLUSTER=$1\nmkdir -p cas\ncat <<EOF > cas/deployment.yaml\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cluster-autoscaler\n  namespace: kube-system\n"
+        "spec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n"
+        "        - image: registry.k8s.io/autoscaling/cluster-autoscaler:${CAS_VERSION}\n"
+        "          name: cluster-autoscaler\n          command:\n            - ./cluster-autoscaler\n"
+        "            - --cloud-provider=aws\nEOF\n\nkubectl apply -f cas --recursive\n")
+    plan = _plan(tmp_path)
+    assert plan.phase == "cleanup"
+    assert any("kubectl -n kube-system delete deployment/cluster-autoscaler" in c for s in plan.steps for c in s.commands)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-051"]
+    assert (f.path, f.line) == ("scripts/addons.sh", 4) and "cas/deployment.yaml" in f.message

@@ -200,5 +200,27 @@ def kubectl_applies(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_WRITE = re.compile(r"""<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?\s*>\s*(\S+)""")
+
+
+def written_files(text: str) -> list[tuple[int, str, str]]:
+    """(line, file, body) of every file a script writes from a heredoc (`cat <<EOF > path ... EOF`), its body as
+    written (`$VAR`s unexpanded)."""
+    out = []
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        m = _WRITE.search(lines[i])
+        if m is None or lines[i].lstrip().startswith("#"):
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == m.group(1)), None)
+        if end is None:
+            break
+        out.append((i + 1, m.group(2).strip("'\""), "".join(lines[i + 1:end])))
+        i = end + 1
+    return out
+
+
 _FLAGS = {"--install", "--create-namespace", "--wait", "--atomic", "--reuse-values", "--reset-values", "--dry-run",
           "--debug", "--force", "--devel", "--skip-crds", "--cleanup-on-fail", "--dependency-update"}

@@ -388,6 +388,11 @@ class Autoscaler:
             zero = f"helm upgrade {name} {shlex.quote(ci.chart)} -n {ns} --reuse-values --set replicaCount=0"
             remove = f"helm uninstall {name} -n {ns}"
             keep = "add --set replicaCount=0 to this helm call"
+        elif ci.source[0] == "written":         # a manifest the script writes at run time, then applies
+            how = f"as the manifest it writes to {ci.source[1]}"
+            zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
+            remove = f"kubectl -n {ns} delete deployment/{name}"
+            keep = f"write replicas: 0 in that manifest"
         else:
             how = f"from {ci.source[1]}"
             zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
@@ -408,8 +413,9 @@ class Autoscaler:
                 "MIG-CAS-051", "warning", ci.path, ci.line,
                 f"{ci.address} is installed by this script {how}: the runbook removes it ({remove}), and migrator does "
                 "not edit the script",
-                "remove that line from the script" if not ci.chart else
-                "remove this helm call (and the helm repo add it needs) from the script"))
+                "remove this helm call (and the helm repo add it needs) from the script" if ci.chart else
+                "remove the manifests it writes and applies (with their ServiceAccount and RBAC) from the script"
+                if ci.source[0] == "written" else "remove that line from the script"))
 
     def tf_deployment(self, ci: CasInstall) -> None:
         """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the
