@@ -28,7 +28,8 @@ _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 @dataclass
 class CasInstall:
     kind: str                   # terraform | module | tfdeployment | kubectl | flux | argocd | kustomize | deployment |
-                                # script (the helm CLI in a script of the repository)
+                                # script (a script of the repository: the helm CLI, kubectl apply -f of the example
+                                # manifest's URL, or a manifest it writes from a heredoc: `source` says which)
     path: str
     line: int
     block: hclsrc.Block | None = None
@@ -312,9 +313,10 @@ def _kubectl_installs(repo: Repo, inv: CasInventory) -> None:
 
 
 def _script_installs(repo: Repo, inv: CasInventory) -> None:
-    """Cluster Autoscaler's chart installed with the helm CLI by a script of the repository (`helm upgrade --install
-    cluster-autoscaler autoscaler/cluster-autoscaler --set autoDiscovery.clusterName=$CLUSTER ...`, the way the
-    guides do it): its release, namespace and values (`--set`, `-f` files)."""
+    """Cluster Autoscaler installed by a script of the repository, the ways the guides and CI pipelines do it: its
+    chart by the helm CLI (`helm upgrade --install cluster-autoscaler autoscaler/cluster-autoscaler --set ...`: its
+    release, namespace and values from `--set` and `-f` files), the example manifest's URL applied with kubectl, or a
+    Deployment the script writes from a heredoc before applying it."""
     from .sources.shell import helm_calls, kubectl_applies, written_files
     for p, sf in repo.files.items():
         if not p.endswith(".sh") or not _CAS.search(sf.text):
@@ -339,12 +341,13 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                                            name=call.release or FACTS["detect"]["chart"], chart=call.chart))
         image = re.compile(FACTS["detect"]["image"])
         for line, target, body in written_files(sf.text):      # manifests the script writes, then applies
-            for _doc, _m, obj in _parse_yaml_docs(repo, p, body, 0, line, p, only=_CAS):
-                spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {} if isinstance(obj, dict) \
-                    else {}
+            for obj in _shell_documents(body):
+                if not isinstance(obj, dict) or obj.get("kind") != "Deployment":
+                    continue
+                spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
                 cas = [c for c in spec.get("containers") or [] if isinstance(c, dict) and image.search(str(c.get("image", "")))]
                 flags = [a for c in cas for a in list(c.get("command") or []) + list(c.get("args") or [])]
-                if obj.get("kind") == "Deployment" and cas and not _other_cloud(flags):
+                if cas and not _other_cloud(flags):
                     meta = obj.get("metadata") or {}
                     inv.installs.append(CasInstall("script", p, line, obj=obj, namespace=str(meta.get("namespace",
                                                    "default")), name=str(meta.get("name", "cluster-autoscaler")),
@@ -357,13 +360,28 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                                                name=manifest["name"], source=("manifest", target)))
 
 
+def _shell_documents(body: str) -> list:
+    """The YAML documents of a heredoc a script writes, its `$VAR`s masked; one that does not parse is skipped (a
+    script's text is not migrator's to report)."""
+    from .sources.templates import TemplateError, mask
+    out = []
+    for d in yamlsrc.split_documents(body):
+        if not _CAS.search(d.text):
+            continue
+        try:
+            out.append(yamlsrc.load(mask(re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)", r"${\1}", d.text)).text))
+        except (TemplateError, yamlsrc.YamlParseError):
+            continue
+    return out
+
+
 def _load_values(repo: Repo, path: str) -> dict:
     """A values file of the repository as plain YAML ({} when it is not there or not a map)."""
     if path not in repo.files:
         return {}
     try:
         got = yamlsrc.load(repo.text(path))
-    except Exception:                   # noqa: BLE001 - a broken values file is not Cluster Autoscaler's to report
+    except yamlsrc.YamlParseError:      # a broken values file is not Cluster Autoscaler's to report
         return {}
     return got if isinstance(got, dict) else {}
 

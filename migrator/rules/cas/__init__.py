@@ -26,9 +26,9 @@ RULES = {
 
 def root_markers(repo) -> list[str]:
     """Where each Cluster Autoscaler's cluster root is: its install's file; for a plain Deployment manifest (applied by
-    kubectl) or a helm call in a script, its cluster's file when that is plain to see - the eksctl ClusterConfig in its folder or a folder above,
-    else the one Terraform cluster of the repository - since Karpenter's files are written beside the cluster and the
-    root must stay the same one through every phase of the move."""
+    kubectl) or an install by a script, its cluster's file when that is plain to see - the eksctl ClusterConfig in its
+    folder or a folder above, else the one Terraform cluster of the repository - since Karpenter's files are written
+    beside the cluster and the root must stay the same one through every phase of the move."""
     inv = scan(repo)
     clusters = sorted({p for p, _ in inv.eks_modules} | {p for p, _ in repo.blocks("resource", "aws_eks_cluster")})
     one = clusters[0] if len({posixpath.dirname(p) for p in clusters}) == 1 and not inv.clusters else None

@@ -380,8 +380,9 @@ class Autoscaler:
 
     def script(self, ci: CasInstall) -> None:
         """Cluster Autoscaler installed by a script: its chart by the helm CLI (the runbook scales the release to zero
-        with helm, its other values kept, and uninstalls it), or the example manifest by `kubectl apply -f <url>`
-        (scaled with kubectl, deleted with the same file). migrator never edits shell scripts: said at both phases."""
+        with helm, its other values kept, and uninstalls it), the example manifest by `kubectl apply -f <url>` (scaled
+        with kubectl, deleted with the same file), or a Deployment the script writes and applies (scaled and deleted
+        with kubectl). migrator never edits shell scripts: said at both phases."""
         ns, name = shlex.quote(ci.namespace), shlex.quote(ci.name)
         if ci.chart:
             how = "with helm"
@@ -392,7 +393,7 @@ class Autoscaler:
             how = f"as the manifest it writes to {ci.source[1]}"
             zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
             remove = f"kubectl -n {ns} delete deployment/{name}"
-            keep = f"write replicas: 0 in that manifest"
+            keep = "write replicas: 0 in that manifest"
         else:
             how = f"from {ci.source[1]}"
             zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
