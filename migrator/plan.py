@@ -420,8 +420,8 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                     _has_work(finishing, ctx, finishing["finish_phases"]):
                 # planned only when asked for, like its start: said, so a plain plan never hides a half-done move
                 note("MIG-HOP-009", "info",
-                     f"{'this root' if multi else 'the repository'} is half-way through the move from "
-                     f"{finishing['from']} (Karpenter is in): its {', '.join(finishing['finish_phases'])} phases "
+                     f"{'this root' if multi else 'the repository'} is half-way through {finishing['from']} → "
+                     f"{finishing['to']} (Karpenter is in): its {', '.join(finishing['finish_phases'])} phases "
                      "remain, planned when a target is named",
                      "migrator plan <repository> " + (f"--root {shlex.quote(r)} " if multi else "") + "--to latest")
             continue

@@ -153,7 +153,8 @@ def test_added_crd_release_keeps_the_main_releases_switch_and_comment(tmp_path):
 def test_values_written_through_concat_are_read_and_an_empty_extra_list_is_nothing(tmp_path):
     """`values = concat([yamlencode({...})], var.extra_values)`: the literal items are read and rewritten; a variable
     the files leave empty adds nothing (no MIG-HELM-001), one they set to an expression is said."""
-    release = ('variable "extra_values" {{\n  default = {default}\n}}\n\nresource "helm_release" "karpenter" {{\n'
+    release = ('provider "helm" {{}}\n\nvariable "extra_values" {{\n  default = {default}\n}}\n\n'
+               'resource "helm_release" "karpenter" {{\n'
                '  name       = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
                '  version    = "1.0.14"\n  values = concat([\n    yamlencode({{\n      settings = {{\n'
                '        clusterName = "demo"\n        featureGates = {{\n          drift = true\n        }}\n'
@@ -163,6 +164,10 @@ def test_values_written_through_concat_are_read_and_an_empty_extra_list_is_nothi
     assert [v.kind for v in ci.values if v.kind != "set"] == ["yamlencode"]
     assert {(v.key, v.value) for v in values_of([ci])} >= {("settings.clusterName", "demo")}
     (tmp_path / "main.tf").write_text(release.format(default="[file(\"extra.yaml\")]"))
+    (ci,) = scan_charts(Repo(tmp_path))
+    assert [v.kind for v in ci.values if v.kind != "set"] == ["yamlencode", "other"]
+    # a library module (no provider, nobody here calls it): its empty default says nothing of what callers pass
+    (tmp_path / "main.tf").write_text(release.format(default="[]").replace('provider "helm" {}\n\n', ""))
     (ci,) = scan_charts(Repo(tmp_path))
     assert [v.kind for v in ci.values if v.kind != "set"] == ["yamlencode", "other"]
 

@@ -51,9 +51,7 @@ class Manifest:
     def expression_token(self, expression: str) -> str:
         """A placeholder for a Terraform expression, as this container holds one: the expression itself in an HCL
         object, `${...}` in a heredoc's YAML."""
-        tok = f"__MIG_{len(self.masked.tokens)}__"
-        self.masked.tokens[tok] = expression if self.hcl else "${" + expression + "}"
-        return tok
+        return _token(self.masked, expression if self.hcl else "${" + expression + "}")
 
     @property
     def name(self) -> Any:

@@ -243,6 +243,14 @@ def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
     return got[0] if got and all(g == got[0] for g in got) and got[0] is not None else None
 
 
+def defaults_hold(repo: Repo, module: str) -> bool:
+    """Do a module's variable defaults say what its variables are? In a root module (Terraform runs there), or where
+    the repository calls it (its calls say the rest); not in a library module only callers elsewhere use."""
+    from ..evaluate import is_root_module
+    from .terragrunt import callers as unit_callers
+    return bool(repo.callers(module) or unit_callers(repo, module)) or is_root_module(repo, module or ".")
+
+
 def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
     """A switch condition as the module states it: `var.x`, `!var.x`, `local.x == "y"`, `var.x != ""`, literals."""
     source = source.strip()

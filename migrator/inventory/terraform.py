@@ -25,9 +25,10 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
     ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"),
                       evaluated_version=evaluated, generic=b.attr("for_each") is not None and
                       not isinstance(b.attr("chart").literal(), str))
-    from .sites import module_value
+    from .sites import defaults_hold, module_value
+    d = posixpath.dirname(p)
     for item in hclsrc.list_items(b.attr("values")):    # values = [...], concat([...], var.extra), var.values
-        if item.kind == "ref" and module_value(repo, posixpath.dirname(p), item) == []:
+        if item.kind == "ref" and defaults_hold(repo, d) and module_value(repo, d, item) == []:
             continue                        # a list of extra values the files leave empty
         line = hclsrc.line_of(text, item.start)
         rendered = _template_file(repo, p, item)
@@ -169,11 +170,9 @@ def _called_with_switch(repo: Repo, d: str, depth: int = 0) -> bool:
 def _stated_off(repo: Repo, d: str, b: hclsrc.Block | None, depth: int = 0) -> bool | None:
     """Off as the files state it (True), on (False), or not known (None): the block's own switch, then the calls of
     its module (off when every call is)."""
-    from ..evaluate import is_root_module
-    from .sites import stated_count
-    from .terragrunt import callers as unit_callers
+    from .sites import defaults_hold, stated_count
     calls = repo.callers(d)
-    if b is not None and not calls and not unit_callers(repo, d) and not is_root_module(repo, d or "."):
+    if b is not None and not defaults_hold(repo, d):
         return None                     # a library module nobody here calls: its defaults say nothing of its callers
     if b is not None:
         n = stated_count(repo, d, b)

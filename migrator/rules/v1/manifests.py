@@ -318,7 +318,7 @@ class ManifestsRule:
         target = set.intersection(*(set(unknown_fields(after, r)) for r in SCHEMAS))
         out = []
         for p in unknown_fields(m.obj):
-            if p in target and not any(isinstance(k, int) for k in p):
+            if p in target and not any(isinstance(k, int) or m.masked.has_token(str(k)) for k in p):
                 out.append(p)
                 self.finding("MIG-V1-005", "warning", m.path, m.line_of(p),
                              f"{m.kind} {_name(m)}: {'.'.join(map(str, p))} is not a field of {m.api_version} "

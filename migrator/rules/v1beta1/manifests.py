@@ -306,11 +306,8 @@ class ManifestsRule:
             self.finding("MIG-NC-013", "info", m.path, m.line, f"role {r.literal!r} resolved: {trail}")
             return r.literal
         expr = r.expression or hclsrc.quote(r.literal or "")
-        if m.container == "template":
-            tok = f"__MIG_{len(m.masked.tokens)}__"
-            m.masked.tokens[tok] = "${" + FACTS["naming"]["template_role_variable"] + "}"
-        else:
-            tok = m.expression_token(expr)
+        # a template takes the role as its own variable (added to the templatefile() call), never the expression
+        tok = m.expression_token(FACTS["naming"]["template_role_variable"] if m.container == "template" else expr)
         self.finding("MIG-NC-013", "info", m.tf_path or m.path, m.line, f"role {expr} resolved: {trail}")
         return tok
 
