@@ -824,20 +824,22 @@ def _generated(old: str) -> str | None:
 
 
 def _without_cycles(repo: Repo, changes: list[FileChange], findings: list[Finding]) -> list[FileChange]:
-    """A Terraform module the changes would give a dependency cycle (or a self-reference) keeps its files as they
-    are: none of its changes is written (migrator/tfgraph.py)."""
-    from .tfgraph import new_cycles
-    bad = new_cycles(repo, changes)
-    if not bad:
-        return changes
-    for d, found in bad.items():
-        where = next(c.path for c in changes if posixpath.dirname(c.path) == d)
+    """A Terraform module the changes would give a dependency cycle (or a self-reference), or leave reading a block
+    they remove, keeps its files as they are: none of its changes is written (migrator/tfgraph.py)."""
+    from .tfgraph import new_cycles, new_dangling
+    bad = {d: "a dependency cycle terraform cannot plan (" + "; ".join(
+        " -> ".join(c + [c[0]]) if len(c) > 1 else f"{c[0]} references itself" for c in found) + ")"
+        for d, found in new_cycles(repo, changes).items()}
+    for d, found in new_dangling(repo, changes).items():
+        bad[d] = (bad[d] + " and " if d in bad else "") + "references to what they remove (" + "; ".join(
+            f"{n} reads {r}" for n, r in found) + ")"
+    for d, why in sorted(bad.items()):
+        where = next(c.path for c in changes if posixpath.dirname(c.path) == d and c.path.endswith(hclsrc.TF_CODE))
         findings.append(Finding(
             "MIG-EDIT-006", "error", where, 0,
-            f"the changes to the Terraform module {d or '.'} would make a dependency cycle terraform cannot plan ("
-            + "; ".join(" -> ".join(c + [c[0]]) if len(c) > 1 else f"{c[0]} references itself" for c in found)
-            + "): none of them is written", "report this as a bug with the module's files attached"))
-    return [c for c in changes if posixpath.dirname(c.path) not in bad or not c.path.endswith((".tf", ".tofu"))]
+            f"the changes to the Terraform module {d or '.'} would make {why}: none of them is written",
+            "report this as a bug with the module's files attached"))
+    return [c for c in changes if posixpath.dirname(c.path) not in bad or not c.path.endswith(hclsrc.TF_CODE)]
 
 
 def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[FileChange]:

@@ -15,14 +15,21 @@ from __future__ import annotations
 import posixpath
 import re
 
+from .edits import TextEdit
 from .sources import hcl as hclsrc
 
 _STRING = re.compile(r'"(?:[^"\\$]|\\.|\$(?!\{))*"')       # a string literal without interpolation
 _REF = re.compile(r"(?<![\w.\-\"])([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?")
 
 
-def _nodes(files: dict[str, str]) -> dict[str, str]:
-    """node -> the source text it reads, for every top-level block of a module's files."""
+def _code(b: hclsrc.Block) -> str:
+    """The expressions of a block, nested blocks' included, without its comments (a comment reads nothing)."""
+    return "\n".join([a.expr.source for a in b.attributes.values()] + [_code(x) for x in b.blocks])
+
+
+def _nodes(files: dict[str, str], variables: bool = False) -> dict[str, str]:
+    """node -> the source text it reads, for every top-level block of a module's files (and its variables: their
+    validations read themselves, never a cycle)."""
     out: dict[str, str] = {}
     for path, text in files.items():
         try:
@@ -30,18 +37,19 @@ def _nodes(files: dict[str, str]) -> dict[str, str]:
         except Exception:           # noqa: BLE001 - a file that does not parse is reported by its own check
             continue
         for b in f.blocks:
-            body = text[b.body_start:b.body_end]
             if b.type == "module" and b.labels:
-                out[f"module.{b.labels[0]}"] = body
+                out[f"module.{b.labels[0]}"] = _code(b)
             elif b.type == "resource" and len(b.labels) > 1:
-                out[f"{b.labels[0]}.{b.labels[1]}"] = body
+                out[f"{b.labels[0]}.{b.labels[1]}"] = _code(b)
             elif b.type == "data" and len(b.labels) > 1:
-                out[f"data.{b.labels[0]}.{b.labels[1]}"] = body
+                out[f"data.{b.labels[0]}.{b.labels[1]}"] = _code(b)
             elif b.type == "locals":
                 for name, a in b.attributes.items():
-                    out[f"local.{name}"] = text[a.start:a.end]
+                    out[f"local.{name}"] = a.expr.source
             elif b.type == "output" and b.labels:
-                out[f"output.{b.labels[0]}"] = body
+                out[f"output.{b.labels[0]}"] = _code(b)
+            elif b.type == "variable" and b.labels and variables:
+                out[f"var.{b.labels[0]}"] = _code(b)
     return out
 
 
@@ -105,23 +113,92 @@ def cycles(files: dict[str, str]) -> list[list[str]]:
     return out
 
 
-def new_cycles(repo, changes) -> dict[str, list[list[str]]]:
-    """Per Terraform module directory the plan changes: the cycles its new files have and its old ones had not."""
-    dirs = sorted({posixpath.dirname(c.path) for c in changes if c.path.endswith(hclsrc.HCL_FILES)
-                   and not c.path.endswith(".hcl")})
-    out: dict[str, list[list[str]]] = {}
+def _module_texts(repo, changes) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """Per Terraform module directory the plan changes: its files' texts before and after."""
+    dirs = sorted({posixpath.dirname(c.path) for c in changes if c.path.endswith(hclsrc.TF_CODE)})
+    out = {}
     for d in dirs:
         old = {p: repo.files[p].text for p in repo.files
-               if posixpath.dirname(p) == d and p.endswith((".tf", ".tofu"))}
+               if posixpath.dirname(p) == d and p.endswith(hclsrc.TF_CODE)}
         new = dict(old)
         for c in changes:
-            if posixpath.dirname(c.path) == d and c.path.endswith((".tf", ".tofu")):
+            if posixpath.dirname(c.path) == d and c.path.endswith(hclsrc.TF_CODE):
                 if c.new is None:
                     new.pop(c.path, None)
                 else:
                     new[c.path] = c.new
+        out[d] = (old, new)
+    return out
+
+
+def new_cycles(repo, changes) -> dict[str, list[list[str]]]:
+    """Per Terraform module directory the plan changes: the cycles its new files have and its old ones had not."""
+    out: dict[str, list[list[str]]] = {}
+    for d, (old, new) in _module_texts(repo, changes).items():
         before = {tuple(x) for x in cycles(old)}
         added = [x for x in cycles(new) if tuple(x) not in before]
         if added:
             out[d] = added
     return out
+
+
+def new_dangling(repo, changes) -> dict[str, list[tuple[str, str]]]:
+    """Per Terraform module directory the plan changes: (reader, what it reads) where a block, local or variable the
+    changes remove is still read by what stays (`terraform validate`: "Reference to undeclared resource")."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for d, (old, new) in _module_texts(repo, changes).items():
+        before, after = _nodes(old, True), _nodes(new, True)
+        gone = {n for n in before if n not in after and not n.startswith("output.")}
+        if not gone:
+            continue
+        found = sorted((n, r) for n, body in after.items() for r in references(body, gone))
+        if found:
+            out[d] = found
+    return out
+
+
+_DEPENDS = re.compile(r"^((?:[ \t]*(?:#|//)[^\n]*\n)*)([ \t]*)depends_on\s*=\s*\[([^\]]*)\][ \t]*\r?\n", re.M)
+
+
+def relink(text: str, renamed: dict, dropped: set) -> str:
+    """`depends_on` lists of a block's text with addresses renamed or dropped (the attribute goes when empty, with
+    the comment lines above it)."""
+    def one(mt: re.Match) -> str:
+        items = [x.strip() for x in mt.group(3).split(",") if x.strip()]
+        new = [renamed.get(x, x) for x in items if x not in dropped]
+        if new == items:
+            return mt.group(0)
+        if not new:
+            return ""
+        nl = "\r\n" if mt.group(0).endswith("\r\n") else "\n"
+        return f"{mt.group(1)}{mt.group(2)}depends_on = [{', '.join(new)}]{nl}"
+    out = _DEPENDS.sub(one, text)
+    return re.sub(r"\n[ \t]*\r?\n(\s*\})\s*$", r"\n\1", out) if out != text else out
+
+
+def unlink(repo, addresses: dict, rule: str, edits: list) -> tuple[list, dict]:
+    """What else in their modules reads blocks that go (`addresses`: address -> (file, block)): a `depends_on` entry
+    is dropped (its edit appended to `edits`), an output that reads them goes too (returned first); every other
+    reader is returned as {its address: (file, block, the addresses it reads)} for the caller to judge."""
+    dirs = {posixpath.dirname(p) or "." for p, _ in addresses.values()}
+    outputs, readers = [], {}
+    for d in sorted(dirs):
+        for p in repo.tf_in_dir("" if d == "." else d):
+            f = repo.hcl(p)
+            text = repo.text(p)
+            for b in (f.blocks if f else []):
+                if b.address in addresses:
+                    continue
+                body = text[b.start:b.end]
+                hits = [a for a in addresses if re.search(r"\b" + re.escape(a) + r"\b", body)]
+                if not hits:
+                    continue
+                if b.type == "output":
+                    outputs.append((p, b))
+                    continue
+                fixed = relink(body, {}, set(hits))
+                if not any(re.search(r"\b" + re.escape(a) + r"\b", fixed) for a in hits):
+                    edits.append(TextEdit(p, b.start, b.end, fixed, rule))
+                    continue
+                readers[b.address] = (p, b, hits)
+    return outputs, readers

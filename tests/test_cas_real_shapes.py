@@ -5,7 +5,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 
-from migrator.tfgraph import cycles
+from migrator.tfgraph import _nodes, cycles, new_dangling, references
 
 FIXTURES = pathlib.Path(__file__).parent.parent / "fixtures"
 
@@ -65,6 +65,50 @@ def test_no_fixture_output_has_a_cycle_its_input_did_not_have():
                 old = {p.name: p.read_text() for p in old_dir.glob("*.tf")} if old_dir.is_dir() else {}
                 before = {tuple(c) for c in cycles(old)}
                 assert [c for c in cycles(new) if tuple(c) not in before] == [], (fx.name, out.name, str(rel))
+
+
+def test_no_fixture_output_reads_a_block_it_removed():
+    for fx in sorted(FIXTURES.iterdir()):
+        for out in sorted(fx.glob("expected*")):
+            for d in {p.parent for p in out.rglob("*.tf")}:
+                rel = d.relative_to(out)
+                old_dir = fx / "input" / rel
+                before = _nodes({p.name: p.read_text() for p in old_dir.glob("*.tf")}, True) if old_dir.is_dir() else {}
+                after = _nodes({p.name: p.read_text() for p in d.glob("*.tf")}, True)
+                gone = {n for n in before if n not in after}
+                assert [(n, references(b, gone)) for n, b in after.items() if references(b, gone)] == [], \
+                    (fx.name, out.name, str(rel))
+
+
+def test_a_removal_left_read_is_caught_and_a_comment_reads_nothing(tmp_path):
+    from migrator.edits import FileChange
+    from migrator.inventory import Repo
+    (tmp_path / "main.tf").write_text('resource "aws_iam_role" "a" {\n  name = "a"\n}\n\n'
+                                      'resource "aws_ssm_parameter" "p" {\n  # was aws_iam_role.b.arn\n'
+                                      '  value = aws_iam_role.a.arn\n}\n')
+    repo = Repo(tmp_path)
+    reader = 'resource "aws_ssm_parameter" "p" {\n  # was aws_iam_role.b.arn\n  value = aws_iam_role.a.arn\n}\n'
+    assert new_dangling(repo, [FileChange("main.tf", "modify", repo.text("main.tf"), reader)]) == \
+        {"": [("aws_ssm_parameter.p", "aws_iam_role.a")]}
+    kept = 'resource "aws_iam_role" "a" {\n  name = "a"\n}\n'
+    assert new_dangling(repo, [FileChange("main.tf", "modify", repo.text("main.tf"), kept)]) == {}
+
+
+def test_cleanup_keeps_what_another_block_still_reads_and_drops_depends_on(tmp_path):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    cas = tmp_path / "cluster-autoscaler.tf"
+    cas.write_text(cas.read_text() + '\nresource "aws_ssm_parameter" "cas_role" {\n  name  = "/cas/role"\n'
+                   '  type  = "String"\n  value = module.cluster_autoscaler_irsa.iam_role_arn\n}\n')
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    held = [f for f in plan.findings if f.code == "MIG-CAS-042"]
+    assert [f.message for f in held] == ["module.cluster_autoscaler_irsa belongs to Cluster Autoscaler but stays: "
+                                         "aws_ssm_parameter.cas_role reads it"]
+    new = next(c.new for c in plan.changes if c.path == "cluster-autoscaler.tf")
+    assert 'module "cluster_autoscaler_irsa"' in new and 'resource "helm_release" "cluster_autoscaler"' not in new
+    assert "depends_on" not in new and 'output "cluster_autoscaler_role_arn"' in new     # it reads what stays
+    assert not any(f.code == "MIG-CAS-021" for f in plan.findings)
 
 
 def test_the_cas_fixture_tags_with_the_local_the_name_comes_from():

@@ -107,9 +107,47 @@ class Autoscaler:
                     "it did not recognise as Cluster Autoscaler's own",
                     f"remove {b.address} (and its attachment) once Cluster Autoscaler is gone, unless something else "
                     "uses it"))
+            self._settle()
             for p, blocks in self._gone.items():
-                self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
+                if blocks:
+                    self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
         return self.res
+
+    def _settle(self) -> None:
+        """Nothing the cleanup removes may be left read: a `depends_on` naming it loses that entry, an output reading
+        it goes with it, and a block that any other block of its module still reads stays (with what only it reads),
+        said: its readers decide when it can go."""
+        from ...tfgraph import unlink
+        for d in sorted({posixpath.dirname(p) for p in self._gone}):
+            while True:
+                going = {b.address: (p, b) for p, bs in self._gone.items() if posixpath.dirname(p) == d for b in bs}
+                if not going:
+                    break
+                edits: list[Edit] = []
+                outputs, readers = unlink(self.repo, going, RULE, edits)
+                held = {a: sorted(r for r, (_, _, hits) in readers.items() if a in hits)
+                        for a in {h for _, _, hits in readers.values() for h in hits}}
+                if not held:
+                    self.res.edits += edits
+                    for p, b in outputs:
+                        self._gone.setdefault(p, []).append(b)
+                        self.res.removed.append(b.address)
+                        self.res.findings.append(Finding(
+                            "MIG-CAS-020", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
+                            f"{b.address} removed with what it reads (Cluster Autoscaler's)",
+                            "anything reading this output from another state (terraform_remote_state) stops too"))
+                    break
+                for a, by in sorted(held.items()):
+                    p, b = going[a]
+                    self._gone[p] = [x for x in self._gone[p] if x is not b]
+                    self.res.removed = [x for x in self.res.removed if x != a]
+                    self.res.targets = [t for t in self.res.targets if t[1] != a]
+                    self.res.findings = [f for f in self.res.findings if not (
+                        f.code in ("MIG-CAS-020", "MIG-CAS-021") and f.message.startswith(f"{a} "))]
+                    self.res.findings.append(Finding(
+                        "MIG-CAS-042", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
+                        f"{a} belongs to Cluster Autoscaler but stays: {', '.join(by)} reads it",
+                        f"remove {a} by hand once {', '.join(by)} no longer reads it"))
 
     def waiting(self, cas) -> None:
         """Karpenter's charts are in and no NodePool exists (the install could not write them): the move stands
