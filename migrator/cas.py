@@ -27,9 +27,10 @@ _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 @dataclass
 class CasInstall:
-    kind: str                   # terraform | module | tfdeployment | kubectl | flux | argocd | kustomize | deployment |
-                                # script (a script of the repository: the helm CLI, kubectl apply -f of the example
-                                # manifest's URL, or a manifest it writes from a heredoc: `source` says which)
+    kind: str                   # terraform | module | wrapper (a generic Helm release module given its chart) |
+                                # tfdeployment | kubectl | flux | argocd | kustomize | deployment | script (a script
+                                # of the repository: the helm CLI, kubectl apply -f of the example manifest's URL,
+                                # or a manifest it writes from a heredoc: `source` says which)
     path: str
     line: int
     block: hclsrc.Block | None = None
@@ -38,7 +39,8 @@ class CasInstall:
     namespace: str = "kube-system"
     name: str = "cluster-autoscaler"
     source: tuple = ()          # argocd: path of the chart's source in the Application
-    row: dict | None = None     # module: its row of knowledge/cas.yaml `modules`
+    row: dict | None = None     # module: its row of knowledge/cas.yaml `modules`; wrapper: of `wrappers` (or
+                                # the same read from a module of the repository)
     readers: list = field(default_factory=list)         # deployment: the Terraform blocks that apply its file
                                                         # (file()/templatefile(), kubectl_*_documents, and the
                                                         # kubectl_manifest reading those), as (path, block)
@@ -49,7 +51,8 @@ class CasInstall:
     @property
     def address(self) -> str:
         if self.block is not None:
-            return self.block.address if self.row is None else f"{self.block.address}.{self.row['switch']}"
+            return self.block.address if self.row is None or self.kind == "wrapper" else \
+                f"{self.block.address}.{self.row['switch']}"
         if self.kind == "script" and self.chart:
             return f"helm release {self.name}"
         return f"{(self.obj or {}).get('kind', 'Deployment')}/{self.name}"
@@ -154,6 +157,7 @@ def scan(repo: Repo) -> CasInventory:
     inv = CasInventory()
     det = FACTS["detect"]
     from .inventory.sites import static_value
+    generic = []            # helm_release blocks given their chart by their module's callers
     for p, b in repo.blocks("resource", "helm_release"):
         chart = b.attr("chart")
         named = chart.literal() if chart is not None else None
@@ -161,7 +165,9 @@ def scan(repo: Repo) -> CasInventory:
             named = static_value(repo, posixpath.dirname(p), chart)
         if named is None and chart is not None and chart.kind == "string":   # a vendored chart folder
             named = re.sub(r"\$\{[^}]*\}", "", chart.source.strip().strip('"'))      # "${path.module}/charts/<name>"
-        if isinstance(named, str) and named.rstrip("/").split("/")[-1] == det["chart"]:
+        if named is None and chart is not None and chart.kind == "ref" and chart.name.startswith("var."):
+            generic.append((p, b))
+        if _is_chart(named):
             if _other_cloud([], _set_values(repo, p, b)) or _off(repo, p, b):
                 continue
             ns = b.attr("namespace")
@@ -173,6 +179,13 @@ def scan(repo: Repo) -> CasInventory:
     _script_installs(repo, inv)
     for p, b, row in _module_installs(repo):
         inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
+    for p, b, row in _wrapper_installs(repo, generic):
+        ns = wrapper_input(repo, p, b, row.get("namespace")) or row.get("fixed", {}).get("namespace")
+        release = row.get("fixed", {}).get("release")
+        for path in row.get("release") or []:
+            release = release or wrapper_input(repo, p, b, path)
+        inv.installs.append(CasInstall("wrapper", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row,
+                                       namespace=str(ns) if ns else "default", name=str(release or det["chart"])))
     for p, b in repo.blocks("module", None, "terraform-aws-modules/"):      # every source below names it
         src = str((b.attr("source").literal() if b.attr("source") is not None else "") or "")
         if re.search(det["eks_module_source"], src):
@@ -401,6 +414,69 @@ def _module_installs(repo: Repo):
         on = row["default"] if switch is None else static_value(repo, posixpath.dirname(p), switch)
         if on is True:
             yield p, b, row
+
+
+def _is_chart(named) -> bool:
+    """A chart reference (a name, `repo/name`, a URL or a vendored folder) that is Cluster Autoscaler's chart."""
+    return isinstance(named, str) and named.rstrip("/").split("/")[-1] == FACTS["detect"]["chart"]
+
+
+def wrapper_input(repo: Repo, p: str, b: hclsrc.Block, path: str | None) -> Any:
+    """The value a module call states for an input path (`app.chart`: the key `chart` of its object input `app`)."""
+    from .inventory.sites import static_value
+    e = b.attr(path.split(".")[0]) if path else None
+    for key in (path or "").split(".")[1:]:
+        e = next((x.value for x in e.entries if x.key == key), None) if e is not None and e.kind == "object" else None
+    return static_value(repo, posixpath.dirname(p), e) if e is not None else None
+
+
+def _wrapper_installs(repo: Repo, generic: list[tuple[str, hclsrc.Block]]):
+    """(file, module call, how its module takes a chart) of every call that gives a generic Helm release module
+    Cluster Autoscaler's chart: a registry module of knowledge/cas.yaml `wrappers`, or a module of the repository whose
+    helm_release takes its chart from a variable (`generic`: those helm_release blocks); switched off calls skipped."""
+    for p, b in repo.blocks("module", None, "module"):
+        src = b.attr("source")
+        row = next((r for r in FACTS["wrappers"] if re.search(r["source"], str(src.literal() or ""))), None) \
+            if src is not None else None
+        if row is not None and _is_chart(wrapper_input(repo, p, b, row["chart"])) and not _wrapper_off(repo, p, b, row):
+            yield p, b, row
+    for mp, release in generic:
+        row = _local_wrapper(repo, mp, release)
+        for p, b in repo.callers(posixpath.dirname(mp)):
+            if _is_chart(wrapper_input(repo, p, b, row["chart"])) and not _wrapper_off(repo, p, b, row):
+                yield p, b, row
+
+
+def _wrapper_off(repo: Repo, p: str, b: hclsrc.Block, row: dict) -> bool:
+    on = wrapper_input(repo, p, b, row.get("switch")) if row.get("switch") and b.attr(row["switch"].split(".")[0]) \
+        is not None else row.get("default", True)
+    if on in (False, 0, "0", "false") or _off(repo, p, b):
+        return True
+    return False
+
+
+def _local_wrapper(repo: Repo, p: str, release: hclsrc.Block) -> dict:
+    """How a module of the repository takes a chart, read from its helm_release: the variables that give its chart,
+    release name and namespace, a list of `set` entries (`dynamic "set"` over one, or `set = var.<x>`: with a `type`
+    in each when the content reads one) and its YAML values (`values = var.<x>`, or through concat())."""
+    from .inventory.sites import static_value
+
+    def var(e) -> str | None:
+        return e.name[4:] if e is not None and e.kind == "ref" and e.name.startswith("var.") and \
+            e.name.count(".") == 1 else None
+    row = {"name": f"the module {posixpath.dirname(p) or '.'}", "chart": var(release.attr("chart")),
+           "release": [x for x in [var(release.attr("name"))] if x], "namespace": var(release.attr("namespace")),
+           "set": var(release.attr("set")), "set_type": False, "local": True,
+           "values": next((var(x) for x in hclsrc.list_items(release.attr("values")) if var(x)), None),
+           "fixed": {k: v for k in ("namespace", "name")          # as written, or the variable's default
+                     for v in [static_value(repo, posixpath.dirname(p), release.attr(k))] if isinstance(v, str)}}
+    row["fixed"]["release"] = row["fixed"].pop("name", None)
+    for d in release.sub("dynamic"):
+        if d.labels == ["set"] and var(d.attr("for_each")):
+            row["set"] = var(d.attr("for_each"))
+            content = next(iter(d.sub("content")), None)
+            row["set_type"] = content is not None and content.attr("type") is not None
+    return row
 
 
 def yaml_values(i: CasInstall) -> dict:

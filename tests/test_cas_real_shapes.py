@@ -1326,3 +1326,55 @@ def test_a_deployment_a_script_writes_from_a_heredoc_is_seen(tmp_path):
     assert any("kubectl -n kube-system delete deployment/cluster-autoscaler" in c for s in plan.steps for c in s.commands)
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-051"]
     assert (f.path, f.line) == ("scripts/addons.sh", 4) and "cas/deployment.yaml" in f.message
+
+
+def test_helm_wrapper_modules_are_cluster_autoscaler_installs_by_the_chart_they_are_given(tmp_path):
+    """Issue 29 §3: a generic Helm release module (a registry one, or the repository's own whose chart is a
+    variable) installs Cluster Autoscaler when a call gives it the chart; another call of the same module does not."""
+    import shutil
+
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-helm-wrappers" / "input", tmp_path, dirs_exist_ok=True)
+    got = sorted((i.kind, i.path, i.address, i.namespace, i.name, i.row["name"]) for i in scan(Repo(tmp_path)).installs)
+    assert got == [
+        ("wrapper", "live/dev/addons.tf", "module.cluster_autoscaler", "kube-system", "cluster-autoscaler",
+         "the module modules/helm-release"),
+        ("wrapper", "live/prod/addons.tf", "module.cluster_autoscaler", "kube-system", "cluster-autoscaler",
+         "terraform-module/release/helm"),
+        ("wrapper", "live/staging/addons.tf", "module.cluster_autoscaler", "kube-system", "cluster-autoscaler",
+         "cloudposse/helm-release")]
+    # switched off in the call: not an install (terraform-module's app.deploy, cloudposse's enabled)
+    prod = tmp_path / "live" / "prod" / "addons.tf"
+    prod.write_text(prod.read_text().replace("deploy        = 1", "deploy        = 0"))
+    staging = tmp_path / "live" / "staging" / "addons.tf"
+    staging.write_text(staging.read_text().replace('  version = "0.10.1"\n', '  version = "0.10.1"\n  enabled = false\n'))
+    assert [i.path for i in scan(Repo(tmp_path)).installs] == ["live/dev/addons.tf"]
+
+
+def test_a_wrapper_without_a_set_input_is_said_not_guessed(tmp_path):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-helm-wrappers" / "expected-run-1", tmp_path, dirs_exist_ok=True)
+    prod = tmp_path / "live" / "prod" / "addons.tf"
+    prod.write_text(prod.read_text().replace('  set = [{ name = "extraArgs.skip-nodes-with-local-storage", '
+                                             'value = "false" }]\n', "  set = var.extra_sets\n"))
+    plan = _plan(tmp_path)
+    said = [f for f in plan.findings if f.code == "MIG-CAS-040" and f.path == "live/prod/addons.tf"]
+    assert len(said) == 1 and "var.extra_sets" in said[0].message and "--replicas=0" in said[0].manual_step
+    assert not any(c.path == "live/prod/addons.tf" for c in plan.changes)
+
+
+def test_an_item_is_appended_to_a_list_as_it_is_written():
+    from migrator.edits import apply_edits
+    from migrator.rules.cas.autoscaler import _append_item
+    from migrator.sources import hcl as hclsrc
+    item = '{ name = "replicaCount", value = "0" }'
+    for before, after in [
+            ("x = []\n", f"x = [{item}]\n"),
+            ('x = [{ name = "a", value = "b" }]\n', f'x = [{{ name = "a", value = "b" }}, {item}]\n'),
+            ('x = [\n  { name = "a", value = "b" },\n]\n', f'x = [\n  {{ name = "a", value = "b" }},\n  {item},\n]\n'),
+            ('x = [\n  { name = "a", value = "b" } # why\n]\n',
+             f'x = [\n  {{ name = "a", value = "b" }}, # why\n  {item}\n]\n'),
+            ('x = [\r\n  "a"\r\n]\r\n', f'x = [\r\n  "a",\r\n  {item}\r\n]\r\n')]:
+        e = hclsrc.parse(before).attributes["x"].expr
+        assert apply_edits(before, [_append_item("f.tf", before, e, item)]) == after, before

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ...cas import CasInstall, yaml_values
 from ...inventory import value_at
 from . import convert, karpenter
-from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_start, to_newline
+from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_end, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
 from ...sources import hcl as hclsrc
@@ -54,6 +54,23 @@ def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | N
     return None, None, obj
 
 
+def _append_item(path: str, text: str, tup: hclsrc.Expr, item: str) -> TextEdit:
+    """Add an item at the end of a list as written: on its line when the list is on one line, else on a line of its
+    own at the items' indentation (with the comma the items are written with)."""
+    if not tup.items:
+        return TextEdit(path, tup.start, tup.end, f"[{item}]", RULE)
+    last = tup.items[-1]
+    if hclsrc.line_of(text, last.end) == hclsrc.line_of(text, tup.start):
+        return TextEdit(path, last.end, last.end, f", {item}", RULE)
+    ind = indent_at(text, last.start)
+    rest = text[last.end:line_end(text, last.end)]
+    comma = rest.lstrip().startswith(",")
+    eol = last.end + len(rest.rstrip("\r\n"))
+    nl = "\r\n" if rest.endswith("\r\n") else "\n"
+    return TextEdit(path, last.end, eol, ("" if comma else ",") + text[last.end:eol] + f"{nl}{ind}{item}"
+                    + ("," if comma else ""), RULE)
+
+
 def _at_zero(ci: CasInstall) -> bool:
     """A Deployment of Cluster Autoscaler that its YAML already scales to zero."""
     return str((ci.obj.get("spec") or {}).get("replicas")) == "0"
@@ -79,6 +96,8 @@ class Autoscaler:
                 self.terraform(ci)
             elif ci.kind == "module":
                 self.module(ci)
+            elif ci.kind == "wrapper":
+                self.wrapper(ci)
             elif ci.kind == "flux":
                 self.flux(ci)
             elif ci.kind == "argocd":
@@ -108,10 +127,34 @@ class Autoscaler:
                     f"remove {b.address} (and its attachment) once Cluster Autoscaler is gone, unless something else "
                     "uses it"))
             self._settle()
+            self._orphan_files()
             for p, blocks in self._gone.items():
                 if blocks:
                     self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
         return self.res
+
+    def _orphan_files(self) -> None:
+        """A file only the removed blocks read (a values file given by file()/templatefile()) goes with them: no other
+        file of the repository names it outside those blocks."""
+        from ...cas import read_files
+        going = [(p, b) for p, bs in self._gone.items() for b in bs]
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for p, b in going:
+            spans.setdefault(p, []).append((b.start, b.end))
+        done = {e.path for e in self.res.edits if isinstance(e, DeleteFile)}
+        for p, b in going:
+            for f in sorted(read_files(self.repo, p, b)[0] - done):
+                base = posixpath.basename(f)
+                if f not in self.repo.files or any(
+                        not any(s <= m.start() < e for s, e in spans.get(q, []))
+                        for q, sf in self.repo.files.items() if q != f and base in sf.text
+                        for m in re.finditer(re.escape(base), sf.text)):
+                    continue
+                done.add(f)
+                self.res.edits.append(DeleteFile(f, RULE))
+                self.res.removed.append(f)
+                self.res.findings.append(Finding("MIG-CAS-020", "info", f, 0,
+                                                 f"{f} removed: only {b.address} (Cluster Autoscaler's) read it"))
 
     def _settle(self) -> None:
         """Nothing the cleanup removes may be left read: a `depends_on` naming it loses that entry, an output reading
@@ -263,6 +306,54 @@ class Autoscaler:
         self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
                                          f"{b.address}: Cluster Autoscaler scaled to 0 replicas through "
                                          f"{row['config']}"))
+
+    def wrapper(self, ci: CasInstall) -> None:
+        """A generic Helm release module given Cluster Autoscaler's chart (knowledge/cas.yaml `wrappers`, or a module
+        of the repository): replicaCount 0 added to its list of `set` entries at the cutover; at the cleanup the call
+        goes, with what the module made for it."""
+        row, b = ci.row, ci.block
+        text, nl = self.repo.text(ci.path), self.repo.files[ci.path].newline
+        d = posixpath.dirname(ci.path) or "."
+        if self.phase == "cleanup":
+            self._gone.setdefault(ci.path, []).append(b)
+            self._removed(ci, d, b.address, f"removed (the call of {row['name']})")
+            return
+        if self.phase != "cutover":
+            return
+        entry = '{ name = "replicaCount", value = "0"' + (', type = "string"' if row.get("set_type") else "") + " }"
+        sets = b.attr(row["set"]) if row.get("set") else None
+        edit = None
+        if row.get("set") and sets is None:
+            ind = _indent_in(text, b)
+            pos = line_start(text, b.body_end)
+            edit = TextEdit(ci.path, pos, pos, to_newline(
+                f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
+                f"{ind}{row['set']} = [{entry}]\n", nl), RULE, order=2)
+        elif sets is not None and sets.kind == "tuple":
+            for item in sets.items:
+                keys = {e.key: e.value for e in item.entries} if item.kind == "object" else {}
+                if keys.get("name") is not None and keys["name"].literal() == "replicaCount" and "value" in keys:
+                    v = keys["value"]
+                    if str(v.literal()) == "0":
+                        return                                  # already scaled to 0 (the cutover landed)
+                    edit = TextEdit(ci.path, v.start, v.end, '"0"', RULE)
+            if edit is None:
+                edit = _append_item(ci.path, text, sets, entry)
+        if edit is None:
+            self.res.findings.append(Finding(
+                "MIG-CAS-040", "warning", ci.path, ci.line,
+                f"{b.address} gives {row['name']} its helm values in a way migrator does not edit ("
+                + (f"{row['set']} is {sets.source.strip()[:60]}" if sets is not None else "no input of helm `set` "
+                   "values") + "): Cluster Autoscaler is not scaled to 0 in the files",
+                f"give Cluster Autoscaler's chart replicaCount 0 there, or scale it with kubectl -n {ci.namespace} "
+                "scale deployment -l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0"))
+            return
+        self.res.edits.append(edit)
+        self.res.scaled.append((b.address, ci.namespace, "1"))
+        self.res.targets.append((d, b.address))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{b.address}: Cluster Autoscaler scaled to 0 replicas through its "
+                                         f"{row['set']} input"))
 
     def flux(self, ci: CasInstall) -> None:
         text = self.repo.text(ci.path)

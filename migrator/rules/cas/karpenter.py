@@ -264,7 +264,8 @@ class Installer:
         if expr is None and self.cas.clusters:
             return self.eksctl(cas0)
         # Terragrunt units: Cluster Autoscaler's unit and the unit that makes its cluster are two states
-        units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module") else []
+        units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module", "wrapper") \
+            else []
         if expr is None or units:
             others = _nearest_first(posixpath.dirname(cas0.path) or ".",
                                     {posixpath.dirname(p) or "." for p, _ in scan(self.repo).eks_modules}
@@ -321,7 +322,7 @@ class Installer:
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize") else "terraform"
         if style == "terraform" and not _helm_provider(self.repo, d):
             cas_dir = posixpath.dirname(cas0.path) or "."
-            there = cas0.kind in ("terraform", "module", "tfdeployment", "kubectl") and cas_dir != d
+            there = cas0.kind in ("terraform", "module", "wrapper", "tfdeployment", "kubectl") and cas_dir != d
             _find(res, "MIG-CAS-041", "warning", cas0.path, cas0.line,
                   f"the cluster's Terraform ({d}) has no helm provider, so Karpenter's charts cannot be installed there"
                   + (f"; Cluster Autoscaler's chart is installed from {cas_dir}, another module or stage, which would "
@@ -441,7 +442,7 @@ class Installer:
         dirs += [posixpath.dirname(p) or "." for p, _ in self.repo.blocks("resource", "aws_eks_cluster")
                  if self.ctx.owns(p)]
         dirs += [posixpath.dirname(g.path) or "." for g in self.cas.groups if g.source != "eksctl"]
-        if cas0.kind in ("terraform", "module", "tfdeployment", "kubectl") and d in dirs:
+        if cas0.kind in ("terraform", "module", "wrapper", "tfdeployment", "kubectl") and d in dirs:
             return d
         return dirs[0] if dirs else d
 
@@ -535,7 +536,14 @@ class Installer:
             if i.block is None:
                 continue
             vals = i.block.attr("values")
-            if i.row is not None:                     # an add-on module: its chart settings object
+            if i.kind == "wrapper":                   # a Helm release module: its values and set inputs
+                vals = i.block.attr(i.row["values"]) if i.row.get("values") else None
+                sets = i.block.attr(i.row["set"]) if i.row.get("set") else None
+                for item in (sets.items if sets is not None and sets.kind == "tuple" else []):
+                    kv = {e.key: e.value.literal() for e in item.entries} if item.kind == "object" else {}
+                    if str(kv.get("name") or "").startswith("extraArgs.") and kv.get("value") is not None:
+                        out[str(kv["name"]).split(".", 1)[1]] = kv["value"]
+            elif i.row is not None:                   # an add-on module: its chart settings object
                 cfg = i.block.attr(i.row["config"])
                 vals = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
                              if e.key == "values"), None)
