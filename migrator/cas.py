@@ -434,12 +434,16 @@ def _wrapper_installs(repo: Repo, generic: list[tuple[str, hclsrc.Block]]):
     """(file, module call, how its module takes a chart) of every call that gives a generic Helm release module
     Cluster Autoscaler's chart: a registry module of knowledge/cas.yaml `wrappers`, or a module of the repository whose
     helm_release takes its chart from a variable (`generic`: those helm_release blocks); switched off calls skipped."""
-    for p, b in repo.blocks("module", None, "module"):
-        src = b.attr("source")
-        row = next((r for r in FACTS["wrappers"] if re.search(r["source"], str(src.literal() or ""))), None) \
-            if src is not None else None
-        if row is not None and _is_chart(wrapper_input(repo, p, b, row["chart"])) and not _wrapper_off(repo, p, b, row):
-            yield p, b, row
+    sources = re.compile("|".join(f"(?:{r['source']})" for r in FACTS["wrappers"]))
+    for p in [p for p in repo.tf_containing("module") if sources.search(repo.text(p))]:
+        f = repo.hcl(p)
+        for b in (f.blocks if f else []):
+            src = b.attr("source") if b.type == "module" else None
+            row = next((r for r in FACTS["wrappers"] if re.search(r["source"], str(src.literal() or ""))), None) \
+                if src is not None else None
+            if row is not None and _is_chart(wrapper_input(repo, p, b, row["chart"])) and \
+                    not _wrapper_off(repo, p, b, row):
+                yield p, b, row
     for mp, release in generic:
         row = _local_wrapper(repo, mp, release)
         for p, b in repo.callers(posixpath.dirname(mp)):
@@ -666,13 +670,44 @@ def _off(repo: Repo, p: str, b: hclsrc.Block) -> bool:
     return True
 
 
+def set_entries(b: hclsrc.Block) -> list[tuple[hclsrc.Expr, hclsrc.Expr | None]]:
+    """(name, value) of a helm_release's `set` entries as written: `set { name, value }` blocks (helm provider 2) or
+    the objects of a `set = [...]` list (provider 3, and generic modules' `set` inputs)."""
+    out = [(s.attr("name"), s.attr("value")) for s in b.sub("set") if s.attr("name") is not None]
+    lst = b.attr("set")
+    for item in (lst.items if lst is not None and lst.kind == "tuple" else []):
+        kv = {e.key: e.value for e in item.entries} if item.kind == "object" else {}
+        if "name" in kv:
+            out.append((kv["name"], kv.get("value")))
+    return out
+
+
+_CONSTRAINT = re.compile(r"(>=|~>|=|>)?\s*v?(\d+)")
+
+
+def helm_sets_are_lists(repo: Repo, d: str) -> bool:
+    """Whether a module's helm provider is 3.x, whose `set` is a list attribute (a `set {}` block is an error there):
+    the version its .terraform.lock.hcl pins, else the lowest major its required_providers constraint allows."""
+    lock = posixpath.join(d, ".terraform.lock.hcl") if d not in ("", ".") else ".terraform.lock.hcl"
+    m = re.search(r'provider\s+"registry\.(?:terraform|opentofu)\.org/hashicorp/helm"\s*\{\s*version\s*=\s*"(\d+)',
+                  repo.text(lock)) if lock in repo.files else None
+    if m:
+        return int(m.group(1)) >= 3
+    for p in repo.tf_in_dir("" if d == "." else d):
+        for req in re.finditer(r'\bhelm\s*=\s*\{[^}]*?version\s*=\s*"([^"]+)"', repo.text(p)):
+            lows = [int(mm.group(2)) for part in req.group(1).split(",")
+                    for mm in [_CONSTRAINT.match(part.strip())] if mm and not part.strip().startswith(("<", "!"))]
+            if lows:
+                return min(lows) >= 3
+    return False
+
+
 def _set_values(repo: Repo, p: str, b: hclsrc.Block) -> dict:
     """The `set` blocks of a helm_release whose values the module states (a literal, a variable's value) as a flat
     name -> value map (what decides the cloud)."""
     from .inventory.sites import static_value
     out = {}
-    for s in b.sub("set"):
-        n, v = s.attr("name"), s.attr("value")
+    for n, v in set_entries(b):
         if n is None or not isinstance(n.literal(), str) or v is None:
             continue
         got = v.literal() if v.literal() is not None else static_value(repo, posixpath.dirname(p), v)

@@ -1378,3 +1378,36 @@ def test_an_item_is_appended_to_a_list_as_it_is_written():
             ('x = [\r\n  "a"\r\n]\r\n', f'x = [\r\n  "a",\r\n  {item}\r\n]\r\n')]:
         e = hclsrc.parse(before).attributes["x"].expr
         assert apply_edits(before, [_append_item("f.tf", before, e, item)]) == after, before
+
+
+def _cas_release_as(tmp_path, helm: str, body: str):
+    """cas-terraform after its install, with the helm provider constraint and Cluster Autoscaler's values replaced."""
+    import re
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "expected-run-1", tmp_path, dirs_exist_ok=True)
+    versions = tmp_path / "versions.tf"
+    versions.write_text(versions.read_text().replace('version = ">= 2.17"', f'version = "{helm}"'))
+    cas = tmp_path / "cluster-autoscaler.tf"
+    cas.write_text(re.sub(r"  values = \[yamlencode\(\{.*?\n  \}\)\]\n", body, cas.read_text(), flags=re.S))
+    return cas
+
+
+def test_helm_provider_3_set_lists_get_replica_count_as_a_list_item(tmp_path):
+    """helm provider 3 made `set` a list attribute: the cutover appends to it, and where there is none writes one
+    (a `set {}` block fails `terraform validate` there)."""
+    cas = _cas_release_as(tmp_path, ">= 3.0", '  set = [\n    { name = "autoDiscovery.clusterName", value = '
+                          'module.eks.cluster_name },\n    { name = "extraArgs.expander", value = "least-waste" },\n  ]\n')
+    plan = _plan(tmp_path)
+    new = next(c.new for c in plan.changes if c.path == "cluster-autoscaler.tf")
+    assert '    { name = "extraArgs.expander", value = "least-waste" },\n    { name = "replicaCount", value = "0" },\n' \
+        in new and "set {" not in new
+    cas.write_text(cas.read_text().replace(cas.read_text()[cas.read_text().index("  set = ["):
+                                                           cas.read_text().index("  ]\n") + 4], ""))
+    new = next(c.new for c in _plan(tmp_path).changes if c.path == "cluster-autoscaler.tf")
+    assert 'set = [{ name = "replicaCount", value = "0" }]' in new and "set {" not in new
+
+
+def test_helm_provider_2_keeps_set_blocks(tmp_path):
+    _cas_release_as(tmp_path, ">= 2.17, < 3.0", "")
+    new = next(c.new for c in _plan(tmp_path).changes if c.path == "cluster-autoscaler.tf")
+    assert 'set {\n    name  = "replicaCount"\n    value = "0"\n  }' in new

@@ -8,7 +8,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from ...cas import CasInstall, yaml_values
+from ...cas import CasInstall, helm_sets_are_lists, set_entries, yaml_values
 from ...inventory import value_at
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_end, line_start, to_newline
@@ -39,9 +39,8 @@ class AutoscalerResult:
 def _replicas_tf(ci: CasInstall, text: str) -> tuple[object, tuple[int, int] | None, hclsrc.Expr | None]:
     """(replicaCount as written, span of its value, the yamlencode/jsonencode object to add it to)."""
     b = ci.block
-    for s in b.sub("set"):
-        n, v = s.attr("name"), s.attr("value")
-        if n is not None and n.literal() == "replicaCount" and v is not None:
+    for n, v in set_entries(b):
+        if n.literal() == "replicaCount" and v is not None:
             return v.literal(), (v.start, v.end), None
     vals = b.attr("values")
     obj = None
@@ -223,6 +222,17 @@ class Autoscaler:
             return
         if span is not None:
             self.res.edits.append(TextEdit(ci.path, span[0], span[1], '"0"' if text[span[0]] == '"' else "0", RULE))
+        elif ci.block.attr("set") is not None:          # helm provider 3: `set` is a list
+            sets = ci.block.attr("set")
+            if sets.kind != "tuple":
+                self.res.findings.append(Finding(
+                    "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, sets.start),
+                    f"{ci.address}.set is {sets.source.strip()[:60]}: migrator does not edit an expression, so Cluster "
+                    "Autoscaler is not scaled to 0 in the files",
+                    f"give its chart replicaCount 0 there, or scale it with kubectl -n {ci.namespace} scale deployment "
+                    "-l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0"))
+                return
+            self.res.edits.append(_append_item(ci.path, text, sets, '{ name = "replicaCount", value = "0" }'))
         elif obj is not None and obj.entries:
             first = obj.entries[0]
             ind = text[line_start(text, first.start):first.start]
@@ -231,9 +241,11 @@ class Autoscaler:
         else:
             ind = "  "
             pos = line_start(text, ci.block.body_end)
+            entry = f'set = [{{ name = "replicaCount", value = "0" }}]\n' if helm_sets_are_lists(self.repo, d) else \
+                f'set {{\n{ind}  name  = "replicaCount"\n{ind}  value = "0"\n{ind}}}\n'
             self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
                 f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
-                f'{ind}set {{\n{ind}  name  = "replicaCount"\n{ind}  value = "0"\n{ind}}}\n', nl), RULE, order=2))
+                f"{ind}{entry}", nl), RULE, order=2))
         self.res.scaled.append((ci.address, ci.namespace, str(current if current is not None else 1)))
         self.res.targets.append((d, ci.address))
         self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import knowledge
-from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, yaml_values
+from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, set_entries, yaml_values
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...model import Finding
 from ...modmajor import irsa_document
@@ -555,8 +555,7 @@ class Installer:
                             out.update({x.key: x.value.literal() for x in e.value.entries if x.value.literal()})
             if i.row is not None:
                 continue
-            for s in i.block.sub("set"):
-                n, v = s.attr("name"), s.attr("value")
+            for n, v in set_entries(i.block):
                 if n is not None and str(n.literal() or "").startswith("extraArgs.") and v is not None and v.literal():
                     out[str(n.literal()).split(".", 1)[1]] = v.literal()
         for a in flags:
