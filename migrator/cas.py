@@ -224,7 +224,9 @@ def scan(repo: Repo) -> CasInventory:
     for p, b in repo.blocks("resource", "aws_eks_cluster"):
         versions[posixpath.dirname(p)] = _hcl_version(b.attr("version"))
     for g in inv.groups:
-        if g.source != "eksctl":
+        if g.source == "module":          # its map may be written in a tfvars below the module
+            g.cluster_version = _hcl_version(g.block.attr("kubernetes_version") or g.block.attr("cluster_version"))
+        elif g.source == "resource":
             g.cluster_version = versions.get(posixpath.dirname(g.path))
     repo.__dict__["_cas"] = inv
     return inv
@@ -783,24 +785,31 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
         defaults = b.attr(tf["defaults"][attr])
         base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
         listed = groups.kind == "tuple" and groups.items and all(i.kind == "object" for i in groups.items)
+        at, why = p, ""
+        if groups.kind == "ref":            # `= local.node_groups` / `var.node_groups`: the map where it is written
+            from .inventory.sites import object_site
+            found, obj, why = object_site(repo, p, groups)
+            if found is not None:
+                at, groups = found, obj
         if groups.kind != "object" and not listed:
             inv.unread.append((p, hclsrc.line_of(text, groups.start),
                                f"module.{b.labels[0]}.{attr} is a list whose items are not all written out"
                                if groups.kind == "tuple" else
-                               f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]})"))
+                               f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]}"
+                               + (f": {why}" if why else "") + ")"))
         # a list of groups (v17 style, still taken by the module's `for k, v in var.x`): keyed by position ("0", "1")
         entries = [hclsrc.ObjEntry(str(i), it.start, it.start, False, it, it.start, it.end)
                    for i, it in enumerate(groups.items)] if listed else \
             (groups.entries if groups.kind == "object" else [])
         for e in entries:
             if e.value.kind != "object":
-                inv.unread.append((p, hclsrc.line_of(text, e.start),
+                inv.unread.append((at, hclsrc.line_of(repo.text(at), e.start),
                                    f"node group {e.key} of module.{b.labels[0]} is built by an expression"))
                 continue
             own = hcl_to_obj(e.value, m)
             merged = {**(base if isinstance(base, dict) else {}), **own}
-            g = NodeGroup(e.key, "module", flavour, p, hclsrc.line_of(text, e.start), block=b, entry=e, attr=attr,
-                          masked=m)
+            g = NodeGroup(e.key, "module", flavour, at, hclsrc.line_of(repo.text(at), e.start), block=b, entry=e,
+                          attr=attr, masked=m)
             for key, meaning in tf["fields"].items():
                 if key in merged:
                     g.fields[meaning] = merged[key]

@@ -1411,3 +1411,33 @@ def test_helm_provider_2_keeps_set_blocks(tmp_path):
     _cas_release_as(tmp_path, ">= 2.17, < 3.0", "")
     new = next(c.new for c in _plan(tmp_path).changes if c.path == "cluster-autoscaler.tf")
     assert 'set {\n    name  = "replicaCount"\n    value = "0"\n  }' in new
+
+
+def test_node_groups_behind_a_local_or_a_variable_are_read_where_the_map_is_written(tmp_path):
+    """Issue 29 §1: `eks_managed_node_groups = var.node_groups` (one tfvars of the root, else the default) or
+    `local.node_groups` is the map written there: its groups get NodePools and are sized and removed in that file
+    (fixture cas-node-groups-tfvars); one tfvars per environment is several maps: said, not merged."""
+    import shutil
+
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    src = FIXTURES / "cas-node-groups-tfvars" / "input"
+    shutil.copytree(src, tmp_path / "one")
+    got = [(g.name, g.path, g.literal("capacity_type")) for g in scan(Repo(tmp_path / "one")).groups]
+    assert got == [("general", "terraform.tfvars", "ON_DEMAND"), ("spot", "terraform.tfvars", "SPOT")]
+    # a local of the module
+    shutil.copytree(src, tmp_path / "local")
+    tfvars = (tmp_path / "local" / "terraform.tfvars").read_text()
+    (tmp_path / "local" / "terraform.tfvars").unlink()
+    main = tmp_path / "local" / "main.tf"
+    main.write_text(main.read_text().replace("var.node_groups", "local.node_groups").replace(
+        "locals {\n", "locals {\n  " + tfvars.split("\n\n", 1)[1].replace("\n", "\n  ").rstrip() + "\n", 1))
+    assert [(g.name, g.path) for g in scan(Repo(tmp_path / "local")).groups] == [("general", "main.tf"),
+                                                                                ("spot", "main.tf")]
+    # two environments' tfvars: not one map
+    shutil.copytree(src, tmp_path / "envs")
+    (tmp_path / "envs" / "envs").mkdir()
+    shutil.move(tmp_path / "envs" / "terraform.tfvars", tmp_path / "envs" / "envs" / "prod.tfvars")
+    shutil.copy(tmp_path / "envs" / "envs" / "prod.tfvars", tmp_path / "envs" / "envs" / "dev.tfvars")
+    inv = scan(Repo(tmp_path / "envs"))
+    assert inv.groups == [] and "is set by 2 tfvars files" in inv.unread[0][2]

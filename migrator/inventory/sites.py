@@ -85,6 +85,32 @@ def _lit(e: hclsrc.Expr | None, numbers: bool) -> bool:
     return e is not None and ((e.kind == "string" and e.value is not None) or (numbers and e.kind == "number"))
 
 
+def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None, hclsrc.Expr | None, str]:
+    """(file, object literal, "") where a map written once stands behind `local.x` / `var.x`: the local of the
+    module, else the one tfvars of this root that sets the variable, else its default; (None, None, why) when it is
+    not one written object (several tfvars: one per environment)."""
+    src = expr.source.strip()
+    m = re.fullmatch(r"(var|local)\.([A-Za-z0-9_-]+)", src)
+    if not m:
+        return None, None, f"{src} is not a variable or a local"
+    kind, name = m.groups()
+    module = posixpath.dirname(tf_path)
+    if kind == "local":
+        found = [(p, b.attr(name)) for p, b in _module_blocks(repo, module, "locals") if b.attr(name) is not None]
+    else:
+        found = [(p, repo.hcl(p).attributes[name].expr) for p in repo.tfvars_files()
+                 if (not module or p.startswith(module + "/")) and name in repo.files[p].text and repo.hcl(p) is not None
+                 and name in repo.hcl(p).attributes]
+        if len(found) > 1:
+            return None, None, f"{src} is set by {len(found)} tfvars files ({', '.join(p for p, _ in found[:3])})"
+        if not found:
+            found = [(p, b.attr("default")) for p, b in _module_blocks(repo, module, "variable")
+                     if b.labels == [name] and b.attr("default") is not None]
+    if len(found) == 1 and found[0][1].kind == "object":
+        return found[0][0], found[0][1], ""
+    return None, None, f"{src} is not one object written in this module"
+
+
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0,
                      numbers: bool = False) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
