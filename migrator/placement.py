@@ -65,6 +65,69 @@ def kustomization_remove(repo: Repo, old_path: str, rule: str) -> TextEdit | Non
     return TextEdit(kpath, off, off + len(lines[ln]), "", rule)
 
 
+def configmap_generator(repo: Repo, near: str, name: str):
+    """(kustomization path, its text, configMapGenerator seq, index) of the generator making ConfigMap `name` in the
+    kustomization of `near`'s folder or the closest folder above it that has one; None if none does."""
+    d = posixpath.dirname(near)
+    while True:
+        for base in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+            kpath = posixpath.join(d, base) if d else base
+            if kpath not in repo.files:
+                continue
+            text = repo.text(kpath)
+            try:
+                obj = yamlsrc.load(text)
+            except yamlsrc.YamlParseError:
+                return None
+            gens = obj.get("configMapGenerator") if isinstance(obj, dict) else None
+            if isinstance(gens, list):
+                idx = next((i for i, g in enumerate(gens) if isinstance(g, dict) and g.get("name") == name), None)
+                if idx is not None:
+                    return kpath, text, obj, idx
+        if not d:
+            return None
+        d = posixpath.dirname(d)
+
+
+def generator_files(kpath: str, gen: dict) -> list[str]:
+    """The repository files a configMapGenerator entry reads (`files`, `envs`), relative to the root."""
+    out = []
+    for f in list(gen.get("files") or []) + list(gen.get("envs") or []):
+        rel = str(f).partition("=")[2] if "=" in str(f) else str(f)
+        out.append(posixpath.normpath(posixpath.join(posixpath.dirname(kpath), rel)))
+    return out
+
+
+def generator_remove(repo: Repo, kpath: str, text: str, obj, idx: int, rule: str) -> list[TextEdit]:
+    """Edits removing entry `idx` of a kustomization's configMapGenerator (its lines, up to the next entry or the next
+    top-level key, blank lines and comments after it kept); the `configMapGenerator:` key too when it was the only entry, and
+    `generatorOptions:` when no generator is left."""
+    gens = obj["configMapGenerator"]
+    lines = text.splitlines(keepends=True)
+    keys = list(obj)
+
+    def key_lines(key: str) -> tuple[int, int]:
+        after = keys.index(key) + 1
+        stop = obj.lc.key(keys[after])[0] if after < len(keys) else len(lines)
+        return obj.lc.key(key)[0], stop
+
+    spans = []
+    if len(gens) == 1:
+        spans.append(key_lines("configMapGenerator"))
+        if "generatorOptions" in obj and not obj.get("secretGenerator"):
+            spans.append(key_lines("generatorOptions"))
+    else:
+        stop = gens.lc.item(idx + 1)[0] if idx + 1 < len(gens) else key_lines("configMapGenerator")[1]
+        spans.append((gens.lc.item(idx)[0], stop))
+    out = []
+    for first, stop in sorted(spans):
+        while stop > first + 1 and (not lines[stop - 1].strip() or lines[stop - 1].startswith("#")):
+            stop -= 1           # blank lines and the next key's own comments stay
+        s = sum(len(x) for x in lines[:first])
+        out.append(TextEdit(kpath, s, s + sum(len(x) for x in lines[first:stop]), "", rule))
+    return out
+
+
 def file_calls(e: hclsrc.Expr):
     if e.kind == "call":
         if e.name in ("templatefile", "file"):

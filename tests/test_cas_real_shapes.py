@@ -1441,3 +1441,56 @@ def test_node_groups_behind_a_local_or_a_variable_are_read_where_the_map_is_writ
     shutil.copy(tmp_path / "envs" / "envs" / "prod.tfvars", tmp_path / "envs" / "envs" / "dev.tfvars")
     inv = scan(Repo(tmp_path / "envs"))
     assert inv.groups == [] and "is set by 2 tfvars files" in inv.unread[0][2]
+
+
+def test_flux_values_from_a_generated_configmap_walk_builds_with_kustomize():
+    """cas-flux-valuesfrom: Cluster Autoscaler's values come from a ConfigMap kustomize generates. Built with the real
+    kustomize at every run: the values ConfigMap is there while the HelmRelease is, and goes with it at the cleanup
+    (its generator entry and its file), while the other release's generated values and the generator options stay."""
+    import json as _json
+    import shutil
+    import pytest
+    import yaml as pyyaml
+    cmd = ["kustomize", "build"] if shutil.which("kustomize") else ["kubectl", "kustomize"] \
+        if shutil.which("kubectl") else None
+    if cmd is None:
+        pytest.skip("neither kustomize nor kubectl is installed")
+    fx = FIXTURES / "cas-flux-valuesfrom"
+    seen = {}
+    for tree in ["input"] + [f"expected-run-{n}" for n in range(1, _json.loads((fx / "walk.json").read_text())["runs"] + 1)]:
+        out = subprocess.run(cmd + [str(fx / tree / "clusters" / "analytics")], capture_output=True, text=True,
+                             check=True).stdout
+        seen[tree] = {(o["kind"], o["metadata"]["name"]): o for o in pyyaml.safe_load_all(out) if o}
+    last = f"expected-run-{len(seen) - 1}"
+    for tree, objs in seen.items():
+        has_cas = ("HelmRelease", "cluster-autoscaler") in objs
+        assert has_cas == (tree != last), tree
+        assert (("ConfigMap", "cluster-autoscaler-values") in objs) == has_cas, tree
+        assert ("ConfigMap", "metrics-server-values") in objs, tree
+    assert seen["expected-run-2"][("HelmRelease", "cluster-autoscaler")]["spec"]["values"] == {"replicaCount": 0}
+    cm = seen["input"][("ConfigMap", "cluster-autoscaler-values")]
+    assert pyyaml.safe_load(cm["data"]["values.yaml"])["autoDiscovery"] == {"clusterName": "analytics"}
+    assert ("NodePool", "workers") in seen[last] and ("HelmRelease", "karpenter") in seen[last]
+    assert not (fx / last / "clusters" / "analytics" / "cas-values.yaml").exists()
+    assert not (fx / last / "infra" / "cas-identity.tf").exists()          # the pod identity module went too
+
+
+def test_a_generator_entry_is_removed_by_its_lines_only(tmp_path):
+    """generator_remove: a middle entry goes with its own lines; the only entry takes `configMapGenerator:` and the
+    generatorOptions no generator needs any more; comments and blank lines elsewhere stay byte for byte."""
+    from migrator.edits import apply_edits
+    from migrator.inventory import Repo
+    from migrator.placement import configmap_generator, generator_remove
+    many = ("resources:\n  - a.yaml\n\nconfigMapGenerator:\n  - name: one\n    files:\n      - one.yaml\n"
+            "  - name: two # the second\n    files:\n      - two.yaml\n  - name: three\n    literals:\n"
+            "      - x=1\n\n# trailing\nnamespace: kube-system\n")
+    only = ("generatorOptions:\n  disableNameSuffixHash: true\nconfigMapGenerator:\n  - name: two\n    files:\n"
+            "      - two.yaml\n\n# kept\nresources:\n  - a.yaml\n")
+    want = {many: many.replace("  - name: two # the second\n    files:\n      - two.yaml\n", ""),
+            only: "\n# kept\nresources:\n  - a.yaml\n"}
+    for text, expected in want.items():
+        (tmp_path / "kustomization.yaml").write_text(text)
+        (tmp_path / "hr.yaml").write_text("kind: HelmRelease\n")
+        repo = Repo(tmp_path)
+        kpath, got, obj, idx = configmap_generator(repo, "hr.yaml", "two")
+        assert apply_edits(got, generator_remove(repo, kpath, got, obj, idx, "t")) == expected

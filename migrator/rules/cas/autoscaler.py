@@ -666,6 +666,7 @@ class Autoscaler:
                     elif mine:
                         self._drop_docs(p, self.repo.text(p), theirs, mine)
                         others.append(p)
+                others += self._drop_generator(ci, name)
         if ci.kind == "deployment":
             gone += [d for d in docs if d not in gone and _companion(_load(d.text), ci)]
             folder = posixpath.dirname(ci.path)
@@ -779,6 +780,27 @@ class Autoscaler:
                     used |= {str(r.get("name")) for r in (obj.get("spec") or {}).get("valuesFrom") or []
                              if isinstance(r, dict)}
         return [n for n in mine if n not in used]
+
+    def _drop_generator(self, ci: CasInstall, name: str) -> list[str]:
+        """A values ConfigMap kustomize generates (configMapGenerator in the kustomization of the HelmRelease's folder
+        or above): its entry goes, and each file it reads that nothing else names; the paths changed."""
+        from ...placement import configmap_generator, generator_files, generator_remove
+        found = configmap_generator(self.repo, ci.path, name)
+        if found is None:
+            return []
+        kpath, text, obj, idx = found
+        cuts = generator_remove(self.repo, kpath, text, obj, idx, RULE)
+        self.res.edits += cuts
+        out = [kpath]
+        rest = "".join(text[a.end:b.start] for a, b in zip([TextEdit(kpath, 0, 0, "", RULE)] + cuts,
+                                                           cuts + [TextEdit(kpath, len(text), 0, "", RULE)]))
+        for f in generator_files(kpath, obj["configMapGenerator"][idx]):
+            base = posixpath.basename(f)
+            if f in self.repo.files and base not in rest and \
+                    not any(base in sf.text for p, sf in self.repo.files.items() if p not in (f, kpath, ci.path)):
+                self.res.edits.append(DeleteFile(f, RULE))
+                out.append(f)
+        return out
 
     def _source_used_elsewhere(self, name: str, ci: CasInstall) -> bool:
         for p, sf in self.repo.files.items():
