@@ -74,6 +74,8 @@ class NodeGroup:
     doc: Any = None                             # eksctl document span
     index: int = -1                             # eksctl: index in its list
     cluster_version: str | None = None          # the cluster's Kubernetes version, when literal
+    key: str | None = None                      # aws_eks_node_group with for_each: its instance key (entry: its
+    home: str = ""                              # item of the map); home: the file of the block, when path is the map's
 
     def literal(self, key: str) -> Any:
         """The field's value where the root states it whole; None where any part of it is an expression (a list or
@@ -227,7 +229,7 @@ def scan(repo: Repo) -> CasInventory:
         if g.source == "module":          # its map may be written in a tfvars below the module
             g.cluster_version = _hcl_version(g.block.attr("kubernetes_version") or g.block.attr("cluster_version"))
         elif g.source == "resource":
-            g.cluster_version = versions.get(posixpath.dirname(g.path))
+            g.cluster_version = versions.get(posixpath.dirname(g.home or g.path))
     repo.__dict__["_cas"] = inv
     return inv
 
@@ -826,14 +828,24 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
 def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
     spec = FACTS["node_groups"]["aws_eks_node_group"]
     text = repo.text(p)
-    if b.attr("for_each") is not None or b.attr("count") is not None:
-        inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with "
-                           f"{'for_each' if b.attr('for_each') is not None else 'count'}"))
+    if b.attr("count") is not None:
+        inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with count"))
+        return
+    if b.attr("for_each") is not None:
+        _each_groups(repo, p, b, inv)
         return
     m = Masked(text="")
     name = b.attr("node_group_name")
     g = NodeGroup(str(name.literal()) if name is not None and name.literal() else b.labels[1], "resource", "managed",
                   p, hclsrc.line_of(text, b.start), block=b, masked=m)
+    _resource_fields(b, g, spec)
+    g.fields["name"] = g.name
+    _stated(repo, p, g)
+    inv.groups.append(g)
+
+
+def _resource_fields(b: hclsrc.Block, g: NodeGroup, spec: dict) -> None:
+    m = g.masked
     for key, meaning in spec["fields"].items():
         if b.attr(key) is not None:
             g.fields[meaning] = hcl_to_obj(b.attr(key), m)
@@ -847,12 +859,135 @@ def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> N
     if taints:
         g.fields["taints"] = taints
     g.manual = [k for k in spec["manual"] if b.attr(k) is not None or b.sub(k)]
-    g.fields["name"] = g.name
-    _stated(repo, p, g)
-    inv.groups.append(g)
 
 
-def _stated(repo: Repo, p: str, g: NodeGroup) -> None:
+def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
+    """`aws_eks_node_group` with `for_each` over a map written in the module (on the resource, a local, the one
+    tfvars of the root, else the variable's default): one group per item, its fields read with `each.key` and
+    `each.value` bound to the item (`each.value.x`, `lookup(each.value, "x", d)`, `try(each.value.x, d)`, string
+    templates of those, dynamic `taint` blocks over an item's list); anything else stays an expression (said per
+    field). Sized and removed in the item."""
+    from .inventory.sites import object_site
+    spec = FACTS["node_groups"]["aws_eks_node_group"]
+    text = repo.text(p)
+    fe = b.attr("for_each")
+    at, obj, why = (p, fe, "") if fe.kind == "object" else object_site(repo, p, fe) if fe.kind == "ref" else \
+        (None, None, "")
+    if obj is None:
+        inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with for_each over "
+                           f"{fe.source.strip()[:60]}" + (f": {why}" if why else "")))
+        return
+    for e in obj.entries:
+        if e.value.kind != "object":
+            inv.unread.append((at, hclsrc.line_of(repo.text(at), e.start),
+                               f"node group {e.key} of {b.address} (for_each) is built by an expression"))
+            continue
+        m = Masked(text="")
+        item = hcl_to_obj(e.value, m)
+        g = NodeGroup(e.key, "resource", "managed", at, hclsrc.line_of(repo.text(at), e.start), block=b, entry=e,
+                      masked=m, key=e.key, home=p)
+        _resource_fields(b, g, spec)
+        for d in b.sub("dynamic"):
+            if d.labels == [spec["taint_block"]]:
+                g.fields["taints"] = _dynamic_taints(d, e.key, item, m)
+        named = b.attr("node_group_name")
+        g.fields["name"] = hcl_to_obj(named, m) if named is not None else e.key
+        _stated(repo, p, g, each=(e.key, item))
+        if isinstance(g.literal("name"), str) and g.literal("name"):
+            g.name = g.literal("name")
+        inv.groups.append(g)
+
+
+def _dynamic_taints(d: hclsrc.Block, key: str, item: Any, m: Masked) -> Any:
+    """A dynamic `taint` block over a list of the item: its items' key / value / effect as the content reads them."""
+    over = d.attr("for_each")
+    it = d.attr("iterator")
+    name = str(it.source.strip()) if it is not None else "taint"
+    bound, items = _each_bind(over.source if over is not None else "", key, item)
+    content = d.sub("content")
+    if not bound or not isinstance(items, list) or not content:
+        return hcl_to_obj(over, m) if over is not None else []
+    out = []
+    for x in items:
+        t = {}
+        for k in ("key", "value", "effect"):
+            a = content[0].attr(k)
+            if a is None:
+                continue
+            path = re.fullmatch(rf"{re.escape(name)}\.value((?:\.[A-Za-z_][\w-]*|\[\"[^\"]*\"\])*)", a.source.strip())
+            got = _walk(x, path.group(1)) if path else (False, None)
+            t[k] = got[1] if got[0] else hcl_to_obj(a, m)
+        out.append(t)
+    return out
+
+
+_EACH_PATH = re.compile(r'each\.value((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)')
+_STEP = re.compile(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]')
+
+
+def _walk(value: Any, path: str) -> tuple[bool, Any]:
+    for m in _STEP.finditer(path):
+        k = m.group(1) if m.group(1) is not None else m.group(2)
+        if not isinstance(value, dict) or k not in value:
+            return False, None
+        value = value[k]
+    return True, value
+
+
+def _each_bind(source: str, key: str, item: Any) -> tuple[bool, Any]:
+    """(True, value) of an expression that reads only `each` where the item states it; (False, None) otherwise."""
+    from .inventory.sites import _expr
+    s = source.strip()
+    if s == "each.key":
+        return True, key
+    path = _EACH_PATH.fullmatch(s)
+    if path:
+        return _walk(item, path.group(1))
+    e = _expr(s) if "each." in s else None
+    if e is None:
+        return False, None
+    if e.kind == "call" and e.name == "lookup" and len(e.items) in (2, 3) and e.items[1].kind == "string":
+        base = _each_bind(e.items[0].source, key, item)
+        if base[0] and isinstance(base[1], dict):
+            k = e.items[1].value
+            if k in base[1]:
+                return True, base[1][k]
+            return _literal_or_each(e.items[2], key, item) if len(e.items) == 3 else (False, None)
+        return False, None
+    if e.kind == "call" and e.name in ("try", "coalesce"):
+        for x in e.items:
+            got = _literal_or_each(x, key, item)
+            if got[0] and (e.name == "try" or got[1] not in (None, "")):
+                return got
+        return False, None
+    if e.kind == "string" and "${" in s:
+        text = each_fill(s, key, item)
+        return (True, text[1:-1]) if "${" not in text and "%{" not in text else (False, None)
+    return False, None
+
+
+def each_fill(source: str, key: str, item: Any) -> str:
+    """A string template with its `${each...}` interpolations the item states written in (the others kept)."""
+    def one(m: re.Match) -> str:
+        got = _each_bind(m.group(1), key, item)
+        ok = got[0] and isinstance(got[1], (str, int)) and not isinstance(got[1], bool)
+        return str(got[1]).replace("\\", "\\\\").replace('"', '\\"') if ok else m.group(0)
+    return re.sub(r"\$\{([^{}]*)\}", one, source) if source.lstrip().startswith('"') else source
+
+
+def _literal_or_each(e: hclsrc.Expr, key: str, item: Any) -> tuple[bool, Any]:
+    if e.kind in ("string", "number", "bool") and e.value is not None:
+        return True, e.value
+    if e.kind == "null":
+        return True, None
+    if e.kind in ("tuple", "object"):
+        m = Masked(text="")
+        got = hcl_to_obj(e, m)
+        return (True, got) if not m.tokens else (False, None)
+    return _each_bind(e.source, key, item)
+
+
+def _stated(repo: Repo, p: str, g: NodeGroup, each: tuple[str, Any] | None = None) -> None:
     """Fields written as expressions whose value the module states (a variable's default or its tfvars, a local,
     a string template of those: `capacity_type = var.capacity_type`, `ami_type = "AL2_${var.arch}"`) take that
     value; the others stay placeholders the NodePool writer reports."""
@@ -861,8 +996,13 @@ def _stated(repo: Repo, p: str, g: NodeGroup) -> None:
     d = posixpath.dirname(p)
 
     def settle(v):
+        if isinstance(v, str) and TOKEN_RE.fullmatch(v) and v in g.masked.tokens and each is not None:
+            bound, got = _each_bind(g.masked.tokens[v], *each)
+            if bound:
+                return settle(got)
         if isinstance(v, str) and TOKEN_RE.fullmatch(v) and v in g.masked.tokens:
-            got = static_value(repo, d, _expr(g.masked.tokens[v]))
+            src = g.masked.tokens[v] if each is None else each_fill(g.masked.tokens[v], *each)
+            got = static_value(repo, d, _expr(src))
             return v if got is None else got
         if isinstance(v, dict):
             for k in list(v):

@@ -1494,3 +1494,55 @@ def test_a_generator_entry_is_removed_by_its_lines_only(tmp_path):
         repo = Repo(tmp_path)
         kpath, got, obj, idx = configmap_generator(repo, "hr.yaml", "two")
         assert apply_edits(got, generator_remove(repo, kpath, got, obj, idx, "t")) == expected
+
+
+def test_for_each_node_groups_are_read_from_their_items():
+    """aws_eks_node_group with for_each over a variable the root's terraform.tfvars sets: one group per item, each
+    field read with each.key / each.value bound (lookup and try defaults, a name template mixing a variable and
+    each.key, a dynamic taint block over the item's list)."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    from migrator.rules.cas.nodegroups import eks_name
+    groups = {g.key: g for g in scan(Repo(FIXTURES / "cas-node-groups-foreach" / "input")).groups}
+    assert set(groups) == {"general", "web", "gpu"}
+    web, gpu = groups["web"], groups["gpu"]
+    assert (web.path, web.line, web.home) == ("terraform/terraform.tfvars", 12, "terraform/eks.tf")
+    assert web.fields["capacity_type"] == "SPOT" and web.fields["labels"] == {"workload": "web"}
+    assert groups["general"].fields["capacity_type"] == "ON_DEMAND"              # try(...)'s default
+    assert (gpu.fields["ami_type"], gpu.fields["disk_size"]) == ("AL2023_x86_64_NVIDIA", 200)
+    assert groups["general"].fields["disk_size"] == 50                              # lookup(...)'s default
+    assert gpu.fields["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert (web.fields["min_size"], web.fields["desired_size"], web.fields["max_size"]) == (1, 3, 10)
+    assert eks_name(web) == ("orders-web", True) and web.name == "orders-web"
+
+
+def test_a_for_each_size_every_item_shares_is_said_not_written(tmp_path):
+    """scaling_config min_size written once for every item: the cutover cannot zero one group with it; the sizes
+    the item gives are set there and the shared one is said (MIG-CAS-052) with the command that scales it."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-foreach" / "expected-run-1", tmp_path, dirs_exist_ok=True)
+    eks = tmp_path / "terraform" / "eks.tf"
+    eks.write_text(eks.read_text().replace("min_size     = each.value.min_size", "min_size     = 1"))
+    plan = _plan(tmp_path)
+    assert plan.phase == "cutover"
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-052" and "orders-web" in f.message]
+    assert f.path == "terraform/eks.tf" and "min_size is the same for every item" in f.message
+    tfvars = next(c.new for c in plan.changes if c.path == "terraform/terraform.tfvars")
+    assert "    min_size       = 1\n    desired_size   = 0\n" in tfvars          # web: desired_size from its item
+
+
+def test_for_each_over_what_the_root_does_not_write_is_said(tmp_path):
+    """for_each over a set of names, or a variable no file of the root sets: no group is made up (MIG-CAS-003, or
+    MIG-CAS-032 beside groups it reads, names the block), as with count."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-foreach" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "terraform" / "terraform.tfvars").write_text('cluster_name = "orders"\n')
+    variables = tmp_path / "terraform" / "variables.tf"
+    variables.write_text(variables.read_text().replace("  default     = {}\n", ""))
+    eks = tmp_path / "terraform" / "eks.tf"
+    for over in ("var.node_groups", 'toset(["a", "b"])'):
+        eks.write_text(eks.read_text().replace("for_each = var.node_groups", f"for_each = {over}"))
+        plan = _plan(tmp_path)
+        assert not [c for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml")]
+        assert any(f.code in ("MIG-CAS-003", "MIG-CAS-032") and "aws_eks_node_group.this makes its node groups with for_each" in f.message
+                   for f in plan.findings), over

@@ -87,8 +87,9 @@ def _lit(e: hclsrc.Expr | None, numbers: bool) -> bool:
 
 def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None, hclsrc.Expr | None, str]:
     """(file, object literal, "") where a map written once stands behind `local.x` / `var.x`: the local of the
-    module, else the one tfvars of this root that sets the variable, else its default; (None, None, why) when it is
-    not one written object (several tfvars: one per environment)."""
+    module; for a variable of a module the repository calls, the one call's argument (followed into the caller),
+    else its default; of a root, the one tfvars of this root that sets it, else its default; (None, None, why) when
+    it is not one written object (several tfvars: one per environment; several calls)."""
     src = expr.source.strip()
     m = re.fullmatch(r"(var|local)\.([A-Za-z0-9_-]+)", src)
     if not m:
@@ -97,6 +98,17 @@ def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None
     module = posixpath.dirname(tf_path)
     if kind == "local":
         found = [(p, b.attr(name)) for p, b in _module_blocks(repo, module, "locals") if b.attr(name) is not None]
+    elif callers(repo, module):          # a module the repository calls: its callers give the value
+        calls = callers(repo, module)
+        given = [(cp, cb.attr(name)) for cp, cb in calls if cb.attr(name) is not None]
+        if len(calls) > 1 and given:
+            return None, None, f"{src} is given by {len(calls)} calls of the module ({', '.join(cp for cp, _ in calls[:3])})"
+        if given:
+            cp, e = given[0]
+            return (cp, e, "") if e.kind == "object" else object_site(repo, cp, e) if e.kind == "ref" else \
+                (None, None, f"{src} is {e.source.strip()[:60]} in {cp}")
+        found = [(p, b.attr("default")) for p, b in _module_blocks(repo, module, "variable")
+                 if b.labels == [name] and b.attr("default") is not None]
     else:
         found = [(p, repo.hcl(p).attributes[name].expr) for p in repo.tfvars_files()
                  if (not module or p.startswith(module + "/")) and name in repo.files[p].text and repo.hcl(p) is not None

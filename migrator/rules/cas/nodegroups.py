@@ -89,6 +89,9 @@ class Groups:
             return
         if g.source == "module":
             self._module_sizes(g, text, want)
+        elif g.source == "resource" and g.entry is not None:
+            if not self._each_sizes(g, text, want):
+                return
         elif g.source == "resource":
             sc = g.block.sub("scaling_config")
             if not sc:
@@ -107,7 +110,7 @@ class Groups:
                                              f"node group {g.name}: min_size and desired_size to 0 (was "
                                              f"{before[0]}/{before[1]}); the group stays until cleanup, for rollback"))
         if g.block is not None:
-            self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))
+            self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
 
     def _eksctl_sizes(self, g: NodeGroup, text: str, want: dict) -> bool:
         """Set minSize / desiredCapacity in the group's item of the ClusterConfig (its scalar, or a new line)."""
@@ -157,6 +160,36 @@ class Groups:
 
     def _cluster_obj(self, g: NodeGroup):
         return next(o for p, d, o in convert.inventory(self.ctx).clusters if p == g.path and d.start == g.doc.start)
+
+    def _each_sizes(self, g: NodeGroup, text: str, want: dict) -> bool:
+        """A for_each group's sizes live in its item where scaling_config reads them from it (`each.value.min_size`,
+        `each.value.scaling.min`, `lookup(each.value, "min_size", 1)`, `try(...)`): set (or added) there; a size
+        every item shares is said."""
+        sc = g.block.sub("scaling_config")
+        at: dict[int, tuple[hclsrc.Expr, dict]] = {}
+        shared = []
+        for k, v in want.items():
+            a = sc[0].attr(k) if sc else None
+            steps = _item_path(a.source) if a is not None else None
+            box = g.entry.value
+            for step in (steps or [None])[:-1]:
+                box = next((x.value for x in box.entries if x.key == step), None) if box.kind == "object" else None
+                if box is None:
+                    break
+            if not steps or box is None or box.kind != "object":
+                shared.append(k)
+                continue
+            at.setdefault(id(box), (box, {}))[1][steps[-1]] = v
+        if shared:
+            self.res.findings.append(Finding(
+                "MIG-CAS-052", "warning", g.home, hclsrc.line_of(self.repo.text(g.home), g.block.start),
+                f"node group {g.name} ({g.block.address}[\"{g.key}\"]): {', '.join(shared)} is the same for every item "
+                "of its for_each, not read from the item: not changed", "set it from the item "
+                f"(`{shared[0]} = lookup(each.value, \"{shared[0]}\", <today's value>)`) or scale the group with "
+                f"`aws eks update-nodegroup-config --scaling-config minSize=0,desiredSize=0` once Karpenter runs"))
+        for box, keys in at.values():
+            self._set_attrs(g.path, text, {x.key: x.value for x in box.entries}, keys, container=box)
+        return bool(at)
 
     def _module_sizes(self, g: NodeGroup, text: str, want: dict) -> None:
         self._set_attrs(g.path, text, {x.key: x.value for x in g.entry.value.entries}, want,
@@ -243,6 +276,14 @@ class Groups:
                 s = line_start(text, s - 1)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
             address = f'{g.block.address}.{g.attr}["{e.key}"]'
+        elif g.source == "resource" and g.entry is not None:
+            e = g.entry
+            s = comments_above(text, line_start(text, e.start))
+            end = line_end(text, e.end)
+            if s > 0 and not text[line_start(text, s - 1):s].strip():
+                s = line_start(text, s - 1)
+            self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
+            address = f'{g.block.address}["{g.key}"]'
         elif g.source == "resource":
             s, end = block_span(text, g.block)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
@@ -256,9 +297,28 @@ class Groups:
                                              f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
             return
         self.res.removed.append(address)
-        self.res.targets.append((posixpath.dirname(g.path) or ".", g.block.address))
+        self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
         self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
+
+
+_STEPS = r'((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)'
+
+
+def _item_path(source: str) -> list[str] | None:
+    """The keys of the for_each item an expression reads: `each.value.a.b`, `lookup(each.value.a, "b", d)`,
+    `try(each.value.a.b, d)`; None for anything else."""
+    s = source.strip()
+    m = re.fullmatch(r"each\.value" + _STEPS, s) or re.fullmatch(r"try\(\s*each\.value" + _STEPS + r"\s*,.*\)", s, re.S)
+    tail = None
+    if m is None:
+        m = re.fullmatch(r'lookup\(\s*each\.value' + _STEPS + r'\s*,\s*"([^"]+)"\s*(?:,.*)?\)', s, re.S)
+        tail = m.group(2) if m else None
+    if m is None:
+        return None
+    steps = [a or b for a, b in re.findall(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]', m.group(1))]
+    steps += [tail] if tail else []
+    return steps or None
 
 
 def _plain(b: hclsrc.Block) -> dict:
@@ -273,6 +333,11 @@ def eks_name(g) -> tuple[str, bool]:
     """The name EKS knows a Terraform node group by, for aws-cli: (the exact name, True) where the root fixes it
     (aws_eks_node_group node_group_name, a module group with use_name_prefix = false), else (the prefix the name
     starts with, False): the terraform-aws-modules groups are named "<name>-<suffix>" by default."""
+    if g.source == "resource" and g.entry is not None:        # for_each: the name as its item gives it
+        n = g.literal("name")
+        if g.block.attr("node_group_name") is not None and isinstance(n, str) and n:
+            return n, True
+        return g.name, False
     if g.source == "resource" and g.block is not None:
         n = g.block.attr("node_group_name")
         if n is not None and n.literal():
