@@ -8,7 +8,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from ...cas import CasInstall, helm_sets_are_lists, set_entries, yaml_values
+from ...cas import FACTS, CasInstall, helm_sets_are_lists, set_entries, yaml_values
 from ...inventory import value_at
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_end, line_start, to_newline
@@ -524,22 +524,17 @@ class Autoscaler:
         with helm, its other values kept, and uninstalls it), the example manifest by `kubectl apply -f <url>` (scaled
         with kubectl, deleted with the same file), or a Deployment the script writes and applies (scaled and deleted
         with kubectl). migrator never edits shell scripts: said at both phases."""
-        ns, name = shlex.quote(ci.namespace), shlex.quote(ci.name)
-        if ci.chart:
-            how = "with helm"
-            zero = f"helm upgrade {name} {shlex.quote(ci.chart)} -n {ns} --reuse-values --set replicaCount=0"
-            remove = f"helm uninstall {name} -n {ns}"
-            keep = "add --set replicaCount=0 to this helm call"
-        elif ci.source[0] == "written":         # a manifest the script writes at run time, then applies
-            how = f"as the manifest it writes to {ci.source[1]}"
-            zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
-            remove = f"kubectl -n {ns} delete deployment/{name}"
-            keep = "write replicas: 0 in that manifest"
+        shape = "chart" if ci.chart else "written" if ci.source[0] == "written" else "applied"
+        src = ci.source[1] if len(ci.source) > 1 else ""
+        words = {k: shlex.quote(str(v or "")) for k, v in (("name", ci.name), ("namespace", ci.namespace),
+                                                           ("chart", ci.chart), ("source", src))}
+        zero, remove = (FACTS["script_commands"][shape][k].format(**words) for k in ("zero", "remove"))
+        if shape == "chart":
+            how, keep = "with helm", "add --set replicaCount=0 to this helm call"
+        elif shape == "written":            # a manifest the script writes at run time, then applies
+            how, keep = f"as the manifest it writes to {ci.source[1]}", "write replicas: 0 in that manifest"
         else:
-            how = f"from {ci.source[1]}"
-            zero = f"kubectl -n {ns} scale deployment/{name} --replicas=0"
-            remove = f"kubectl delete -f {shlex.quote(ci.source[1])}"
-            keep = f"follow this kubectl apply with `{zero}`"
+            how, keep = f"from {ci.source[1]}", f"follow this kubectl apply with `{zero}`"
         self.res.script_zero.append(zero)
         self.res.script_remove.append(remove)
         if self.phase == "cutover":
