@@ -15,24 +15,29 @@ from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
 
 
+def _kustomization_in(repo: Repo, d: str):
+    """(path, text, parsed object) of the kustomization file of folder d; (None, None, None) when there is none or it
+    does not parse."""
+    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+        kpath = posixpath.join(d, name) if d else name
+        if kpath in repo.files:
+            text = repo.text(kpath)
+            try:
+                return kpath, text, yamlsrc.load(text)
+            except yamlsrc.YamlParseError:
+                return None, None, None
+    return None, None, None
+
+
 def _kustomization(repo: Repo, old_path: str):
     """(path, text, resources seq, index of old_path) of the kustomization listing old_path, if any."""
     d, base = posixpath.split(old_path)
-    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-        kpath = posixpath.join(d, name) if d else name
-        if kpath not in repo.files:
-            continue
-        text = repo.text(kpath)
-        try:
-            obj = yamlsrc.load(text)
-        except yamlsrc.YamlParseError:
-            return None
-        res = obj.get("resources") if isinstance(obj, dict) else None
-        if not isinstance(res, list):
-            return None
-        idx = next((i for i, x in enumerate(res) if posixpath.normpath(str(x)) == base), None)
-        return (kpath, text, res, idx) if idx is not None else None
-    return None
+    kpath, text, obj = _kustomization_in(repo, d)
+    res = obj.get("resources") if isinstance(obj, dict) else None
+    if not isinstance(res, list):
+        return None
+    idx = next((i for i, x in enumerate(res) if posixpath.normpath(str(x)) == base), None)
+    return (kpath, text, res, idx) if idx is not None else None
 
 
 def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) -> TextEdit | None:
@@ -70,20 +75,12 @@ def configmap_generator(repo: Repo, near: str, name: str):
     kustomization of `near`'s folder or the closest folder above it that has one; None if none does."""
     d = posixpath.dirname(near)
     while True:
-        for base in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-            kpath = posixpath.join(d, base) if d else base
-            if kpath not in repo.files:
-                continue
-            text = repo.text(kpath)
-            try:
-                obj = yamlsrc.load(text)
-            except yamlsrc.YamlParseError:
-                return None
-            gens = obj.get("configMapGenerator") if isinstance(obj, dict) else None
-            if isinstance(gens, list):
-                idx = next((i for i, g in enumerate(gens) if isinstance(g, dict) and g.get("name") == name), None)
-                if idx is not None:
-                    return kpath, text, obj, idx
+        kpath, text, obj = _kustomization_in(repo, d)
+        gens = obj.get("configMapGenerator") if isinstance(obj, dict) else None
+        if isinstance(gens, list):
+            idx = next((i for i, g in enumerate(gens) if isinstance(g, dict) and g.get("name") == name), None)
+            if idx is not None:
+                return kpath, text, obj, idx
         if not d:
             return None
         d = posixpath.dirname(d)

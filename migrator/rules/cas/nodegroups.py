@@ -268,22 +268,15 @@ class Groups:
                     f'{"eks_managed_node_group" if g.flavour == "managed" else "self_managed_node_group"}["{g.index}"]'
                     "'`, then remove its item with a moved block from each later position to the one before it"))
                 return
-        if g.source == "module":
+        if g.entry is not None:             # a module group, or a for_each item: its entry in the map
             e = g.entry
             s = comments_above(text, line_start(text, e.start))
             end = line_end(text, e.end)
             if s > 0 and not text[line_start(text, s - 1):s].strip():
                 s = line_start(text, s - 1)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
-            address = f'{g.block.address}.{g.attr}["{e.key}"]'
-        elif g.source == "resource" and g.entry is not None:
-            e = g.entry
-            s = comments_above(text, line_start(text, e.start))
-            end = line_end(text, e.end)
-            if s > 0 and not text[line_start(text, s - 1):s].strip():
-                s = line_start(text, s - 1)
-            self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
-            address = f'{g.block.address}["{g.key}"]'
+            address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else \
+                f'{g.block.address}["{g.key}"]'
         elif g.source == "resource":
             s, end = block_span(text, g.block)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
