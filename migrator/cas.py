@@ -74,8 +74,14 @@ class NodeGroup:
     doc: Any = None                             # eksctl document span
     index: int = -1                             # eksctl: index in its list
     cluster_version: str | None = None          # the cluster's Kubernetes version, when literal
-    key: str | None = None                      # aws_eks_node_group with for_each: its instance key (entry: its
-    home: str = ""                              # item of the map); home: the file of the block, when path is the map's
+    key: str | None = None                      # aws_eks_node_group with for_each: its item's key (entry: the item)
+    home: str = ""                              # the file of the block, where path is the file of its map
+    instance: str = ""                          # aws_eks_node_group with count or for_each: `[0]`, `["web"]`
+
+    @property
+    def address(self) -> str:
+        """The Terraform address of the group's own resource (aws_eks_node_group), with its instance key."""
+        return (self.block.address if self.block is not None else "") + self.instance
 
     def literal(self, key: str) -> Any:
         """The field's value where the root states it whole; None where any part of it is an expression (a list or
@@ -829,19 +835,33 @@ def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> N
     spec = FACTS["node_groups"]["aws_eks_node_group"]
     text = repo.text(p)
     if b.attr("count") is not None:
-        inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with count"))
-        return
+        from .inventory.sites import stated_count
+        n = stated_count(repo, posixpath.dirname(p), b)
+        if n == 0:                      # switched off: no group runs
+            return
+        if n != 1:                      # a group per subnet, per list item: removing one renumbers the others
+            inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with count "
+                               f"({b.attr('count').source.strip()[:60]})"))
+            return
     if b.attr("for_each") is not None:
         _each_groups(repo, p, b, inv)
         return
     m = Masked(text="")
     name = b.attr("node_group_name")
     g = NodeGroup(str(name.literal()) if name is not None and name.literal() else b.labels[1], "resource", "managed",
-                  p, hclsrc.line_of(text, b.start), block=b, masked=m)
+                  p, hclsrc.line_of(text, b.start), block=b, masked=m,
+                  instance="[0]" if b.attr("count") is not None else "")     # a switch that is on: one instance
     _resource_fields(b, g, spec)
-    g.fields["name"] = g.name
+    g.fields["name"] = hcl_to_obj(name, m) if name is not None else g.name
     _stated(repo, p, g)
+    _named(g)
     inv.groups.append(g)
+
+
+def _named(g: NodeGroup) -> None:
+    """A group written as an expression whose value the module states (`"${var.cluster_name}-web"`) is named by it."""
+    if isinstance(g.literal("name"), str) and g.literal("name"):
+        g.name = g.literal("name")
 
 
 def _resource_fields(b: hclsrc.Block, g: NodeGroup, spec: dict) -> None:
@@ -885,7 +905,7 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
         m = Masked(text="")
         item = hcl_to_obj(e.value, m)
         g = NodeGroup(e.key, "resource", "managed", at, hclsrc.line_of(repo.text(at), e.start), block=b, entry=e,
-                      masked=m, key=e.key, home=p)
+                      masked=m, key=e.key, home=p, instance=f'["{e.key}"]')
         _resource_fields(b, g, spec)
         for d in b.sub("dynamic"):
             if d.labels == [spec["taint_block"]]:
@@ -893,8 +913,7 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
         named = b.attr("node_group_name")
         g.fields["name"] = hcl_to_obj(named, m) if named is not None else e.key
         _stated(repo, p, g, each=(e.key, item))
-        if isinstance(g.literal("name"), str) and g.literal("name"):
-            g.name = g.literal("name")
+        _named(g)
         inv.groups.append(g)
 
 
@@ -902,7 +921,6 @@ def _dynamic_taints(d: hclsrc.Block, key: str, item: Any, m: Masked) -> Any:
     """A dynamic `taint` block over a list of the item: its items' key / value / effect as the content reads them."""
     over = d.attr("for_each")
     it = d.attr("iterator")
-    name = str(it.source.strip()) if it is not None else "taint"
     bound, items = _each_bind(over.source if over is not None else "", key, item)
     content = d.sub("content")
     if not bound or not isinstance(items, list) or not content:
@@ -912,52 +930,74 @@ def _dynamic_taints(d: hclsrc.Block, key: str, item: Any, m: Masked) -> Any:
         t = {}
         for k in ("key", "value", "effect"):
             a = content[0].attr(k)
-            if a is None:
-                continue
-            path = re.fullmatch(rf"{re.escape(name)}\.value((?:\.[A-Za-z_][\w-]*|\[\"[^\"]*\"\])*)", a.source.strip())
-            got = _walk(x, path.group(1)) if path else (False, None)
-            t[k] = got[1] if got[0] else hcl_to_obj(a, m)
+            if a is not None:
+                steps = item_path(a.source, it.source.strip() if it is not None else "taint")
+                got = _at(x, steps) if steps is not None else MISSING
+                t[k] = hcl_to_obj(a, m) if got is MISSING else got
         out.append(t)
     return out
 
 
-_EACH_PATH = re.compile(r'each\.value((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)')
-_STEP = re.compile(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]')
+_STEPS = r'((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)'
+MISSING = object()      # a key the item does not have: try() moves on to its next argument
 
 
-def _walk(value: Any, path: str) -> tuple[bool, Any]:
-    for m in _STEP.finditer(path):
-        k = m.group(1) if m.group(1) is not None else m.group(2)
+def item_path(source: str, iterator: str = "each") -> list[str] | None:
+    """The keys of the for_each item an expression reads whole: `each.value.a.b`, `lookup(each.value.a, "b", d)`,
+    `try(each.value.a.b, d)` (a dynamic block's `<iterator>.value...` likewise); None for anything else."""
+    s, it = source.strip(), re.escape(iterator)
+    m = re.fullmatch(it + r"\.value" + _STEPS, s) or \
+        re.fullmatch(r"try\(\s*" + it + r"\.value" + _STEPS + r"\s*,.*\)", s, re.S)
+    tail = None
+    if m is None:
+        m = re.fullmatch(r"lookup\(\s*" + it + r"\.value" + _STEPS + r'\s*,\s*"([^"]+)"\s*(?:,.*)?\)', s, re.S)
+        tail = m.group(2) if m else None
+    if m is None:
+        return None
+    return [a or b for a, b in re.findall(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]', m.group(1))] + ([tail] if tail else [])
+
+
+def _at(value: Any, steps: list[str]) -> Any:
+    for k in steps:
         if not isinstance(value, dict) or k not in value:
-            return False, None
+            return MISSING
         value = value[k]
-    return True, value
+    return value
 
 
 def _each_bind(source: str, key: str, item: Any) -> tuple[bool, Any]:
-    """(True, value) of an expression that reads only `each` where the item states it; (False, None) otherwise."""
+    """(True, value) of an expression that reads only `each` where the item states it; (False, MISSING) for a path
+    the item does not have; (False, None) for anything not known."""
     from .inventory.sites import _expr
     s = source.strip()
     if s == "each.key":
         return True, key
-    path = _EACH_PATH.fullmatch(s)
-    if path:
-        return _walk(item, path.group(1))
     e = _expr(s) if "each." in s else None
     if e is None:
         return False, None
+    if e.kind == "ref":
+        steps = item_path(s)
+        got = _at(item, steps) if steps is not None else None
+        return (steps is not None and got is not MISSING), got
     if e.kind == "call" and e.name == "lookup" and len(e.items) in (2, 3) and e.items[1].kind == "string":
         base = _each_bind(e.items[0].source, key, item)
         if base[0] and isinstance(base[1], dict):
-            k = e.items[1].value
-            if k in base[1]:
-                return True, base[1][k]
+            if e.items[1].value in base[1]:
+                return True, base[1][e.items[1].value]
             return _literal_or_each(e.items[2], key, item) if len(e.items) == 3 else (False, None)
         return False, None
-    if e.kind == "call" and e.name in ("try", "coalesce"):
+    if e.kind == "call" and e.name == "try":            # the first argument that evaluates
         for x in e.items:
             got = _literal_or_each(x, key, item)
-            if got[0] and (e.name == "try" or got[1] not in (None, "")):
+            if got[0] or got[1] is not MISSING:         # a value, or one not known: nothing after it counts
+                return got if got[0] else (False, None)
+        return False, None
+    if e.kind == "call" and e.name == "coalesce":       # the first argument that is not null or ""
+        for x in e.items:
+            got = _literal_or_each(x, key, item)
+            if not got[0]:
+                return False, None
+            if got[1] not in (None, ""):
                 return got
         return False, None
     if e.kind == "string" and "${" in s:

@@ -1503,8 +1503,12 @@ def test_for_each_node_groups_are_read_from_their_items():
     from migrator.cas import scan
     from migrator.inventory import Repo
     from migrator.rules.cas.nodegroups import eks_name
-    groups = {g.key: g for g in scan(Repo(FIXTURES / "cas-node-groups-foreach" / "input")).groups}
+    every = scan(Repo(FIXTURES / "cas-node-groups-foreach" / "input")).groups
+    groups = {g.key: g for g in every if g.key is not None}
     assert set(groups) == {"general", "web", "gpu"}
+    (batch,) = [g for g in every if g.key is None]                  # count = var.create_batch ? 1 : 0, on
+    assert (batch.address, batch.name, eks_name(batch)) == ("aws_eks_node_group.batch[0]", "orders-batch",
+                                                            ("orders-batch", True))
     web, gpu = groups["web"], groups["gpu"]
     assert (web.path, web.line, web.home) == ("terraform/terraform.tfvars", 12, "terraform/eks.tf")
     assert web.fields["capacity_type"] == "SPOT" and web.fields["labels"] == {"workload": "web"}
@@ -1546,3 +1550,55 @@ def test_for_each_over_what_the_root_does_not_write_is_said(tmp_path):
         assert not [c for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml")]
         assert any(f.code in ("MIG-CAS-003", "MIG-CAS-032") and "aws_eks_node_group.this makes its node groups with for_each" in f.message
                    for f in plan.findings), over
+
+
+def test_each_binding_follows_terraforms_try_lookup_and_coalesce():
+    """try() moves past an item key the item lacks, never past a value that is not known (a variable); lookup()
+    takes its default only for a missing key; coalesce() skips null and "" and stops at what is not known."""
+    from migrator.cas import _each_bind, item_path
+    item = {"capacity_type": "SPOT", "scaling": {"min": 1}, "empty": ""}
+    cases = {
+        'try(each.value.capacity_type, "ON_DEMAND")': (True, "SPOT"),
+        'try(each.value.missing, "ON_DEMAND")': (True, "ON_DEMAND"),
+        'try(var.capacity, each.value.capacity_type)': (False, None),      # var.capacity may well be set
+        'try(each.value.missing, var.capacity)': (False, None),
+        'lookup(each.value, "missing", 50)': (True, 50),
+        'lookup(each.value.scaling, "min", 0)': (True, 1),
+        'coalesce(each.value.empty, "x")': (True, "x"),
+        'coalesce(var.y, "x")': (False, None),
+        '"${var.cluster}-${each.key}"': (False, None),
+        '"ng-${each.key}"': (True, "ng-web"),
+        'each.value.scaling.min': (True, 1),
+    }
+    for src, want in cases.items():
+        assert _each_bind(src, "web", item) == want, src
+    assert item_path('lookup(each.value.scaling, "min", 0)') == ["scaling", "min"]
+    assert item_path('try(each.value["a"].b, 2)') == ["a", "b"] and item_path("var.x") is None
+    assert item_path("taint.value.key", "taint") == ["key"]
+
+
+def test_a_node_group_behind_a_count_switch_is_read_when_on(tmp_path):
+    """`count = var.create_web ? 1 : 0`: on (the variable's default), the group is read as one instance (`[0]`), sized
+    and removed as a plain one; off, no group runs and none is made up; a count over a list stays said (removing one
+    instance would renumber the others)."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    eks, variables = tmp_path / "terraform" / "eks.tf", tmp_path / "terraform" / "variables.tf"
+    eks.write_text(eks.read_text().replace('resource "aws_eks_node_group" "web" {\n',
+                                           'resource "aws_eks_node_group" "web" {\n  count = var.create_web ? 1 : 0\n\n'))
+    base = variables.read_text()
+    for default, want in (("true", ["web[0]"]), ("false", [])):
+        variables.write_text(base + f'\nvariable "create_web" {{\n  type    = bool\n  default = {default}\n}}\n')
+        groups = [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "web"]
+        assert [g.address.split(".", 1)[1] for g in groups] == want, default
+    variables.write_text(base + '\nvariable "create_web" {\n  type    = bool\n  default = true\n}\n')
+    plan = _plan(tmp_path)
+    pools = next(c.new for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
+    assert "name: web\n" in pools and "- spot\n" in pools
+    eks.write_text(eks.read_text().replace("count = var.create_web ? 1 : 0", "count = length(var.zones)"))
+    variables.write_text(base + '\nvariable "zones" {\n  default = ["a", "b"]\n}\n')
+    assert not [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "web"]
+    assert any(f.code in ("MIG-CAS-003", "MIG-CAS-032") and "aws_eks_node_group.web makes its node groups with count"
+               in f.message for f in _plan(tmp_path).findings)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ...cas import FACTS, CasInstall, helm_sets_are_lists, set_entries, yaml_values
 from ...inventory import value_at
 from . import convert, karpenter
-from ...edits import DeleteFile, Edit, TextEdit, indent_at, line_end, line_start, to_newline
+from ...edits import DeleteFile, Edit, TextEdit, apply_edits, indent_at, line_end, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
 from ...sources import hcl as hclsrc
@@ -787,8 +787,7 @@ class Autoscaler:
         cuts = generator_remove(self.repo, kpath, text, obj, idx, RULE)
         self.res.edits += cuts
         out = [kpath]
-        rest = "".join(text[a.end:b.start] for a, b in zip([TextEdit(kpath, 0, 0, "", RULE)] + cuts,
-                                                           cuts + [TextEdit(kpath, len(text), 0, "", RULE)]))
+        rest = apply_edits(text, cuts)
         for f in generator_files(kpath, obj["configMapGenerator"][idx]):
             base = posixpath.basename(f)
             if f in self.repo.files and base not in rest and \

@@ -103,17 +103,14 @@ def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
     if g.source == "module" and g.flavour == "managed":
         return f'split(":", {eks}.{g.attr}["{g.entry.key}"].node_group_id)[1]'
     if g.source == "resource":
-        return g.block.address + (f'["{g.key}"]' if g.key is not None else "") + ".node_group_name"
+        return f"{g.address}.node_group_name"
     return None
 
 
 def _group_name_literal(g: NodeGroup) -> str | None:
-    if g.source == "resource" and g.key is not None:
+    if g.source == "resource":
         n = g.literal("name")
         return n if g.block.attr("node_group_name") is not None and isinstance(n, str) and n else None
-    if g.source == "resource":
-        n = g.block.attr("node_group_name")
-        return str(n.literal()) if n is not None and n.literal() else None
     if g.source == "module":
         entries = {x.key: x.value for x in g.entry.value.entries}
         prefix = entries.get("use_name_prefix")

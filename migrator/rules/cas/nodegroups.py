@@ -8,7 +8,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ...cas import FACTS, NodeGroup
+from ...cas import FACTS, NodeGroup, item_path
 from ...edits import Edit, TextEdit, comments_above, line_end, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
@@ -170,7 +170,7 @@ class Groups:
         shared = []
         for k, v in want.items():
             a = sc[0].attr(k) if sc else None
-            steps = _item_path(a.source) if a is not None else None
+            steps = item_path(a.source) if a is not None else None
             box = g.entry.value
             for step in (steps or [None])[:-1]:
                 box = next((x.value for x in box.entries if x.key == step), None) if box.kind == "object" else None
@@ -183,7 +183,7 @@ class Groups:
         if shared:
             self.res.findings.append(Finding(
                 "MIG-CAS-052", "warning", g.home, hclsrc.line_of(self.repo.text(g.home), g.block.start),
-                f"node group {g.name} ({g.block.address}[\"{g.key}\"]): {', '.join(shared)} is the same for every item "
+                f"node group {g.name} ({g.address}): {', '.join(shared)} is the same for every item "
                 "of its for_each, not read from the item: not changed", "set it from the item "
                 f"(`{shared[0]} = lookup(each.value, \"{shared[0]}\", <today's value>)`) or scale the group with "
                 f"`aws eks update-nodegroup-config --scaling-config minSize=0,desiredSize=0` once Karpenter runs"))
@@ -275,8 +275,7 @@ class Groups:
             if s > 0 and not text[line_start(text, s - 1):s].strip():
                 s = line_start(text, s - 1)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
-            address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else \
-                f'{g.block.address}["{g.key}"]'
+            address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else g.address
         elif g.source == "resource":
             s, end = block_span(text, g.block)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
@@ -295,25 +294,6 @@ class Groups:
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
 
 
-_STEPS = r'((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)'
-
-
-def _item_path(source: str) -> list[str] | None:
-    """The keys of the for_each item an expression reads: `each.value.a.b`, `lookup(each.value.a, "b", d)`,
-    `try(each.value.a.b, d)`; None for anything else."""
-    s = source.strip()
-    m = re.fullmatch(r"each\.value" + _STEPS, s) or re.fullmatch(r"try\(\s*each\.value" + _STEPS + r"\s*,.*\)", s, re.S)
-    tail = None
-    if m is None:
-        m = re.fullmatch(r'lookup\(\s*each\.value' + _STEPS + r'\s*,\s*"([^"]+)"\s*(?:,.*)?\)', s, re.S)
-        tail = m.group(2) if m else None
-    if m is None:
-        return None
-    steps = [a or b for a, b in re.findall(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]', m.group(1))]
-    steps += [tail] if tail else []
-    return steps or None
-
-
 def _plain(b: hclsrc.Block) -> dict:
     return {k: a.expr for k, a in b.attributes.items()}
 
@@ -326,15 +306,10 @@ def eks_name(g) -> tuple[str, bool]:
     """The name EKS knows a Terraform node group by, for aws-cli: (the exact name, True) where the root fixes it
     (aws_eks_node_group node_group_name, a module group with use_name_prefix = false), else (the prefix the name
     starts with, False): the terraform-aws-modules groups are named "<name>-<suffix>" by default."""
-    if g.source == "resource" and g.entry is not None:        # for_each: the name as its item gives it
-        n = g.literal("name")
+    if g.source == "resource" and g.block is not None:
+        n = g.literal("name")           # node_group_name as the module (or the for_each item) states it
         if g.block.attr("node_group_name") is not None and isinstance(n, str) and n:
             return n, True
-        return g.name, False
-    if g.source == "resource" and g.block is not None:
-        n = g.block.attr("node_group_name")
-        if n is not None and n.literal():
-            return str(n.literal()), True
         pre = g.block.attr("node_group_name_prefix")
         if pre is not None and pre.literal():
             return str(pre.literal()), False
