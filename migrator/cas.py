@@ -1028,10 +1028,10 @@ def _literal_or_each(e: hclsrc.Expr, key: str, item: Any) -> tuple[bool, Any]:
 
 
 def _stated(repo: Repo, p: str, g: NodeGroup, each: tuple[str, Any] | None = None) -> None:
-    """Fields written as expressions whose value the module states (a variable's default or its tfvars, a local,
-    a string template of those: `capacity_type = var.capacity_type`, `ami_type = "AL2_${var.arch}"`) take that
-    value; the others stay placeholders the NodePool writer reports."""
-    from .inventory.sites import _expr, static_value
+    """Fields written as expressions whose value the module states (a variable's default or its tfvars, what every
+    call of the module passes, a local, a string template of those: `capacity_type = var.capacity_type`,
+    `ami_type = "AL2_${var.arch}"`) take that value; the others stay placeholders the NodePool writer reports."""
+    from .inventory.sites import _expr, module_value
     from .sources.templates import TOKEN_RE
     d = posixpath.dirname(p)
 
@@ -1042,7 +1042,7 @@ def _stated(repo: Repo, p: str, g: NodeGroup, each: tuple[str, Any] | None = Non
                 return settle(got)
         if isinstance(v, str) and TOKEN_RE.fullmatch(v) and v in g.masked.tokens:
             src = g.masked.tokens[v] if each is None else each_fill(g.masked.tokens[v], *each)
-            got = static_value(repo, d, _expr(src))
+            got = module_value(repo, d, _expr(src))         # a module's variables as its calls give them
             return v if got is None else got
         if isinstance(v, dict):
             for k in list(v):

@@ -1602,3 +1602,34 @@ def test_a_node_group_behind_a_count_switch_is_read_when_on(tmp_path):
     assert not [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "web"]
     assert any(f.code in ("MIG-CAS-003", "MIG-CAS-032") and "aws_eks_node_group.web makes its node groups with count"
                in f.message for f in _plan(tmp_path).findings)
+
+
+def test_a_cluster_inside_a_module_the_root_calls_is_named_as_such(tmp_path):
+    """Cluster Autoscaler in a root whose cluster (and its for_each groups) is made inside a local module it calls:
+    MIG-CAS-002 names the call instead of "another state", nothing is written, and the groups are read from the
+    call's argument."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    mod, live = tmp_path / "modules" / "eks", tmp_path / "live"
+    mod.mkdir(parents=True)
+    live.mkdir()
+    src = FIXTURES / "cas-node-groups-foreach" / "input" / "terraform"
+    for f in ("eks.tf", "oidc.tf", "vpc.tf"):
+        shutil.copy(src / f, mod / f)
+    (mod / "variables.tf").write_text('variable "cluster_name" {\n  type = string\n}\n\nvariable "create_batch" {\n'
+                                      '  default = false\n}\n\nvariable "node_groups" {\n  type    = any\n'
+                                      '  default = {}\n}\n')
+    shutil.copy(src / "versions.tf", live / "versions.tf")
+    (live / "main.tf").write_text(
+        'module "eks" {\n  source = "../modules/eks"\n\n  cluster_name = "orders"\n  node_groups = {\n'
+        '    web = {\n      instance_types = ["m6i.xlarge"]\n      min_size       = 1\n      desired_size   = 2\n'
+        '      max_size       = 5\n    }\n  }\n}\n\nresource "helm_release" "cluster_autoscaler" {\n'
+        '  name       = "cluster-autoscaler"\n  repository = "https://kubernetes.github.io/autoscaler"\n'
+        '  chart      = "cluster-autoscaler"\n  namespace  = "kube-system"\n}\n')
+    (web,) = scan(Repo(tmp_path)).groups
+    assert (web.path, web.home, web.name) == ("live/main.tf", "modules/eks/eks.tf", "orders-web")
+    plan = _plan(tmp_path)
+    assert not plan.changes
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert "inside module.eks (modules/eks), a module this root calls" in f.message and "outputs" in f.manual_step

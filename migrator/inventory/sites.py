@@ -260,8 +260,17 @@ _COMPARE = re.compile(r"^(?P<left>[^=!]+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
 
 def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int = 0) -> Any:
     """static_value, with a module's `var.x` taken from what every call of the module passes (the default where a
-    call passes nothing; None when the calls disagree or one passes an expression)."""
+    call passes nothing; None when the calls disagree or one passes an expression), in string templates too."""
     from .terragrunt import callers as unit_callers
+    if expr is not None and expr.kind == "string" and expr.value is None and expr.parts and _depth <= 4:
+        text = []                       # a string template: each interpolation as the module's calls give it
+        for interp, part in expr.parts:
+            got = module_value(repo, module, _expr(part.strip().removeprefix("${").removesuffix("}").strip()),
+                               _depth + 1) if interp else part
+            if not isinstance(got, (str, int, float)) or isinstance(got, bool):
+                return None
+            text.append(str(got))
+        return "".join(text)
     m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr.source.strip()) if expr is not None else None
     calls = repo.callers(module) if m else []
     units = unit_callers(repo, module) if m else []

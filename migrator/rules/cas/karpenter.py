@@ -274,8 +274,11 @@ class Installer:
             named = named_clusters(self.cas)
             configs = [(p, d, o) for p, d, o in scan(self.repo).clusters
                        if str((o.get("metadata") or {}).get("name")) in named] if not others else []
+            called = [(o, cb) for o in others for cp, cb in self.repo.callers(o) if (posixpath.dirname(cp) or ".") == d]
             where = (f"it is installed by Terragrunt unit {units[0][0]} and the cluster is made by unit "
                      f"{units[0][1]} (module {units[0][2]}), another state" if units else
+                     f"the cluster is made inside {called[0][1].address} ({called[0][0]}), a module this root calls: "
+                     "migrator does not write Karpenter's install across a module boundary" if called else
                      f"the repository declares its clusters in {', '.join(others[:3])}, outside this root module "
                      "(another state, or a module another root calls)" if others else
                      "the eksctl ClusterConfig of the cluster it names (" + ", ".join(
@@ -285,13 +288,16 @@ class Installer:
                      "no terraform-aws-modules/eks module, aws_eks_cluster or eksctl ClusterConfig of it in the "
                      "repository")
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
-                  f"{cas0.address}: {where}, " + ("and migrator plans each state on its own: it does not write "
-                                                  "Karpenter across units" if units else
-                                                  "so migrator cannot tell which cluster to install Karpenter into, "
-                                                  "nor write it beside the cluster"),
-                  "install Karpenter in the cluster's own root module (the karpenter module and charts next to the "
-                  "cluster, or its charts here reading the cluster's outputs), or follow the Karpenter guide "
-                  "'Migrating from Cluster Autoscaler' by hand; nothing is written for this root")
+                  f"{cas0.address}: {where}" + (
+                      ", and migrator plans each state on its own: it does not write Karpenter across units" if units
+                      else "" if called else ", so migrator cannot tell which cluster to install Karpenter into, nor "
+                      "write it beside the cluster"),
+                  ("give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
+                   "install Karpenter here reading them (or install it inside the module)" if called else
+                   "install Karpenter in the cluster's own root module (the karpenter module and charts next to the "
+                   "cluster, or its charts here reading the cluster's outputs)")
+                  + ", or follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand; nothing is written "
+                  "for this root")
             return res
         res.cluster = expr
         shapes = [convert.shape(g) for g in self.cas.groups]
