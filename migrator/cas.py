@@ -77,6 +77,8 @@ class NodeGroup:
     key: str | None = None                      # aws_eks_node_group with for_each: its item's key (entry: the item)
     home: str = ""                              # the file of the block, where path is the file of its map
     instance: str = ""                          # aws_eks_node_group with count or for_each: `[0]`, `["web"]`
+    made_by: str = ""                           # an instance the evaluator told (count / for_each built by an
+                                                # expression): how the block makes its instances; no text of its own
 
     @property
     def address(self) -> str:
@@ -839,9 +841,8 @@ def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> N
         n = stated_count(repo, posixpath.dirname(p), b)
         if n == 0:                      # switched off: no group runs
             return
-        if n != 1:                      # a group per subnet, per list item: removing one renumbers the others
-            inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with count "
-                               f"({b.attr('count').source.strip()[:60]})"))
+        if n != 1:                      # a group per subnet, per list item: the evaluator tells the instances
+            _evaluated_groups(repo, p, b, inv, f"count ({b.attr('count').source.strip()[:60]})")
             return
     if b.attr("for_each") is not None:
         _each_groups(repo, p, b, inv)
@@ -894,8 +895,7 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
     at, obj, why = (p, fe, "") if fe.kind == "object" else object_site(repo, p, fe) if fe.kind == "ref" else \
         (None, None, "")
     if obj is None:
-        inv.unread.append((p, hclsrc.line_of(text, b.start), f"{b.address} makes its node groups with for_each over "
-                           f"{fe.source.strip()[:60]}" + (f": {why}" if why else "")))
+        _evaluated_groups(repo, p, b, inv, f"for_each over {fe.source.strip()[:60]}", why)
         return
     for e in obj.entries:
         if e.value.kind != "object":
@@ -917,6 +917,79 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
         inv.groups.append(g)
 
 
+def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, how: str, why: str = "") -> None:
+    """`aws_eks_node_group` whose instances an expression makes (`count = length(var.subnets)`, `for_each` over a
+    `for` expression, `toset(...)`, a `merge()` of maps): the evaluator tells the instances (the count, the for_each
+    collection), where the module's own text decides them (defaults only: it reads no tfvars); each instance's fields
+    are then read as for a written item, with `count.index` / `each.key` / `each.value` bound. A value the evaluator
+    cannot know stays an expression (said per field). Instances have no text of their own: `made_by` says so."""
+    from . import evaluate
+    from .inventory.sites import defaults_decide
+    text = repo.text(p)
+    line = hclsrc.line_of(text, b.start)
+    over = b.attr("count") if b.attr("count") is not None else b.attr("for_each")
+    d = posixpath.dirname(p)
+    roots = evaluate.roots_of(repo, p)
+    why = why and f": {why}"
+    if len(roots) != 1:
+        why = f": the module is evaluated from {len(roots)} root modules ({', '.join(roots[:3])})"
+    elif not evaluate.available():
+        why = why or ": no evaluator on this machine"
+    elif defaults_decide(repo, d, over.source):
+        why = f": {defaults_decide(repo, d, over.source)}"
+    else:
+        got = evaluate.instances(repo, p, b)
+        if got is None:
+            why = why or ": the evaluator cannot tell them"
+        else:
+            spec = FACTS["node_groups"]["aws_eks_node_group"]
+            for inst in sorted(got, key=lambda i: str((i.get("__tfmeta") or {}).get("path", ""))):
+                m = re.search(r'\[(\d+|"[^"]*")\]$', str((inst.get("__tfmeta") or {}).get("path", "")))
+                if m is None:
+                    continue
+                key: Any = int(m.group(1)) if m.group(1).isdigit() else m.group(1)[1:-1]
+                coll = inst.get("for_each")
+                item = _evaluated(coll.get(key) if isinstance(coll, dict) else key) if b.attr("for_each") is not None \
+                    else None
+                g = NodeGroup(f"{b.labels[1]}-{key}", "resource", "managed", p, line, block=b,
+                              masked=Masked(text=""), key=key, home=p, instance=m.group(0), made_by=how)
+                _resource_fields(b, g, spec)
+                for dyn in b.sub("dynamic"):
+                    if dyn.labels == [spec["taint_block"]]:
+                        g.fields["taints"] = _dynamic_taints(dyn, key, item, g.masked)
+                named = b.attr("node_group_name")
+                g.fields["name"] = hcl_to_obj(named, g.masked) if named is not None else g.name
+                _stated(repo, p, g, each=(key, item))
+                _named(g)
+                inv.groups.append(g)
+            return
+    inv.unread.append((p, line, f"{b.address} makes its node groups with {how}{why}"))
+
+
+UNKNOWN = object()      # a value the evaluator could not know (it writes null, a reference or a template for it)
+
+
+def _evaluated(v: Any) -> Any:
+    """An evaluated for_each item with every value the evaluator could not know marked UNKNOWN."""
+    if v is None or (isinstance(v, str) and ("${" in v or re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", v))):
+        return UNKNOWN
+    if isinstance(v, dict):
+        return UNKNOWN if "__attribute__" in v else {k: _evaluated(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_evaluated(x) for x in v]
+    return v
+
+
+def _known(v: Any) -> bool:
+    if v is UNKNOWN:
+        return False
+    if isinstance(v, dict):
+        return all(_known(x) for x in v.values())
+    if isinstance(v, list):
+        return all(_known(x) for x in v)
+    return True
+
+
 def _dynamic_taints(d: hclsrc.Block, key: str, item: Any, m: Masked) -> Any:
     """A dynamic `taint` block over a list of the item: its items' key / value / effect as the content reads them."""
     over = d.attr("for_each")
@@ -933,7 +1006,7 @@ def _dynamic_taints(d: hclsrc.Block, key: str, item: Any, m: Masked) -> Any:
             if a is not None:
                 steps = item_path(a.source, it.source.strip() if it is not None else "taint")
                 got = _at(x, steps) if steps is not None else MISSING
-                t[k] = hcl_to_obj(a, m) if got is MISSING else got
+                t[k] = hcl_to_obj(a, m) if got is MISSING or not _known(got) else got
         out.append(t)
     return out
 
@@ -959,6 +1032,8 @@ def item_path(source: str, iterator: str = "each") -> list[str] | None:
 
 def _at(value: Any, steps: list[str]) -> Any:
     for k in steps:
+        if value is UNKNOWN:            # inside a value the evaluator could not know: not known either
+            return UNKNOWN
         if not isinstance(value, dict) or k not in value:
             return MISSING
         value = value[k]
@@ -970,20 +1045,24 @@ def _each_bind(source: str, key: str, item: Any) -> tuple[bool, Any]:
     the item does not have; (False, None) for anything not known."""
     from .inventory.sites import _expr
     s = source.strip()
-    if s == "each.key":
+    if s == "each.key" or (s == "count.index" and isinstance(key, int)):
         return True, key
-    e = _expr(s) if "each." in s else None
+    e = _expr(s) if "each." in s or "count.index" in s else None
     if e is None:
         return False, None
     if e.kind == "ref":
         steps = item_path(s)
         got = _at(item, steps) if steps is not None else None
+        if not _known(got):                             # the evaluator could not know it: neither bound nor missing
+            return False, None
         return (steps is not None and got is not MISSING), got
     if e.kind == "call" and e.name == "lookup" and len(e.items) in (2, 3) and e.items[1].kind == "string":
-        base = _each_bind(e.items[0].source, key, item)
+        steps = item_path(e.items[0].source)
+        base = (steps is not None, _at(item, steps)) if steps is not None else _each_bind(e.items[0].source, key, item)
         if base[0] and isinstance(base[1], dict):
             if e.items[1].value in base[1]:
-                return True, base[1][e.items[1].value]
+                got = base[1][e.items[1].value]
+                return (True, got) if _known(got) else (False, None)
             return _literal_or_each(e.items[2], key, item) if len(e.items) == 3 else (False, None)
         return False, None
     if e.kind == "call" and e.name == "try":            # the first argument that evaluates
@@ -1042,6 +1121,8 @@ def _stated(repo: Repo, p: str, g: NodeGroup, each: tuple[str, Any] | None = Non
                 return settle(got)
         if isinstance(v, str) and TOKEN_RE.fullmatch(v) and v in g.masked.tokens:
             src = g.masked.tokens[v] if each is None else each_fill(g.masked.tokens[v], *each)
+            if each is not None and isinstance(each[0], int):      # a count instance: var.zones[count.index]
+                src = re.sub(r"\bcount\.index\b", str(each[0]), src)
             got = module_value(repo, d, _expr(src))         # a module's variables as its calls give them
             return v if got is None else got
         if isinstance(v, dict):

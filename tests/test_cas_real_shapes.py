@@ -1536,15 +1536,15 @@ def test_a_for_each_size_every_item_shares_is_said_not_written(tmp_path):
 
 
 def test_for_each_over_what_the_root_does_not_write_is_said(tmp_path):
-    """for_each over a set of names, or a variable no file of the root sets: no group is made up (MIG-CAS-003, or
-    MIG-CAS-032 beside groups it reads, names the block), as with count."""
+    """for_each over what only Terraform knows when it runs (a data source), or a variable no file of the root sets:
+    no group is made up (MIG-CAS-003, or MIG-CAS-032 beside groups it reads, names the block), as with count."""
     import shutil
     shutil.copytree(FIXTURES / "cas-node-groups-foreach" / "input", tmp_path, dirs_exist_ok=True)
     (tmp_path / "terraform" / "terraform.tfvars").write_text('cluster_name = "orders"\n')
     variables = tmp_path / "terraform" / "variables.tf"
     variables.write_text(variables.read_text().replace("  default     = {}\n", ""))
     eks = tmp_path / "terraform" / "eks.tf"
-    for over in ("var.node_groups", 'toset(["a", "b"])'):
+    for over in ("var.node_groups", "toset(data.aws_availability_zones.all.names)"):
         eks.write_text(eks.read_text().replace("for_each = var.node_groups", f"for_each = {over}"))
         plan = _plan(tmp_path)
         assert not [c for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml")]
@@ -1579,8 +1579,9 @@ def test_each_binding_follows_terraforms_try_lookup_and_coalesce():
 
 def test_a_node_group_behind_a_count_switch_is_read_when_on(tmp_path):
     """`count = var.create_web ? 1 : 0`: on (the variable's default), the group is read as one instance (`[0]`), sized
-    and removed as a plain one; off, no group runs and none is made up; a count over a list stays said (removing one
-    instance would renumber the others)."""
+    and removed as a plain one; off, no group runs and none is made up; a count over a list the root's defaults give
+    is one group per instance (the evaluator counts them), over a list a tfvars sets it stays said (the evaluator
+    reads no tfvars)."""
     import shutil
     from migrator.cas import scan
     from migrator.inventory import Repo
@@ -1599,6 +1600,10 @@ def test_a_node_group_behind_a_count_switch_is_read_when_on(tmp_path):
     assert "name: web\n" in pools and "- spot\n" in pools
     eks.write_text(eks.read_text().replace("count = var.create_web ? 1 : 0", "count = length(var.zones)"))
     variables.write_text(base + '\nvariable "zones" {\n  default = ["a", "b"]\n}\n')
+    groups = [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "web"]
+    assert [(g.address, g.made_by) for g in groups] == [("aws_eks_node_group.web[0]", "count (length(var.zones))"),
+                                                         ("aws_eks_node_group.web[1]", "count (length(var.zones))")]
+    (tmp_path / "terraform" / "terraform.tfvars").write_text('zones = ["a", "b", "c"]\n')
     assert not [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "web"]
     assert any(f.code in ("MIG-CAS-003", "MIG-CAS-032") and "aws_eks_node_group.web makes its node groups with count"
                in f.message for f in _plan(tmp_path).findings)
@@ -1633,3 +1638,76 @@ def test_a_cluster_inside_a_module_the_root_calls_is_named_as_such(tmp_path):
     assert not plan.changes
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert "inside module.eks (modules/eks), a module this root calls" in f.message and "outputs" in f.manual_step
+
+
+def test_node_groups_an_expression_makes_are_the_instances_the_evaluator_tells():
+    """for_each over a `for` expression that filters a variable's default map, count over a list default: one group
+    per instance, its fields read with each.value / count.index bound (`var.zones[count.index]` in the name); the
+    item the filter drops makes none."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    from migrator.rules.cas.nodegroups import eks_name
+    groups = {g.address: g for g in scan(Repo(FIXTURES / "cas-node-groups-evaluated" / "input")).groups}
+    assert sorted(groups) == ['aws_eks_node_group.ingress[0]', 'aws_eks_node_group.ingress[1]',
+                              'aws_eks_node_group.system', 'aws_eks_node_group.workers["api"]',
+                              'aws_eks_node_group.workers["reports"]']
+    reports, ingress = groups['aws_eks_node_group.workers["reports"]'], groups["aws_eks_node_group.ingress[1]"]
+    assert (reports.name, reports.fields["capacity_type"], reports.fields["instance_types"]) == \
+        ("ledger-reports", "SPOT", ["r6i.xlarge"])
+    assert (reports.fields["labels"], reports.fields["min_size"], reports.fields["max_size"]) == \
+        ({"workload": "reports"}, 0, 6)
+    assert (ingress.name, eks_name(ingress)) == ("ledger-ingress-eu-west-1b", ("ledger-ingress-eu-west-1b", True))
+    assert ingress.made_by == "count (length(var.zones))" and not groups["aws_eks_node_group.system"].made_by
+
+
+def test_an_instance_the_evaluator_cannot_know_is_not_carried():
+    """The evaluator writes null, a reference or a template for what it cannot know: such an item value binds to
+    nothing (neither a value nor a missing key try()/lookup() would pass over)."""
+    from migrator.cas import _each_bind, _evaluated
+    item = _evaluated({"capacity_type": None, "ami_type": "AL2_${var.arch}", "labels": {"a": "x", "b": None},
+                       "types": {"__attribute__": "var.types", "__name__": "types"}, "min": 1})
+    for src in ("each.value.capacity_type", 'try(each.value.capacity_type, "ON_DEMAND")',
+                'lookup(each.value, "capacity_type", "ON_DEMAND")', "each.value.ami_type", "each.value.labels",
+                "each.value.types", 'coalesce(each.value.capacity_type, "ON_DEMAND")'):
+        assert _each_bind(src, "web", item) == (False, None), src
+    assert _each_bind("each.value.labels.a", "web", item) == (True, "x")
+    assert _each_bind('lookup(each.value, "min", 0)', "web", item) == (True, 1)
+    assert _each_bind('"${each.key}-${count.index}"', 3, None) == (True, "3-3")
+
+
+def test_what_decides_an_expressions_instances_is_the_modules_own_text_or_it_is_said(tmp_path):
+    """The evaluator reads defaults only: an expression over a variable a tfvars sets, a data source, a variable
+    without default or one a Terragrunt unit sets is not taken from it."""
+    from migrator.inventory import Repo
+    from migrator.inventory.sites import defaults_decide
+    (tmp_path / "main.tf").write_text(
+        'variable "a" {\n  default = ["x"]\n}\nvariable "b" {\n  default = ["y"]\n}\nvariable "c" {}\n'
+        'locals {\n  both = concat(var.a, var.b)\n}\nprovider "aws" {}\n')
+    (tmp_path / "terraform.tfvars").write_text('b = ["z"]\n')
+    repo = Repo(tmp_path)
+    assert defaults_decide(repo, "", "length(var.a)") == ""
+    assert defaults_decide(repo, "", "{ for k in var.a : k => k }") == ""
+    assert defaults_decide(repo, "", "toset(local.both)") == "var.b is set in terraform.tfvars"
+    assert defaults_decide(repo, "", "length(var.c)") == "var.c has no default"
+    assert defaults_decide(repo, "", "toset(data.aws_availability_zones.all.names)") == \
+        "data.aws_availability_zones is known only when Terraform runs"
+    assert "known only when Terraform runs" in defaults_decide(repo, "", "length(aws_subnet.private)")
+
+
+def test_instances_of_one_block_that_go_different_ways_are_said_not_half_changed(tmp_path):
+    """The controller kept on one instance of a count block (--node-group-keep): the block's sizes and its removal
+    are its instances' together, so the cutover changes none of them and says so with the commands (MIG-CAS-053);
+    the other groups are drained as usual."""
+    import shutil
+    from migrator.options import Options
+    shutil.copytree(FIXTURES / "cas-node-groups-evaluated" / "expected-run-1", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path, options=Options(node_group_keep="ledger-ingress-eu-west-1a"))
+    assert plan.phase == "cutover"
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-053"]
+    assert f.path == "terraform/eks.tf" and "aws_eks_node_group.ingress makes node groups ledger-ingress-eu-west-1a, " \
+        "ledger-ingress-eu-west-1b with count (length(var.zones))" in f.message and "kept for the controller" in f.message
+    eks = next(c.new for c in plan.changes if c.path == "terraform/eks.tf")
+    ingress = eks[eks.index('resource "aws_eks_node_group" "ingress"'):]
+    assert "    min_size     = 1\n    desired_size = 1\n" in ingress                # the ingress block unchanged
+    system = eks[eks.index('resource "aws_eks_node_group" "system"'):]
+    assert "    min_size     = 0\n    desired_size = 0\n" in system[:system.index("\n}\n")]

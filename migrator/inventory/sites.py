@@ -232,6 +232,9 @@ def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
                 return None
             text.append(str(got))
         return "".join(text)
+    stepped = _stepped(expr)
+    if stepped is not None:             # var.zones[0], local.sizes["web"], var.group.min: the value it reads
+        return _step(static_value(repo, module, stepped[0], _depth + 1), stepped[1])
     m = re.fullmatch(r"(var|local)\.([A-Za-z0-9_-]+)", expr.source.strip())
     if not m:
         return None
@@ -255,6 +258,29 @@ def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
     return None
 
 
+_STEPPED = re.compile(r'((?:var|local)\.[A-Za-z0-9_-]+)((?:\[\d+\]|\["[^"]*"\]|\.[A-Za-z_][\w-]*)+)')
+
+
+def _stepped(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, list] | None:
+    """(the variable or local, the index / key steps) of `var.x[0]`, `local.y["k"].z`; None for anything else."""
+    m = _STEPPED.fullmatch(expr.source.strip())
+    base = _expr(m.group(1)) if m else None
+    if base is None:
+        return None
+    return base, [int(a) if a else b or c for a, b, c in re.findall(r'\[(\d+)\]|\["([^"]*)"\]|\.([A-Za-z_][\w-]*)', m.group(2))]
+
+
+def _step(value: Any, steps: list) -> Any:
+    for k in steps:
+        if isinstance(k, int) and isinstance(value, list) and 0 <= k < len(value):
+            value = value[k]
+        elif isinstance(k, str) and isinstance(value, dict) and k in value:
+            value = value[k]
+        else:
+            return None
+    return value
+
+
 _COMPARE = re.compile(r"^(?P<left>[^=!]+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
 
 
@@ -271,6 +297,9 @@ def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
                 return None
             text.append(str(got))
         return "".join(text)
+    stepped = _stepped(expr) if expr is not None and _depth <= 4 else None
+    if stepped is not None:
+        return _step(module_value(repo, module, stepped[0], _depth + 1), stepped[1])
     m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr.source.strip()) if expr is not None else None
     calls = repo.callers(module) if m else []
     units = unit_callers(repo, module) if m else []
@@ -296,6 +325,50 @@ def defaults_hold(repo: Repo, module: str) -> bool:
     from ..evaluate import is_root_module
     from .terragrunt import callers as unit_callers
     return bool(repo.callers(module) or unit_callers(repo, module)) or is_root_module(repo, module or ".")
+
+
+_REFS = re.compile(r"(?<![\w.\"])(var|local|module|data|each|count|self|path|terraform|[a-z][a-z0-9]*_[\w]+)"
+                   r"\.([A-Za-z_][\w-]*)")
+
+
+def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> str:
+    """Why an expression's value is not what the module's own text says on its face ("" when it is): it reads only
+    literals, locals and variables whose default holds (no tfvars, no Terragrunt unit sets it, one call of the module
+    passes what decides it). The evaluator reads defaults and never a tfvars file, so its answer for an expression is
+    only taken where this holds."""
+    from .terragrunt import callers as unit_callers
+    if _depth > 6:
+        return f"{source.strip()[:60]} is too deeply derived"
+    for kind, name in dict.fromkeys(_REFS.findall(source)):
+        if kind == "local":
+            found = [b.attr(name) for _, b in _module_blocks(repo, module, "locals") if b.attr(name) is not None]
+            if len(found) != 1:
+                return f"local.{name} is not written once in {module or '.'}"
+            why = defaults_decide(repo, module, found[0].source, _depth + 1)
+        elif kind == "var":
+            calls, units = repo.callers(module), unit_callers(repo, module)
+            if units:
+                return f"var.{name} is set by Terragrunt units ({', '.join(u.dir for u in units[:3])})"
+            if len(calls) > 1:
+                return f"var.{name} is given by {len(calls)} calls of {module or '.'}"
+            arg = calls[0][1].attr(name) if calls else None
+            if arg is not None:
+                why = defaults_decide(repo, posixpath.dirname(calls[0][0]), arg.source, _depth + 1)
+            else:
+                sets = [p for p in repo.tfvars_files() if (not module or p.startswith(module + "/")) and
+                        name in repo.files[p].text and repo.hcl(p) is not None and name in repo.hcl(p).attributes]
+                if sets:
+                    return f"var.{name} is set in {', '.join(sets[:3])}"
+                has = [b for _, b in _module_blocks(repo, module, "variable")
+                       if b.labels == [name] and b.attr("default") is not None and b.attr("default").kind != "null"]
+                why = "" if has else f"var.{name} has no default"
+                if not why and not calls and not defaults_hold(repo, module):
+                    why = f"var.{name} is a variable of a library module its callers set"
+        else:
+            return f"{kind}.{name} is known only when Terraform runs"
+        if why:
+            return why
+    return ""
 
 
 def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:

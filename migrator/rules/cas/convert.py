@@ -376,7 +376,9 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
                       ("; a tainted on-demand group can, named with --node-group-keep (" +
                        ", ".join(s.group.name for s in tainted) + "): the controller then tolerates its taints"
                        if (tainted := [s for s in shapes if s.taints and unfit(s, named=True) is None]) else ""))
-    cands.sort(key=lambda s: (s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
+    # a group with a block of its own first: an instance of a count / for_each block cannot stay while the others go
+    cands.sort(key=lambda s: (bool(s.group.made_by and sum(x.group.block is s.group.block for x in shapes) > 1),
+                              s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
                               s.group.name))
     s = cands[0]
     return s, (f"the on-demand node group without taints with the smallest min_size "

@@ -56,7 +56,10 @@ class Groups:
         pools = convert.taken_over(self.ctx)
         self.removing = {id(g) for g in cas.groups if g.name in pools and not (kept is not None and g is kept.group)}
         self.all_groups = cas.groups
+        self.blocks_done: set[int] = set()
         for g in cas.groups:
+            if g.made_by and not self.whole_block(g, kept):
+                continue
             if kept is not None and g is kept.group:
                 if self.phase == "cutover":
                     self.size(g, KEEP_MIN, KEEP_MIN, keep=True)
@@ -72,6 +75,27 @@ class Groups:
             elif self.phase == "cleanup":
                 self.remove(g)
         return self.res
+
+    def whole_block(self, g: NodeGroup, kept) -> bool:
+        """An instance the evaluator told (count / for_each over an expression) has no text of its own: its sizes and
+        its removal are its block's, so they are changed only when every instance of the block goes the same way
+        (all drained, all removed, or the block's one instance kept); else the instances are said, once per block."""
+        sibs = [x for x in self.all_groups if x.block is g.block]
+        if len(sibs) == 1 or all(id(x) in self.removing for x in sibs):
+            return True
+        if g is sibs[0] and self.phase in ("cutover", "cleanup"):
+            staying = [x.name for x in sibs if id(x) not in self.removing]
+            self.res.findings.append(Finding(
+                "MIG-CAS-053", "warning", g.home, g.line,
+                f"{g.block.address} makes node groups {', '.join(x.name for x in sibs)} with {g.made_by}: their sizes "
+                f"and their removal are the block's, and {', '.join(staying)} stays "
+                f"({'kept for the controller' if kept is not None and kept.group in sibs else 'no NodePool of its name'}),"
+                " so migrator changes none of them",
+                "scale the others to zero with `aws eks update-nodegroup-config --cluster-name <cluster> "
+                "--nodegroup-name <name> --scaling-config minSize=0,desiredSize=0` once Karpenter runs, and take them "
+                f"out of the {g.made_by.split(' ')[0]} expression at cleanup (or keep another group with "
+                "--node-group-keep)"))
+        return False
 
     # -- sizes -------------------------------------------------------------------------------------------------
     def size(self, g: NodeGroup, low: int, desired: int, keep: bool = False) -> None:
@@ -96,7 +120,9 @@ class Groups:
             sc = g.block.sub("scaling_config")
             if not sc:
                 return
-            self._set_attrs(g.path, text, _plain(sc[0]), want)
+            if id(g.block) not in self.blocks_done:      # evaluated instances share their block: edited once
+                self._set_attrs(g.path, text, _plain(sc[0]), want)
+                self.blocks_done.add(id(g.block))
         elif not self._eksctl_sizes(g, text, want):
             return
         if keep:
@@ -277,9 +303,14 @@ class Groups:
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
             address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else g.address
         elif g.source == "resource":
+            address = g.block.address
+            if id(g.block) in self.blocks_done:         # the block of evaluated instances goes once, with all of them
+                self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line, f"node group {g.name} removed"
+                                                 f" ({g.address}): Karpenter's NodePool {g.name} replaces it"))
+                return
             s, end = block_span(text, g.block)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
-            address = g.block.address
+            self.blocks_done.add(id(g.block))
         else:
             s, end = self._eksctl_remove(g, text)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
