@@ -77,6 +77,7 @@ class NodeGroup:
     key: str | None = None                      # aws_eks_node_group with for_each: its item's key (entry: the item)
     home: str = ""                              # the file of the block, where path is the file of its map
     instance: str = ""                          # aws_eks_node_group with count or for_each: `[0]`, `["web"]`
+    shadowed: list = field(default_factory=list)  # (file, ObjEntry) of the same key a merge() replaces with this one
     made_by: str = ""                           # an instance the evaluator told (count / for_each built by an
                                                 # expression): how the block makes its instances; no text of its own
 
@@ -795,23 +796,20 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
         defaults = b.attr(tf["defaults"][attr])
         base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
         listed = groups.kind == "tuple" and groups.items and all(i.kind == "object" for i in groups.items)
-        at, why = p, ""
-        if groups.kind == "ref":            # `= local.node_groups` / `var.node_groups`: the map where it is written
-            from .inventory.sites import object_site
-            found, obj, why = object_site(repo, p, groups)
-            if found is not None:
-                at, groups = found, obj
-        if groups.kind != "object" and not listed:
+        why = ""
+        if listed:          # a list of groups (v17 style, still taken by the module's `for k, v in var.x`): by position
+            entries = [(p, hclsrc.ObjEntry(str(i), it.start, it.start, False, it, it.start, it.end), [])
+                       for i, it in enumerate(groups.items)]
+        else:               # the map where it is written: `local.x`, `var.x`, `merge(...)` of those
+            from .inventory.sites import map_entries
+            entries, why = map_entries(repo, p, groups) if groups.kind != "tuple" else ([], "")
+        if why or (groups.kind == "tuple" and not listed):
             inv.unread.append((p, hclsrc.line_of(text, groups.start),
                                f"module.{b.labels[0]}.{attr} is a list whose items are not all written out"
                                if groups.kind == "tuple" else
                                f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]}"
                                + (f": {why}" if why else "") + ")"))
-        # a list of groups (v17 style, still taken by the module's `for k, v in var.x`): keyed by position ("0", "1")
-        entries = [hclsrc.ObjEntry(str(i), it.start, it.start, False, it, it.start, it.end)
-                   for i, it in enumerate(groups.items)] if listed else \
-            (groups.entries if groups.kind == "object" else [])
-        for e in entries:
+        for at, e, under in entries:
             if e.value.kind != "object":
                 inv.unread.append((at, hclsrc.line_of(repo.text(at), e.start),
                                    f"node group {e.key} of module.{b.labels[0]} is built by an expression"))
@@ -819,7 +817,7 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
             own = hcl_to_obj(e.value, m)
             merged = {**(base if isinstance(base, dict) else {}), **own}
             g = NodeGroup(e.key, "module", flavour, at, hclsrc.line_of(repo.text(at), e.start), block=b, entry=e,
-                          attr=attr, masked=m)
+                          attr=attr, masked=m, shadowed=under)
             for key, meaning in tf["fields"].items():
                 if key in merged:
                     g.fields[meaning] = merged[key]
@@ -884,20 +882,20 @@ def _resource_fields(b: hclsrc.Block, g: NodeGroup, spec: dict) -> None:
 
 def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
     """`aws_eks_node_group` with `for_each` over a map written in the module (on the resource, a local, the one
-    tfvars of the root, else the variable's default): one group per item, its fields read with `each.key` and
+    tfvars of the root, else the variable's default, or `merge()` of those): one group per item, its fields read with `each.key` and
     `each.value` bound to the item (`each.value.x`, `lookup(each.value, "x", d)`, `try(each.value.x, d)`, string
     templates of those, dynamic `taint` blocks over an item's list); anything else stays an expression (said per
     field). Sized and removed in the item."""
-    from .inventory.sites import object_site
+    from .inventory.sites import map_entries
     spec = FACTS["node_groups"]["aws_eks_node_group"]
     text = repo.text(p)
     fe = b.attr("for_each")
-    at, obj, why = (p, fe, "") if fe.kind == "object" else object_site(repo, p, fe) if fe.kind == "ref" else \
-        (None, None, "")
-    if obj is None:
-        _evaluated_groups(repo, p, b, inv, f"for_each over {fe.source.strip()[:60]}", why)
+    entries, why = map_entries(repo, p, fe)
+    if why:
+        _evaluated_groups(repo, p, b, inv, f"for_each over {fe.source.strip()[:60]}",
+                          why if fe.kind == "ref" or (fe.kind == "call" and fe.name == "merge") else "")
         return
-    for e in obj.entries:
+    for at, e, under in entries:
         if e.value.kind != "object":
             inv.unread.append((at, hclsrc.line_of(repo.text(at), e.start),
                                f"node group {e.key} of {b.address} (for_each) is built by an expression"))
@@ -905,7 +903,7 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
         m = Masked(text="")
         item = hcl_to_obj(e.value, m)
         g = NodeGroup(e.key, "resource", "managed", at, hclsrc.line_of(repo.text(at), e.start), block=b, entry=e,
-                      masked=m, key=e.key, home=p, instance=f'["{e.key}"]')
+                      masked=m, key=e.key, home=p, instance=f'["{e.key}"]', shadowed=under)
         _resource_fields(b, g, spec)
         for d in b.sub("dynamic"):
             if d.labels == [spec["taint_block"]]:
@@ -1141,6 +1139,63 @@ def _stated(repo: Repo, p: str, g: NodeGroup, each: tuple[str, Any] | None = Non
 
 
 _NUMBERS = ("min_size", "max_size", "desired_size", "disk_size")
+
+
+def subnet_zones(repo: Repo, g: NodeGroup) -> list[str] | None:
+    """The availability zones a node group's subnets lie in, where the repository states each: an eksctl group's
+    availabilityZones; `aws_subnet.x.id` (its availability_zone), `module.vpc.private_subnets[i]` (a
+    terraform-aws-modules/vpc module's `azs[i]`), and locals / variables whose list holds those (`local.subnets[0]`,
+    `count.index` of the instance bound). None when any subnet's zone is not known."""
+    from .inventory.sites import _expr
+    if g.source == "eksctl":
+        z = g.literal("availability_zones")
+        return [str(x) for x in z] if isinstance(z, list) and z else None
+    v = g.fields.get("subnet_ids")
+    if not isinstance(v, list) or not v:
+        src = g.masked.unmask(str(v or "")).strip()
+        one = _expr(src) if src else None
+        if one is None or one.kind != "tuple":
+            return None
+        v = [x.source for x in one.items]
+    d = posixpath.dirname(g.home or g.path)
+    zones = []
+    for x in v:
+        src = g.masked.unmask(str(x)).strip()
+        if isinstance(g.key, int) and g.made_by:
+            src = re.sub(r"\bcount\.index\b", str(g.key), src)
+        z = _subnet_zone(repo, d, src, 0)
+        if not isinstance(z, str) or not z:
+            return None
+        zones.append(z)
+    return list(dict.fromkeys(zones))
+
+
+def _subnet_zone(repo: Repo, d: str, src: str, depth: int) -> str | None:
+    from .inventory.sites import _module_blocks, module_value
+    if depth > 4:
+        return None
+    m = re.fullmatch(r"aws_subnet\.([\w-]+)\.id", src)
+    if m:
+        found = [b for _, b in _module_blocks(repo, d, "resource") if b.labels == ["aws_subnet", m.group(1)]]
+        az = found[0].attr("availability_zone") if len(found) == 1 else None
+        got = module_value(repo, d, az) if az is not None else None
+        return got if isinstance(got, str) else None
+    m = re.fullmatch(r"module\.([\w-]+)\.([\w-]+)\[(\d+)\]", src)
+    if m and m.group(2) in FACTS["install"]["vpc_subnet_outputs"]:
+        found = [b for _, b in _module_blocks(repo, d, "module") if b.labels == [m.group(1)]]
+        source = found[0].attr("source") if len(found) == 1 else None
+        if source is None or FACTS["detect"]["vpc_module_source"] not in str(source.literal() or ""):
+            return None
+        azs = module_value(repo, d, found[0].attr("azs")) if found[0].attr("azs") is not None else None
+        i = int(m.group(3))
+        return azs[i] if isinstance(azs, list) and i < len(azs) and isinstance(azs[i], str) else None
+    m = re.fullmatch(r"local\.([\w-]+)\[(\d+)\]", src)
+    if m:
+        found = [b.attr(m.group(1)) for _, b in _module_blocks(repo, d, "locals") if b.attr(m.group(1)) is not None]
+        i = int(m.group(2))
+        if len(found) == 1 and found[0].kind == "tuple" and i < len(found[0].items):
+            return _subnet_zone(repo, d, found[0].items[i].source.strip(), depth + 1)
+    return None
 
 
 def _hcl_version(e: hclsrc.Expr | None) -> str | None:

@@ -1711,3 +1711,78 @@ def test_instances_of_one_block_that_go_different_ways_are_said_not_half_changed
     assert "    min_size     = 1\n    desired_size = 1\n" in ingress                # the ingress block unchanged
     system = eks[eks.index('resource "aws_eks_node_group" "system"'):]
     assert "    min_size     = 0\n    desired_size = 0\n" in system[:system.index("\n}\n")]
+
+
+def test_a_group_kept_to_some_zones_keeps_its_nodepool_there(tmp_path):
+    """A group whose subnets lie in one zone (`module.vpc.private_subnets[0]`, the vpc module's azs by position; an
+    eksctl group's availabilityZones) gets `topology.kubernetes.io/zone In [...]` in its NodePool (MIG-CAS-054);
+    a subnet whose zone is not stated leaves the NodePool on every tagged subnet, said (MIG-CAS-033)."""
+    import shutil
+    from migrator.rules.cas.convert import FACTS
+    zone_key = FACTS["install"]["zone_label"]
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path / "tf")
+    main = tmp_path / "tf" / "main.tf"
+    main.write_text(main.read_text().replace('      desired_size   = 2\n',
+                                             '      desired_size   = 2\n      subnet_ids     = [module.vpc.private_subnets[1]]\n', 1))
+    plan = _plan(tmp_path / "tf")
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-054"]
+    assert "node group spot launches into eu-west-1b only" in f.message
+    tf = next(c.new for c in plan.changes if c.path == "karpenter.tf")
+    spot = tf[tf.index("name: spot"):]
+    assert f"- key: {zone_key}\n" in spot and "- eu-west-1b\n" in spot
+    general = tf[tf.index("name: general"):tf.index("name: spot")]
+    assert zone_key not in general
+    main.write_text(main.read_text().replace("[module.vpc.private_subnets[1]]", "[var.batch_subnet]") +
+                    'variable "batch_subnet" {\n  type = string\n}\n')
+    for written in ("[var.batch_subnet]", "var.batch_subnets"):       # an item, or the whole list, not stated
+        main.write_text(main.read_text().replace("[var.batch_subnet]", written))
+        plan = _plan(tmp_path / "tf")
+        assert not [f for f in plan.findings if f.code in ("MIG-CAS-054", "MIG-INT-001")], written
+        assert [f for f in plan.findings if f.code == "MIG-CAS-033" and "spot" in f.message], written
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path / "ek")
+    cfg = tmp_path / "ek" / "cluster.yaml"
+    cfg.write_text(cfg.read_text().replace("    spot: true\n", "    spot: true\n    availabilityZones: [\"eu-west-1a\"]\n", 1))
+    plan = _plan(tmp_path / "ek")
+    assert [f.message for f in plan.findings if f.code == "MIG-CAS-054"] == [
+        "node group spotgroup launches into eu-west-1a only: its NodePool keeps to that zone "
+        f"({zone_key}), in the subnets tagged karpenter.sh/discovery there"]
+
+
+def test_node_groups_merged_from_written_maps_are_read_and_edited_where_each_is_written(tmp_path):
+    """`eks_managed_node_groups = merge(local.base_groups, { spot = ... })` (terraform-aws-modules/eks): each group from
+    the map that writes it (a later map's item replaces an earlier one's whole, as merge does); the cutover sizes
+    and the cleanup removes it there."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    text = main.read_text()
+    start = text.index("  eks_managed_node_groups = {\n")
+    general_end = text.index("    # batch jobs on spot capacity\n")
+    general = text[start + len("  eks_managed_node_groups = {\n"):general_end]
+    text = text[:start] + "  eks_managed_node_groups = merge(local.base_groups, {\n" + text[general_end:]
+    end = text.index("\n  }\n", text.index("eks_managed_node_groups = merge("))
+    text = text[:end] + "\n  })\n" + text[end + len("\n  }\n"):]
+    text += "\nlocals {\n  base_groups = {\n" + general + "    gone = {\n      instance_types = [\"t3.small\"]\n" \
+        "    }\n  }\n}\n"
+    text = text.replace("  eks_managed_node_groups = merge(local.base_groups, {\n",
+                        "  eks_managed_node_groups = merge(local.base_groups, {\n    gone = {\n"
+                        "      instance_types = [\"m6i.large\"]\n      min_size       = 1\n      max_size       = 2\n"
+                        "    }\n\n")
+    main.write_text(text)
+    groups = {g.name: g for g in scan(Repo(tmp_path)).groups}
+    assert set(groups) == {"general", "spot", "gone"}
+    assert groups["general"].fields["instance_types"] == ["m6i.xlarge", "m5.xlarge"]
+    assert groups["gone"].fields["instance_types"] == ["m6i.large"]             # the later map's item, whole
+    assert groups["general"].entry.start > text.index("base_groups = {")           # read in the local
+    plan = _plan(tmp_path)
+    pools = next(c.new for c in plan.changes if c.path == "karpenter.tf")
+    assert "name: general" in pools and "name: spot" in pools and "- m6i.large" in pools and "t3.small" not in pools
+    from migrator.apply import apply_changes
+    for _ in range(4):                                  # install, cutover, cleanup: no run stops or leaves work
+        plan = _plan(tmp_path)
+        assert not [f for f in plan.findings if f.severity == "error"], plan.phase
+        apply_changes(tmp_path, plan.changes)
+    done = main.read_text()
+    assert "gone = {" not in done and "spot = {" not in done and "    general = {" in done  # both gone items went

@@ -123,6 +123,29 @@ def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None
     return None, None, f"{src} is not one object written in this module"
 
 
+def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list, str]:
+    """The items of a map the repository writes, each with the file it is written in: an object literal, a local /
+    variable standing for one (object_site), or `merge()` of those (a later map's item replaces an earlier one's
+    with the same key, whole, as Terraform's merge does). ([(file, ObjEntry, [(file, ObjEntry) it replaces])], "") or
+    ([], why not): an item is removed with the ones it replaces, else they would take its place."""
+    if expr.kind == "object":
+        return [(tf_path, e, []) for e in expr.entries], ""
+    if expr.kind == "ref":
+        at, obj, why = object_site(repo, tf_path, expr)
+        return ([(at, e, []) for e in obj.entries], "") if obj is not None else ([], why)
+    if expr.kind == "call" and expr.name == "merge" and expr.items and _depth < 4:
+        out: dict[str, tuple] = {}
+        for a in expr.items:
+            got, why = map_entries(repo, tf_path, a, _depth + 1)
+            if why:
+                return [], why
+            for at, e, under in got:
+                before = out.pop(e.key, None)
+                out[e.key] = (at, e, ([*before[2], (before[0], before[1])] if before else []) + under)
+        return list(out.values()), ""
+    return [], f"{expr.source.strip()[:60]} is not a map written in the repository"
+
+
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0,
                      numbers: bool = False) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the

@@ -32,6 +32,7 @@ class Shape:
 
     default_disk: int | None = None
     unsure: list[str] = field(default_factory=list)     # fields whose value is not known (never a controller home)
+    zones: list[str] = field(default_factory=list)      # the zones its subnets lie in, where fewer than the cluster's
 
     @property
     def carried(self) -> bool:
@@ -292,6 +293,8 @@ def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | No
         req.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": s.instance_types})
     req.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": s.capacity.split("+")})
     req.append({"key": "kubernetes.io/arch", "operator": "In", "values": [s.arch]})
+    if s.zones:
+        req.append({"key": FACTS["install"]["zone_label"], "operator": "In", "values": s.zones})
     tspec: dict[str, Any] = {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class_name},
                              "requirements": req}
     if s.taints:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import knowledge
-from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, set_entries, yaml_values
+from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, set_entries, subnet_zones, yaml_values
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
+from ...inventory.sites import _module_blocks
 from ...model import Finding
 from ...modmajor import irsa_document
 from ...placement import align_attributes, kustomization_insert
@@ -234,6 +235,7 @@ class Installer:
         self.repo = ctx.repo
         self.cas: CasInventory = convert.inventory(ctx)
         self.res = InstallResult()
+        self.zoned: set[str] = set()        # groups whose NodePool keeps to their zones (zones())
         self.target = ctx.target.chart if ctx.target is not None and ctx.target.chart else knowledge.load("minors")["newest"]
 
     def run(self) -> InstallResult:
@@ -349,6 +351,7 @@ class Installer:
                   "then run again")
             return res
         names = self.fixed_names(expr, literal)
+        self.zones(shapes)
         pools, classes = self.objects(shapes, expr, literal, names)
         if pools is None:
             return res
@@ -709,6 +712,7 @@ class Installer:
         res.access = "entry" if mode in ("API", "API_AND_CONFIG_MAP") else "aws-auth"
         names = {"node_role": INSTALL["eksctl"]["node_role"].format(cluster=cluster),
                  "queue": INSTALL["eksctl"]["queue"].format(cluster=cluster)}
+        self.zones(shapes)
         pools, classes = self.objects(shapes, "", cluster, names)
         if pools is None:
             return res
@@ -924,6 +928,41 @@ class Installer:
         res.charts_file = charts
         return True
 
+    def cluster_subnets(self) -> dict[frozenset, str]:
+        """The cluster's own subnets (aws_eks_cluster vpc_config, the eks module's subnet_ids): as a set of
+        expressions -> as written."""
+        out: dict[frozenset, str] = {}
+        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
+            for vc in b.sub("vpc_config"):
+                if vc.attr("subnet_ids") is not None:
+                    src = vc.attr("subnet_ids").source.strip()
+                    out[_subnet_set(src)] = src
+        for p, b in self.cas.eks_modules:
+            if b.attr("subnet_ids") is not None:
+                src = b.attr("subnet_ids").source.strip()
+                out[_subnet_set(src)] = src
+        return out
+
+    def zones(self, shapes: list) -> None:
+        """A group that launches into subnets of some zones only (not the cluster's subnets) keeps its NodePool to
+        those zones, where the repository states every subnet's zone (MIG-CAS-054); the others are said with the
+        subnets at the discovery tags (MIG-CAS-033)."""
+        cluster = self.cluster_subnets()
+        for s in shapes:
+            g = s.group
+            key, own = _subnets_of(g)
+            if g.source != "eksctl" and not (own and cluster and key not in cluster):
+                continue
+            zones = subnet_zones(self.repo, g)
+            if not zones:
+                continue
+            s.zones = zones
+            self.zoned.add(g.name)
+            _find(self.res, "MIG-CAS-054", "info", g.path, g.line,
+                  f"node group {g.name} launches into {', '.join(zones)} only: its NodePool keeps to "
+                  f"{'that zone' if len(zones) == 1 else 'those zones'} ({INSTALL['zone_label']}), in the subnets "
+                  f"tagged {INSTALL['discovery_tag']} there")
+
     # -- discovery tags -------------------------------------------------------------------------------------------
     def tag_value(self, d: str, literal: str | None) -> str | None:
         """The discovery tag's value as the expression the cluster's name comes from (the eks module's or the
@@ -952,6 +991,10 @@ class Installer:
         subnets = set()
         for g in self.cas.groups:
             src = g.masked.unmask(str(g.fields.get("subnet_ids", "")))
+            home = posixpath.dirname(g.home or g.path)
+            for name in set(re.findall(r"\blocal\.([\w-]+)", src)):     # `local.subnets[count.index]`: its list
+                src += "".join(b.attr(name).source for _, b in _module_blocks(self.repo, home, "locals")
+                               if b.attr(name) is not None)
             subnets.update(re.findall(r"aws_subnet\.([A-Za-z0-9_-]+)", src))
         for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
             for vc in b.sub("vpc_config"):
@@ -966,23 +1009,14 @@ class Installer:
                 self.res.tagged.append(f"{b.address}.{attr}")
         self.res.sg_by_cli = not any(a.endswith("node_security_group_tags") for a in self.res.tagged)
         self.res.subnets_by_cli = not any(not a.endswith("node_security_group_tags") for a in self.res.tagged)
-        cluster_subnets: dict[frozenset, str] = {}          # the subnets as a set of expressions -> as written
-        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
-            for vc in b.sub("vpc_config"):
-                if vc.attr("subnet_ids") is not None:
-                    src = vc.attr("subnet_ids").source.strip()
-                    cluster_subnets[_subnet_set(src)] = src
-        for p, b in self.cas.eks_modules:
-            if b.attr("subnet_ids") is not None:
-                src = b.attr("subnet_ids").source.strip()
-                cluster_subnets[_subnet_set(src)] = src
+        cluster_subnets = self.cluster_subnets()
         sources = {g.name: _subnets_of(g) for g in self.cas.groups}
         if self.res.subnets_by_cli:         # the runbook tags every group's own subnets: each NodePool gets their
             union = {"the other node groups' subnets"} if len({k for k, _ in sources.values()}) > 1 else set()
             cluster_subnets = {frozenset(union): "the other node groups' subnets"} if union else {}
         for g in self.cas.groups:
             key, own = sources[g.name]
-            if own and cluster_subnets and key not in cluster_subnets:
+            if own and cluster_subnets and key not in cluster_subnets and g.name not in self.zoned:
                 _find(self.res, "MIG-CAS-033", "warning", g.path, g.line,
                       f"node group {g.name} launches into {own}, not all of "
                       f"{', '.join(sorted(cluster_subnets.values()))}; its NodePool uses every subnet tagged "

@@ -296,11 +296,8 @@ class Groups:
                 return
         if g.entry is not None:             # a module group, or a for_each item: its entry in the map
             e = g.entry
-            s = comments_above(text, line_start(text, e.start))
-            end = line_end(text, e.end)
-            if s > 0 and not text[line_start(text, s - 1):s].strip():
-                s = line_start(text, s - 1)
-            self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
+            for at, x in [(g.path, e), *g.shadowed]:     # and the items of its key a merge() let it replace
+                self.res.edits.append(TextEdit(at, *_entry_span(self.repo.text(at), x), "", RULE))
             address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else g.address
         elif g.source == "resource":
             address = g.block.address
@@ -323,6 +320,14 @@ class Groups:
         self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
         self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
+
+
+def _entry_span(text: str, e: hclsrc.ObjEntry) -> tuple[int, int]:
+    """A map item's lines with the comments above it (and one blank line before them)."""
+    s = comments_above(text, line_start(text, e.start))
+    if s > 0 and not text[line_start(text, s - 1):s].strip():
+        s = line_start(text, s - 1)
+    return s, line_end(text, e.end)
 
 
 def _plain(b: hclsrc.Block) -> dict:
