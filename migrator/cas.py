@@ -445,8 +445,9 @@ def wrapper_input(repo: Repo, p: str, b: hclsrc.Block, path: str | None) -> Any:
 
 def _wrapper_installs(repo: Repo, generic: list[tuple[str, hclsrc.Block]]):
     """(file, module call, how its module takes a chart) of every call that gives a generic Helm release module
-    Cluster Autoscaler's chart: a registry module of knowledge/cas.yaml `wrappers`, or a module of the repository whose
-    helm_release takes its chart from a variable (`generic`: those helm_release blocks); switched off calls skipped."""
+    Cluster Autoscaler's chart: a registry module of knowledge/cas.yaml `wrappers` (called by a `module` block, or by
+    a Terragrunt unit: its inputs read as the call's arguments), or a module of the repository whose helm_release
+    takes its chart from a variable (`generic`: those helm_release blocks); switched off calls skipped."""
     sources = re.compile("|".join(f"(?:{r['source']})" for r in FACTS["wrappers"]))
     for p in [p for p in repo.tf_containing("module") if sources.search(repo.text(p))]:
         f = repo.hcl(p)
@@ -457,6 +458,13 @@ def _wrapper_installs(repo: Repo, generic: list[tuple[str, hclsrc.Block]]):
             if row is not None and _is_chart(wrapper_input(repo, p, b, row["chart"])) and \
                     not _wrapper_off(repo, p, b, row):
                 yield p, b, row
+    from .inventory.terragrunt import module_block, units
+    for u in units(repo):                   # a Terragrunt unit calling one (`tfr:///terraform-module/release/helm`)
+        row = next((r for r in FACTS["wrappers"] if u.remote and re.search(r["source"], u.remote)), None)
+        b = module_block(repo, u, FACTS["detect"]["chart"].replace("-", "_")) if row is not None else None
+        if b is not None and _is_chart(wrapper_input(repo, u.path, b, row["chart"])) and \
+                not _wrapper_off(repo, u.path, b, row):
+            yield u.path, b, row
     for mp, release in generic:
         row = _local_wrapper(repo, mp, release)
         for p, b in repo.callers(posixpath.dirname(mp)):

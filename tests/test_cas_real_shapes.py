@@ -372,6 +372,17 @@ def _plan(tree, **kw):
     return make_plan(tree, to="latest", **kw)
 
 
+def _walk(tree, runs: int, errors: bool = False):
+    """Plan and apply `runs` times (as `migrator apply --write` run after run); the last plan. No run may stop on an
+    error finding unless `errors`."""
+    from migrator.apply import apply_changes
+    for _ in range(runs):
+        plan = _plan(tree)
+        assert errors or not [f for f in plan.findings if f.severity == "error"], plan.phase
+        apply_changes(tree, plan.changes)
+    return plan
+
+
 def test_a_hand_written_clusters_oidc_provider_carries_the_controllers_irsa_trust(tmp_path):
     """The OIDC provider declared beside an aws_eks_cluster (oidc.tf) is the IRSA trust's principal: no false
     MIG-CAS-009 stop."""
@@ -1779,10 +1790,107 @@ def test_node_groups_merged_from_written_maps_are_read_and_edited_where_each_is_
     plan = _plan(tmp_path)
     pools = next(c.new for c in plan.changes if c.path == "karpenter.tf")
     assert "name: general" in pools and "name: spot" in pools and "- m6i.large" in pools and "t3.small" not in pools
-    from migrator.apply import apply_changes
-    for _ in range(4):                                  # install, cutover, cleanup: no run stops or leaves work
-        plan = _plan(tmp_path)
-        assert not [f for f in plan.findings if f.severity == "error"], plan.phase
-        apply_changes(tmp_path, plan.changes)
+    _walk(tmp_path, 4)                                  # install, cutover, cleanup: no run stops or leaves work
     done = main.read_text()
     assert "gone = {" not in done and "spot = {" not in done and "    general = {" in done  # both gone items went
+
+
+def test_a_cluster_module_the_root_calls_gets_karpenter_only_when_it_is_this_roots_alone(tmp_path):
+    """The cluster (eks module v19, aws-auth) and Cluster Autoscaler in a local module one root calls: Karpenter is
+    written in that module, its node role joined to the roles the module is given (`concat(var.aws_auth_roles, [...])`)
+    and an AWS provider pin in the calling root said (MIG-CAS-017: it holds the module too). A second root calling the
+    same module: nothing is written there (it would reach that root's cluster), MIG-CAS-002 names both roots
+    (asprin107/sturdy-lamp, DevOpsExpansion/eks.terraform)."""
+    import shutil
+    mod = tmp_path / "modules" / "cluster"
+    shutil.copytree(FIXTURES / "cas-terraform-aws-auth" / "input", mod)
+    versions = mod / "versions.tf"
+    versions.write_text(versions.read_text().split('provider "aws"')[0].rstrip() + "\n")
+    main = mod / "main.tf"
+    text = main.read_text()
+    start = text.index("  aws_auth_roles = [\n")
+    end = text.index("  ]\n", start) + len("  ]\n")
+    main.write_text(text[:start] + "  aws_auth_roles = var.aws_auth_roles\n" + text[end:] +
+                    '\nvariable "aws_auth_roles" {\n  type    = any\n  default = []\n}\n')
+    prod = tmp_path / "live" / "prod"
+    prod.mkdir(parents=True)
+    (prod / "main.tf").write_text(
+        'terraform {\n  required_providers {\n    aws = {\n      source  = "hashicorp/aws"\n      version = "~> 5.40"\n'
+        '    }\n  }\n}\n\nprovider "aws" {\n  region = "eu-west-1"\n}\n\nmodule "cluster" {\n'
+        '  source = "../../modules/cluster"\n  region = "eu-west-1"\n}\n')
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    assert any(f.code == "MIG-CAS-017" and f.path == "live/prod/main.tf" for f in plan.findings)
+    assert any(c.path == "modules/cluster/karpenter.tf" for c in plan.changes)
+    patched = next(c.new for c in plan.changes if c.path == "modules/cluster/main.tf")
+    assert "  aws_auth_roles = concat(var.aws_auth_roles, [\n    {\n      rolearn  = module.karpenter.node_iam_role_arn\n" \
+        in patched and "    },\n  ])\n" in patched
+    dev = tmp_path / "live" / "dev"
+    shutil.copytree(prod, dev)
+    plan = _plan(tmp_path)
+    assert not [c for c in plan.changes if c.path.startswith("modules/cluster/karpenter")]
+    assert any(f.code == "MIG-CAS-002" and "which 2 root modules call (live/dev, live/prod)" in f.message
+               for f in plan.findings)
+
+
+def test_a_module_that_held_only_cluster_autoscaler_goes_with_its_call_at_the_cleanup(tmp_path):
+    """Cluster Autoscaler (helm_release and its IRSA module) in a local module of its own the root calls
+    (DevOpsExpansion/eks.terraform's apps/autoscaler): the cleanup deletes the module's files, variables and all, and
+    removes the call (MIG-CAS-020); an output of the root reading the call keeps both, said (MIG-CAS-042)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform-aws-auth" / "input", tmp_path / "a")
+    root = tmp_path / "a"
+    cas = (root / "cluster-autoscaler.tf").read_text()
+    (root / "cluster-autoscaler.tf").unlink()
+    mod = root / "modules" / "autoscaler"
+    mod.mkdir(parents=True)
+    (mod / "main.tf").write_text(cas.replace("module.eks.cluster_name", "var.cluster_name")
+                                 .replace("module.eks.oidc_provider_arn", "var.oidc_provider_arn")
+                                 .replace("${local.name}", "${var.cluster_name}"))
+    (mod / "variables.tf").write_text('variable "cluster_name" {\n  type = string\n}\n\nvariable "oidc_provider_arn" '
+                                      '{\n  type = string\n}\n\nvariable "region" {\n  type = string\n}\n')
+    call = ('\nmodule "autoscaler" {\n  source = "./modules/autoscaler"\n\n  cluster_name      = module.eks.cluster_name\n'
+            '  oidc_provider_arn = module.eks.oidc_provider_arn\n  region            = var.region\n}\n')
+    (root / "main.tf").write_text((root / "main.tf").read_text() + call)
+    shutil.copytree(root, tmp_path / "b")
+    plan = _walk(root, 3)                               # install, cutover, cleanup
+    assert plan.phase == "cleanup"
+    assert not list(mod.glob("*.tf")) and 'module "autoscaler"' not in (root / "main.tf").read_text()
+    assert any(f.code == "MIG-CAS-020" and "module.autoscaler removed with its module modules/autoscaler" in f.message
+               for f in plan.findings)
+    other = tmp_path / "b"
+    (other / "outputs.tf").write_text('output "autoscaler" {\n  value = module.autoscaler\n}\n')
+    plan = _walk(other, 3)
+    assert plan.phase == "cleanup" and (other / "modules" / "autoscaler" / "variables.tf").exists()
+    assert 'module "autoscaler"' in (other / "main.tf").read_text()
+    assert any(f.code == "MIG-CAS-042" and "module.autoscaler is left with nothing but variables" in f.message
+               for f in plan.findings)
+
+
+def test_a_terragrunt_unit_calling_a_registry_helm_module_with_the_chart_is_an_install(tmp_path):
+    """`terraform { source = "tfr:///terraform-module/release/helm?version=2.8.2" }` with `inputs.app.chart =
+    "cluster-autoscaler"`: Cluster Autoscaler, seen (it was no root at all); its cluster made by the eks unit it depends
+    on is another state (MIG-CAS-002 names both units), nothing written; no "names Karpenter" note for it (MIG-SRC-014).
+    The same unit installing metrics-server is nothing of migrator's."""
+    for d in ("live/dev/eks", "live/dev/cluster-autoscaler", "modules/eks"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "live" / "terragrunt.hcl").write_text('remote_state {\n  backend = "s3"\n}\n')
+    (tmp_path / "live/dev/eks/terragrunt.hcl").write_text(
+        'include "root" {\n  path = find_in_parent_folders()\n}\n\nterraform {\n  source = "../../../modules/eks"\n}\n')
+    unit = tmp_path / "live/dev/cluster-autoscaler/terragrunt.hcl"
+    unit.write_text(
+        'include "root" {\n  path = find_in_parent_folders()\n}\n\nterraform {\n'
+        '  source = "tfr:///terraform-module/release/helm?version=2.8.2"\n}\n\ndependency "eks" {\n'
+        '  config_path = "../eks"\n}\n\ninputs = {\n  namespace = "kube-system"\n  app = {\n'
+        '    name    = "cluster-autoscaler"\n    chart   = "cluster-autoscaler"\n    version = "9.43.2"\n  }\n}\n')
+    (tmp_path / "modules/eks/main.tf").write_text(
+        'resource "aws_eks_cluster" "this" {\n  name     = "dev"\n  role_arn = "arn:aws:iam::111122223333:role/eks"\n\n'
+        '  vpc_config {\n    subnet_ids = ["subnet-1"]\n  }\n}\n')
+    plan = _plan(tmp_path)
+    assert [(r.path, r.era) for r in plan.roots] == [("live/dev", "cas")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert f.path == "live/dev/cluster-autoscaler/terragrunt.hcl" and "installed by Terragrunt unit " \
+        "live/dev/cluster-autoscaler and the cluster is made by unit live/dev/eks (module modules/eks)" in f.message
+    assert not plan.changes and not [f for f in plan.findings if f.code == "MIG-SRC-014"]
+    unit.write_text(unit.read_text().replace('"cluster-autoscaler"', '"metrics-server"'))
+    assert not [r for r in _plan(tmp_path).roots if r.era == "cas"]

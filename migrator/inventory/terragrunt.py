@@ -573,7 +573,8 @@ def scan(repo: Repo) -> Iterator:
     for u in units(repo):
         md = u.module_dir
         if md is None:
-            if u.remote is not None and not _read_remotely(u.remote):
+            if u.remote is not None and not _read_remotely(u.remote) and \
+                    re.search(r"karpenter", repo.text(u.path), re.I):   # (units naming only Cluster Autoscaler too)
                 _remote(repo, u)
             continue
         for mp in repo.tf_in_dir(md):

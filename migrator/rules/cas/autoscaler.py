@@ -126,6 +126,7 @@ class Autoscaler:
                     f"remove {b.address} (and its attachment) once Cluster Autoscaler is gone, unless something else "
                     "uses it"))
             self._settle()
+            self._emptied_modules()
             self._orphan_files()
             for p, blocks in self._gone.items():
                 if blocks:
@@ -190,6 +191,40 @@ class Autoscaler:
                         "MIG-CAS-042", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
                         f"{a} belongs to Cluster Autoscaler but stays: {', '.join(by)} reads it",
                         f"remove {a} by hand once {', '.join(by)} no longer reads it"))
+
+    def _emptied_modules(self) -> None:
+        """A local module the cleanup leaves with no resource, module or data block (a module of the repository that
+        held Cluster Autoscaler only) goes whole with its one call: its files are deleted and the call removed, when
+        nothing else in the caller's module reads the call (else the module stays, empty, said)."""
+        from ...tfgraph import unlink
+        for d in sorted({posixpath.dirname(p) for p in self._gone if posixpath.dirname(p)}):
+            calls = self.repo.callers(d)
+            if len(calls) != 1 or not self.ctx.owns(calls[0][0]):
+                continue
+            going = {id(b) for p, bs in self._gone.items() if posixpath.dirname(p) == d for b in bs}
+            files = self.repo.tf_in_dir(d)
+            blocks = [(p, b) for p in files for b in (self.repo.hcl(p).blocks if self.repo.hcl(p) else [])]
+            if not going or any(b.type in ("resource", "module", "data") and id(b) not in going for _, b in blocks):
+                continue
+            cp, cb = calls[0]
+            edits: list[Edit] = []
+            outputs, readers = unlink(self.repo, {cb.address: (cp, cb)}, RULE, edits)
+            if outputs or readers:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-042", "warning", cp, hclsrc.line_of(self.repo.text(cp), cb.start),
+                    f"{cb.address} is left with nothing but variables once Cluster Autoscaler goes, and stays: "
+                    f"{', '.join(sorted([*readers, *(b.address for _, b in outputs)]))} reads it",
+                    f"remove {cb.address} and {d} by hand once nothing reads it"))
+                continue
+            self.res.edits = [e for e in self.res.edits if e.path not in files] + edits
+            for p in files:
+                self._gone[p] = [b for q, b in blocks if q == p]
+            self._gone.setdefault(cp, []).append(cb)
+            self.res.removed.append(cb.address)
+            self.res.targets.append((posixpath.dirname(cp) or ".", cb.address))
+            self.res.findings.append(Finding(
+                "MIG-CAS-020", "info", cp, hclsrc.line_of(self.repo.text(cp), cb.start),
+                f"{cb.address} removed with its module {d}: nothing but Cluster Autoscaler was in it"))
 
     def waiting(self, cas) -> None:
         """Karpenter's charts are in and no NodePool exists (the install could not write them): the move stands

@@ -99,6 +99,15 @@ def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
     return True
 
 
+def _shared_by(repo, d: str) -> list[str]:
+    """The root modules that call a module folder (through other modules too), where more than one does."""
+    from ...evaluate import is_root_module, roots_of
+    if not repo.callers(d if d != "." else ""):
+        return []
+    roots = [r for r in roots_of(repo, posixpath.join(d, "x.tf") if d != "." else "x.tf") if is_root_module(repo, r)]
+    return roots if len(roots) > 1 else []
+
+
 def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
     """The EKS node group name as Terraform knows it (the eks.amazonaws.com/nodegroup label's value)."""
     if g.source == "module" and g.flavour == "managed":
@@ -213,11 +222,13 @@ def _nearest_first(d: str, dirs: set[str], near: bool = False) -> list[str]:
 
 def _cluster_units(repo, cas0, owns) -> list[tuple[str, str, str]]:
     """(the unit installing Cluster Autoscaler, the unit it depends on that makes the cluster, that unit's module
-    folder) when Terragrunt units of this root install Cluster Autoscaler from a module of the repository."""
-    from ...inventory.terragrunt import callers, terragrunt
+    folder) when Terragrunt units of this root install Cluster Autoscaler from a module of the repository (or are
+    the install themselves: a unit calling a registry Helm module)."""
+    from ...inventory.terragrunt import UNIT_FILE, callers, terragrunt
     d = posixpath.dirname(cas0.path) or "."
     out = []
-    for u in callers(repo, d):
+    own = terragrunt(repo).unit_at(d) if posixpath.basename(cas0.path) == UNIT_FILE else None
+    for u in ([own] if own is not None else callers(repo, d)):      # the unit itself calls a remote Helm module
         if not owns(u.path):
             continue
         for dep in u.dependencies:
@@ -268,6 +279,17 @@ class Installer:
         # Terragrunt units: Cluster Autoscaler's unit and the unit that makes its cluster are two states
         units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module", "wrapper") \
             else []
+        shared = _shared_by(self.repo, d) if expr is not None and not units else []
+        if shared:
+            # a module several root modules call: Karpenter written there would be installed in each of their clusters
+            _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
+                  f"{cas0.address}: the cluster is made in the module {d}, which {len(shared)} root modules call "
+                  f"({', '.join(shared[:4])}): Karpenter written there would be installed in every one of their "
+                  "clusters, not only this one; nothing is written for this root",
+                  "give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
+                  "install Karpenter in this root reading them (or behind a switch of the module this root turns on), "
+                  "or follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand")
+            return res
         if expr is None or units:
             others = _nearest_first(posixpath.dirname(cas0.path) or ".",
                                     {posixpath.dirname(p) or "." for p, _ in scan(self.repo).eks_modules}
@@ -1098,6 +1120,20 @@ class Installer:
                 continue
             e = b.attr("aws_auth_roles")
             text = self.repo.text(p)
+            if e is not None and e.kind == "ref" and re.fullmatch(r"(var|local)\.[\w-]+", e.source.strip()):
+                # the roles the module is given (`var.aws_auth_roles`): the node role joins them here, as one more item
+                head = text[line_start(text, e.start):e.start]          # "  aws_auth_roles = "
+                ind = head[:len(head) - len(head.lstrip())]
+                new = (f"concat({e.source.strip()}, [\n{ind}  {{\n"
+                       f"{ind}    rolearn  = module.{module}.node_iam_role_arn\n"
+                       f'{ind}    username = "system:node:{{{{EC2PrivateDNSName}}}}"\n'
+                       f'{ind}    groups   = ["system:bootstrappers", "system:nodes"]\n'
+                       f"{ind}  }},\n{ind}])")
+                self.res.edits.append(TextEdit(p, e.start, e.end, to_newline(new, self.repo.files[p].newline), RULE))
+                _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, e.start),
+                      f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}."
+                      f"aws_auth_roles, joined to {e.source.strip()} (no access entry)")
+                return True
             if e is None or e.kind != "tuple" or not e.items or \
                     hclsrc.line_of(text, e.items[-1].start) == hclsrc.line_of(text, e.start):
                 continue
@@ -1135,7 +1171,17 @@ class Installer:
                       "satisfy both",
                       f"move {b.address} to v{parse_version(cap['below'])[0]} first (its UPGRADE guide), then apply "
                       "this install")
-        for p in self.repo.tf_in_dir(d if d != "." else ""):
+        # the provider range is the whole configuration's: this module's, and every module that calls it up to the
+        # root (a pin there holds the module written here to the same AWS provider)
+        dirs, frontier = [d], [d]
+        while frontier:
+            x = frontier.pop()
+            for cp, _ in self.repo.callers(x if x != "." else ""):
+                up = posixpath.dirname(cp) or "."
+                if up not in dirs:
+                    dirs.append(up)
+                    frontier.append(up)
+        for p in (p for x in dirs for p in self.repo.tf_in_dir(x if x != "." else "")):
             text = self.repo.text(p)
             m = re.search(r'aws\s*=\s*\{[^}]*?version\s*=\s*"([^"]+)"', text, re.S)
             if m:
