@@ -425,7 +425,7 @@ def _module_installs(repo: Repo):
             continue
         switch = b.attr(row["switch"])
         on = row["default"] if switch is None else static_value(repo, posixpath.dirname(p), switch)
-        if on is True:
+        if on is True and not _off(repo, p, b):       # the call itself may be switched off (count 0)
             yield p, b, row
 
 

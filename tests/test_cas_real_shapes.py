@@ -1894,3 +1894,22 @@ def test_a_terragrunt_unit_calling_a_registry_helm_module_with_the_chart_is_an_i
     assert not plan.changes and not [f for f in plan.findings if f.code == "MIG-SRC-014"]
     unit.write_text(unit.read_text().replace('"cluster-autoscaler"', '"metrics-server"'))
     assert not [r for r in _plan(tmp_path).roots if r.era == "cas"]
+
+
+def test_third_party_cluster_autoscaler_modules_are_installs_unless_their_call_is_off(tmp_path):
+    """DNXLabs/terraform-aws-eks-cluster-autoscaler (its `enabled` defaults to true) is a Cluster Autoscaler install;
+    a call switched off by its own `count` (robertobandini/terraform-eks-with-vpn-and-cluster-autoscaler:
+    `count = local.cluster_autoscaler_enabled ? 1 : 0`, the local false) is none (MIG-CAS-050), whatever the module."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    call = ('provider "aws" {\n  region = "eu-west-1"\n}\n\nlocals {\n  cas = %s\n}\n\nmodule "cluster_autoscaler" {\n'
+            '  source = "git::https://github.com/DNXLabs/terraform-aws-eks-cluster-autoscaler.git?ref=1.0.0"\n'
+            '  count  = local.cas ? 1 : 0\n\n  cluster_name = "demo"\n}\n')
+    (tmp_path / "main.tf").write_text(call % "true")
+    (inst,) = scan(Repo(tmp_path)).installs
+    assert (inst.kind, inst.row["name"], inst.address) == ("module", "DNXLabs/eks-cluster-autoscaler",
+                                                           "module.cluster_autoscaler.enabled")
+    (tmp_path / "main.tf").write_text(call % "false")
+    repo = Repo(tmp_path)
+    assert not scan(repo).installs
+    assert [f.code for f in repo.findings if f.code == "MIG-CAS-050"] == ["MIG-CAS-050"]
