@@ -141,16 +141,19 @@ def named_clusters(inv: CasInventory) -> set[str]:
 
 
 def one_cluster(inv: CasInventory) -> CasInventory:
-    """A folder holding several eksctl ClusterConfigs holds several clusters: the root keeps the one Cluster
-    Autoscaler is given (and its node groups); the others are named in `others`. When Cluster Autoscaler names
-    none of them, or several, the root keeps none (`ambiguous`)."""
-    names = {str((o.get("metadata") or {}).get("name")) for _, _, o in inv.clusters}
-    if len(inv.clusters) < 2:
-        return inv
+    """A folder holding eksctl ClusterConfigs of several clusters (name + region): the root keeps the one Cluster
+    Autoscaler is given (and its node groups, from every file of it); the others are named in `others`. When Cluster
+    Autoscaler names none of them, or several, the root keeps none (`ambiguous`). Files of one cluster (the cluster in
+    one, a node group added by `eksctl create nodegroup -f` in another) are that one cluster."""
+    def ident(o) -> tuple[str, str]:
+        meta = o.get("metadata") or {}
+        return str(meta.get("name")), str(meta.get("region"))
+    names = {ident(o)[0] for _, _, o in inv.clusters}
+    if len({ident(o) for _, _, o in inv.clusters}) < 2:
+        return inv          # one cluster (name + region) whatever the files: a ClusterConfig per `eksctl create` step
     wanted = named_clusters(inv) & names
-    keep = [c for c in inv.clusters if str((c[2].get("metadata") or {}).get("name")) in wanted] \
-        if len(wanted) == 1 else []
-    if len(keep) != 1:
+    keep = [c for c in inv.clusters if ident(c[2])[0] in wanted] if len(wanted) == 1 else []
+    if len({ident(c[2]) for c in keep}) != 1:
         keep = []
         inv.ambiguous = True
     kept_docs = {(p, d.start) for p, d, _ in keep}
@@ -190,6 +193,7 @@ def scan(repo: Repo) -> CasInventory:
     _script_installs(repo, inv)
     for p, b, row in _module_installs(repo):
         inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
+    _unknown_modules(repo)
     for p, b, row in _wrapper_installs(repo, generic):
         ns = wrapper_input(repo, p, b, row.get("namespace")) or row.get("fixed", {}).get("namespace")
         release = row.get("fixed", {}).get("release")
@@ -427,6 +431,32 @@ def _module_installs(repo: Repo):
         on = row["default"] if switch is None else static_value(repo, posixpath.dirname(p), switch)
         if on is True and not _off(repo, p, b):       # the call itself may be switched off (count 0)
             yield p, b, row
+
+
+def _unknown_modules(repo: Repo) -> None:
+    """A call of a module outside the repository that no row of knowledge/cas.yaml reads, named for Cluster Autoscaler
+    (`github.com/x/terraform-modules//Cluster-AutoScaler`): it may install it with inputs migrator does not know, so
+    the move is not planned from it; said (MIG-CAS-055), never guessed."""
+    from .inventory.terraform import switched_off
+    det = FACTS["detect"]
+    known = [r["source"] for r in FACTS["modules"] + FACTS["wrappers"]] + [det["iam_module_source"]]
+    for p, b in repo.blocks("module", None, "autoscaler"):
+        src = b.attr("source")
+        source = str(src.literal() or "") if src is not None else ""
+        last = source.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        if not source or source.startswith(("./", "../")) or any(re.search(k, source) for k in known) or \
+                not re.search(det["named_module"], last) or re.search(det["named_module_iam"], last):
+            continue
+        line = hclsrc.line_of(repo.text(p), b.start)
+        if switched_off(repo, p, b, line):
+            continue
+        repo.findings.append(Finding(
+            "MIG-CAS-055", "warning", p, line,
+            f"{b.address} calls {source}, a module outside the repository named for Cluster Autoscaler that migrator "
+            "does not know by its inputs: if it installs Cluster Autoscaler, the move to Karpenter is not planned from "
+            "it (no NodePools, no cutover)",
+            "plan the move with docs/from-cluster-autoscaler.md by hand, or install Cluster Autoscaler through a shape "
+            "migrator reads (a helm_release of its chart, a known module), then run migrator again"))
 
 
 def _is_chart(named) -> bool:

@@ -1913,3 +1913,45 @@ def test_third_party_cluster_autoscaler_modules_are_installs_unless_their_call_i
     repo = Repo(tmp_path)
     assert not scan(repo).installs
     assert [f.code for f in repo.findings if f.code == "MIG-CAS-050"] == ["MIG-CAS-050"]
+
+
+def test_a_module_outside_the_repository_named_for_cluster_autoscaler_is_said(tmp_path):
+    """`source = "github.com/x/Terraform-Modules/EKS-Tools/Cluster-AutoScaler"` (mohamedezz96/Terraform-Cluster-
+    Autoscaler): migrator does not know its inputs, so it is no install it plans from, but it is said (MIG-CAS-055);
+    a module named for its IAM role, a local module (read as code) and a switched-off call are not."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    calls = {
+        "said": 'module "cluster_autoscaler" {\n  source = "github.com/x/Terraform-Modules/EKS-Tools/Cluster-AutoScaler"\n}\n',
+        "iam": 'module "cas_role" {\n  source = "rhythmictech/eks-iam-cluster-autoscaler/aws"\n}\n',
+        "local": 'module "cas" {\n  source = "./modules/cluster-autoscaler"\n}\n',
+        "off": 'module "cas_off" {\n  source = "git::https://example.com/terraform-cluster-autoscaler.git"\n'
+               '  count  = 0\n}\n',
+    }
+    (tmp_path / "main.tf").write_text('provider "aws" {\n  region = "eu-west-1"\n}\n\n' + "\n".join(calls.values()))
+    repo = Repo(tmp_path)
+    assert not scan(repo).installs
+    assert [f.message.split(" calls ")[0] for f in repo.findings if f.code == "MIG-CAS-055"] == \
+        ["module.cluster_autoscaler"]
+
+
+def test_clusterconfigs_of_one_cluster_in_several_files_are_that_cluster(tmp_path):
+    """`eksctl create cluster -f cluster.yaml`, then `eksctl create nodegroup -f batch.yaml` with the same metadata
+    name and region (shamimice03/EKS-Cluster-AutoScaler): one cluster, whose groups come from both files (it was said
+    ambiguous, MIG-CAS-045, and nothing written); the same name in another region is another cluster."""
+    import shutil
+    from migrator.cas import one_cluster, scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "batch.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\n\nmetadata:\n  name: karpenter-poc\n  region: ap-south-1\n\n"
+        "managedNodeGroups:\n  - name: batch\n    instanceType: c6i.xlarge\n    minSize: 0\n    maxSize: 6\n")
+    inv = one_cluster(scan(Repo(tmp_path)))
+    assert not inv.ambiguous and {g.name for g in inv.groups} >= {"spotgroup", "batch"}
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-045"]
+    pools = next(c.new for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
+    assert "name: batch\n" in pools and "name: spotgroup\n" in pools
+    (tmp_path / "batch.yaml").write_text((tmp_path / "batch.yaml").read_text().replace("ap-south-1", "eu-west-1"))
+    inv = one_cluster(scan(Repo(tmp_path)))
+    assert "batch" not in {g.name for g in inv.groups}
