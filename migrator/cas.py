@@ -348,10 +348,9 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
     release, namespace and values from `--set` and `-f` files), the example manifest's URL applied with kubectl, or a
     Deployment the script writes from a heredoc before applying it."""
     from .sources.shell import helm_calls, kubectl_applies, written_files
-    for p, sf in repo.files.items():
-        if not p.endswith(".sh") or not _CAS.search(sf.text):
-            continue
-        for call in helm_calls(p, sf.text):
+    for p, text, at in _scripts(repo):
+        for call in helm_calls(p, text):
+            call.line += at
             if call.chart.rstrip("/").split("/")[-1] != FACTS["detect"]["chart"]:
                 continue
             values: dict = {}
@@ -370,7 +369,8 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
             inv.installs.append(CasInstall("script", p, call.line, obj=values, namespace=call.namespace or "default",
                                            name=call.release or FACTS["detect"]["chart"], chart=call.chart))
         image = re.compile(FACTS["detect"]["image"])
-        for line, target, body in written_files(sf.text):      # manifests the script writes, then applies
+        for line, target, body in written_files(text):      # manifests the script writes, then applies
+            line += at
             for obj in _shell_documents(body):
                 if not isinstance(obj, dict) or obj.get("kind") != "Deployment":
                     continue
@@ -383,11 +383,39 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                                                    "default")), name=str(meta.get("name", "cluster-autoscaler")),
                                                    source=("written", target)))
         manifest = FACTS["detect"]["example_manifest"]
-        for line, target in kubectl_applies(sf.text):
+        for line, target in kubectl_applies(text):
+            line += at
             m = re.search(manifest["url"], target)
             if m and m.group("cloud") == FACTS["detect"]["cloud_provider"]:
                 inv.installs.append(CasInstall("script", p, line, obj={}, namespace=manifest["namespace"],
                                                name=manifest["name"], source=("manifest", target)))
+
+
+def _scripts(repo: Repo):
+    """(file, shell text, lines before it in the file) of the repository's scripts that name Cluster Autoscaler: `.sh`
+    files whole, and the `run:` steps of CI workflows (GitHub Actions), each step's text where the file holds it."""
+    for p, sf in repo.files.items():
+        if not _CAS.search(sf.text):
+            continue
+        if p.endswith(".sh"):
+            yield p, sf.text, 0
+        elif re.search(FACTS["detect"]["ci_workflows"], p):
+            yield from _run_steps(p, sf.text)
+
+
+def _run_steps(p: str, text: str):
+    try:
+        doc = yamlsrc.load(text)
+    except Exception:       # noqa: BLE001 - a workflow that does not parse holds no step migrator reads
+        return
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    for job in (jobs or {}).values() if isinstance(jobs, dict) else []:
+        for step in (job.get("steps") or []) if isinstance(job, dict) else []:
+            run = step.get("run") if isinstance(step, dict) else None
+            if isinstance(run, str) and _CAS.search(run):
+                line = step.lc.value("run")[0]          # 0-based line of `run:` (a block scalar starts below it)
+                block = text.splitlines()[line].rstrip().endswith(("|", ">", "|-", ">-", "|+", ">+"))
+                yield p, run, line + (1 if block else 0)
 
 
 def _shell_documents(body: str) -> list:

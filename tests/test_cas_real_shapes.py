@@ -1955,3 +1955,55 @@ def test_clusterconfigs_of_one_cluster_in_several_files_are_that_cluster(tmp_pat
     (tmp_path / "batch.yaml").write_text((tmp_path / "batch.yaml").read_text().replace("ap-south-1", "eu-west-1"))
     inv = one_cluster(scan(Repo(tmp_path)))
     assert "batch" not in {g.name for g in inv.groups}
+
+
+WORKFLOW = '''name: deploy
+on: push
+jobs:
+  k8s:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Install Cluster Autoscaler
+        run: |
+          kubectl apply -f https://raw.githubusercontent.com/kubernetes/autoscaler/master/cluster-autoscaler/cloudprovider/aws/examples/cluster-autoscaler-autodiscover.yaml
+      - name: Chart
+        run: helm upgrade --install ca autoscaler/cluster-autoscaler -n kube-system --set autoDiscovery.clusterName=shop
+'''
+
+
+def test_cluster_autoscaler_installed_by_a_ci_workflow_step_is_seen(tmp_path):
+    """A GitHub Actions step that applies the example manifest's URL, or installs the chart with helm
+    (kartikeya532001/llm_chat): Cluster Autoscaler installed by a script, at the step's own line."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "deploy.yml").write_text(WORKFLOW)
+    installs = scan(Repo(tmp_path)).installs
+    assert sorted((i.kind, i.path, i.line, i.source[:1] or (i.chart,)) for i in installs) == [
+        ("script", ".github/workflows/deploy.yml", 10, ("manifest",)),
+        ("script", ".github/workflows/deploy.yml", 12, ("autoscaler/cluster-autoscaler",))]
+    chart = next(i for i in installs if i.chart)
+    assert chart.name == "ca" and chart.namespace == "kube-system"
+
+
+def test_a_clusterconfig_and_a_terraform_cluster_of_one_name_are_not_guessed_between(tmp_path):
+    """Cluster Autoscaler installed from CI for `llm-cluster`, an eksctl ClusterConfig of that name left in a backup
+    folder and the Terraform eks module naming it by its variable's default (kartikeya532001/llm_chat): which one
+    makes the cluster is not in the files, so nothing is written (MIG-CAS-002 names both); it took the backup's groups."""
+    import shutil
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "deploy.yml").write_text(WORKFLOW.replace("clusterName=shop", "clusterName=karpenter-poc"))
+    shutil.copytree(FIXTURES / "cas-eksctl" / "input", tmp_path / "backup")
+    shutil.rmtree(tmp_path / "backup" / "manifests")
+    tf = tmp_path / "infra"
+    tf.mkdir()
+    (tf / "main.tf").write_text('variable "cluster_name" {\n  default = "karpenter-poc"\n}\n\nmodule "eks" {\n'
+                                '  source  = "terraform-aws-modules/eks/aws"\n  version = "21.0.2"\n\n'
+                                '  name = var.cluster_name\n}\n')
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert "declared both by an eksctl ClusterConfig (backup/cluster.yaml) and in Terraform (infra/main.tf)" in f.message
+    assert not plan.changes

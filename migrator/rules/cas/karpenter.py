@@ -99,6 +99,22 @@ def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
     return True
 
 
+def _terraform_clusters_named(repo, names: set[str]) -> list[str]:
+    """The Terraform files declaring a cluster (an eks module, an aws_eks_cluster) whose name, as the module states it,
+    is one of these."""
+    from ...inventory.sites import static_value
+    out = []
+    blocks = [(p, b, ("name", "cluster_name")) for p, b in scan(repo).eks_modules] + \
+        [(p, b, ("name",)) for p, b in repo.blocks("resource", "aws_eks_cluster")]
+    for p, b, attrs in blocks:
+        for a in attrs:
+            e = b.attr(a)
+            if e is not None and static_value(repo, posixpath.dirname(p), e) in names:
+                out.append(p)
+                break
+    return sorted(set(out))
+
+
 def _shared_by(repo, d: str) -> list[str]:
     """The root modules that call a module folder (through other modules too), where more than one does."""
     from ...evaluate import is_root_module, roots_of
@@ -272,6 +288,22 @@ class Installer:
             _find(res, "MIG-CAS-044", "info", cas0.path, cas0.line,
                   f"Cluster Autoscaler here scales {named[0]}; the other ClusterConfigs of this folder ({configs}) are "
                   "other clusters: their node groups are not planned with it")
+        from ...roots import inside
+        if self.cas.clusters and not any(inside(posixpath.dirname(p) or ".", self.ctx.root) for p, _, _ in self.cas.clusters):
+            # a root lent a ClusterConfig from elsewhere: a Terraform cluster of the same name may be the real one
+            named = {str((o.get("metadata") or {}).get("name")) for _, _, o in self.cas.clusters}
+            twins = _terraform_clusters_named(self.repo, named)
+            if twins:
+                # a ClusterConfig and a Terraform cluster of the same name (one of them a leftover or a copy): which
+                # one makes the cluster Cluster Autoscaler scales is not in the files
+                _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
+                      f"{cas0.address}: the cluster it scales ({', '.join(sorted(named))}) is declared both by an eksctl "
+                      f"ClusterConfig ({', '.join(sorted({p for p, _, _ in self.cas.clusters}))}) and in Terraform "
+                      f"({', '.join(twins[:3])}): migrator cannot tell which one makes it; nothing is written for this "
+                      "root",
+                      "remove (or move out of the repository) the declaration that no longer makes the cluster, or keep "
+                      "Cluster Autoscaler's install beside the one that does, then run migrator again")
+                return res
         d = self.terraform_dir(cas0)
         expr, eks = cluster_expr(self.repo, self.cas, d)
         if expr is None and self.cas.clusters:
