@@ -957,6 +957,9 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
     text = repo.text(p)
     fe = b.attr("for_each")
     entries, why = map_entries(repo, p, fe)
+    kept = _filtered(repo, p, fe) if why else None
+    if kept is not None:                    # `{ for k, v in var.x : k => v if v.enabled }`: the items the filter keeps
+        entries, why = kept, ""
     if why:
         _evaluated_groups(repo, p, b, inv, f"for_each over {fe.source.strip()[:60]}",
                           why if fe.kind == "ref" or (fe.kind == "call" and fe.name == "merge") else "")
@@ -979,6 +982,57 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
         _stated(repo, p, g, each=(e.key, item))
         _named(g)
         inv.groups.append(g)
+
+
+_FILTER = re.compile(r"\{\s*for\s+(?P<k>\w+)\s*,\s*(?P<v>\w+)\s+in\s+(?P<src>[\w.\[\]\"-]+)\s*:\s*(?P=k)\s*=>\s*(?P=v)"
+                     r"\s*(?:if\s+(?P<cond>[^{}]+?))?\s*\}", re.S)
+
+
+def _filtered(repo: Repo, p: str, fe: hclsrc.Expr) -> list | None:
+    """The items of a written map that `{ for k, v in <map> : k => v if <cond> }` keeps, each where it is written (so
+    it is sized and removed there as any item), when the condition reads only the item (`v.enabled`, `!v.off`,
+    `v.kind == "web"`, `lookup(v, "enabled", true)`); None for anything else (the evaluator may still tell them)."""
+    from .inventory.sites import _expr, map_entries
+    m = _FILTER.fullmatch(fe.source.strip())
+    src = _expr(m.group("src")) if m else None
+    if src is None:
+        return None
+    entries, why = map_entries(repo, p, src)
+    if why:
+        return None
+    cond = m.group("cond")
+    if cond is None:
+        return entries
+    k, v = m.group("k"), m.group("v")
+    bound = re.sub(rf"\b{v}\b(?!\s*=)", "each.value", re.sub(rf"\b{k}\b", "each.key", cond.strip()))
+    out = []
+    for at, e, under in entries:
+        if e.value.kind != "object":
+            return None
+        keep = _truth(bound, e.key, hcl_to_obj(e.value, Masked(text="")))
+        if keep is None:
+            return None
+        if keep:
+            out.append((at, e, under))
+    return out
+
+
+def _truth(cond: str, key: str, item: Any) -> bool | None:
+    """A filter condition over one item: a bound value, its negation, or a comparison with a literal."""
+    from .inventory.sites import _expr
+    cond = cond.strip()
+    if cond.startswith("!"):
+        got = _truth(cond[1:], key, item)
+        return None if got is None else not got
+    cmp = re.fullmatch(r"(.+?)\s*(==|!=)\s*(.+)", cond)
+    if cmp:
+        left, right = _each_bind(cmp.group(1), key, item), _expr(cmp.group(3))
+        lit = right.literal() if right is not None and right.kind in ("string", "number", "bool") else None
+        if not left[0] or lit is None:
+            return None
+        return (left[1] == lit) == (cmp.group(2) == "==")
+    got = _each_bind(cond, key, item)
+    return got[1] if got[0] and isinstance(got[1], bool) else None
 
 
 def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, how: str, why: str = "") -> None:

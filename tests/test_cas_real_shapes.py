@@ -2007,3 +2007,26 @@ def test_a_clusterconfig_and_a_terraform_cluster_of_one_name_are_not_guessed_bet
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert "declared both by an eksctl ClusterConfig (backup/cluster.yaml) and in Terraform (infra/main.tf)" in f.message
     assert not plan.changes
+
+
+def test_a_for_expression_that_filters_a_written_map_keeps_its_items_where_they_are_written(tmp_path):
+    """`for_each = { for name, w in var.workers : name => w if w.enabled }`: the items the filter keeps are the groups,
+    each read, sized and removed in the map where it is written (the variable's default, or the one tfvars that sets
+    it: the evaluator, which reads no tfvars, is not asked); a condition that is not about the item alone
+    (`var.on && w.enabled`) leaves it to the evaluator."""
+    import shutil
+    from migrator.cas import _truth, scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-node-groups-evaluated" / "input", tmp_path, dirs_exist_ok=True)
+    workers = {g.key: g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers"}
+    assert set(workers) == {"api", "reports"} and not workers["api"].made_by
+    assert (workers["api"].path, workers["api"].entry.key) == ("terraform/variables.tf", "api")
+    (tmp_path / "terraform" / "terraform.tfvars").write_text(
+        'workers = {\n  batch = {\n    enabled        = true\n    instance_types = ["c6i.large"]\n'
+        '    capacity_type  = "SPOT"\n    min_size       = 0\n    max_size       = 3\n    labels         = {}\n  }\n}\n')
+    (g,) = [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers"]
+    assert (g.key, g.path, g.fields["capacity_type"]) == ("batch", "terraform/terraform.tfvars", "SPOT")
+    item = {"enabled": True, "kind": "web"}
+    assert [_truth(c, "k", item) for c in ("each.value.enabled", "!each.value.enabled", 'each.value.kind == "web"',
+                                           'each.value.kind != "web"', 'lookup(each.value, "off", false)',
+                                           "var.on && each.value.enabled")] == [True, False, True, False, False, None]
