@@ -1004,7 +1004,9 @@ def _filtered(repo: Repo, p: str, fe: hclsrc.Expr) -> list | None:
     if cond is None:
         return entries
     k, v = m.group("k"), m.group("v")
-    bound = re.sub(rf"\b{v}\b(?!\s*=)", "each.value", re.sub(rf"\b{k}\b", "each.key", cond.strip()))
+    # the loop's names where the condition reads them (never inside a string literal: `v.kind == "v"`)
+    bound = re.sub(rf'(?<![\w".]){v}(?=[.\[,)\s]|$)', "each.value",
+                   re.sub(rf'(?<![\w".]){k}(?=[\s,)=!]|$)', "each.key", cond.strip()))
     out = []
     for at, e, under in entries:
         if e.value.kind != "object":

@@ -1697,6 +1697,7 @@ def test_what_decides_an_expressions_instances_is_the_modules_own_text_or_it_is_
     (tmp_path / "terraform.tfvars").write_text('b = ["z"]\n')
     repo = Repo(tmp_path)
     assert defaults_decide(repo, "", "length(var.a)") == ""
+    assert defaults_decide(repo, "", "{ for my_k, my_w in var.a : my_k => my_w.x }") == ""     # the loop's own names
     assert defaults_decide(repo, "", "{ for k in var.a : k => k }") == ""
     assert defaults_decide(repo, "", "toset(local.both)") == "var.b is set in terraform.tfvars"
     assert defaults_decide(repo, "", "length(var.c)") == "var.c has no default"
@@ -1799,8 +1800,10 @@ def test_a_cluster_module_the_root_calls_gets_karpenter_only_when_it_is_this_roo
     """The cluster (eks module v19, aws-auth) and Cluster Autoscaler in a local module one root calls: Karpenter is
     written in that module, its node role joined to the roles the module is given (`concat(var.aws_auth_roles, [...])`)
     and an AWS provider pin in the calling root said (MIG-CAS-017: it holds the module too). A second root calling the
-    same module: nothing is written there (it would reach that root's cluster), MIG-CAS-002 names both roots
-    (asprin107/sturdy-lamp, DevOpsExpansion/eks.terraform)."""
+    same module and its Cluster Autoscaler: written (each root applies it when it will). A second root calling only the
+    cluster module, Cluster Autoscaler in a module the first calls alone: nothing is written in the shared module (it
+    would reach a cluster without Cluster Autoscaler), MIG-CAS-002 names the roots (asprin107/sturdy-lamp,
+    DevOpsExpansion/eks.terraform)."""
     import shutil
     mod = tmp_path / "modules" / "cluster"
     shutil.copytree(FIXTURES / "cas-terraform-aws-auth" / "input", mod)
@@ -1825,12 +1828,22 @@ def test_a_cluster_module_the_root_calls_gets_karpenter_only_when_it_is_this_roo
     patched = next(c.new for c in plan.changes if c.path == "modules/cluster/main.tf")
     assert "  aws_auth_roles = concat(var.aws_auth_roles, [\n    {\n      rolearn  = module.karpenter.node_iam_role_arn\n" \
         in patched and "    },\n  ])\n" in patched
-    dev = tmp_path / "live" / "dev"
+    dev = tmp_path / "live" / "dev"                     # runs Cluster Autoscaler from the shared module too: written
     shutil.copytree(prod, dev)
+    assert any(c.path == "modules/cluster/karpenter.tf" for c in _plan(tmp_path).changes)
+    cas = mod / "cluster-autoscaler.tf"                 # Cluster Autoscaler in a module prod alone calls
+    (tmp_path / "modules" / "cas").mkdir()
+    (tmp_path / "modules" / "cas" / "main.tf").write_text(
+        cas.read_text().replace("module.eks.", "var.").replace("${local.name}", "shop") +
+        'variable "cluster_name" {}\nvariable "oidc_provider_arn" {}\nvariable "region" {}\n')
+    cas.unlink()
+    (prod / "main.tf").write_text((prod / "main.tf").read_text() + '\nmodule "cas" {\n  source = "../../modules/cas"\n\n'
+                                  '  cluster_name      = "shop"\n  oidc_provider_arn = "arn"\n'
+                                  '  region            = "eu-west-1"\n}\n')
     plan = _plan(tmp_path)
     assert not [c for c in plan.changes if c.path.startswith("modules/cluster/karpenter")]
-    assert any(f.code == "MIG-CAS-002" and "which 2 root modules call (live/dev, live/prod)" in f.message
-               for f in plan.findings)
+    assert any(f.code == "MIG-CAS-002" and "which 2 root modules call (live/dev, live/prod), and live/dev runs no "
+               "Cluster Autoscaler from it" in f.message for f in plan.findings)
 
 
 def test_a_module_that_held_only_cluster_autoscaler_goes_with_its_call_at_the_cleanup(tmp_path):
@@ -2026,6 +2039,12 @@ def test_a_for_expression_that_filters_a_written_map_keeps_its_items_where_they_
         '    capacity_type  = "SPOT"\n    min_size       = 0\n    max_size       = 3\n    labels         = {}\n  }\n}\n')
     (g,) = [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers"]
     assert (g.key, g.path, g.fields["capacity_type"]) == ("batch", "terraform/terraform.tfvars", "SPOT")
+    eks = tmp_path / "terraform" / "eks.tf"
+    (tmp_path / "terraform" / "terraform.tfvars").unlink()
+    for cond, want in (('w.capacity_type == "SPOT"', {"reports"}), ('w.capacity_type == "w"', set())):
+        eks.write_text(eks.read_text().replace("if w.enabled", f"if {cond}").replace('if w.capacity_type == "SPOT"',
+                                                                                      f"if {cond}"))
+        assert {g.key for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers"} == want, cond
     item = {"enabled": True, "kind": "web"}
     assert [_truth(c, "k", item) for c in ("each.value.enabled", "!each.value.enabled", 'each.value.kind == "web"',
                                            'each.value.kind != "web"', 'lookup(each.value, "off", false)',

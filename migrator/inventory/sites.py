@@ -362,7 +362,11 @@ def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> st
     from .terragrunt import callers as unit_callers
     if _depth > 6:
         return f"{source.strip()[:60]} is too deeply derived"
+    loop = set(re.findall(r"\bfor\s+(\w+)(?:\s*,\s*(\w+))?\s+in\b", source))    # a `for` expression's own names
+    loop = {n for pair in loop for n in pair if n}
     for kind, name in dict.fromkeys(_REFS.findall(source)):
+        if kind in loop:
+            continue
         if kind == "local":
             found = [b.attr(name) for _, b in _module_blocks(repo, module, "locals") if b.attr(name) is not None]
             if len(found) != 1:

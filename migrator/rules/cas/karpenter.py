@@ -115,13 +115,19 @@ def _terraform_clusters_named(repo, names: set[str]) -> list[str]:
     return sorted(set(out))
 
 
-def _shared_by(repo, d: str) -> list[str]:
-    """The root modules that call a module folder (through other modules too), where more than one does."""
+def _shared_by(repo, d: str, cas_path: str) -> tuple[list[str], list[str]]:
+    """(the root modules that call a module folder, those of them Cluster Autoscaler's install is not part of) where
+    more than one root calls it: Karpenter written in the folder would reach the second kind's clusters too (a cluster
+    module shared by environments that all run Cluster Autoscaler from it is written to: each applies when it will)."""
     from ...evaluate import is_root_module, roots_of
-    if not repo.callers(d if d != "." else ""):
-        return []
-    roots = [r for r in roots_of(repo, posixpath.join(d, "x.tf") if d != "." else "x.tf") if is_root_module(repo, r)]
-    return roots if len(roots) > 1 else []
+    files = repo.tf_in_dir(d if d != "." else "")
+    if not files or not repo.callers(d if d != "." else ""):
+        return [], []
+    roots = [r for r in roots_of(repo, files[0]) if is_root_module(repo, r)]
+    if len(roots) < 2:
+        return [], []
+    with_cas = set(roots_of(repo, cas_path)) if cas_path.endswith(".tf") else {posixpath.dirname(cas_path) or "."}
+    return roots, [r for r in roots if r not in with_cas]
 
 
 def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
@@ -311,13 +317,13 @@ class Installer:
         # Terragrunt units: Cluster Autoscaler's unit and the unit that makes its cluster are two states
         units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module", "wrapper") \
             else []
-        shared = _shared_by(self.repo, d) if expr is not None and not units else []
-        if shared:
-            # a module several root modules call: Karpenter written there would be installed in each of their clusters
+        shared, without = _shared_by(self.repo, d, cas0.path) if expr is not None and not units else ([], [])
+        if without:
+            # a module several root modules call: Karpenter written there would reach clusters without Cluster Autoscaler
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: the cluster is made in the module {d}, which {len(shared)} root modules call "
-                  f"({', '.join(shared[:4])}): Karpenter written there would be installed in every one of their "
-                  "clusters, not only this one; nothing is written for this root",
+                  f"({', '.join(shared[:4])}), and {', '.join(without[:4])} runs no Cluster Autoscaler from it: "
+                  "Karpenter written there would be installed in that cluster too; nothing is written for this root",
                   "give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
                   "install Karpenter in this root reading them (or behind a switch of the module this root turns on), "
                   "or follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand")
