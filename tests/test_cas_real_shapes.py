@@ -2049,3 +2049,44 @@ def test_a_for_expression_that_filters_a_written_map_keeps_its_items_where_they_
     assert [_truth(c, "k", item) for c in ("each.value.enabled", "!each.value.enabled", 'each.value.kind == "web"',
                                            'each.value.kind != "web"', 'lookup(each.value, "off", false)',
                                            "var.on && each.value.enabled")] == [True, False, True, False, False, None]
+
+
+def test_a_group_without_ami_type_takes_the_eks_modules_own_default_by_its_major(tmp_path):
+    """terraform-aws-modules/eks v21 gives every group AL2023_x86_64_STANDARD when it names none (its variables'
+    default): taken as stated, no warning. Before v21 a managed group passes null (EKS's default, said as assumed) and
+    a self-managed group runs the AL2 image the module looks up."""
+    import shutil
+    from migrator.rules.cas.convert import module_ami_type, shape
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-node-groups-merged-zones" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    notes = [n for g in scan(Repo(tmp_path)).groups for n in shape(g).notes if n.code == "MIG-CAS-011"]
+    assert len(notes) == 3 and {n.severity for n in notes} == {"info"}
+    assert "the eks module's default for managed groups (AL2023_x86_64_STANDARD)" in notes[0].message
+    text = main.read_text().replace('version = "~> 21.3"', 'version = "~> 20.24"').replace(
+        "  name               = local.name\n  kubernetes_version = \"1.33\"\n",
+        "  cluster_name    = local.name\n  cluster_version = \"1.33\"\n")
+    main.write_text(text)
+    groups = scan(Repo(tmp_path)).groups
+    assert {module_ami_type(g) for g in groups} == {None}
+    assert {n.severity for g in groups for n in shape(g).notes if n.code == "MIG-CAS-011"} == {"warning"}
+    main.write_text(text.replace("eks_managed_node_groups = merge(", "self_managed_node_groups = merge("))
+    groups = scan(Repo(tmp_path)).groups
+    assert {(g.flavour, module_ami_type(g)) for g in groups} == {("self", "AL2_x86_64")}
+    assert {shape(g).alias for g in groups} == {"al2"}
+
+
+def test_a_map_the_cleanup_empties_is_left_as_braces_on_one_line(tmp_path):
+    """The cleanup removes every item of the map merged over the base groups: `merge(local.base, {})` is left, as
+    terraform fmt writes an empty map; a map holding a comment of its own keeps its lines."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-merged-zones" / "input", tmp_path / "a")
+    _walk(tmp_path / "a", 3)
+    assert "  eks_managed_node_groups = merge(local.base_node_groups, {})\n" in (tmp_path / "a" / "main.tf").read_text()
+    shutil.copytree(FIXTURES / "cas-node-groups-merged-zones" / "input", tmp_path / "b")
+    main = tmp_path / "b" / "main.tf"
+    main.write_text(main.read_text().replace("      }\n    }\n  })\n",
+                                             "      }\n    }\n\n    # more groups come here\n  })\n"))
+    _walk(tmp_path / "b", 3)
+    assert "merge(local.base_node_groups, {\n\n    # more groups come here\n  })\n" in main.read_text()

@@ -170,6 +170,10 @@ def shape(g: NodeGroup) -> Shape:
                                "EC2NodeClass takes EKS's default for the cluster version",
                                "set the EC2NodeClass amiSelectorTerms alias to the group's AMI family before the "
                                "cutover"))
+        if at is None and not _unread(g, "ami_type") and (by_module := module_ami_type(g)):
+            at = by_module
+            notes.append(_note(g, "MIG-CAS-011", "info", f"ami_type not set: the eks module's default for "
+                               f"{'managed' if g.flavour == 'managed' else 'self-managed'} groups ({at}) is taken"))
         if at is None and not _unread(g, "ami_type"):
             at, sure = default_ami_type(g.cluster_version)
             notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
@@ -240,6 +244,22 @@ def _source(g: NodeGroup, key: str) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(g.masked.unmask(str(x)) for x in v)[:78] + "]"
     return g.masked.unmask(str(v))[:80]
+
+
+def module_ami_type(g: NodeGroup) -> str | None:
+    """The ami_type a terraform-aws-modules/eks call gives a group that names none (by the major its version
+    pins), None where EKS's own default applies or the major is not stated."""
+    if g.source != "module" or g.block is None:
+        return None
+    from ...modmajor import constraint
+    v = g.block.attr("version")
+    ver = constraint(str(v.literal()))[1] if v is not None and v.literal() else None
+    if ver is None:
+        return None
+    for row in FACTS["node_groups"]["terraform_module"]["module_ami_type"]:
+        if ver[0] >= row["from"]:
+            return row.get(g.flavour)
+    return None
 
 
 def default_ami_type(version: str | None) -> tuple[str, bool]:

@@ -74,7 +74,32 @@ class Groups:
                 self.size(g, 0, 0)
             elif self.phase == "cleanup":
                 self.remove(g)
+        self._emptied_maps()
         return self.res
+
+    def _emptied_maps(self) -> None:
+        """A map every item of which the cleanup removes is left as `{}` (not its braces on two lines), unless
+        something else (a comment of its own) lies between its items."""
+        gone: dict[str, list[TextEdit]] = {}
+        for e in self.res.edits:
+            if isinstance(e, TextEdit) and e.start < e.end and not e.text and e.path.endswith((".tf", ".tfvars")):
+                gone.setdefault(e.path, []).append(e)
+        for path, edits in gone.items():
+            f = self.repo.hcl(path)
+            for obj in _objects(f) if f is not None else []:
+                if not obj.entries or not all(any(x.start <= line_start(f.text, en.start) and en.end <= x.end
+                                                  for x in edits) for en in obj.entries):
+                    continue
+                inner = (obj.start + 1, obj.end - 1)
+                mine = [x for x in edits if inner[0] <= x.start and x.end <= inner[1] + 1]
+                rest, at = "", inner[0]
+                for x in sorted(mine, key=lambda x: x.start):
+                    rest, at = rest + f.text[at:x.start], max(at, x.end)
+                if (rest + f.text[at:inner[1]]).strip():
+                    continue
+                for x in mine:
+                    self.res.edits.remove(x)
+                self.res.edits.append(TextEdit(path, inner[0], inner[1], "", RULE))
 
     def whole_block(self, g: NodeGroup, kept) -> bool:
         """An instance the evaluator told (count / for_each over an expression) has no text of its own: its sizes and
@@ -328,6 +353,18 @@ def _entry_span(text: str, e: hclsrc.ObjEntry) -> tuple[int, int]:
     if s > 0 and not text[line_start(text, s - 1):s].strip():
         s = line_start(text, s - 1)
     return s, line_end(text, e.end)
+
+
+def _objects(f) -> list[hclsrc.Expr]:
+    """Every object expression of a file (in blocks, nested blocks and top-level attributes, at any depth)."""
+    out, stack = [], [a.expr for a in f.attributes.values()] + [a.expr for b in f.walk() for a in b.attributes.values()]
+    while stack:
+        e = stack.pop()
+        if e.kind == "object":
+            out.append(e)
+        stack.extend(e.items)
+        stack.extend(en.value for en in e.entries)
+    return out
 
 
 def _plain(b: hclsrc.Block) -> dict:
