@@ -108,13 +108,16 @@ class CasInventory:
                                                                             # aws_eks_fargate_profile resources
     others: list[tuple[str, int, str]] = field(default_factory=list)      # eksctl ClusterConfigs of other clusters
     ambiguous: bool = False     # several ClusterConfigs and Cluster Autoscaler names not exactly one of them
+    eksctl_sas: list[tuple[str, Any, int, str, str]] = field(default_factory=list)  # eksctl iam.serviceAccounts of
+                                                # Cluster Autoscaler: (path, doc, index, namespace, name)
 
     def owned(self, owns) -> "CasInventory":
         return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
                             [x for x in self.iam if owns(x[0])], [x for x in self.eks_modules if owns(x[0])],
                             [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])],
                             [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])],
-                            self.priorities, [x for x in self.fargate if owns(x[0])])
+                            self.priorities, [x for x in self.fargate if owns(x[0])],
+                            eksctl_sas=[x for x in self.eksctl_sas if owns(x[0])])
 
     @property
     def present(self) -> bool:
@@ -127,16 +130,20 @@ _DISCOVERY = re.compile(r"k8s\.io/cluster-autoscaler/([^,\s\"']+)")
 def named_clusters(inv: CasInventory) -> set[str]:
     """The cluster names Cluster Autoscaler's installs are given: the auto-discovery tag of a Deployment's flags,
     `autoDiscovery.clusterName` in chart values written in YAML."""
+    return {n for i in inv.installs for n in install_clusters(i)}
+
+
+def install_clusters(i: CasInstall) -> set[str]:
+    """The cluster names one install is given (the auto-discovery tag of its flags, `autoDiscovery.clusterName`)."""
     out: set[str] = set()
-    for i in inv.installs:
-        if i.kind in ("deployment", "kubectl"):
-            spec = (((i.obj or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
-            for c in spec.get("containers") or []:
-                for a in list(c.get("command") or []) + list(c.get("args") or []):
-                    out |= {m for m in _DISCOVERY.findall(str(a)) if m != "enabled"}
-        name = (yaml_values(i).get("autoDiscovery") or {}).get("clusterName") if i.obj is not None else None
-        if isinstance(name, str) and name:
-            out.add(name)
+    if i.kind in ("deployment", "kubectl", "script"):
+        spec = (((i.obj or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+        for c in spec.get("containers") or []:
+            for a in list(c.get("command") or []) + list(c.get("args") or []):
+                out |= {m for m in _DISCOVERY.findall(str(a)) if m != "enabled"}
+    name = (yaml_values(i).get("autoDiscovery") or {}).get("clusterName") if i.obj is not None else None
+    if isinstance(name, str) and name:
+        out.add(name)
     return out
 
 
@@ -160,6 +167,7 @@ def one_cluster(inv: CasInventory) -> CasInventory:
     inv.others = [(p, d.first_line + 1, str((o.get("metadata") or {}).get("name"))) for p, d, o in inv.clusters
                   if (p, d.start) not in kept_docs]
     inv.groups = [g for g in inv.groups if g.source != "eksctl" or (g.path, g.doc.start) in kept_docs]
+    inv.eksctl_sas = [x for x in inv.eksctl_sas if (x[0], x[1].start) in kept_docs]
     inv.clusters = keep
     return inv
 
@@ -1341,6 +1349,13 @@ def _eksctl(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
         if not isinstance(obj, dict) or obj.get("kind") != "ClusterConfig":
             continue
         inv.clusters.append((p, doc, obj))
+        sas = (obj.get("iam") or {}).get("serviceAccounts") if isinstance(obj.get("iam"), dict) else None
+        for i, sa in enumerate(sas if isinstance(sas, list) else []):
+            meta = (sa.get("metadata") or {}) if isinstance(sa, dict) else {}
+            known = ((sa.get("wellKnownPolicies") or {}) if isinstance(sa, dict) else {}).get(
+                spec["cas_service_account"]["well_known_policy"]) is True
+            if known or meta.get("name") == spec["cas_service_account"]["name"]:
+                inv.eksctl_sas.append((p, doc, i, str(meta.get("namespace") or "default"), str(meta.get("name"))))
         for key, flavour in spec["lists"].items():
             for i, ng in enumerate(obj.get(key) or []):
                 if not isinstance(ng, dict) or "name" not in ng:

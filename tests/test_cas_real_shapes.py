@@ -2090,3 +2090,48 @@ def test_a_map_the_cleanup_empties_is_left_as_braces_on_one_line(tmp_path):
                                              "      }\n    }\n\n    # more groups come here\n  })\n"))
     _walk(tmp_path / "b", 3)
     assert "merge(local.base_node_groups, {\n\n    # more groups come here\n  })\n" in main.read_text()
+
+
+def test_a_workflow_installing_cluster_autoscaler_is_planned_with_the_clusterconfig_it_names(tmp_path):
+    """A GitHub Actions step (under .github/, outside every ClusterConfig's folder) that installs Cluster Autoscaler
+    for the cluster `media`: the root is the folder of media's ClusterConfig, where Karpenter's files go - not the
+    workflows folder. Two ClusterConfigs of that name in two regions, or a Terraform cluster of the name too: no
+    guess, the root stays where the install is."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-github-actions" / "input", tmp_path / "a")
+    plan = _plan(tmp_path / "a")
+    assert [r.path for r in plan.roots] == ["cluster"]
+    assert sorted(c.path for c in plan.changes) == ["cluster/karpenter-nodepools.yaml", "cluster/karpenter-values.yaml"]
+    shutil.copytree(FIXTURES / "cas-github-actions" / "input", tmp_path / "b")
+    cfg = (tmp_path / "b" / "cluster" / "cluster.yaml").read_text()
+    (tmp_path / "b" / "dr").mkdir()
+    (tmp_path / "b" / "dr" / "cluster.yaml").write_text(cfg.replace("ap-southeast-2", "ap-southeast-4"))
+    assert ".github/workflows" in [r.path for r in _plan(tmp_path / "b").roots]
+    shutil.copytree(FIXTURES / "cas-github-actions" / "input", tmp_path / "c")
+    (tmp_path / "c" / "terraform").mkdir()
+    (tmp_path / "c" / "terraform" / "main.tf").write_text(
+        'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "~> 21.0"\n\n  name = "media"\n}\n')
+    assert "cluster" not in [r.path for r in _plan(tmp_path / "c").roots]
+
+
+def test_cluster_autoscalers_eksctl_service_account_goes_at_the_cleanup(tmp_path):
+    """`iam.serviceAccounts` of a ClusterConfig: Cluster Autoscaler's (wellKnownPolicies.autoScaler, or its name)
+    goes at the cleanup with the eksctl command that deletes its role; the others stay, and a list left empty goes
+    with its key. A group's own comment goes with it; the next group's stays."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-github-actions" / "input", tmp_path, dirs_exist_ok=True)
+    cfg = tmp_path / "cluster" / "cluster.yaml"
+    cfg.write_text(cfg.read_text().replace(
+        "  serviceAccounts:\n", "  serviceAccounts:\n    - metadata:\n        name: external-dns\n"
+        "        namespace: kube-system\n      wellKnownPolicies:\n        externalDNS: true\n").replace(
+        "  # video transcoding on spot\n", "  # video transcoding on spot\n  - name: thumbnails\n"
+        "    instanceType: c6i.large\n    minSize: 3\n    maxSize: 6\n\n  # the long jobs\n"))
+    plan = _walk(tmp_path, 3)                   # install, cutover, cleanup (applied)
+    assert plan.roots[0].phase == "cleanup"
+    done = cfg.read_text()
+    assert "external-dns" in done and "cluster-autoscaler" not in done and "autoScaler" not in done
+    assert "thumbnails" not in done and "# video transcoding on spot" not in done
+    assert "transcode" not in done and "# the long jobs" not in done
+    from migrator.render.markdown import render
+    text = render(plan)
+    assert "eksctl delete iamserviceaccount --cluster media --namespace kube-system --name cluster-autoscaler" in text

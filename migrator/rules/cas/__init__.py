@@ -49,7 +49,7 @@ def _eksctl_above(repo, inv, install) -> str | None:
         if here:
             break
         if d == ".":
-            return None
+            return _eksctl_named(repo, inv, install)
         d = posixpath.dirname(d) or "."
     names = {str((o.get("metadata") or {}).get("name")) for _, o in here}
     wanted = names & named_clusters(inv) if len(names) > 1 else names
@@ -65,6 +65,22 @@ def _eksctl_above(repo, inv, install) -> str | None:
         if inside(pd, d) and not inside(pd, mine) and _KARPENTER.search(f.text):
             return None             # Karpenter of another cluster (or of this one, rooted there already)
     return paths.pop()
+
+
+def _eksctl_named(repo, inv, install) -> str | None:
+    """A script outside every ClusterConfig's folder (a CI workflow under .github/): the ClusterConfig file of the one
+    cluster (name + region) of the repository that bears the name the install gives Cluster Autoscaler, when no
+    Terraform cluster bears it too (which one makes the cluster would be a guess)."""
+    from ...cas import install_clusters
+    from .karpenter import _terraform_clusters_named
+    names = install_clusters(install)
+    if install.kind != "script" or len(names) != 1:
+        return None
+    mine = [(p, o) for p, _, o in inv.clusters if str((o.get("metadata") or {}).get("name")) in names]
+    if len({str((o.get("metadata") or {}).get("region")) for _, o in mine}) != 1 or \
+            len({posixpath.dirname(p) for p, _ in mine}) != 1 or _terraform_clusters_named(repo, names):
+        return None
+    return sorted(p for p, _ in mine)[0]
 
 
 def present(ctx) -> bool:

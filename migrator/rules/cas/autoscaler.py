@@ -33,6 +33,7 @@ class AutoscalerResult:
     script_remove: list[str] = field(default_factory=list)  # commands removing it
     apps: list[str] = field(default_factory=list)                      # Argo CD Applications of Cluster Autoscaler
     kustomizations: list[str] = field(default_factory=list)            # folders whose helmCharts install it
+    eksctl_sas: list[tuple[str, str]] = field(default_factory=list)     # eksctl IAM service accounts removed
     work_outside: bool = False          # Karpenter installed, no NodePool yet: the cutover waits (said on every plan)
 
 
@@ -118,6 +119,7 @@ class Autoscaler:
                 self.res.targets.append((p.rsplit("/", 1)[0] if "/" in p else ".", b.address))
                 self.res.findings.append(Finding("MIG-CAS-021", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
                                                  f"{b.address} (Cluster Autoscaler's IAM role) removed"))
+            self._eksctl_service_accounts(cas)
             for p, b in cas.policies:
                 self.res.findings.append(Finding(
                     "MIG-CAS-029", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
@@ -132,6 +134,30 @@ class Autoscaler:
                 if blocks:
                     self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
         return self.res
+
+    def _eksctl_service_accounts(self, cas) -> None:
+        """Cluster Autoscaler's IAM service account of an eksctl ClusterConfig (`iam.serviceAccounts`) goes from the
+        file, and the runbook deletes its role and service account (eksctl delete iamserviceaccount)."""
+        from .nodegroups import yaml_item_span
+        for p, doc, i, ns, name in cas.eksctl_sas:
+            obj = next(o for q, d, o in cas.clusters if q == p and d.start == doc.start)
+            text = self.repo.text(p)
+            seq = obj["iam"]["serviceAccounts"]
+            mine = [x[2] for x in cas.eksctl_sas if x[0] == p and x[1].start == doc.start]
+            if len(mine) == len(seq):           # the list empties: its key goes with it (not left as null)
+                if i == mine[0]:
+                    key = doc.start + len("".join(text[doc.start:].splitlines(keepends=True)[:obj["iam"].lc.key(
+                        "serviceAccounts")[0]]))
+                    self.res.edits.append(TextEdit(p, key, yaml_item_span(text, doc.start, seq, len(seq) - 1)[1], "",
+                                                   RULE))
+            else:
+                self.res.edits.append(TextEdit(p, *yaml_item_span(text, doc.start, seq, i), "", RULE))
+            self.res.eksctl_sas.append((ns, name))
+            self.res.removed.append(f"iam.serviceAccounts[{ns}/{name}]")
+            self.res.findings.append(Finding(
+                "MIG-CAS-021", "info", p, doc.first_line + obj["iam"]["serviceAccounts"].lc.item(i)[0] + 1,
+                f"iam.serviceAccounts {ns}/{name} (Cluster Autoscaler's IAM role) removed; the runbook deletes it "
+                "with eksctl delete iamserviceaccount"))
 
     def _orphan_files(self) -> None:
         """A file only the removed blocks read (a values file given by file()/templatefile()) goes with them: no other

@@ -192,22 +192,8 @@ class Groups:
         return True
 
     def _eksctl_remove(self, g: NodeGroup, text: str) -> tuple[int, int]:
-        """Span of the group's item in its ClusterConfig list: from its `- ` line to the next item or key."""
-        seq = self._cluster_obj(g)[g.attr]
-        lines = text[g.doc.start:].splitlines(keepends=True)
-
-        def offset(line: int) -> int:
-            return g.doc.start + sum(len(x) for x in lines[:line])
-        first = seq.lc.item(g.index)[0]
-        if g.index + 1 < len(seq):
-            return offset(first), offset(seq.lc.item(g.index + 1)[0])
-        ind = len(lines[first]) - len(lines[first].lstrip(" "))
-        end = first + 1
-        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > ind):
-            end += 1
-        while end > first + 1 and not lines[end - 1].strip():
-            end -= 1
-        return offset(first), offset(end)
+        """Span of the group's item in its ClusterConfig list."""
+        return yaml_item_span(text, g.doc.start, self._cluster_obj(g)[g.attr], g.index)
 
     def _cluster_obj(self, g: NodeGroup):
         return next(o for p, d, o in convert.inventory(self.ctx).clusters if p == g.path and d.start == g.doc.start)
@@ -345,6 +331,32 @@ class Groups:
         self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
         self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
+
+
+def yaml_item_span(text: str, doc_start: int, seq, index: int) -> tuple[int, int]:
+    """Span of a block-style YAML list item (ruamel's `seq` of the document starting at doc_start): from the comments
+    directly above its `- ` line (and the blank line before them) to the next item's comments, or to the end of the
+    list (the next line no deeper than the dash)."""
+    lines = text[doc_start:].splitlines(keepends=True)
+
+    def offset(line: int) -> int:
+        return doc_start + sum(len(x) for x in lines[:line])
+    first = seq.lc.item(index)[0]
+    start = comments_above(text, offset(first))
+    if doc_start < start < offset(first) and not text[line_start(text, start - 1):start].strip():
+        start = line_start(text, start - 1)
+    if index + 1 < len(seq):
+        end = comments_above(text, offset(seq.lc.item(index + 1)[0]))
+        while end > offset(first + 1) and not text[line_start(text, end - 1):end].strip():
+            end = line_start(text, end - 1)
+        return start, end
+    ind = len(lines[first]) - len(lines[first].lstrip(" "))
+    end = first + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > ind):
+        end += 1
+    while end > first + 1 and not lines[end - 1].strip():
+        end -= 1
+    return start, offset(end)
 
 
 def _entry_span(text: str, e: hclsrc.ObjEntry) -> tuple[int, int]:

@@ -123,10 +123,13 @@ def steps(hop: dict, ctx) -> list[Step]:
                         "Remove karpenter.tf and the discovery tags and apply; nothing else depends on them yet.",
         "eksctl_scale": " && ".join(f"eksctl scale nodegroup --cluster {cluster} --name {shlex.quote(g)} --nodes 0 "
                                     "--nodes-min 0" for g, *_ in cut_groups.drained),
-        "eksctl_delete": " && ".join(f"eksctl delete nodegroup --cluster {cluster} --name {shlex.quote(g)}"
-                                     for g in cln_groups.eksctl),
+        "eksctl_delete": " && ".join([f"eksctl delete nodegroup --cluster {cluster} --name {shlex.quote(g)}"
+                                      for g in cln_groups.eksctl] +
+                                     [f"eksctl delete iamserviceaccount --cluster {cluster} --namespace "
+                                      f"{shlex.quote(n)} --name {shlex.quote(s)}" for n, s in cln_cas.eksctl_sas]),
     })
-    eksctl = inst.style == "eksctl" or bool(cln_groups.eksctl) or bool(inv.clusters and not inv.eks_modules)
+    eksctl = inst.style == "eksctl" or bool(cln_groups.eksctl or cln_cas.eksctl_sas) or \
+        bool(inv.clusters and not inv.eks_modules)
     if eksctl:
         values["aws_detail"] = (
             f"The getting-started CloudFormation stack of Karpenter {values['chart_version']} creates the node role "
