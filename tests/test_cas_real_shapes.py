@@ -2135,3 +2135,20 @@ def test_cluster_autoscalers_eksctl_service_account_goes_at_the_cleanup(tmp_path
     from migrator.render.markdown import render
     text = render(plan)
     assert "eksctl delete iamserviceaccount --cluster media --namespace kube-system --name cluster-autoscaler" in text
+
+
+def test_a_size_a_shared_module_reads_from_its_callers_is_raised_where_each_caller_states_it(tmp_path):
+    """The group kept for the controller sizes itself from `var.apps_min_size`, which each root calling the module
+    passes (1 and 3): the variable stays in the module, staging's argument is raised to two, production's three is
+    left; each root writes only its own file (a plan of one root never edits the other's)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-shared-module" / "expected-run-1", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    assert {r.phase for r in plan.roots} == {"cutover"}
+    edits = {c.path: c.new for c in plan.changes}
+    assert "environments/production/main.tf" not in edits
+    assert "  apps_min_size      = 2\n" in edits["environments/staging/main.tf"]
+    assert "      min_size       = var.apps_min_size\n" in edits["modules/platform/main.tf"]
+    assert "      desired_size   = var.apps_min_size\n" in edits["modules/platform/main.tf"]
+    staging = next(r for r in plan.roots if r.path == "environments/staging")
+    assert [p for p in staging.changes if p.startswith("environments/")] == ["environments/staging/main.tf"]

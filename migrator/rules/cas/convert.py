@@ -404,8 +404,9 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
                               s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
                               s.group.name))
     s = cands[0]
-    return s, (f"the on-demand node group without taints with the smallest min_size "
-               f"({s.group.literal('min_size')}) that has nodes")
+    low = s.group.literal("min_size")
+    return s, ("the on-demand node group without taints with the smallest min_size "
+               f"({low if low is not None else _source(s.group, 'min_size') or 'unset'}) that has nodes")
 
 
 def taken_over(ctx) -> set[str]:

@@ -40,6 +40,7 @@ class Groups:
     def __init__(self, ctx, phase: str):
         self.ctx, self.phase, self.repo = ctx, phase, ctx.repo
         self.res = GroupsResult()
+        self._sited: set[tuple[str, int]] = set()      # where a size variable's value was written this run
 
     def run(self) -> GroupsResult:
         cas = convert.inventory(self.ctx)
@@ -124,6 +125,7 @@ class Groups:
 
     # -- sizes -------------------------------------------------------------------------------------------------
     def size(self, g: NodeGroup, low: int, desired: int, keep: bool = False) -> None:
+        self._floor = keep
         text = self.repo.text(g.path)
         before = (g.literal("min_size"), g.literal("desired_size"), g.literal("max_size"))
         if keep:
@@ -237,7 +239,10 @@ class Groups:
         for k, v in want.items():
             if k in have:
                 e = have[k] if isinstance(have[k], hclsrc.Expr) else have[k].expr
-                if text[e.start:e.end] != str(v) and not self._at_source(path, k, e, v):
+                same = sum(1 for k2, v2 in want.items() if k2 in have and v2 == v and
+                           (have[k2] if isinstance(have[k2], hclsrc.Expr) else have[k2].expr).source.strip()
+                           == e.source.strip())
+                if text[e.start:e.end] != str(v) and not self._at_source(path, k, e, v, same):
                     self.res.edits.append(TextEdit(path, e.start, e.end, str(v), RULE))
         missing = [(k, v) for k, v in want.items() if k not in have]
         if not missing:
@@ -255,10 +260,13 @@ class Groups:
         body = "".join(f"{ind}{k} = {v}\n" for k, v in missing)
         self.res.edits.append(TextEdit(path, pos, pos, to_newline(body, nl), RULE, order=1))
 
-    def _at_source(self, path: str, key: str, e: hclsrc.Expr, v: int) -> bool:
+    def _at_source(self, path: str, key: str, e: hclsrc.Expr, v: int, same: int = 1) -> bool:
         """A size written as a variable or local (`min_size = var.workers_min`) keeps it: the value changes where it
-        lives (the variable's default, every tfvars of the root that sets it, the local), when nothing else in the
-        module reads it; else the size is written in place (said)."""
+        lives (the variable's default, every tfvars of the root that sets it, the local, the argument each caller of a
+        shared module passes), when nothing else in the module reads it (but this group's sizes set to the same
+        value); else the size is written in place (said). For the group kept for the controller the value is only
+        raised where it is below. A caller's argument in another root's files is that root's to write (its own plan
+        does, from where it stands)."""
         if e.kind != "ref":
             return False
         from ...inventory.sites import definition_sites
@@ -267,21 +275,30 @@ class Groups:
         d = posixpath.dirname(path)
         reads = sum(len(re.findall(rf"\b{m.group(1)}\.{re.escape(m.group(2))}\b", self.repo.text(p)))
                     for p in self.repo.tf_in_dir(d)) if m else 0
-        # the module's own files and tfvars beside or below it; a tfvars elsewhere may be another root's
+        # the module's own files and tfvars beside or below it; a tfvars elsewhere may be another root's; a caller's
+        # argument (a shared module) is written by the root that owns it
+        passed = [x for x in sites if ", passed to module." in x.how]
         ours = [x for x in sites if posixpath.dirname(x.path) == d or
                 (x.path.endswith(".tfvars") and (not d or x.path.startswith(d + "/")))]
-        if m and sites and ours == sites and reads == 1:
-            for x in sites:
-                if x.expr.literal() != v:
-                    self.res.edits.append(TextEdit(x.path, x.expr.start, x.expr.end, str(v), RULE))
+        if m and sites and len(ours) + len(passed) == len(sites) and reads == same:
+            floor = getattr(self, "_floor", False)
+            for x in ours + [x for x in passed if self.ctx.owns(x.path)]:
+                at = (x.path, x.expr.start)
+                lit = x.expr.literal()
+                if at in self._sited or lit == v or (floor and isinstance(lit, (int, float)) and lit >= v):
+                    continue
+                self._sited.add(at)
+                self.res.edits.append(TextEdit(x.path, x.expr.start, x.expr.end, str(v), RULE))
             self.res.findings.append(Finding(
                 "MIG-CAS-043", "info", path, hclsrc.line_of(self.repo.text(path), e.start),
-                f"{key} = {e.source.strip()}: set to {v} where it is stated ({'; '.join(x.how for x in sites)})"))
+                f"{key} = {e.source.strip()}: " + (f"raised to {v} where it is stated lower" if floor else
+                                                   f"set to {v} where it is stated")
+                + f" ({'; '.join(x.how for x in sites)})"))
             return True
         self.res.findings.append(Finding(
             "MIG-CAS-043", "info", path, hclsrc.line_of(self.repo.text(path), e.start),
             f"{key} = {e.source.strip()} written as {v} in place: " +
-            (f"{e.source.strip()} is read {reads} times in the module" if m and sites and reads != 1 else
+            (f"{e.source.strip()} is read {reads} times in the module" if m and sites and reads != same else
              "its value is passed from outside the module" if sites else why or "it is no variable or local"),
             f"restore {e.source.strip()} there if you roll back"))
         return False
