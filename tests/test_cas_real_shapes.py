@@ -2152,3 +2152,31 @@ def test_a_size_a_shared_module_reads_from_its_callers_is_raised_where_each_call
     assert "      desired_size   = var.apps_min_size\n" in edits["modules/platform/main.tf"]
     staging = next(r for r in plan.roots if r.path == "environments/staging")
     assert [p for p in staging.changes if p.startswith("environments/")] == ["environments/staging/main.tf"]
+
+
+def test_gitops_chart_values_name_the_controllers_irsa_role_by_its_arn(tmp_path):
+    """A cluster without the Pod Identity agent whose Cluster Autoscaler Flux installs: the controller's IRSA role gets
+    a fixed name in the karpenter module and the chart values (applied by Flux, which cannot read Terraform outputs)
+    annotate the ServiceAccount with its ARN, in the account and partition of Cluster Autoscaler's own role ARN. No
+    such ARN in the repository: the annotation is said, not guessed (MIG-CAS-056)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-flux" / "input", tmp_path, dirs_exist_ok=True)
+    eks = tmp_path / "infra" / "eks.tf"
+    text = eks.read_text()
+    start = text.index('resource "aws_eks_addon" "pod_identity"')
+    eks.write_text(text[:start] + text[text.index("\n}\n", start) + 3:] +
+                   '\nresource "aws_iam_openid_connect_provider" "eks" {\n  client_id_list = ["sts.amazonaws.com"]\n'
+                   '  url            = aws_eks_cluster.main.identity[0].oidc[0].issuer\n}\n')
+    plan = _plan(tmp_path)
+    assert [f.code for f in plan.findings if f.severity != "info"] == ["MIG-CAS-056"]
+    tf = next(c.new for c in plan.changes if c.path == "infra/karpenter.tf")
+    assert '  iam_role_use_name_prefix      = false\n  iam_role_name                 = "analytics-karpenter-controller"\n' in tf
+    cas = tmp_path / "clusters" / "analytics" / "cluster-autoscaler.yaml"
+    cas.write_text(cas.read_text().replace("    awsRegion: us-east-2\n", "    awsRegion: us-east-2\n    rbac:\n"
+                                           "      serviceAccount:\n        annotations:\n          eks.amazonaws.com/"
+                                           "role-arn: arn:aws-us-gov:iam::210987654321:role/analytics-cas\n"))
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-056"]
+    charts = next(c.new for c in plan.changes if c.path == "clusters/analytics/karpenter.yaml")
+    assert "      annotations:\n        eks.amazonaws.com/role-arn: " \
+        "arn:aws-us-gov:iam::210987654321:role/analytics-karpenter-controller\n" in charts

@@ -667,6 +667,9 @@ class Installer:
                 f'  node_iam_role_name            = "{names["node_role"]}"']
         if style != "terraform":
             mod += [f'  queue_name                    = "{names["queue"]}"']
+            if self.res.identity == "irsa":         # the chart values outside Terraform annotate it by its ARN
+                mod += ["  iam_role_use_name_prefix      = false",
+                        f'  iam_role_name                 = "{names["controller_role"]}"']
         if self.inline_policy(d, names, style):
             mod += ["", "  # the controller policy as an inline role policy: the managed one would pass IAM's 6,144-character",
                     "  # quota with this cluster's name (MIG-V1X-MOD-013)", "  enable_inline_policy = true", ""]
@@ -959,9 +962,33 @@ class Installer:
                "serviceAccount": {"name": INSTALL["service_account"]},
                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                    "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
+        if self.res.identity == "irsa":
+            arn = self.controller_role_arn(names["controller_role"])
+            if arn is not None:
+                out["serviceAccount"]["annotations"] = {INSTALL["irsa_annotation"]: arn}
         if convert.tolerations(kept):
             out["tolerations"] = convert.tolerations(kept)
         return out
+
+    def controller_role_arn(self, name: str) -> str | None:
+        """The ARN of the controller's IRSA role (the karpenter module names it `name`) for chart values a GitOps tool
+        applies: the account and partition are those of Cluster Autoscaler's own role ARN in its values (the same
+        cluster's account); else said (MIG-CAS-056) and left out - never guessed."""
+        for i in self.cas.installs:
+            v = (((yaml_values(i).get("rbac") or {}).get("serviceAccount") or {}).get("annotations") or {}).get(
+                INSTALL["irsa_annotation"]) if i.obj is not None else None
+            m = re.fullmatch(r"arn:(aws[\w-]*):iam::(\d{12}):role/.+", str(v or ""))
+            if m:
+                return INSTALL["role_arn"].format(partition=m.group(1), account=m.group(2), name=name)
+        cas0 = self.cas.installs[0]
+        _find(self.res, "MIG-CAS-056", "warning", cas0.path, cas0.line,
+              "the controller runs with IRSA and its chart values are applied outside Terraform, which cannot read the "
+              f"role's ARN; the repository states no AWS account (Cluster Autoscaler's values name no role ARN), so the "
+              f"karpenter chart values carry no {INSTALL['irsa_annotation']} annotation: the controller would start "
+              "without AWS credentials",
+              f"add serviceAccount.annotations {INSTALL['irsa_annotation']}: arn:aws:iam::<account>:role/{name} to "
+              "the karpenter chart values (the output iam_role_arn of module.karpenter) before the charts sync")
+        return None
 
     def write_beside(self, cas0, charts_docs: list, objects: list, list_objects: bool = True) -> bool:
         """karpenter.yaml and karpenter-nodepools.yaml beside Cluster Autoscaler's file, listed in its kustomization
