@@ -50,6 +50,8 @@ class CasInstall:
 
     @property
     def address(self) -> str:
+        if self.kind == "helmfile":
+            return f"helmfile release {self.name}"
         if self.block is not None:
             return self.block.address if self.row is None or self.kind == "wrapper" else \
                 f"{self.block.address}.{self.row['switch']}"
@@ -199,6 +201,7 @@ def scan(repo: Repo) -> CasInventory:
     _terraform_deployments(repo, inv)
     _kubectl_installs(repo, inv)
     _script_installs(repo, inv)
+    _helmfile_installs(repo, inv)
     for p, b, row in _module_installs(repo):
         inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
     _unknown_modules(repo)
@@ -399,6 +402,48 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                                                name=manifest["name"], source=("manifest", target)))
 
 
+def _helmfile_installs(repo: Repo, inv: CasInventory) -> None:
+    """Cluster Autoscaler as a release of a helmfile (`chart: autoscaler/cluster-autoscaler` through a `repositories:`
+    entry, an OCI or local chart of that name): its values from the release's inline maps, its values files beside
+    the helmfile and its `set` entries, in helmfile's order; a release with `installed: false` is none."""
+    from .inventory.helmfile import is_helmfile
+    chart_name = FACTS["detect"]["chart"]
+    for p, sf in repo.files.items():
+        if not is_helmfile(p) or chart_name not in sf.text or "releases" not in sf.text:
+            continue
+        d = posixpath.dirname(p)
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, gotmpl=True):
+            releases = obj.get("releases") if isinstance(obj, dict) else None
+            for i, rel in enumerate(releases if isinstance(releases, list) else []):
+                if not isinstance(rel, dict) or \
+                        m.unmask(str(rel.get("chart") or "")).rstrip("/").split("/")[-1] != chart_name:
+                    continue
+                line = doc.first_line + releases.lc.item(i)[0] + 1
+                if rel.get("installed") is False:
+                    repo.findings.append(Finding(
+                        "MIG-CAS-050", "info", p, line, f"helmfile release {rel.get('name')} of Cluster Autoscaler is "
+                        "switched off (installed: false): not planned"))
+                    continue
+                values: dict = {}
+                for item in rel.get("values") or []:
+                    if isinstance(item, dict):
+                        values = _merged(values, item)
+                    elif isinstance(item, str) and "{{" not in m.unmask(item) and "__MIG" not in item:
+                        values = _merged(values, _load_values(repo, posixpath.normpath(posixpath.join(d, item))))
+                for s in rel.get("set") or []:
+                    if isinstance(s, dict) and isinstance(s.get("name"), str):
+                        node = values
+                        keys = [x.replace("\\.", ".") for x in re.split(r"(?<!\\)\.", s["name"])]
+                        for part in keys[:-1]:
+                            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
+                        node[keys[-1]] = s.get("value")
+                if _other_cloud([], values):
+                    continue
+                inv.installs.append(CasInstall("helmfile", p, line, obj=obj, doc=doc, source=("releases", i),
+                                               namespace=str(rel.get("namespace") or "default"),
+                                               name=str(rel.get("name") or chart_name), file_values=values))
+
+
 def _scripts(repo: Repo):
     """(file, shell text, lines before it in the file) of the repository's scripts that name Cluster Autoscaler: `.sh`
     files whole, and the `run:` steps of CI workflows (GitHub Actions), each step's text where the file holds it."""
@@ -585,6 +630,8 @@ def yaml_values(i: CasInstall) -> dict:
         return _merged(i.file_values, inline) if i.file_values else inline
     if i.kind == "script":
         return i.obj
+    if i.kind == "helmfile":
+        return i.file_values
     return {}
 
 

@@ -245,10 +245,16 @@ def realign_edited(old: str, new: str, spans: list[tuple[int, int]]) -> str:
         last = max(first, bisect.bisect_right(starts, max(a, b - 1)) - 1)
         touched.update(range(max(0, first - 1), last + 2))      # a removed line changes the run above it, a line
                                                                 # made multi-line splits the run below it
-    for run in _attribute_runs(lines):
+    runs = _attribute_runs(lines)
+    for run in runs:
         if touched.intersection(run):
             for i, ln in zip(run, _aligned(lines, run)):
                 lines[i] = ln
+    in_runs = {i for run in runs for i in run}
+    for i in sorted(touched):
+        m = _ATTR.match(lines[i]) if i < len(lines) and i not in in_runs else None
+        if m and m.group(3) != " " and not _HEREDOC.search(lines[i].rstrip("\r\n")):
+            lines[i] = m.group(1) + m.group(2) + " =" + lines[i][m.end():]   # a value made multi-line: no run, one space
     return "".join(lines)
 
 

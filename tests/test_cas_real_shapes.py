@@ -2180,3 +2180,78 @@ def test_gitops_chart_values_name_the_controllers_irsa_role_by_its_arn(tmp_path)
     charts = next(c.new for c in plan.changes if c.path == "clusters/analytics/karpenter.yaml")
     assert "      annotations:\n        eks.amazonaws.com/role-arn: " \
         "arn:aws-us-gov:iam::210987654321:role/analytics-karpenter-controller\n" in charts
+
+
+HELMFILE = """repositories:
+  - name: autoscaler
+    url: https://kubernetes.github.io/autoscaler
+
+releases:
+  - name: cluster-autoscaler
+    namespace: kube-system
+    chart: autoscaler/cluster-autoscaler
+    version: 9.46.6
+    values:
+      - autoDiscovery:
+          clusterName: shop-prod
+        awsRegion: eu-west-1
+"""
+
+
+def test_a_helmfile_release_of_cluster_autoscaler_is_seen_with_its_values(tmp_path):
+    """A helmfile release of the chart (through a repositories entry, or OCI): its values from inline maps, values
+    files and `set`, in helmfile's order; a release switched off (installed: false) is none, said."""
+    from migrator.cas import install_clusters, scan, yaml_values
+    from migrator.inventory import Repo
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "cas.yaml").write_text("awsRegion: eu-west-1\nextraArgs:\n  scale-down-unneeded-time: 4m\n")
+    (tmp_path / "helmfile.yaml").write_text(HELMFILE.replace(
+        "    values:\n", "    values:\n      - values/cas.yaml\n") + "    set:\n      - name: replicaCount\n        value: 2\n"
+        "  - name: old-autoscaler\n    chart: oci://registry.example.com/charts/cluster-autoscaler\n"
+        "    installed: false\n")
+    repo = Repo(tmp_path)
+    (i,) = scan(repo).installs
+    assert (i.kind, i.name, i.namespace, i.line, i.address) == \
+        ("helmfile", "cluster-autoscaler", "kube-system", 6, "helmfile release cluster-autoscaler")
+    assert yaml_values(i) == {"awsRegion": "eu-west-1", "extraArgs": {"scale-down-unneeded-time": "4m"},
+                              "autoDiscovery": {"clusterName": "shop-prod"}, "replicaCount": 2}
+    assert install_clusters(i) == {"shop-prod"}
+    assert [f.code for f in repo.findings] == ["MIG-CAS-050"]
+
+
+def test_cluster_autoscaler_in_a_helmfile_is_replaced_by_karpenter_releases_there(tmp_path):
+    """Terraform makes the cluster (no Pod Identity agent: IRSA), a helmfile in another folder installs Cluster
+    Autoscaler: the karpenter module in Terraform, the charts as releases of the helmfile (its values file a
+    .yaml.gotmpl reading AWS_ACCOUNT_ID, since the repository states no account), NodePools beside it. The cutover
+    sets replicaCount in the release's inline values; the cleanup removes the release and the repositories entry
+    only it used (the key with it)."""
+    import shutil
+    (tmp_path / "infra").mkdir()
+    for f in ("main.tf", "versions.tf"):
+        shutil.copy(FIXTURES / "cas-terraform" / "input" / f, tmp_path / "infra" / f)
+    main = tmp_path / "infra" / "main.tf"
+    main.write_text(main.read_text().replace("    eks-pod-identity-agent = { before_compute = true }\n", ""))
+    (tmp_path / "k8s").mkdir()
+    helmfile = tmp_path / "k8s" / "helmfile.yaml"
+    helmfile.write_text(HELMFILE)
+    plan = _plan(tmp_path)
+    assert [r.path for r in plan.roots] == ["k8s"]
+    assert not [f for f in plan.findings if f.severity == "error" or f.code == "MIG-CAS-056"]
+    changes = {c.path: c.new for c in plan.changes}
+    assert sorted(changes) == ["infra/karpenter.tf", "infra/main.tf", "k8s/helmfile.yaml",
+                               "k8s/karpenter-nodepools.yaml", "k8s/karpenter-values.yaml.gotmpl"]
+    assert '  iam_role_name                 = "shop-prod-karpenter-controller"\n' in changes["infra/karpenter.tf"]
+    assert 'eks.amazonaws.com/role-arn: arn:aws:iam::{{ requiredEnv "AWS_ACCOUNT_ID" }}:role/shop-prod-karpenter-' \
+        "controller" in changes["k8s/karpenter-values.yaml.gotmpl"]
+    assert "  - name: karpenter\n    url: public.ecr.aws/karpenter\n    oci: true\n" in changes["k8s/helmfile.yaml"]
+    assert "    values:\n      - karpenter-values.yaml.gotmpl\n" in changes["k8s/helmfile.yaml"]
+    plan = _walk(tmp_path, 2)                   # install, then the cutover (applied)
+    assert plan.roots[0].phase == "cutover"
+    assert "        awsRegion: eu-west-1\n        replicaCount: 0\n" in helmfile.read_text()
+    plan = _walk(tmp_path, 1)
+    assert plan.roots[0].phase == "cleanup"
+    done = helmfile.read_text()
+    assert "cluster-autoscaler" not in done and "autoscaler" not in done
+    assert done.startswith("repositories:\n  - name: karpenter\n")
+    from migrator.render.markdown import render
+    assert "helm uninstall cluster-autoscaler -n kube-system" in render(plan)

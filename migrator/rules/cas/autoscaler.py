@@ -110,6 +110,8 @@ class Autoscaler:
                 self.kubectl(ci)
             elif ci.kind == "script":
                 self.script(ci)
+            elif ci.kind == "helmfile":
+                self.helmfile(ci)
             else:
                 self.deployment(ci)
         if self.phase == "cleanup":
@@ -133,6 +135,8 @@ class Autoscaler:
             for p, blocks in self._gone.items():
                 if blocks:
                     self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
+            from .nodegroups import coalesced
+            self.res.edits = coalesced(self.res.edits)
         return self.res
 
     def _eksctl_service_accounts(self, cas) -> None:
@@ -614,6 +618,85 @@ class Autoscaler:
                 "remove this helm call (and the helm repo add it needs) from the script" if ci.chart else
                 "remove the manifests it writes and applies (with their ServiceAccount and RBAC) from the script"
                 if ci.source[0] == "written" else "remove that line from the script"))
+
+    def helmfile(self, ci: CasInstall) -> None:
+        """A helmfile release: `replicaCount: 0` in its last inline values map (a values item appended when its last
+        item is a file, a `values:` key when it has none: later values win in helmfile) at the cutover; at the cleanup
+        the release goes from the helmfile (with the `repositories:` entry only it used) and the runbook uninstalls it
+        (helmfile apply does not remove a release that is no longer listed)."""
+        from .nodegroups import yaml_item_span, yaml_list_end
+        text = self.repo.text(ci.path)
+        nl = self.repo.files[ci.path].newline
+        releases = ci.obj["releases"]
+        rel = releases[ci.source[1]]
+        self.res.script_remove.append(f"helm uninstall {shlex.quote(ci.name)} -n {shlex.quote(ci.namespace)}")
+        if self.phase == "cleanup":
+            span = yaml_item_span(text, ci.doc.start, releases, ci.source[1])
+            self.res.edits.append(TextEdit(ci.path, *span, "", RULE))
+            rest = text[:span[0]] + text[span[1]:]
+            for item in rel.get("values") or []:          # a values file only this release read goes with it
+                if not isinstance(item, str) or "{{" in item:
+                    continue
+                f = posixpath.normpath(posixpath.join(posixpath.dirname(ci.path), item))
+                base = posixpath.basename(f)
+                if f in self.repo.files and base not in rest and not any(
+                        base in sf.text for q, sf in self.repo.files.items() if q not in (ci.path, f)):
+                    self.res.edits.append(DeleteFile(f, RULE))
+                    self.res.removed.append(f)
+            prefix = str(rel.get("chart") or "").split("/")[0]
+            repos = ci.obj.get("repositories")
+            users = [r for j, r in enumerate(releases) if j != ci.source[1] and isinstance(r, dict)
+                     and str(r.get("chart") or "").split("/")[0] == prefix]
+            for j, r in enumerate(repos if isinstance(repos, list) else []):
+                if isinstance(r, dict) and str(r.get("name")) == prefix and not users:
+                    if len(repos) == 1:                 # the key goes with its one entry
+                        lines = text[ci.doc.start:].splitlines(keepends=True)
+                        key = ci.doc.start + sum(len(x) for x in lines[:ci.obj.lc.key("repositories")[0]])
+                        self.res.edits.append(TextEdit(ci.path, key, yaml_item_span(text, ci.doc.start, repos, 0)[1],
+                                                       "", RULE))
+                    else:
+                        self.res.edits.append(TextEdit(ci.path, *yaml_item_span(text, ci.doc.start, repos, j), "",
+                                                       RULE))
+            self.res.removed.append(f"{ci.address} in {ci.path}")
+            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
+                                             f"{ci.address} (Cluster Autoscaler) removed; the runbook uninstalls it"))
+            return
+        if self.phase != "cutover":
+            return
+        current = yaml_values(ci).get("replicaCount", 1)
+        if str(current) == "0":
+            return
+        values = rel.get("values")
+        last = values[-1] if isinstance(values, list) and values else None
+        mark = "# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)"
+        if isinstance(last, dict) and last:
+            tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj,
+                                     under=ci.source + ("values", len(values) - 1))
+            op = Op("set", ("replicaCount",), value=0) if "replicaCount" in last else \
+                Op("add", dst=("replicaCount",), value=0)
+            out = keytree.rewrite(tree, [op])
+            if out.problems:
+                self.res.findings.append(Finding(
+                    "MIG-CAS-023", "warning", ci.path, ci.line, f"{ci.address}: cannot set replicaCount in its values "
+                    "here", "scale Cluster Autoscaler to 0 by hand (a values item `replicaCount: 0`)"))
+                return
+            for s_, e, t_ in out.edits:
+                self.res.edits.append(TextEdit(ci.path, s_, e, to_newline(t_, nl), RULE))
+        elif isinstance(values, list) and values:
+            pos, col = yaml_list_end(text, ci.doc.start, values)
+            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
+                f"{' ' * col}{mark}\n{' ' * col}- replicaCount: 0\n", nl), RULE))
+        else:
+            ind = " " * releases.lc.item(ci.source[1])[1]       # the release's keys stand where its first key does
+            pos, _ = yaml_list_end(text, ci.doc.start, releases) if ci.source[1] == len(releases) - 1 else \
+                (yaml_item_span(text, ci.doc.start, releases, ci.source[1])[1], 0)
+            while pos > ci.doc.start and not text[line_start(text, pos - 1):pos].strip():
+                pos = line_start(text, pos - 1)
+            self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
+                f"{ind}{mark}\n{ind}values:\n{ind}  - replicaCount: 0\n", nl), RULE))
+        self.res.scaled.append((ci.address, ci.namespace, str(current)))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{ci.address}: Cluster Autoscaler scaled to 0 replicas"))
 
     def tf_deployment(self, ci: CasInstall) -> None:
         """A Deployment written with the kubernetes provider: `spec.replicas = 0` at the cutover; at the cleanup the

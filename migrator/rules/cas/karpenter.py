@@ -54,6 +54,7 @@ class InstallResult:
     flux: list[str] = field(default_factory=list)   # HelmRelease/<ns>/<name> written (charts installed by Flux)
     argocd: list[str] = field(default_factory=list)  # Applications written (charts installed by Argo CD)
     kustomize: str = ""                     # the kustomization whose helmCharts install the charts
+    helmfile: str = ""                      # the helmfile whose releases install the charts
     charts_file: str = ""
     sg_by_cli: bool = False                 # the node security group is tagged by the runbook's aws-cli command
     subnets_by_cli: bool = False            # no subnet declaration to tag in Terraform: the runbook tags them
@@ -387,7 +388,7 @@ class Installer:
             return res
         res.file = path
         nl = self.repo.files[cas0.path].newline
-        style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize") else "terraform"
+        style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize", "helmfile") else "terraform"
         if style == "terraform" and not _helm_provider(self.repo, d):
             cas_dir = posixpath.dirname(cas0.path) or "."
             there = cas0.kind in ("terraform", "module", "wrapper", "tfdeployment", "kubectl") and cas_dir != d
@@ -423,6 +424,9 @@ class Installer:
             self.argocd(cas0, kept, literal, names, classes + pools)
         elif style == "kustomize":
             self.kustomize(cas0, kept, literal, names, classes + pools)
+        elif style == "helmfile":
+            if self.helmfile(cas0, self.chart_values(kept, literal, names, annotate=False), names["controller_role"]):
+                self.objects_beside(cas0, classes + pools)
         elif not kubectl and literal is None:
             res.pools.clear()
             _find(res, "MIG-CAS-007", "warning", path, 1,
@@ -796,6 +800,12 @@ class Installer:
                           {"key": label, "operator": "In", "values": [kept.group.name]}]}]}}}}
         if convert.tolerations(kept):
             values["tolerations"] = convert.tolerations(kept)
+        res.groups = [g.name for g in self.cas.groups if g.source == "eksctl"]
+        if cas0.kind == "helmfile":         # the charts as releases of Cluster Autoscaler's helmfile, NodePools beside it
+            res.file = ""
+            if self.helmfile(cas0, values, INSTALL["eksctl"]["controller_role"].format(cluster=cluster)):
+                self.objects_beside(cas0, classes + pools)
+            return res
         nl = self.repo.files[path].newline
         emit = yamlsrc.Emitter()
         res.edits.append(NewFile(files["karpenter-values.yaml"], to_newline(
@@ -804,7 +814,6 @@ class Installer:
         res.edits.append(NewFile(files["karpenter-nodepools.yaml"], to_newline(
             "---\n".join(emit.emit(o).text for o in classes + pools), nl), RULE))
         res.objects_file, res.values_file, res.file = files["karpenter-nodepools.yaml"], files["karpenter-values.yaml"], ""
-        res.groups = [g.name for g in self.cas.groups if g.source == "eksctl"]
         return res
 
     # -- Flux -----------------------------------------------------------------------------------------------------
@@ -841,19 +850,9 @@ class Installer:
         """The charts as entries of the same `helmCharts:` list (kustomize build --enable-helm), after Cluster
         Autoscaler's; the NodePools in a file beside it that the runbook applies once the CRDs are in."""
         res = self.res
+        from .nodegroups import yaml_list_end
         text = self.repo.text(cas0.path)
-        items = cas0.obj["helmCharts"]
-        last = len(items) - 1
-        lines = text[cas0.doc.start:].splitlines(keepends=True)
-        first_line = items.lc.item(0)[0]
-        col = len(lines[first_line]) - len(lines[first_line].lstrip(" "))        # the dash's column
-        # the end of the list: after the last item's lines (deeper than the dash, or blank)
-        end = items.lc.item(last)[0] + 1
-        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > col):
-            end += 1
-        while end > items.lc.item(last)[0] + 1 and not lines[end - 1].strip():
-            end -= 1
-        pos = cas0.doc.start + sum(len(x) for x in lines[:end])
+        pos, col = yaml_list_end(text, cas0.doc.start, cas0.obj["helmCharts"])      # after the list's last item
         entries = [{"name": "karpenter-crd", "repo": INSTALL["chart_repository"], "version": self.target,
                     "releaseName": "karpenter-crd", "namespace": INSTALL["namespace"]},
                    {"name": "karpenter", "repo": INSTALL["chart_repository"], "version": self.target,
@@ -865,16 +864,9 @@ class Installer:
         nl = self.repo.files[cas0.path].newline
         sep = "" if text[:pos].endswith("\n") else "\n"
         res.edits.append(TextEdit(cas0.path, pos, pos, to_newline(sep + body, nl), RULE))
-        pools = posixpath.join(posixpath.dirname(cas0.path), "karpenter-nodepools.yaml")
-        if pools in self.repo.files:
-            _find(res, "MIG-CAS-006", "error", pools, 1, f"{pools} already exists; migrator writes the NodePools there",
-                  "rename that file, then run migrator again")
-            res.edits.clear()
-            return
-        res.edits.append(NewFile(pools, to_newline("---\n".join(yamlsrc.Emitter().emit(o).text for o in objects), nl),
-                                 RULE))
-        res.objects_file = pools
-        res.kustomize = posixpath.dirname(cas0.path) or "."
+        self.objects_beside(cas0, objects)
+        if res.objects_file:
+            res.kustomize = posixpath.dirname(cas0.path) or "."
 
     # -- Fargate ----------------------------------------------------------------------------------------------------
     def fargate_profile(self, d: str, expr: str) -> list[str]:
@@ -948,7 +940,7 @@ class Installer:
         meta["annotations"] = convert._cm(dict(INSTALL["argocd_skip_dry_run"]))
         return o
 
-    def chart_values(self, kept, cluster: str, names: dict[str, str]) -> dict:
+    def chart_values(self, kept, cluster: str, names: dict[str, str], annotate: bool = True) -> dict:
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
         group = _group_name_literal(kept.group) if kept is not None else None
         if group:
@@ -962,7 +954,7 @@ class Installer:
                "serviceAccount": {"name": INSTALL["service_account"]},
                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                    "nodeSelectorTerms": [{"matchExpressions": match}]}}}}
-        if self.res.identity == "irsa":
+        if self.res.identity == "irsa" and annotate:
             arn = self.controller_role_arn(names["controller_role"])
             if arn is not None:
                 out["serviceAccount"]["annotations"] = {INSTALL["irsa_annotation"]: arn}
@@ -974,12 +966,9 @@ class Installer:
         """The ARN of the controller's IRSA role (the karpenter module names it `name`) for chart values a GitOps tool
         applies: the account and partition are those of Cluster Autoscaler's own role ARN in its values (the same
         cluster's account); else said (MIG-CAS-056) and left out - never guessed."""
-        for i in self.cas.installs:
-            v = (((yaml_values(i).get("rbac") or {}).get("serviceAccount") or {}).get("annotations") or {}).get(
-                INSTALL["irsa_annotation"]) if i.obj is not None else None
-            m = re.fullmatch(r"arn:(aws[\w-]*):iam::(\d{12}):role/.+", str(v or ""))
-            if m:
-                return INSTALL["role_arn"].format(partition=m.group(1), account=m.group(2), name=name)
+        account = self.account()
+        if account is not None:
+            return INSTALL["role_arn"].format(partition=account[0], account=account[1], name=name)
         cas0 = self.cas.installs[0]
         _find(self.res, "MIG-CAS-056", "warning", cas0.path, cas0.line,
               "the controller runs with IRSA and its chart values are applied outside Terraform, which cannot read the "
@@ -989,6 +978,84 @@ class Installer:
               f"add serviceAccount.annotations {INSTALL['irsa_annotation']}: arn:aws:iam::<account>:role/{name} to "
               "the karpenter chart values (the output iam_role_arn of module.karpenter) before the charts sync")
         return None
+
+    def account(self) -> tuple[str, str] | None:
+        """(partition, account) of Cluster Autoscaler's own IRSA role ARN in its chart values: the cluster's account."""
+        for i in self.cas.installs:
+            v = (((yaml_values(i).get("rbac") or {}).get("serviceAccount") or {}).get("annotations") or {}).get(
+                INSTALL["irsa_annotation"]) if i.obj is not None else None
+            m = re.fullmatch(r"arn:(aws[\w-]*):iam::(\d{12}):role/.+", str(v or ""))
+            if m:
+                return m.group(1), m.group(2)
+        return None
+
+    # -- helmfile -------------------------------------------------------------------------------------------------
+    def helmfile(self, cas0, values: dict, role: str) -> bool:
+        """The charts as releases of the helmfile that installs Cluster Autoscaler: karpenter-crd, then karpenter
+        (`needs` it), appended to its `releases:`, through an OCI `repositories:` entry; the chart values in
+        karpenter-values.yaml beside it. The controller's IRSA role is annotated by its ARN: in the account of
+        Cluster Autoscaler's own role ARN, else read from the environment (`requiredEnv "AWS_ACCOUNT_ID"` in a
+        .yaml.gotmpl values file, which helmfile renders)."""
+        from .nodegroups import yaml_list_end
+        res = self.res
+        ns = INSTALL["namespace"]
+        text = self.repo.text(cas0.path)
+        d = posixpath.dirname(cas0.path)
+        account = self.account()
+        templated = self.res.identity == "irsa" and account is None
+        if self.res.identity == "irsa":
+            part, acct = account or ("aws", '{{ requiredEnv "AWS_ACCOUNT_ID" }}')
+            values["serviceAccount"]["annotations"] = {INSTALL["irsa_annotation"]: INSTALL["role_arn"].format(
+                partition=part, account=acct, name=role)}
+        vname = "karpenter-values.yaml" + (".gotmpl" if templated else "")
+        vfile = posixpath.join(d, vname)
+        if vfile in self.repo.files:
+            _find(res, "MIG-CAS-006", "error", vfile, 1, f"{vfile} already exists; migrator writes the Karpenter chart "
+                  "values there", "rename that file, then run migrator again")
+            return False
+        repos = cas0.obj.get("repositories")
+        oci = INSTALL["chart_repository"].split("://", 1)[1]
+        repo_name = next((str(r.get("name")) for r in repos or [] if isinstance(r, dict)
+                          and str(r.get("url", "")).removeprefix("oci://").rstrip("/") == oci), None)
+        names_taken = {str(r.get("name")) for r in repos or [] if isinstance(r, dict)}
+        nl = self.repo.files[cas0.path].newline
+        emit = yamlsrc.Emitter()
+        if repo_name is None:
+            repo_name = "karpenter" if "karpenter" not in names_taken else "karpenter-oci"
+            entry = {"name": repo_name, "url": oci, "oci": True}
+            if isinstance(repos, list) and repos:
+                pos, col = yaml_list_end(text, cas0.doc.start, repos)
+                res.edits.append(TextEdit(cas0.path, pos, pos, to_newline(_items_text(emit, [entry], col), nl), RULE))
+            else:
+                pos = cas0.doc.start
+                res.edits.append(TextEdit(cas0.path, pos, pos, to_newline(
+                    emit.emit(convert._cm({"repositories": [entry]})).text + "\n", nl), RULE))
+        releases = [{"name": "karpenter-crd", "namespace": ns, "chart": f"{repo_name}/karpenter-crd",
+                     "version": self.target},
+                    {"name": "karpenter", "namespace": ns, "chart": f"{repo_name}/karpenter", "version": self.target,
+                     "needs": [f"{ns}/karpenter-crd"], "values": [vname]}]
+        pos, col = yaml_list_end(text, cas0.doc.start, cas0.obj["releases"])
+        res.edits.append(TextEdit(cas0.path, pos, pos, to_newline(_items_text(
+            emit, releases, col, _spaced(text, cas0.doc.start, cas0.obj["releases"])), nl), RULE))
+        res.edits.append(NewFile(vfile, to_newline(
+            f"# Karpenter chart values ({MARK})" + ("; helmfile renders this file,\n# AWS_ACCOUNT_ID comes from "
+                                                     "the environment" if templated else "") + "\n"
+            + emit.emit(convert._cm(values)).text, nl), RULE))
+        res.helmfile, res.values_file = cas0.path, vfile
+        return True
+
+    def objects_beside(self, cas0, objects: list) -> None:
+        """The EC2NodeClasses and NodePools in karpenter-nodepools.yaml beside Cluster Autoscaler's file, applied by
+        the runbook once the CRDs are in."""
+        pools = posixpath.join(posixpath.dirname(cas0.path), "karpenter-nodepools.yaml")
+        if pools in self.repo.files:
+            _find(self.res, "MIG-CAS-006", "error", pools, 1, f"{pools} already exists; migrator writes the NodePools "
+                  "there", "rename that file, then run migrator again")
+            self.res.edits.clear()
+            return
+        self.res.edits.append(NewFile(pools, to_newline("---\n".join(yamlsrc.Emitter().emit(o).text for o in objects),
+                                                        self.repo.files[cas0.path].newline), RULE))
+        self.res.objects_file = pools
 
     def write_beside(self, cas0, charts_docs: list, objects: list, list_objects: bool = True) -> bool:
         """karpenter.yaml and karpenter-nodepools.yaml beside Cluster Autoscaler's file, listed in its kustomization
@@ -1258,6 +1325,26 @@ class Installer:
                           f"the AWS provider is pinned to {m.group(1)}; the karpenter module "
                           f"{INSTALL['module_version']} needs >= {need}.0",
                           f"allow the AWS provider {need}.x (and run terraform init -upgrade) before applying")
+
+
+def _items_text(emit, items: list, col: int, blank: bool = False) -> str:
+    """YAML list items as a block list whose dashes stand at column `col` (a blank line before each when `blank`,
+    as the list separates its own items)."""
+    out = []
+    for item in items:
+        body = emit.emit(convert._cm({"x": [item]})).text.split("\n", 1)[1]
+        lines = body.rstrip("\n").splitlines()
+        step = len(lines[0]) - len(lines[0].lstrip(" "))        # the emitter's own dash column
+        out.append(("\n" if blank else "") + "".join(" " * col + ln[step:] + "\n" for ln in lines))
+    return "".join(out)
+
+
+def _spaced(text: str, doc_start: int, seq) -> bool:
+    """Does a block YAML list separate its items with a blank line?"""
+    if len(seq) < 2:
+        return False
+    lines = text[doc_start:].splitlines()
+    return not lines[seq.lc.item(1)[0] - 1].strip()
 
 
 def _tokenised(o: Any) -> Any:

@@ -76,6 +76,7 @@ class Groups:
             elif self.phase == "cleanup":
                 self.remove(g)
         self._emptied_maps()
+        self.res.edits = coalesced(self.res.edits)
         return self.res
 
     def _emptied_maps(self) -> None:
@@ -360,12 +361,19 @@ def yaml_item_span(text: str, doc_start: int, seq, index: int) -> tuple[int, int
         return doc_start + sum(len(x) for x in lines[:line])
     first = seq.lc.item(index)[0]
     start = comments_above(text, offset(first))
-    if doc_start < start < offset(first) and not text[line_start(text, start - 1):start].strip():
+    prev_blank = doc_start < start and not text[line_start(text, start - 1):start].strip()
+    absorbed = prev_blank and start < offset(first)
+    if absorbed:
         start = line_start(text, start - 1)
     if index + 1 < len(seq):
         end = comments_above(text, offset(seq.lc.item(index + 1)[0]))
         while end > offset(first + 1) and not text[line_start(text, end - 1):end].strip():
             end = line_start(text, end - 1)
+        if not absorbed and end < len(text) and not text[end:line_end(text, end)].strip():
+            if prev_blank:                  # blank lines around it: one goes with it
+                start = line_start(text, start - 1)
+            else:
+                end = line_end(text, end)
         return start, end
     ind = len(lines[first]) - len(lines[first].lstrip(" "))
     end = first + 1
@@ -374,6 +382,43 @@ def yaml_item_span(text: str, doc_start: int, seq, index: int) -> tuple[int, int
     while end > first + 1 and not lines[end - 1].strip():
         end -= 1
     return start, offset(end)
+
+
+def coalesced(edits: list) -> list:
+    """Deletions of one file that overlap or touch (two removed items both taking the blank line between them) as one
+    deletion; every other edit as it is."""
+    out, dels = [], {}
+    for e in edits:
+        if isinstance(e, TextEdit) and not e.text and e.start < e.end:
+            dels.setdefault(e.path, []).append(e)
+        else:
+            out.append(e)
+    for path, es in dels.items():
+        es.sort(key=lambda e: e.start)
+        cur = es[0]
+        for e in es[1:]:
+            if e.start <= cur.end:
+                cur = TextEdit(path, cur.start, max(cur.end, e.end), "", cur.rule)
+            else:
+                out.append(cur)
+                cur = e
+        out.append(cur)
+    return out
+
+
+def yaml_list_end(text: str, doc_start: int, seq) -> tuple[int, int]:
+    """(offset just after the last item of a block-style YAML list, the column of its dashes): where an item is
+    appended as the list writes its items."""
+    lines = text[doc_start:].splitlines(keepends=True)
+    last = len(seq) - 1
+    first_line = seq.lc.item(0)[0]
+    col = len(lines[first_line]) - len(lines[first_line].lstrip(" "))
+    end = seq.lc.item(last)[0] + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > col):
+        end += 1
+    while end > seq.lc.item(last)[0] + 1 and not lines[end - 1].strip():
+        end -= 1
+    return doc_start + sum(len(x) for x in lines[:end]), col
 
 
 def _entry_span(text: str, e: hclsrc.ObjEntry) -> tuple[int, int]:

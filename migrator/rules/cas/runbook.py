@@ -162,14 +162,16 @@ def steps(hop: dict, ctx) -> list[Step]:
         parent = f"argocd app sync {shlex.quote(apps[0])}" if apps else ""
     values["argo_parent_sync"] = parent
     values["cas_kustomization"] = shlex.quote(posixpath.dirname(cas0.path) or ".") if cas0 is not None else "."
+    values["cas_helmfile"] = shlex.quote(cas0.path) if cas0 is not None and cas0.kind == "helmfile" else ""
     chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
-        ["helm"] if inst.style == "eksctl" else ["terraform"]
+        ["helmfile"] if inst.helmfile else ["helm"] if inst.style == "eksctl" else ["terraform"]
     kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
     aws_flavour = ["eksctl"] if eksctl else ["terraform"]
     flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
                 "autoscaler": ["terraform"] if cas0 is not None and any(b.type == "resource" for _, b in cas0.readers)
                 else {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
-                      "kustomize": ["kustomize"], "script": ["script"]}.get(cas_kind, ["terraform"])}
+                      "kustomize": ["kustomize"], "script": ["script"],
+                      "helmfile": ["helmfile"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
 
 
