@@ -1043,25 +1043,60 @@ _FILTER = re.compile(r"\{\s*for\s+(?P<k>\w+)\s*,\s*(?P<v>\w+)\s+in\s+(?P<src>[\w
                      r"\s*(?:if\s+(?P<cond>[^{}]+?))?\s*\}", re.S)
 
 
+_KEYED = re.compile(r"\{\s*for\s+(?P<v>\w+)\s+in\s+(?P<src>[\w.\[\]\"-]+)\s*:\s*(?P=v)\.(?P<attr>\w+)\s*=>\s*(?P=v)"
+                    r"\s*(?:if\s+(?P<cond>[^{}]+?))?\s*\}", re.S)
+
+
+def _keyed_items(repo: Repo, p: str, src: hclsrc.Expr, attr: str) -> list | None:
+    """The objects of a list the repository writes (`var.x` / `local.x` standing for one, as map items are found),
+    keyed by their `attr` (a literal string each, no two alike), as map items: (file, ObjEntry, [])."""
+    from .inventory.sites import object_site
+    if src.kind == "tuple":
+        at, lst = p, src
+    else:
+        at, lst, _why = object_site(repo, p, src, "tuple")
+    if lst is None:
+        return None
+    out, seen = [], set()
+    for item in lst.items:
+        key = next((e for e in item.entries if e.key == attr), None) if item.kind == "object" else None
+        name = key.value.literal() if key is not None else None
+        if not isinstance(name, str) or name in seen:
+            return None
+        seen.add(name)
+        out.append((at, hclsrc.ObjEntry(name, key.value.start, key.value.end, True, item, item.start, item.end), []))
+    return out
+
+
 def _filtered(repo: Repo, p: str, fe: hclsrc.Expr) -> list | None:
     """The items of a written map that `{ for k, v in <map> : k => v if <cond> }` keeps, each where it is written (so
     it is sized and removed there as any item), when the condition reads only the item (`v.enabled`, `!v.off`,
-    `v.kind == "web"`, `lookup(v, "enabled", true)`); None for anything else (the evaluator may still tell them)."""
+    `v.kind == "web"`, `lookup(v, "enabled", true)`); a written list keyed by an attribute of its objects, `{ for v in
+    <list> : v.name => v if <cond> }`, the same (its objects as the items); None for anything else (the evaluator may
+    still tell them)."""
     from .inventory.sites import _expr, map_entries
     m = _FILTER.fullmatch(fe.source.strip())
+    keyed = _KEYED.fullmatch(fe.source.strip()) if m is None else None
+    m = m or keyed
     src = _expr(m.group("src")) if m else None
     if src is None:
         return None
-    entries, why = map_entries(repo, p, src)
-    if why:
-        return None
+    if keyed is not None:
+        entries = _keyed_items(repo, p, src, keyed.group("attr"))
+        if entries is None:
+            return None
+    else:
+        entries, why = map_entries(repo, p, src)
+        if why:
+            return None
     cond = m.group("cond")
     if cond is None:
         return entries
-    k, v = m.group("k"), m.group("v")
+    k, v = (None, m.group("v")) if keyed is not None else (m.group("k"), m.group("v"))
     # the loop's names where the condition reads them (never inside a string literal: `v.kind == "v"`)
-    bound = re.sub(rf'(?<![\w".]){v}(?=[.\[,)\s]|$)', "each.value",
-                   re.sub(rf'(?<![\w".]){k}(?=[\s,)=!]|$)', "each.key", cond.strip()))
+    bound = re.sub(rf'(?<![\w".]){v}(?=[.\[,)\s]|$)', "each.value", cond.strip())
+    if k is not None:
+        bound = re.sub(rf'(?<![\w".]){k}(?=[\s,)=!]|$)', "each.key", bound)
     out = []
     for at, e, under in entries:
         if e.value.kind != "object":

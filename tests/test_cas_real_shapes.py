@@ -2255,3 +2255,40 @@ def test_cluster_autoscaler_in_a_helmfile_is_replaced_by_karpenter_releases_ther
     assert done.startswith("repositories:\n  - name: karpenter\n")
     from migrator.render.markdown import render
     assert "helm uninstall cluster-autoscaler -n kube-system" in render(plan)
+
+
+def test_a_list_keyed_by_an_attribute_of_its_objects_keeps_its_items_where_they_are_written(tmp_path):
+    """`for_each = { for w in var.workers : w.name => w if w.enabled }` over a list of objects: each kept object is a
+    group, keyed by its name, read, sized and removed in the list where it is written; the block keeps reading
+    `each.value.min_size` (it was written over as 0 when the evaluator told the instances). A list whose names are not
+    literals, or repeat, is left to the evaluator."""
+    import re
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-node-groups-evaluated" / "input", tmp_path, dirs_exist_ok=True)
+    tf = tmp_path / "terraform"
+    var = tf / "variables.tf"
+    text = var.read_text().replace("type = map(object({\n", "type = list(object({\n    name           = string\n")
+    text = text.replace("  default = {\n    api = {\n", '  default = [\n    {\n      name           = "api"\n')
+    for name in ("reports", "legacy"):
+        text = text.replace(f"    }}\n    {name} = {{\n", f'    }},\n    {{\n      name           = "{name}"\n')
+    text = re.sub(r"(      labels         = \{\}\n    \}\n)  \}\n\}", r"\1  ]\n}", text)
+    var.write_text(text)
+    eks = tf / "eks.tf"
+    eks.write_text(eks.read_text().replace("{ for name, w in var.workers : name => w if w.enabled }",
+                                           "{ for w in var.workers : w.name => w if w.enabled }"))
+    workers = {g.key: g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers"}
+    assert set(workers) == {"api", "reports"} and not workers["api"].made_by
+    assert (workers["api"].path, workers["reports"].fields["capacity_type"]) == ("terraform/variables.tf", "SPOT")
+    _walk(tmp_path, 2)                          # install, cutover
+    assert "    min_size     = each.value.min_size\n" in eks.read_text()
+    assert re.search(r'name           = "api"\n(.*\n){3}      min_size       = 0\n', var.read_text())
+    _walk(tmp_path, 1)                          # cleanup
+    done = var.read_text()
+    assert '"api"' not in done and '"reports"' not in done and '"legacy"' in done
+    var.write_text(text.replace('name           = "reports"', 'name           = "api"'))
+    shutil.copy(FIXTURES / "cas-node-groups-evaluated" / "input" / "terraform" / "eks.tf", eks)
+    eks.write_text(eks.read_text().replace("{ for name, w in var.workers : name => w if w.enabled }",
+                                           "{ for w in var.workers : w.name => w if w.enabled }"))
+    assert not [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers" and not g.made_by]

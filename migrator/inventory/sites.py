@@ -85,11 +85,13 @@ def _lit(e: hclsrc.Expr | None, numbers: bool) -> bool:
     return e is not None and ((e.kind == "string" and e.value is not None) or (numbers and e.kind == "number"))
 
 
-def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None, hclsrc.Expr | None, str]:
+def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr,
+                kind_: str = "object") -> tuple[str | None, hclsrc.Expr | None, str]:
     """(file, object literal, "") where a map written once stands behind `local.x` / `var.x`: the local of the
     module; for a variable of a module the repository calls, the one call's argument (followed into the caller),
     else its default; of a root, the one tfvars of this root that sets it, else its default; (None, None, why) when
-    it is not one written object (several tfvars: one per environment; several calls)."""
+    it is not one written object (several tfvars: one per environment; several calls). `kind_="tuple"`: the same
+    for a list."""
     src = expr.source.strip()
     m = re.fullmatch(r"(var|local)\.([A-Za-z0-9_-]+)", src)
     if not m:
@@ -105,7 +107,7 @@ def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None
             return None, None, f"{src} is given by {len(calls)} calls of the module ({', '.join(cp for cp, _ in calls[:3])})"
         if given:
             cp, e = given[0]
-            return (cp, e, "") if e.kind == "object" else object_site(repo, cp, e) if e.kind == "ref" else \
+            return (cp, e, "") if e.kind == kind_ else object_site(repo, cp, e, kind_) if e.kind == "ref" else \
                 (None, None, f"{src} is {e.source.strip()[:60]} in {cp}")
         found = [(p, b.attr("default")) for p, b in _module_blocks(repo, module, "variable")
                  if b.labels == [name] and b.attr("default") is not None]
@@ -118,9 +120,9 @@ def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> tuple[str | None
         if not found:
             found = [(p, b.attr("default")) for p, b in _module_blocks(repo, module, "variable")
                      if b.labels == [name] and b.attr("default") is not None]
-    if len(found) == 1 and found[0][1].kind == "object":
+    if len(found) == 1 and found[0][1].kind == kind_:
         return found[0][0], found[0][1], ""
-    return None, None, f"{src} is not one object written in this module"
+    return None, None, f"{src} is not one {'object' if kind_ == 'object' else 'list'} written in this module"
 
 
 def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list, str]:

@@ -80,8 +80,8 @@ class Groups:
         return self.res
 
     def _emptied_maps(self) -> None:
-        """A map every item of which the cleanup removes is left as `{}` (not its braces on two lines), unless
-        something else (a comment of its own) lies between its items."""
+        """A map (or list) every item of which the cleanup removes is left as `{}` (`[]`), not its braces on two
+        lines, unless something else (a comment of its own) lies between its items."""
         gone: dict[str, list[TextEdit]] = {}
         for e in self.res.edits:
             if isinstance(e, TextEdit) and e.start < e.end and not e.text and e.path.endswith((".tf", ".tfvars")):
@@ -89,8 +89,9 @@ class Groups:
         for path, edits in gone.items():
             f = self.repo.hcl(path)
             for obj in _objects(f) if f is not None else []:
-                if not obj.entries or not all(any(x.start <= line_start(f.text, en.start) and en.end <= x.end
-                                                  for x in edits) for en in obj.entries):
+                members = obj.entries if obj.kind == "object" else obj.items
+                if not members or not all(any(x.start <= line_start(f.text, en.start) and en.end <= x.end
+                                              for x in edits) for en in members):
                     continue
                 inner = (obj.start + 1, obj.end - 1)
                 mine = [x for x in edits if inner[0] <= x.start and x.end <= inner[1] + 1]
@@ -434,7 +435,7 @@ def _objects(f) -> list[hclsrc.Expr]:
     out, stack = [], [a.expr for a in f.attributes.values()] + [a.expr for b in f.walk() for a in b.attributes.values()]
     while stack:
         e = stack.pop()
-        if e.kind == "object":
+        if e.kind in ("object", "tuple"):
             out.append(e)
         stack.extend(e.items)
         stack.extend(en.value for en in e.entries)
