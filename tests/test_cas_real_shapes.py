@@ -2095,8 +2095,8 @@ def test_a_map_the_cleanup_empties_is_left_as_braces_on_one_line(tmp_path):
 def test_a_workflow_installing_cluster_autoscaler_is_planned_with_the_clusterconfig_it_names(tmp_path):
     """A GitHub Actions step (under .github/, outside every ClusterConfig's folder) that installs Cluster Autoscaler
     for the cluster `media`: the root is the folder of media's ClusterConfig, where Karpenter's files go - not the
-    workflows folder. Two ClusterConfigs of that name in two regions, or a Terraform cluster of the name too: no
-    guess, the root stays where the install is."""
+    workflows folder. Two ClusterConfigs of that name in two regions, or a Terraform cluster of the name too (unless
+    its provider states another region): no guess, the root stays where the install is."""
     import shutil
     shutil.copytree(FIXTURES / "cas-github-actions" / "input", tmp_path / "a")
     plan = _plan(tmp_path / "a")
@@ -2112,6 +2112,8 @@ def test_a_workflow_installing_cluster_autoscaler_is_planned_with_the_clustercon
     (tmp_path / "c" / "terraform" / "main.tf").write_text(
         'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "~> 21.0"\n\n  name = "media"\n}\n')
     assert "cluster" not in [r.path for r in _plan(tmp_path / "c").roots]
+    (tmp_path / "c" / "terraform" / "providers.tf").write_text('provider "aws" {\n  region = "us-east-1"\n}\n')
+    assert "cluster" in [r.path for r in _plan(tmp_path / "c").roots]      # a namesake in another region: not it
 
 
 def test_cluster_autoscalers_eksctl_service_account_goes_at_the_cleanup(tmp_path):

@@ -78,7 +78,8 @@ def _eksctl_named(repo, inv, install) -> str | None:
         return None
     mine = [(p, o) for p, _, o in inv.clusters if str((o.get("metadata") or {}).get("name")) in names]
     if len({str((o.get("metadata") or {}).get("region")) for _, o in mine}) != 1 or \
-            len({posixpath.dirname(p) for p, _ in mine}) != 1 or _terraform_clusters_named(repo, names):
+            len({posixpath.dirname(p) for p, _ in mine}) != 1 or \
+            _terraform_clusters_named(repo, names, {str((o.get("metadata") or {}).get("region")) for _, o in mine}):
         return None
     return sorted(p for p, _ in mine)[0]
 

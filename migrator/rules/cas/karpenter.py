@@ -100,17 +100,24 @@ def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
     return True
 
 
-def _terraform_clusters_named(repo, names: set[str]) -> list[str]:
+def _terraform_clusters_named(repo, names: set[str], regions: set[str] | None = None) -> list[str]:
     """The Terraform files declaring a cluster (an eks module, an aws_eks_cluster) whose name, as the module states it,
-    is one of these."""
+    is one of these; with `regions`, not one whose module states its AWS provider's region as another (a cluster of
+    the same name in another region is another cluster)."""
     from ...inventory.sites import static_value
     out = []
     blocks = [(p, b, ("name", "cluster_name")) for p, b in scan(repo).eks_modules] + \
         [(p, b, ("name",)) for p, b in repo.blocks("resource", "aws_eks_cluster")]
     for p, b, attrs in blocks:
+        d = posixpath.dirname(p)
+        if regions:
+            stated = {static_value(repo, d, pb.attr("region")) for pp, pb in repo.blocks("provider", "aws")
+                      if posixpath.dirname(pp) == d and pb.attr("alias") is None}
+            if stated and None not in stated and not stated & regions:
+                continue
         for a in attrs:
             e = b.attr(a)
-            if e is not None and static_value(repo, posixpath.dirname(p), e) in names:
+            if e is not None and static_value(repo, d, e) in names:
                 out.append(p)
                 break
     return sorted(set(out))
@@ -299,7 +306,8 @@ class Installer:
         if self.cas.clusters and not any(inside(posixpath.dirname(p) or ".", self.ctx.root) for p, _, _ in self.cas.clusters):
             # a root lent a ClusterConfig from elsewhere: a Terraform cluster of the same name may be the real one
             named = {str((o.get("metadata") or {}).get("name")) for _, _, o in self.cas.clusters}
-            twins = _terraform_clusters_named(self.repo, named)
+            twins = _terraform_clusters_named(self.repo, named, {str((o.get("metadata") or {}).get("region"))
+                                                                 for _, _, o in self.cas.clusters})
             if twins:
                 # a ClusterConfig and a Terraform cluster of the same name (one of them a leftover or a copy): which
                 # one makes the cluster Cluster Autoscaler scales is not in the files
