@@ -1237,7 +1237,8 @@ def item_path(source: str, iterator: str = "each") -> list[str] | None:
         tail = m.group(2) if m else None
     if m is None:
         return None
-    return [a or b for a, b in re.findall(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]', m.group(1))] + ([tail] if tail else [])
+    from .inventory.sites import path_steps
+    return path_steps(m.group(1)) + ([tail] if tail else [])
 
 
 def _at(value: Any, steps: list[str]) -> Any:

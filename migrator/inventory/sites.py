@@ -292,7 +292,12 @@ def _stepped(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, list] | None:
     base = _expr(m.group(1)) if m else None
     if base is None:
         return None
-    return base, [int(a) if a else b or c for a, b, c in re.findall(r'\[(\d+)\]|\["([^"]*)"\]|\.([A-Za-z_][\w-]*)', m.group(2))]
+    return base, path_steps(m.group(2))
+
+
+def path_steps(tail: str) -> list:
+    """The steps of an attribute / index path as written after its base: `.a`, `["b"]`, `[0]` -> ["a", "b", 0]."""
+    return [int(a) if a else b or c for a, b, c in re.findall(r'\[(\d+)\]|\["([^"]*)"\]|\.([A-Za-z_][\w-]*)', tail)]
 
 
 def _step(value: Any, steps: list) -> Any:
