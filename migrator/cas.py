@@ -428,7 +428,8 @@ def _helmfile_installs(repo: Repo, inv: CasInventory) -> None:
                 for item in rel.get("values") or []:
                     if isinstance(item, dict):
                         values = _merged(values, item)
-                    elif isinstance(item, str) and "{{" not in m.unmask(item) and "__MIG" not in item:
+                    elif isinstance(item, str) and "{{" not in m.unmask(item) and "__MIG" not in item and \
+                            not item.endswith(".gotmpl"):          # a template's values are helmfile's to render
                         values = _merged(values, _load_values(repo, posixpath.normpath(posixpath.join(d, item))))
                 for s in rel.get("set") or []:
                     if isinstance(s, dict) and isinstance(s.get("name"), str):

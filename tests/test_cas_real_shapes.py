@@ -2294,3 +2294,25 @@ def test_a_list_keyed_by_an_attribute_of_its_objects_keeps_its_items_where_they_
     eks.write_text(eks.read_text().replace("{ for name, w in var.workers : name => w if w.enabled }",
                                            "{ for w in var.workers : w.name => w if w.enabled }"))
     assert not [g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers" and not g.made_by]
+
+
+def test_a_helmfile_of_several_environments_gets_no_karpenter_releases(tmp_path):
+    """One helmfile whose environments (develop, production) each point it at a cluster: Karpenter's releases with one
+    cluster's values would reach them all, so nothing is written (MIG-CAS-057); a `.gotmpl` values file is not read
+    as plain YAML."""
+    import shutil
+    from migrator.cas import scan, yaml_values
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-helmfile" / "input", tmp_path, dirs_exist_ok=True)
+    hf = tmp_path / "eks" / "helmfile.yaml"
+    hf.write_text(hf.read_text().replace("releases:\n", "environments:\n  develop:\n    values:\n      - env/develop.yaml\n"
+                                         "  production:\n    values:\n      - env/production.yaml\n\nreleases:\n")
+                  .replace("      - values/cluster-autoscaler.yaml\n", "      - values/cluster-autoscaler.yaml\n"
+                           "      - values/cas.yaml.gotmpl\n"))
+    (tmp_path / "eks" / "values" / "cas.yaml.gotmpl").write_text("awsRegion: {{ .Values.region }}\n")
+    (i,) = scan(Repo(tmp_path)).installs
+    assert yaml_values(i)["awsRegion"] == "eu-north-1"
+    plan = _plan(tmp_path)
+    assert [f.code for f in plan.findings if f.severity == "warning" and f.code.startswith("MIG-CAS-05")] == \
+        ["MIG-CAS-057"]
+    assert not plan.changes

@@ -1006,6 +1006,17 @@ class Installer:
         .yaml.gotmpl values file, which helmfile renders)."""
         from .nodegroups import yaml_list_end
         res = self.res
+        envs = cas0.obj.get("environments")
+        envs = [str(k) for k in envs] if isinstance(envs, dict) else []
+        if len(envs) > 1:
+            _find(res, "MIG-CAS-057", "warning", cas0.path, cas0.line,
+                  f"{cas0.path} has environments {', '.join(envs[:4])}: one helmfile for several clusters, and "
+                  "Karpenter's releases written there would carry one cluster's name, queue and node groups to every "
+                  "environment; nothing is written for this root",
+                  "give the karpenter releases environment values (clusterName, interruptionQueue, the controller "
+                  "role) and the NodePools per environment by hand, following docs/from-cluster-autoscaler.md")
+            res.edits.clear()
+            return False
         ns = INSTALL["namespace"]
         text = self.repo.text(cas0.path)
         d = posixpath.dirname(cas0.path)
