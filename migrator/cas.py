@@ -109,6 +109,8 @@ class CasInventory:
     fargate: list[tuple[str, hclsrc.Block]] = field(default_factory=list)   # eks modules with fargate_profiles,
                                                                             # aws_eks_fargate_profile resources
     others: list[tuple[str, int, str]] = field(default_factory=list)      # eksctl ClusterConfigs of other clusters
+    copies: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # an install's file -> (the template a
+                                                # script copies over it, the script, its line)
     ambiguous: bool = False     # several ClusterConfigs and Cluster Autoscaler names not exactly one of them
     eksctl_sas: list[tuple[str, Any, int, str, str]] = field(default_factory=list)  # eksctl iam.serviceAccounts of
                                                 # Cluster Autoscaler: (path, doc, index, namespace, name)
@@ -119,7 +121,7 @@ class CasInventory:
                             [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])],
                             [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])],
                             self.priorities, [x for x in self.fargate if owns(x[0])],
-                            eksctl_sas=[x for x in self.eksctl_sas if owns(x[0])])
+                            eksctl_sas=[x for x in self.eksctl_sas if owns(x[0])], copies=self.copies)
 
     @property
     def present(self) -> bool:
@@ -242,6 +244,7 @@ def scan(repo: Repo) -> CasInventory:
             _yaml_installs(repo, p, sf.text, inv)
         if _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
+    _templates(repo, inv)
     inv.priorities = _priorities(repo, inv)
     versions = {}       # Terraform clusters' versions by folder (an eksctl group has its own ClusterConfig's)
     for p, b in inv.eks_modules:
@@ -443,6 +446,27 @@ def _helmfile_installs(repo: Repo, inv: CasInventory) -> None:
                 inv.installs.append(CasInstall("helmfile", p, line, obj=obj, doc=doc, source=("releases", i),
                                                namespace=str(rel.get("namespace") or "default"),
                                                name=str(rel.get("name") or chart_name), file_values=values))
+
+
+def _templates(repo: Repo, inv: CasInventory) -> None:
+    """A file a script of the repository copies over another (`cp templates/x/release.yaml x/release.yaml`, then
+    fills in its placeholders) is a template, not an install of its own: it is dropped from the installs, and the copy
+    is remembered on its destination (running the script again would put Cluster Autoscaler back there)."""
+    from .sources.shell import copied_files
+    files = {i.path for i in inv.installs}
+    if not files:
+        return
+    for p, sf in repo.files.items():
+        if not p.endswith(".sh") or "cp " not in sf.text:
+            continue
+        for line, src, dst in copied_files(sf.text):
+            src, dst = (posixpath.normpath(x.removeprefix("./")) for x in (src, dst))
+            for base in ("", posixpath.dirname(p)):         # from the repository's root, or the script's folder
+                s, d = posixpath.normpath(posixpath.join(base, src)), posixpath.normpath(posixpath.join(base, dst))
+                if s in files and d in repo.files and s != d:
+                    inv.copies[d] = (s, p, line)
+                    break
+    inv.installs = [i for i in inv.installs if i.path not in {s for s, _, _ in inv.copies.values()}]
 
 
 def _scripts(repo: Repo):

@@ -2316,3 +2316,28 @@ def test_a_helmfile_of_several_environments_gets_no_karpenter_releases(tmp_path)
     assert [f.code for f in plan.findings if f.severity == "warning" and f.code.startswith("MIG-CAS-05")] == \
         ["MIG-CAS-057"]
     assert not plan.changes
+
+
+def test_a_template_a_script_copies_over_the_install_is_no_install_of_its_own(tmp_path):
+    """`cp -f ./k8s/templates/cas/release.yaml ./k8s/cas/release.yaml` in a setup script, then sed over its
+    placeholders (junglekid/aws-eks-keda-sqs-lab): the template is no cluster root of its own; the cutover says the
+    script would put Cluster Autoscaler back (MIG-CAS-058)."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-flux" / "input", tmp_path, dirs_exist_ok=True)
+    src = tmp_path / "clusters" / "analytics" / "cluster-autoscaler.yaml"
+    tpl = tmp_path / "templates" / "cluster-autoscaler.yaml"
+    tpl.parent.mkdir()
+    tpl.write_text(src.read_text().replace("clusterName: analytics", "clusterName: EKS_CLUSTER_NAME"))
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "configure.sh").write_text(
+        "#!/bin/bash\nset -e\ncp -f ./templates/cluster-autoscaler.yaml ./clusters/analytics/cluster-autoscaler.yaml\n"
+        "sed -i 's|EKS_CLUSTER_NAME|analytics|g' ./clusters/analytics/cluster-autoscaler.yaml\n")
+    inv = scan(Repo(tmp_path))
+    assert [i.path for i in inv.installs] == ["clusters/analytics/cluster-autoscaler.yaml"]
+    assert inv.copies == {"clusters/analytics/cluster-autoscaler.yaml":
+                          ("templates/cluster-autoscaler.yaml", "scripts/configure.sh", 3)}
+    plan = _walk(tmp_path, 2)                   # install, then the cutover
+    assert [r.path for r in plan.roots] == ["clusters/analytics"]
+    assert [(f.path, f.line) for f in plan.findings if f.code == "MIG-CAS-058"] == [("scripts/configure.sh", 3)]

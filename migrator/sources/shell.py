@@ -200,6 +200,19 @@ def kubectl_applies(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def copied_files(text: str) -> list[tuple[int, str, str]]:
+    """(line, source, destination) of every `cp [-flags] <file> <file>` in a script (the script's `VAR=value` lines
+    expanded; a copy to a folder or of several files is not one of them)."""
+    env: dict[str, str] = {}
+    out = []
+    for line, _cmd, words in _matching(text, env, r"(?:^|[;&|]\s*)cp\s"):
+        args = [w for w in words[words.index("cp") + 1:] if not w.startswith("-")] if "cp" in words else []
+        if len(args) == 2 and not args[1].endswith("/"):
+            src, dst = (_expand(a, env) or a for a in args)
+            out.append((line, src, dst))
+    return out
+
+
 _WRITE = re.compile(r"""<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?\s*>\s*(\S+)""")
 
 

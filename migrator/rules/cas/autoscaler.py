@@ -92,6 +92,14 @@ class Autoscaler:
                 self.waiting(cas)       # migrator's own install left the NodePools out
             return self.res             # Karpenter runs beside Cluster Autoscaler but took over no node group
         for ci in cas.installs:
+            if ci.path in cas.copies and self.phase in ("cutover", "cleanup"):
+                src, script, line = cas.copies[ci.path]
+                self.res.findings.append(Finding(
+                    "MIG-CAS-058", "warning", script, line,
+                    f"{script} copies {src} over {ci.path}: running it again puts Cluster Autoscaler back "
+                    f"({'its replicas' if self.phase == 'cutover' else 'its install'}), undoing this phase",
+                    f"make the same change in {src} ({'replicaCount: 0' if self.phase == 'cutover' else 'remove it'}"
+                    " and the copy), or stop running the script"))
             if ci.kind == "terraform":
                 self.terraform(ci)
             elif ci.kind == "module":
