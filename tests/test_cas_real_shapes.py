@@ -2341,3 +2341,15 @@ def test_a_template_a_script_copies_over_the_install_is_no_install_of_its_own(tm
     plan = _walk(tmp_path, 2)                   # install, then the cutover
     assert [r.path for r in plan.roots] == ["clusters/analytics"]
     assert [(f.path, f.line) for f in plan.findings if f.code == "MIG-CAS-058"] == [("scripts/configure.sh", 3)]
+
+
+def test_a_helmfile_releases_replica_count_set_by_set_is_zeroed_there(tmp_path):
+    """`set: [{name: replicaCount, value: 2}]` wins over every values item in helmfile: the cutover sets that entry's
+    value to 0 (a values item would not take)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-helmfile" / "input", tmp_path, dirs_exist_ok=True)
+    hf = tmp_path / "eks" / "helmfile.yaml"
+    hf.write_text(hf.read_text() + "      - name: replicaCount\n        value: 2\n")
+    _walk(tmp_path, 2)                          # install, cutover
+    text = hf.read_text()
+    assert "      - name: replicaCount\n        value: 0\n" in text and "- replicaCount: 0" not in text

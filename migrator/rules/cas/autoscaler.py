@@ -677,7 +677,18 @@ class Autoscaler:
         values = rel.get("values")
         last = values[-1] if isinstance(values, list) and values else None
         mark = "# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)"
-        if isinstance(last, dict) and last:
+        sets = [s for s in rel.get("set") or [] if isinstance(s, dict) and s.get("name") == "replicaCount"]
+        if sets:                            # `set` wins over every values item: its own value goes to 0
+            lines = text[ci.doc.start:].splitlines(keepends=True)
+            for s in sets:
+                if "value" not in s:
+                    continue
+                vl, vc = s.lc.value("value")
+                start = ci.doc.start + sum(len(x) for x in lines[:vl]) + vc
+                m = re.match(r"[^\s#]+", text[start:])
+                if m:
+                    self.res.edits.append(TextEdit(ci.path, start, start + m.end(), "0", RULE))
+        elif isinstance(last, dict) and last:
             tree = keytree.yaml_tree(text, ci.path, ci.doc.start, ci.doc.end, ci.obj,
                                      under=ci.source + ("values", len(values) - 1))
             op = Op("set", ("replicaCount",), value=0) if "replicaCount" in last else \
