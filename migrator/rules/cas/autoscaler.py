@@ -150,20 +150,19 @@ class Autoscaler:
     def _eksctl_service_accounts(self, cas) -> None:
         """Cluster Autoscaler's IAM service account of an eksctl ClusterConfig (`iam.serviceAccounts`) goes from the
         file, and the runbook deletes its role and service account (eksctl delete iamserviceaccount)."""
-        from .nodegroups import yaml_item_span
+        from .nodegroups import yaml_entry_span, yaml_item_span, yaml_key_start
         for p, doc, i, ns, name in cas.eksctl_sas:
             obj = next(o for q, d, o in cas.clusters if q == p and d.start == doc.start)
             text = self.repo.text(p)
             seq = obj["iam"]["serviceAccounts"]
             mine = [x[2] for x in cas.eksctl_sas if x[0] == p and x[1].start == doc.start]
-            if len(mine) == len(seq):           # the list empties: its key goes with it (not left as null)
+            if len(mine) == len(seq) > 1:       # the list empties: its key goes with it (not left as null)
                 if i == mine[0]:
-                    key = doc.start + len("".join(text[doc.start:].splitlines(keepends=True)[:obj["iam"].lc.key(
-                        "serviceAccounts")[0]]))
-                    self.res.edits.append(TextEdit(p, key, yaml_item_span(text, doc.start, seq, len(seq) - 1)[1], "",
-                                                   RULE))
+                    self.res.edits.append(TextEdit(p, yaml_key_start(text, doc.start, obj["iam"], "serviceAccounts"),
+                                                   yaml_item_span(text, doc.start, seq, len(seq) - 1)[1], "", RULE))
             else:
-                self.res.edits.append(TextEdit(p, *yaml_item_span(text, doc.start, seq, i), "", RULE))
+                self.res.edits.append(TextEdit(p, *yaml_entry_span(text, doc.start, obj["iam"], "serviceAccounts", i),
+                                               "", RULE))
             self.res.eksctl_sas.append((ns, name))
             self.res.removed.append(f"iam.serviceAccounts[{ns}/{name}]")
             self.res.findings.append(Finding(
@@ -509,21 +508,11 @@ class Autoscaler:
         self.res.kustomizations.append(posixpath.dirname(ci.path) or ".")
         item = ci.obj["helmCharts"][ci.source[1]]
         if self.phase == "cleanup":
-            items = ci.obj["helmCharts"]
-            lines = text[ci.doc.start:].splitlines(keepends=True)
-            first = items.lc.item(ci.source[1])[0]
-            col = len(lines[first]) - len(lines[first].lstrip(" "))         # the dash's column
-            end = first + 1
-            while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > col):
-                end += 1
-            while end > first + 1 and not lines[end - 1].strip():
-                end -= 1
-            start_off = ci.doc.start + sum(len(x) for x in lines[:first])
-            self.res.edits.append(TextEdit(ci.path, start_off, ci.doc.start + sum(len(x) for x in lines[:end]), "",
-                                           RULE))
-            self.res.removed.append(f"helmCharts {ci.name} in {ci.path}")
-            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
-                                             f"helmCharts entry {ci.name} (Cluster Autoscaler) removed"))
+            from .nodegroups import yaml_entry_span
+            self.res.edits.append(TextEdit(ci.path, *yaml_entry_span(text, ci.doc.start, ci.obj, "helmCharts",
+                                                                     ci.source[1]), "", RULE))
+            self._removed_entry(ci, f"helmCharts {ci.name} in {ci.path}",
+                                f"helmCharts entry {ci.name} (Cluster Autoscaler) removed")
             return
         if self.phase != "cutover":
             return
@@ -627,12 +616,16 @@ class Autoscaler:
                 "remove the manifests it writes and applies (with their ServiceAccount and RBAC) from the script"
                 if ci.source[0] == "written" else "remove that line from the script"))
 
+    def _removed_entry(self, ci: CasInstall, what: str, message: str) -> None:
+        self.res.removed.append(what)
+        self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line, message))
+
     def helmfile(self, ci: CasInstall) -> None:
         """A helmfile release: `replicaCount: 0` in its last inline values map (a values item appended when its last
         item is a file, a `values:` key when it has none: later values win in helmfile) at the cutover; at the cleanup
         the release goes from the helmfile (with the `repositories:` entry only it used) and the runbook uninstalls it
         (helmfile apply does not remove a release that is no longer listed)."""
-        from .nodegroups import yaml_item_span, yaml_list_end
+        from .nodegroups import yaml_entry_span, yaml_item_span, yaml_list_end
         text = self.repo.text(ci.path)
         nl = self.repo.files[ci.path].newline
         releases = ci.obj["releases"]
@@ -657,17 +650,10 @@ class Autoscaler:
                      and str(r.get("chart") or "").split("/")[0] == prefix]
             for j, r in enumerate(repos if isinstance(repos, list) else []):
                 if isinstance(r, dict) and str(r.get("name")) == prefix and not users:
-                    if len(repos) == 1:                 # the key goes with its one entry
-                        lines = text[ci.doc.start:].splitlines(keepends=True)
-                        key = ci.doc.start + sum(len(x) for x in lines[:ci.obj.lc.key("repositories")[0]])
-                        self.res.edits.append(TextEdit(ci.path, key, yaml_item_span(text, ci.doc.start, repos, 0)[1],
-                                                       "", RULE))
-                    else:
-                        self.res.edits.append(TextEdit(ci.path, *yaml_item_span(text, ci.doc.start, repos, j), "",
-                                                       RULE))
-            self.res.removed.append(f"{ci.address} in {ci.path}")
-            self.res.findings.append(Finding("MIG-CAS-020", "info", ci.path, ci.line,
-                                             f"{ci.address} (Cluster Autoscaler) removed; the runbook uninstalls it"))
+                    self.res.edits.append(TextEdit(ci.path, *yaml_entry_span(text, ci.doc.start, ci.obj,
+                                                                             "repositories", j), "", RULE))
+            self._removed_entry(ci, f"{ci.address} in {ci.path}",
+                                f"{ci.address} (Cluster Autoscaler) removed; the runbook uninstalls it")
             return
         if self.phase != "cutover":
             return

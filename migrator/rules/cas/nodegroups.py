@@ -385,6 +385,21 @@ def yaml_item_span(text: str, doc_start: int, seq, index: int) -> tuple[int, int
     return start, offset(end)
 
 
+def yaml_entry_span(text: str, doc_start: int, mapping, key: str, index: int) -> tuple[int, int]:
+    """Span of item `index` of the block list under `mapping[key]`; the key's own line with it when the item is the
+    list's only one (an empty key would be read as null)."""
+    seq = mapping[key]
+    if len(seq) > 1:
+        return yaml_item_span(text, doc_start, seq, index)
+    return yaml_key_start(text, doc_start, mapping, key), yaml_item_span(text, doc_start, seq, 0)[1]
+
+
+def yaml_key_start(text: str, doc_start: int, mapping, key: str) -> int:
+    """Offset of the line holding `key:` of a block mapping."""
+    lines = text[doc_start:].splitlines(keepends=True)
+    return doc_start + sum(len(x) for x in lines[:mapping.lc.key(key)[0]])
+
+
 def coalesced(edits: list) -> list:
     """Deletions of one file that overlap or touch (two removed items both taking the blank line between them) as one
     deletion; every other edit as it is."""
