@@ -1068,7 +1068,8 @@ _FILTER = re.compile(r"\{\s*for\s+(?P<k>\w+)\s*,\s*(?P<v>\w+)\s+in\s+(?P<src>[\w
                      r"\s*(?:if\s+(?P<cond>[^{}]+?))?\s*\}", re.S)
 
 
-_KEYED = re.compile(r"\{\s*for\s+(?P<v>\w+)\s+in\s+(?P<src>[\w.\[\]\"-]+)\s*:\s*(?P=v)\.(?P<attr>\w+)\s*=>\s*(?P=v)"
+_KEYED = re.compile(r"\{\s*for\s+(?P<v>\w+)\s+in\s+(?P<src>[\w.\[\]\"-]+)\s*:\s*"
+                    r"(?:(?P=v)\.(?P<attr>\w+)|\"\$\{(?P=v)\.(?P<tattr>\w+)\}\")\s*=>\s*(?P=v)"
                     r"\s*(?:if\s+(?P<cond>[^{}]+?))?\s*\}", re.S)
 
 
@@ -1107,7 +1108,7 @@ def _filtered(repo: Repo, p: str, fe: hclsrc.Expr) -> list | None:
     if src is None:
         return None
     if keyed is not None:
-        entries = _keyed_items(repo, p, src, keyed.group("attr"))
+        entries = _keyed_items(repo, p, src, keyed.group("attr") or keyed.group("tattr"))
         if entries is None:
             return None
     else:

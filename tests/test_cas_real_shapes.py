@@ -2283,6 +2283,9 @@ def test_a_list_keyed_by_an_attribute_of_its_objects_keeps_its_items_where_they_
     workers = {g.key: g for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers"}
     assert set(workers) == {"api", "reports"} and not workers["api"].made_by
     assert (workers["api"].path, workers["reports"].fields["capacity_type"]) == ("terraform/variables.tf", "SPOT")
+    eks.write_text(eks.read_text().replace("w.name => w", '"${w.name}" => w'))     # the key as a template of it
+    assert {g.key for g in scan(Repo(tmp_path)).groups if g.block.labels[1] == "workers" and not g.made_by} == \
+        {"api", "reports"}
     _walk(tmp_path, 2)                          # install, cutover
     assert "    min_size     = each.value.min_size\n" in eks.read_text()
     assert re.search(r'name           = "api"\n(.*\n){3}      min_size       = 0\n', var.read_text())
