@@ -651,7 +651,14 @@ def yaml_values(i: CasInstall) -> dict:
     if i.kind == "kustomize":
         return (value_at(i.obj, i.source) or {}).get("valuesInline") or {}
     if i.kind == "argocd":
-        inline = ((value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}).get("valuesObject") or {}
+        helm = (value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}
+        inline = helm.get("valuesObject") or {}
+        if isinstance(helm.get("values"), str):         # `values: |` YAML text, below valuesObject in Argo CD's order
+            try:
+                text = yamlsrc.load(helm["values"])
+            except yamlsrc.YamlParseError:
+                text = None
+            inline = _merged(text, inline) if isinstance(text, dict) else inline
         return _merged(i.file_values, inline) if i.file_values else inline
     if i.kind == "script":
         return i.obj

@@ -2356,3 +2356,24 @@ def test_a_helmfile_releases_replica_count_set_by_set_is_zeroed_there(tmp_path):
     _walk(tmp_path, 2)                          # install, cutover
     text = hf.read_text()
     assert "      - name: replicaCount\n        value: 0\n" in text and "- replicaCount: 0" not in text
+
+
+def test_an_applications_values_text_is_read_below_its_values_object(tmp_path):
+    """`helm.values: |` (YAML text) gives the cluster's name and Cluster Autoscaler's flags as valuesObject does (Argo
+    CD merges valuesObject over it): the install reads them; it was told no cluster name."""
+    import shutil
+    from migrator.cas import scan, yaml_values
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    app = tmp_path / "gitops" / "apps" / "cluster-autoscaler.yaml"
+    text = app.read_text()
+    start, end = text.index("      valuesObject:\n"), text.index("  destination:\n")
+    body = "".join(ln[4:] + "\n" for ln in text[start:end].splitlines()[1:])
+    app.write_text(text[:start] + "      values: |\n" + "".join("    " + ln + "\n" for ln in body.splitlines())
+                   + "      valuesObject:\n        awsRegion: eu-west-1\n" + text[end:])
+    (i,) = scan(Repo(tmp_path)).installs
+    values = yaml_values(i)
+    assert values["autoDiscovery"] == {"clusterName": "payments"} and values["awsRegion"] == "eu-west-1"
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-018" or f.severity == "error"]
+    assert any(c.path == "gitops/apps/karpenter.yaml" for c in plan.changes)
