@@ -916,6 +916,20 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                                                    obj=obj, doc=doc, namespace=str(item.get("namespace") or "default"),
                                                    name=str(item.get("releaseName") or item["name"]),
                                                    source=("helmCharts", i)))
+        elif kind == "ApplicationSet" and str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
+            spec = obj.get("spec") or {}
+            tspec = ((spec.get("template") or {}).get("spec") or {})
+            charts = [s.get("chart") for s in [tspec.get("source")] + list(tspec.get("sources") or [])
+                      if isinstance(s, dict)]
+            if FACTS["detect"]["chart"] in charts or _names(spec.get("generators"), FACTS["detect"]["chart"]):
+                repo.findings.append(Finding(
+                    "MIG-CAS-059", "warning", p, line,
+                    f"ApplicationSet {meta.get('name')} installs Cluster Autoscaler into every cluster its generators "
+                    "select: migrator plans a cluster's move from the cluster's own files, not a fleet's from an "
+                    "ApplicationSet",
+                    "move one cluster at a time: install Karpenter for it (its ApplicationSet or Application, "
+                    "NodePools from its node groups: docs/from-cluster-autoscaler.md), then take the cluster out of "
+                    "this ApplicationSet's selection (GitOps Bridge: enable_cluster_autoscaler off, enable_karpenter on)"))
         elif kind in ("Application",) and str(obj.get("apiVersion", "")).startswith("argoproj.io/"):
             spec = obj.get("spec") or {}
             for i, src in enumerate([spec.get("source")] + list(spec.get("sources") or [])):
@@ -936,6 +950,15 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
                                                namespace=str(meta.get("namespace", "kube-system")),
                                                name=str(meta.get("name", "cluster-autoscaler")),
                                                readers=terraform_readers(repo, p)))
+
+
+def _names(tree: Any, value: str) -> bool:
+    """Does a parsed YAML tree hold `value` as a scalar anywhere (an ApplicationSet generator's `addonChart`)?"""
+    if isinstance(tree, dict):
+        return any(_names(v, value) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_names(v, value) for v in tree)
+    return tree == value
 
 
 def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:

@@ -2377,3 +2377,19 @@ def test_an_applications_values_text_is_read_below_its_values_object(tmp_path):
     plan = _plan(tmp_path)
     assert not [f for f in plan.findings if f.code == "MIG-CAS-018" or f.severity == "error"]
     assert any(c.path == "gitops/apps/karpenter.yaml" for c in plan.changes)
+
+
+def test_an_applicationset_installing_cluster_autoscaler_into_a_fleet_is_said(tmp_path):
+    """An ApplicationSet whose generators select clusters (GitOps Bridge's `addonChart: cluster-autoscaler`, or a
+    literal chart): no install migrator plans (a fleet, not a cluster), but said (MIG-CAS-059) - it was silent."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    (tmp_path / "appset.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: cas\nspec:\n  generators:\n"
+        "    - clusters:\n        values:\n          addonChart: cluster-autoscaler\n  template:\n    metadata:\n"
+        "      name: '{{name}}-cas'\n    spec:\n      project: default\n      source:\n"
+        "        repoURL: https://kubernetes.github.io/autoscaler\n        chart: '{{values.addonChart}}'\n"
+        "        targetRevision: 9.35.0\n      destination:\n        name: '{{name}}'\n        namespace: kube-system\n")
+    repo = Repo(tmp_path)
+    assert not scan(repo).installs
+    assert [(f.code, f.line) for f in repo.findings] == [("MIG-CAS-059", 1)]
