@@ -249,12 +249,13 @@ def scan(repo: Repo) -> CasInventory:
     versions = {}       # Terraform clusters' versions by folder (an eksctl group has its own ClusterConfig's)
     for p, b in inv.eks_modules:
         e = b.attr("kubernetes_version") or b.attr("cluster_version")
-        versions[posixpath.dirname(p)] = _hcl_version(e)
+        versions[posixpath.dirname(p)] = _tf_version(repo, p, e)
     for p, b in repo.blocks("resource", "aws_eks_cluster"):
-        versions[posixpath.dirname(p)] = _hcl_version(b.attr("version"))
+        versions[posixpath.dirname(p)] = _tf_version(repo, p, b.attr("version"))
     for g in inv.groups:
         if g.source == "module":          # its map may be written in a tfvars below the module
-            g.cluster_version = _hcl_version(g.block.attr("kubernetes_version") or g.block.attr("cluster_version"))
+            g.cluster_version = _tf_version(repo, _block_file(repo, g.block) or g.path,
+                                            g.block.attr("kubernetes_version") or g.block.attr("cluster_version"))
         elif g.source == "resource":
             g.cluster_version = versions.get(posixpath.dirname(g.home or g.path))
     repo.__dict__["_cas"] = inv
@@ -1471,6 +1472,26 @@ def _hcl_version(e: hclsrc.Expr | None) -> str | None:
     """A Kubernetes version as written: `1.30` unquoted is the number 1.3, its source text is the version."""
     v = e.literal() if e is not None else None
     return None if not v else e.source.strip() if isinstance(v, float) else str(v)
+
+
+def _tf_version(repo: Repo, p: str, e: hclsrc.Expr | None) -> str | None:
+    """The cluster's Kubernetes version where the module states it: written there, or a string local / variable
+    (default, the one tfvars) it reads (`version = local.eks_version`)."""
+    got = _hcl_version(e)
+    if got is None and e is not None and e.kind != "number":
+        from .inventory.sites import static_value
+        v = static_value(repo, posixpath.dirname(p), e)
+        got = v if isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v) else None
+    return got
+
+
+def _block_file(repo: Repo, b: hclsrc.Block) -> str | None:
+    """The .tf file holding a block (found among the files that parse to it)."""
+    for p in repo.tf_containing(b.labels[-1] if b.labels else b.type):
+        f = repo.hcl(p)
+        if f is not None and any(x is b for x in f.blocks):
+            return p
+    return None
 
 
 def _version_text(v: Any) -> str | None:

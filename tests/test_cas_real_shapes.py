@@ -2393,3 +2393,25 @@ def test_an_applicationset_installing_cluster_autoscaler_into_a_fleet_is_said(tm
     repo = Repo(tmp_path)
     assert not scan(repo).installs
     assert [(f.code, f.line) for f in repo.findings] == [("MIG-CAS-059", 1)]
+
+
+def test_a_cluster_version_read_from_a_local_decides_the_groups_default_ami(tmp_path):
+    """`version = local.eks_version` (Lucas-Andrade-pc/eks-argocd's way) is the cluster's version where the local
+    states it: a 1.29 cluster's groups without ami_type run EKS's AL2 default, certain."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    from migrator.rules.cas.convert import shape
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    cluster = next(p for p in tmp_path.rglob("*.tf") if 'resource "aws_eks_cluster"' in p.read_text())
+    text = cluster.read_text()
+    import re
+    text = re.sub(r'(resource "aws_eks_cluster" "\w+" \{\n(?:.*\n)*?  version\s*=\s*)"[^"]+"', r"\1local.eks_version",
+                  text, count=1)
+    assert "local.eks_version" in text
+    cluster.write_text(text.replace('  ami_type        = "AL2023_x86_64_STANDARD"\n', "") +
+                       '\nlocals {\n  eks_version = "1.29"\n}\n')
+    groups = [g for g in scan(Repo(tmp_path)).groups if g.source == "resource" and g.literal("ami_type") is None]
+    assert groups and {g.cluster_version for g in groups} == {"1.29"}
+    notes = [n for g in groups for n in shape(g).notes if n.code == "MIG-CAS-011"]
+    assert notes and {n.severity for n in notes} == {"info"} and "AL2_x86_64" in notes[0].message
