@@ -965,6 +965,12 @@ def _names(tree: Any, value: str) -> bool:
 def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
     tf = FACTS["node_groups"]["terraform_module"]
     text = repo.text(p)
+    for attr in tf["legacy_maps"]:
+        e = b.attr(attr)
+        if e is not None:
+            inv.unread.append((p, hclsrc.line_of(text, e.start),
+                               f"module.{b.labels[0]}.{attr} (terraform-aws-modules/eks before v18; move the module to "
+                               "v18 or later, whose eks_managed_node_groups / self_managed_node_groups migrator reads)"))
     for attr, flavour in tf["maps"].items():
         groups = b.attr(attr)
         if groups is None:

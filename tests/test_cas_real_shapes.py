@@ -2415,3 +2415,21 @@ def test_a_cluster_version_read_from_a_local_decides_the_groups_default_ami(tmp_
     assert groups and {g.cluster_version for g in groups} == {"1.29"}
     notes = [n for g in groups for n in shape(g).notes if n.code == "MIG-CAS-011"]
     assert notes and {n.severity for n in notes} == {"info"} and "AL2_x86_64" in notes[0].message
+
+
+def test_node_groups_of_the_eks_module_before_v18_are_said_with_the_module_move(tmp_path):
+    """`worker_groups` / `node_groups` of terraform-aws-modules/eks v12-v17 are not read as node groups: each is said
+    with the move to v18+ (MIG-CAS-032), and no NodePool is written from a guess."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    text = main.read_text()
+    start = text.index("  eks_managed_node_groups = {\n")
+    end = text.index("\n  }\n", text.index("    spot = {")) + len("\n  }\n")
+    main.write_text(text[:start].replace('version = "~> 21.0"', 'version = "17.24.0"') +
+                    '  worker_groups = [\n    {\n      name                 = "workers"\n'
+                    '      instance_type        = "m5.large"\n      asg_desired_capacity = 2\n    },\n  ]\n' + text[end:])
+    plan = _plan(tmp_path)
+    msgs = [f.message for f in plan.findings if f.code in ("MIG-CAS-032", "MIG-CAS-003")]
+    assert any("module.eks.worker_groups (terraform-aws-modules/eks before v18" in m for m in msgs), msgs
+    assert not any(c.path == "karpenter.tf" for c in plan.changes)
