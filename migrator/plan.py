@@ -202,6 +202,23 @@ def _has_work(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
     return any(registry.has_work(ctx.result(hop, p)) for p in phases)
 
 
+def _at_goal(ctx: registry.Context, st: standing.Standing, goal) -> bool:
+    """Do the controller chart and the karpenter-crd chart this root installs both stand at the target's version (the
+    CRDs too: the controller chart never upgrades the CRDs it once installed, so without a karpenter-crd install at the
+    target they may lag)?"""
+    want = route.parse_version(goal.chart) if goal.chart else None
+    crd = route.chart_version(ctx.repo, ctx.charts, ctx.owns, chart="karpenter-crd")
+    return want is not None and bool(st.chart) and route.parse_version(st.chart) is not None and \
+        route.parse_version(st.chart) >= want and crd is not None and route.parse_version(crd) is not None and \
+        route.parse_version(crd) >= want
+
+
+def _has_notes(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
+    """A warning or an error any rule of the hop's phases says (something for the user even without an edit)."""
+    return any(f.severity in ("warning", "error") for p in phases for r in ctx.result(hop, p).values()
+               for f in getattr(r, "findings", []))
+
+
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,
               options: Options | None = None, only: list[str] | None = None) -> Plan:
     """The checked plan: computed, then planned again on the patched files (each root at the same hop and phase),
@@ -450,6 +467,10 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         cur = route.parse_version(st.chart) if st.chart else None
         chain = [h for h in chain if not (h.get("onward") and (cur >= floor if cur is not None else
                                                                not _has_work(h, ctx, registry.phases(h))))]
+    if fixed is None and len(chain) == 1 and chain[0].get("onward") and chain[0].get("implemented") \
+            and not getattr(ctx, "since", None) and _at_goal(ctx, st, goal) and not _has_work(chain[0], ctx, registry.phases(chain[0])) \
+            and not _has_notes(chain[0], ctx, registry.phases(chain[0])):
+        chain = []                  # both charts at the target and the 1.x hop finds nothing to do or say
     if target is None and chain and not chain[0].get("onward"):
         goal = route.Target(chain[0]["to"])
         ctx.target = goal
