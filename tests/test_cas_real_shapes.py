@@ -2433,3 +2433,20 @@ def test_node_groups_of_the_eks_module_before_v18_are_said_with_the_module_move(
     msgs = [f.message for f in plan.findings if f.code in ("MIG-CAS-032", "MIG-CAS-003")]
     assert any("module.eks.worker_groups (terraform-aws-modules/eks before v18" in m for m in msgs), msgs
     assert not any(c.path == "karpenter.tf" for c in plan.changes)
+
+
+def test_on_a_min_size_tie_the_controller_stays_on_a_group_that_spans_every_zone(tmp_path):
+    """ledger (kept to us-east-2a by its subnet) and system tie at min_size 2: the controller stays on system, in
+    every phase (the cutover keeps the same group the install chose)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-merged-zones" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    main.write_text(main.read_text().replace("      min_size       = 3\n      max_size       = 6\n      desired_size   = 3",
+                                             "      min_size       = 2\n      max_size       = 6\n      desired_size   = 2"))
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-005"]
+    assert f.message.startswith("node group system stays")
+    _walk(tmp_path, 2)                          # install, cutover (applied)
+    text = main.read_text()
+    ledger, system = text.split("ledger = {")[1].split("}")[0], text.split("system = {")[1].split("}")[0]
+    assert "      min_size       = 0\n" in ledger and "      min_size       = 2\n" in system

@@ -369,7 +369,7 @@ def tolerations(kept: Shape | None) -> list[dict] | None:
     return out
 
 
-def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, str]:
+def kept_group(shapes: list[Shape], chosen: str | None, zoned: set[str] = frozenset()) -> tuple[Shape | None, str]:
     """The node group that stays for the controller, and why. A tainted group is only kept when named with
     --node-group-keep: the controller is then given its taints as tolerations (`tolerations`)."""
     def unfit(s: Shape, named: bool = False) -> str | None:
@@ -400,9 +400,10 @@ def kept_group(shapes: list[Shape], chosen: str | None) -> tuple[Shape | None, s
                        ", ".join(s.group.name for s in tainted) + "): the controller then tolerates its taints"
                        if (tainted := [s for s in shapes if s.taints and unfit(s, named=True) is None]) else ""))
     # a group with a block of its own first: an instance of a count / for_each block cannot stay while the others go
+    # then the smallest min_size; on a tie, a group that spans every zone over one kept to some (`zoned`)
     cands.sort(key=lambda s: (bool(s.group.made_by and sum(x.group.block is s.group.block for x in shapes) > 1),
                               s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
-                              s.group.name))
+                              s.group.name in zoned, s.group.name))
     s = cands[0]
     low = s.group.literal("min_size")
     return s, ("the on-demand node group without taints with the smallest min_size "

@@ -204,6 +204,37 @@ def _subnets_of(g: NodeGroup) -> tuple[frozenset, str]:
     return _subnet_set(src), src
 
 
+def cluster_subnets(repo, cas) -> dict[frozenset, str]:
+    """The cluster's own subnets (aws_eks_cluster vpc_config, the eks module's subnet_ids): as a set of expressions ->
+    as written."""
+    out: dict[frozenset, str] = {}
+    for p, b in repo.blocks("resource", "aws_eks_cluster"):
+        for vc in b.sub("vpc_config"):
+            if vc.attr("subnet_ids") is not None:
+                src = vc.attr("subnet_ids").source.strip()
+                out[_subnet_set(src)] = src
+    for p, b in cas.eks_modules:
+        if b.attr("subnet_ids") is not None:
+            src = b.attr("subnet_ids").source.strip()
+            out[_subnet_set(src)] = src
+    return out
+
+
+def _pinned_zones(repo, g: NodeGroup, cluster: dict) -> list[str] | None:
+    """The zones a group's own subnets (not the cluster's) lie in, where every one is stated; None otherwise."""
+    key, own = _subnets_of(g)
+    if g.source != "eksctl" and not (own and cluster and key not in cluster):
+        return None
+    return subnet_zones(repo, g) or None
+
+
+def zone_pinned(repo, cas, shapes: list) -> set[str]:
+    """The groups kept to some zones only: the controller prefers a group that spans them all (the same choice in
+    every phase: the install and the cutover ask this the same way)."""
+    cluster = cluster_subnets(repo, cas)
+    return {s.group.name for s in shapes if _pinned_zones(repo, s.group, cluster)}
+
+
 def _kubectl_provider(repo, d: str) -> bool:
     for p in repo.tf_in_dir(d if d != "." else ""):
         t = repo.text(p)
@@ -479,7 +510,7 @@ class Installer:
                   "every node group is taken over", "keep a node group for it instead with --node-group-keep NAME")
             return None, True
         chosen = self.ctx.options.node_group_keep
-        kept, why = convert.kept_group(shapes, chosen)
+        kept, why = convert.kept_group(shapes, chosen, zone_pinned(self.repo, self.cas, shapes))
         if kept is None:
             # a group the user named that is not there is a wrong input; no group fit to stay is a decision to make
             _find(res, "MIG-CAS-004", "error" if chosen else "warning", cas0.path, cas0.line,
@@ -1102,19 +1133,7 @@ class Installer:
         return True
 
     def cluster_subnets(self) -> dict[frozenset, str]:
-        """The cluster's own subnets (aws_eks_cluster vpc_config, the eks module's subnet_ids): as a set of
-        expressions -> as written."""
-        out: dict[frozenset, str] = {}
-        for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
-            for vc in b.sub("vpc_config"):
-                if vc.attr("subnet_ids") is not None:
-                    src = vc.attr("subnet_ids").source.strip()
-                    out[_subnet_set(src)] = src
-        for p, b in self.cas.eks_modules:
-            if b.attr("subnet_ids") is not None:
-                src = b.attr("subnet_ids").source.strip()
-                out[_subnet_set(src)] = src
-        return out
+        return cluster_subnets(self.repo, self.cas)
 
     def zones(self, shapes: list) -> None:
         """A group that launches into subnets of some zones only (not the cluster's subnets) keeps its NodePool to
@@ -1123,10 +1142,7 @@ class Installer:
         cluster = self.cluster_subnets()
         for s in shapes:
             g = s.group
-            key, own = _subnets_of(g)
-            if g.source != "eksctl" and not (own and cluster and key not in cluster):
-                continue
-            zones = subnet_zones(self.repo, g)
+            zones = _pinned_zones(self.repo, g, cluster)
             if not zones:
                 continue
             s.zones = zones
