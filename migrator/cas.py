@@ -374,11 +374,7 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
                 loaded = _load_values(repo, target)
                 values = _merged(values, loaded)
             for k, v in call.sets.items():
-                node = values
-                keys = [x.replace("\\.", ".") for x in re.split(r"(?<!\\)\.", k)]
-                for part in keys[:-1]:
-                    node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
-                node[keys[-1]] = v
+                _set_path(values, k, v)
             if _other_cloud([], values):
                 continue
             inv.installs.append(CasInstall("script", p, call.line, obj=values, namespace=call.namespace or "default",
@@ -404,6 +400,15 @@ def _script_installs(repo: Repo, inv: CasInventory) -> None:
             if m and m.group("cloud") == FACTS["detect"]["cloud_provider"]:
                 inv.installs.append(CasInstall("script", p, line, obj={}, namespace=manifest["namespace"],
                                                name=manifest["name"], source=("manifest", target)))
+
+
+def _set_path(values: dict, name: str, value: Any) -> None:
+    """A helm `--set a.b\\.c=v` (or a helmfile `set` entry) written into values: `a` -> `b.c` -> v."""
+    node = values
+    keys = [x.replace("\\.", ".") for x in re.split(r"(?<!\\)\.", name)]
+    for part in keys[:-1]:
+        node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
+    node[keys[-1]] = value
 
 
 def _helmfile_installs(repo: Repo, inv: CasInventory) -> None:
@@ -437,11 +442,7 @@ def _helmfile_installs(repo: Repo, inv: CasInventory) -> None:
                         values = _merged(values, _load_values(repo, posixpath.normpath(posixpath.join(d, item))))
                 for s in rel.get("set") or []:
                     if isinstance(s, dict) and isinstance(s.get("name"), str):
-                        node = values
-                        keys = [x.replace("\\.", ".") for x in re.split(r"(?<!\\)\.", s["name"])]
-                        for part in keys[:-1]:
-                            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
-                        node[keys[-1]] = s.get("value")
+                        _set_path(values, s["name"], s.get("value"))
                 if _other_cloud([], values):
                     continue
                 inv.installs.append(CasInstall("helmfile", p, line, obj=obj, doc=doc, source=("releases", i),
