@@ -133,3 +133,25 @@ class FileChange:
     @property
     def diff(self) -> str:
         return unified_diff(self.path, self.old, self.new)
+
+
+def coalesced(edits: list) -> list:
+    """Deletions of one file that overlap or touch (two removed items both taking the blank line between them) as one
+    deletion; every other edit as it is."""
+    out, dels = [], {}
+    for e in edits:
+        if isinstance(e, TextEdit) and not e.text and e.start < e.end:
+            dels.setdefault(e.path, []).append(e)
+        else:
+            out.append(e)
+    for path, es in dels.items():
+        es.sort(key=lambda e: e.start)
+        cur = es[0]
+        for e in es[1:]:
+            if e.start <= cur.end:
+                cur = TextEdit(path, cur.start, max(cur.end, e.end), "", cur.rule)
+            else:
+                out.append(cur)
+                cur = e
+        out.append(cur)
+    return out

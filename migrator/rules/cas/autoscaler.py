@@ -143,14 +143,14 @@ class Autoscaler:
             for p, blocks in self._gone.items():
                 if blocks:
                     self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
-            from .nodegroups import coalesced
+            from ...edits import coalesced
             self.res.edits = coalesced(self.res.edits)
         return self.res
 
     def _eksctl_service_accounts(self, cas) -> None:
         """Cluster Autoscaler's IAM service account of an eksctl ClusterConfig (`iam.serviceAccounts`) goes from the
         file, and the runbook deletes its role and service account (eksctl delete iamserviceaccount)."""
-        from .nodegroups import yaml_entry_span, yaml_item_span, yaml_key_start
+        from ...sources.yamlspans import yaml_entry_span, yaml_item_span, yaml_key_start
         for p, doc, i, ns, name in cas.eksctl_sas:
             obj = next(o for q, d, o in cas.clusters if q == p and d.start == doc.start)
             text = self.repo.text(p)
@@ -508,7 +508,7 @@ class Autoscaler:
         self.res.kustomizations.append(posixpath.dirname(ci.path) or ".")
         item = ci.obj["helmCharts"][ci.source[1]]
         if self.phase == "cleanup":
-            from .nodegroups import yaml_entry_span
+            from ...sources.yamlspans import yaml_entry_span
             self.res.edits.append(TextEdit(ci.path, *yaml_entry_span(text, ci.doc.start, ci.obj, "helmCharts",
                                                                      ci.source[1]), "", RULE))
             self._removed_entry(ci, f"helmCharts {ci.name} in {ci.path}",
@@ -625,7 +625,7 @@ class Autoscaler:
         item is a file, a `values:` key when it has none: later values win in helmfile) at the cutover; at the cleanup
         the release goes from the helmfile (with the `repositories:` entry only it used) and the runbook uninstalls it
         (helmfile apply does not remove a release that is no longer listed)."""
-        from .nodegroups import yaml_entry_span, yaml_item_span, yaml_list_end
+        from ...sources.yamlspans import yaml_entry_span, yaml_item_span, yaml_list_end
         text = self.repo.text(ci.path)
         nl = self.repo.files[ci.path].newline
         releases = ci.obj["releases"]

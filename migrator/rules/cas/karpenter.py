@@ -889,7 +889,7 @@ class Installer:
         """The charts as entries of the same `helmCharts:` list (kustomize build --enable-helm), after Cluster
         Autoscaler's; the NodePools in a file beside it that the runbook applies once the CRDs are in."""
         res = self.res
-        from .nodegroups import yaml_list_end
+        from ...sources.yamlspans import yaml_list_end
         text = self.repo.text(cas0.path)
         pos, col = yaml_list_end(text, cas0.doc.start, cas0.obj["helmCharts"])      # after the list's last item
         entries = [{"name": "karpenter-crd", "repo": INSTALL["chart_repository"], "version": self.target,
@@ -1035,7 +1035,7 @@ class Installer:
         karpenter-values.yaml beside it. The controller's IRSA role is annotated by its ARN: in the account of
         Cluster Autoscaler's own role ARN, else read from the environment (`requiredEnv "AWS_ACCOUNT_ID"` in a
         .yaml.gotmpl values file, which helmfile renders)."""
-        from .nodegroups import yaml_list_end
+        from ...sources.yamlspans import yaml_list_end
         res = self.res
         envs = cas0.obj.get("environments")
         envs = [str(k) for k in envs] if isinstance(envs, dict) else []

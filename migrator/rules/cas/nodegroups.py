@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass, field
 
 from ...cas import FACTS, NodeGroup, item_path
-from ...edits import Edit, TextEdit, comments_above, line_end, line_start, to_newline
+from ...edits import Edit, TextEdit, coalesced, comments_above, line_end, line_start, to_newline
 from ...model import Finding
 from ...placement import block_span
 from ...sources import hcl as hclsrc
+from ...sources.yamlspans import yaml_item_span
 from . import convert
 
 RULE = "cas/nodegroups"
@@ -351,91 +352,6 @@ class Groups:
         self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
         self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
-
-
-def yaml_item_span(text: str, doc_start: int, seq, index: int) -> tuple[int, int]:
-    """Span of a block-style YAML list item (ruamel's `seq` of the document starting at doc_start): from the comments
-    directly above its `- ` line (and the blank line before them) to the next item's comments, or to the end of the
-    list (the next line no deeper than the dash)."""
-    lines = text[doc_start:].splitlines(keepends=True)
-
-    def offset(line: int) -> int:
-        return doc_start + sum(len(x) for x in lines[:line])
-    first = seq.lc.item(index)[0]
-    start = comments_above(text, offset(first))
-    prev_blank = doc_start < start and not text[line_start(text, start - 1):start].strip()
-    absorbed = prev_blank and start < offset(first)
-    if absorbed:
-        start = line_start(text, start - 1)
-    if index + 1 < len(seq):
-        end = comments_above(text, offset(seq.lc.item(index + 1)[0]))
-        while end > offset(first + 1) and not text[line_start(text, end - 1):end].strip():
-            end = line_start(text, end - 1)
-        if not absorbed and end < len(text) and not text[end:line_end(text, end)].strip():
-            if prev_blank:                  # blank lines around it: one goes with it
-                start = line_start(text, start - 1)
-            else:
-                end = line_end(text, end)
-        return start, end
-    ind = len(lines[first]) - len(lines[first].lstrip(" "))
-    end = first + 1
-    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > ind):
-        end += 1
-    while end > first + 1 and not lines[end - 1].strip():
-        end -= 1
-    return start, offset(end)
-
-
-def yaml_entry_span(text: str, doc_start: int, mapping, key: str, index: int) -> tuple[int, int]:
-    """Span of item `index` of the block list under `mapping[key]`; the key's own line with it when the item is the
-    list's only one (an empty key would be read as null)."""
-    seq = mapping[key]
-    if len(seq) > 1:
-        return yaml_item_span(text, doc_start, seq, index)
-    return yaml_key_start(text, doc_start, mapping, key), yaml_item_span(text, doc_start, seq, 0)[1]
-
-
-def yaml_key_start(text: str, doc_start: int, mapping, key: str) -> int:
-    """Offset of the line holding `key:` of a block mapping."""
-    lines = text[doc_start:].splitlines(keepends=True)
-    return doc_start + sum(len(x) for x in lines[:mapping.lc.key(key)[0]])
-
-
-def coalesced(edits: list) -> list:
-    """Deletions of one file that overlap or touch (two removed items both taking the blank line between them) as one
-    deletion; every other edit as it is."""
-    out, dels = [], {}
-    for e in edits:
-        if isinstance(e, TextEdit) and not e.text and e.start < e.end:
-            dels.setdefault(e.path, []).append(e)
-        else:
-            out.append(e)
-    for path, es in dels.items():
-        es.sort(key=lambda e: e.start)
-        cur = es[0]
-        for e in es[1:]:
-            if e.start <= cur.end:
-                cur = TextEdit(path, cur.start, max(cur.end, e.end), "", cur.rule)
-            else:
-                out.append(cur)
-                cur = e
-        out.append(cur)
-    return out
-
-
-def yaml_list_end(text: str, doc_start: int, seq) -> tuple[int, int]:
-    """(offset just after the last item of a block-style YAML list, the column of its dashes): where an item is
-    appended as the list writes its items."""
-    lines = text[doc_start:].splitlines(keepends=True)
-    last = len(seq) - 1
-    first_line = seq.lc.item(0)[0]
-    col = len(lines[first_line]) - len(lines[first_line].lstrip(" "))
-    end = seq.lc.item(last)[0] + 1
-    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > col):
-        end += 1
-    while end > seq.lc.item(last)[0] + 1 and not lines[end - 1].strip():
-        end -= 1
-    return doc_start + sum(len(x) for x in lines[:end]), col
 
 
 def _entry_span(text: str, e: hclsrc.ObjEntry) -> tuple[int, int]:
