@@ -2319,6 +2319,12 @@ def test_a_helmfile_of_several_environments_gets_no_karpenter_releases(tmp_path)
     assert [f.code for f in plan.findings if f.severity == "warning" and f.code.startswith("MIG-CAS-05")] == \
         ["MIG-CAS-057"]
     assert not plan.changes
+    text = hf.read_text()                       # layered: the environments in a document of their own
+    head, rest = text.split("\nreleases:\n", 1)
+    hf.write_text(head.replace("environments:", "environments:", 1) + "\n---\nreleases:\n" + rest)
+    assert "\n---\nreleases:" in hf.read_text()
+    plan = _plan(tmp_path)
+    assert "MIG-CAS-057" in [f.code for f in plan.findings] and not plan.changes
 
 
 def test_a_template_a_script_copies_over_the_install_is_no_install_of_its_own(tmp_path):

@@ -1037,8 +1037,12 @@ class Installer:
         .yaml.gotmpl values file, which helmfile renders)."""
         from ...sources.yamlspans import yaml_list_end
         res = self.res
-        envs = cas0.obj.get("environments")
-        envs = [str(k) for k in envs] if isinstance(envs, dict) else []
+        from ...inventory import _parse_yaml_docs
+        envs = []                   # environments of any document of the file (a layered helmfile splits them)
+        for _doc, _m, o in _parse_yaml_docs(self.repo, cas0.path, self.repo.text(cas0.path), 0, 0, cas0.path,
+                                            gotmpl=True):
+            e = o.get("environments") if isinstance(o, dict) else None
+            envs += [str(k) for k in e if str(k) not in envs] if isinstance(e, dict) else []
         if len(envs) > 1:
             _find(res, "MIG-CAS-057", "warning", cas0.path, cas0.line,
                   f"{cas0.path} has environments {', '.join(envs[:4])}: one helmfile for several clusters, and "
