@@ -923,7 +923,10 @@ def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
             tspec = ((spec.get("template") or {}).get("spec") or {})
             charts = [s.get("chart") for s in [tspec.get("source")] + list(tspec.get("sources") or [])
                       if isinstance(s, dict)]
-            if FACTS["detect"]["chart"] in charts or _names(spec.get("generators"), FACTS["detect"]["chart"]):
+            values = [((s.get("helm") or {}).get("valuesObject")) for s in [tspec.get("source")] +
+                      list(tspec.get("sources") or []) if isinstance(s, dict)]
+            if (FACTS["detect"]["chart"] in charts or _names(spec.get("generators"), FACTS["detect"]["chart"])) and \
+                    not any(_other_cloud([], v) for v in values if isinstance(v, dict)):
                 repo.findings.append(Finding(
                     "MIG-CAS-059", "warning", p, line,
                     f"ApplicationSet {meta.get('name')} installs Cluster Autoscaler into every cluster its generators "

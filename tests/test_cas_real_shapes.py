@@ -2239,6 +2239,7 @@ def test_cluster_autoscaler_in_a_helmfile_is_replaced_by_karpenter_releases_ther
     plan = _plan(tmp_path)
     assert [r.path for r in plan.roots] == ["k8s"]
     assert not [f for f in plan.findings if f.severity == "error" or f.code == "MIG-CAS-056"]
+    assert [f.path for f in plan.findings if f.code == "MIG-CAS-060"] == ["k8s/karpenter-values.yaml.gotmpl"]
     changes = {c.path: c.new for c in plan.changes}
     assert sorted(changes) == ["infra/karpenter.tf", "infra/main.tf", "k8s/helmfile.yaml",
                                "k8s/karpenter-nodepools.yaml", "k8s/karpenter-values.yaml.gotmpl"]
@@ -2399,6 +2400,12 @@ def test_an_applicationset_installing_cluster_autoscaler_into_a_fleet_is_said(tm
     repo = Repo(tmp_path)
     assert not scan(repo).installs
     assert [(f.code, f.line) for f in repo.findings] == [("MIG-CAS-059", 1)]
+    appset = tmp_path / "appset.yaml"              # another cloud's fleet is not EKS's
+    appset.write_text(appset.read_text().replace("        targetRevision: 9.35.0\n", "        targetRevision: 9.35.0\n"
+                                                 "        helm:\n          valuesObject:\n            cloudProvider: azure\n"))
+    repo = Repo(tmp_path)
+    scan(repo)
+    assert not repo.findings
 
 
 def test_a_cluster_version_read_from_a_local_decides_the_groups_default_ami(tmp_path):

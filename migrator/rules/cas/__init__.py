@@ -72,14 +72,14 @@ def _eksctl_named(repo, inv, install) -> str | None:
     cluster (name + region) of the repository that bears the name the install gives Cluster Autoscaler, when no
     Terraform cluster bears it too (which one makes the cluster would be a guess)."""
     from ...cas import install_clusters
-    from .karpenter import _terraform_clusters_named
+    from .karpenter import terraform_clusters_named
     names = install_clusters(install)
     if install.kind != "script" or len(names) != 1:
         return None
     mine = [(p, o) for p, _, o in inv.clusters if str((o.get("metadata") or {}).get("name")) in names]
     if len({str((o.get("metadata") or {}).get("region")) for _, o in mine}) != 1 or \
             len({posixpath.dirname(p) for p, _ in mine}) != 1 or \
-            _terraform_clusters_named(repo, names, {str((o.get("metadata") or {}).get("region")) for _, o in mine}):
+            terraform_clusters_named(repo, names, {str((o.get("metadata") or {}).get("region")) for _, o in mine}):
         return None
     return sorted(p for p, _ in mine)[0]
 

@@ -19,6 +19,7 @@ from ...sources import keytree
 from ...sources.keytree import Op
 
 RULE = "cas/autoscaler"
+CUTOVER_MARK = "# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)"
 
 
 @dataclass
@@ -316,7 +317,7 @@ class Autoscaler:
             entry = f'set = [{{ name = "replicaCount", value = "0" }}]\n' if helm_sets_are_lists(self.repo, d) else \
                 f'set {{\n{ind}  name  = "replicaCount"\n{ind}  value = "0"\n{ind}}}\n'
             self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
-                f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
+                f"\n{ind}{CUTOVER_MARK}\n"
                 f"{ind}{entry}", nl), RULE, order=2))
         self.res.scaled.append((ci.address, ci.namespace, str(current if current is not None else 1)))
         self.res.targets.append((d, ci.address))
@@ -362,7 +363,7 @@ class Autoscaler:
                 f'{{\n{ind}  replicaCount = "0"\n{ind}}}'
             pos = line_start(text, b.body_end)
             self.res.edits.append(TextEdit(ci.path, pos, pos, to_newline(
-                f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
+                f"\n{ind}{CUTOVER_MARK}\n"
                 f"{ind}{row['config']} = {value}\n", nl), RULE, order=2))
         else:
             entries = {e.key: e for e in cfg.entries} if cfg.kind == "object" else None
@@ -411,7 +412,7 @@ class Autoscaler:
             ind = _indent_in(text, b)
             pos = line_start(text, b.body_end)
             edit = TextEdit(ci.path, pos, pos, to_newline(
-                f"\n{ind}# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)\n"
+                f"\n{ind}{CUTOVER_MARK}\n"
                 f"{ind}{row['set']} = [{entry}]\n", nl), RULE, order=2)
         elif sets is not None and sets.kind == "tuple":
             for item in sets.items:
@@ -662,7 +663,7 @@ class Autoscaler:
             return
         values = rel.get("values")
         last = values[-1] if isinstance(values, list) and values else None
-        mark = "# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)"
+        mark = CUTOVER_MARK
         sets = [s for s in rel.get("set") or [] if isinstance(s, dict) and s.get("name") == "replicaCount"]
         if sets:                            # `set` wins over every values item: its own value goes to 0
             lines = text[ci.doc.start:].splitlines(keepends=True)

@@ -100,7 +100,7 @@ def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
     return True
 
 
-def _terraform_clusters_named(repo, names: set[str], regions: set[str] | None = None) -> list[str]:
+def terraform_clusters_named(repo, names: set[str], regions: set[str] | None = None) -> list[str]:
     """The Terraform files declaring a cluster (an eks module, an aws_eks_cluster) whose name, as the module states it,
     is one of these; with `regions`, not one whose module states its AWS provider's region as another (a cluster of
     the same name in another region is another cluster)."""
@@ -337,7 +337,7 @@ class Installer:
         if self.cas.clusters and not any(inside(posixpath.dirname(p) or ".", self.ctx.root) for p, _, _ in self.cas.clusters):
             # a root lent a ClusterConfig from elsewhere: a Terraform cluster of the same name may be the real one
             named = {str((o.get("metadata") or {}).get("name")) for _, _, o in self.cas.clusters}
-            twins = _terraform_clusters_named(self.repo, named, {str((o.get("metadata") or {}).get("region"))
+            twins = terraform_clusters_named(self.repo, named, {str((o.get("metadata") or {}).get("region"))
                                                                  for _, _, o in self.cas.clusters})
             if twins:
                 # a ClusterConfig and a Terraform cluster of the same name (one of them a leftover or a copy): which
@@ -1023,9 +1023,9 @@ class Installer:
         for i in self.cas.installs:
             v = (((yaml_values(i).get("rbac") or {}).get("serviceAccount") or {}).get("annotations") or {}).get(
                 INSTALL["irsa_annotation"]) if i.obj is not None else None
-            m = re.fullmatch(r"arn:(aws[\w-]*):iam::(\d{12}):role/.+", str(v or ""))
+            m = re.fullmatch(INSTALL["role_arn_pattern"], str(v or ""))
             if m:
-                return m.group(1), m.group(2)
+                return m.group("partition"), m.group("account")
         return None
 
     # -- helmfile -------------------------------------------------------------------------------------------------
@@ -1096,6 +1096,12 @@ class Installer:
                                                      "the environment" if templated else "") + "\n"
             + emit.emit(convert._cm(values)).text, nl), RULE))
         res.helmfile, res.values_file = cas0.path, vfile
+        if templated:
+            _find(res, "MIG-CAS-060", "info", vfile, 1,
+                  f"the controller's IRSA role ARN in {vfile} reads the AWS account from the environment "
+                  '(`requiredEnv "AWS_ACCOUNT_ID"`): Cluster Autoscaler\'s values name no role ARN to take it from',
+                  "export AWS_ACCOUNT_ID before helmfile applies the karpenter release (or write the account in the "
+                  "file)")
         return True
 
     def objects_beside(self, cas0, objects: list) -> None:
