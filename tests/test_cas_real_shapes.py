@@ -2171,6 +2171,13 @@ def test_gitops_chart_values_name_the_controllers_irsa_role_by_its_arn(tmp_path)
                    '  url            = aws_eks_cluster.main.identity[0].oidc[0].issuer\n}\n')
     plan = _plan(tmp_path)
     assert [f.code for f in plan.findings if f.severity != "info"] == ["MIG-CAS-056"]
+    versions = tmp_path / "infra" / "versions.tf"       # the one account the AWS provider allows, in its partition
+    before = versions.read_text()
+    assert 'provider "aws" {\n' in before
+    versions.write_text(before.replace('provider "aws" {\n', 'provider "aws" {\n  allowed_account_ids = ["123456789012"]\n', 1))
+    charts = next(c.new for c in _plan(tmp_path).changes if c.path == "clusters/analytics/karpenter.yaml")
+    assert "role-arn: arn:aws:iam::123456789012:role/analytics-karpenter-controller" in charts
+    versions.write_text(before)
     tf = next(c.new for c in plan.changes if c.path == "infra/karpenter.tf")
     assert '  iam_role_use_name_prefix      = false\n  iam_role_name                 = "analytics-karpenter-controller"\n' in tf
     cas = tmp_path / "clusters" / "analytics" / "cluster-autoscaler.yaml"

@@ -1019,13 +1019,26 @@ class Installer:
         return None
 
     def account(self) -> tuple[str, str] | None:
-        """(partition, account) of Cluster Autoscaler's own IRSA role ARN in its chart values: the cluster's account."""
+        """(partition, account) of Cluster Autoscaler's own IRSA role ARN in its chart values (the cluster's account),
+        else of the one account the cluster's AWS provider allows; None when neither states it."""
         for i in self.cas.installs:
             v = (((yaml_values(i).get("rbac") or {}).get("serviceAccount") or {}).get("annotations") or {}).get(
                 INSTALL["irsa_annotation"]) if i.obj is not None else None
             m = re.fullmatch(INSTALL["role_arn_pattern"], str(v or ""))
             if m:
                 return m.group("partition"), m.group("account")
+        # else the one account the cluster's AWS provider allows (`allowed_account_ids`), in its region's partition
+        from ...inventory.sites import static_value
+        d = self.terraform_dir(self.cas.installs[0]) if self.cas.installs else "."
+        for p, b in self.repo.blocks("provider", "aws"):
+            if (posixpath.dirname(p) or ".") != d or b.attr("alias") is not None:
+                continue
+            ids = static_value(self.repo, posixpath.dirname(p), b.attr("allowed_account_ids"))
+            region = static_value(self.repo, posixpath.dirname(p), b.attr("region"))
+            if isinstance(ids, list) and len(ids) == 1 and re.fullmatch(r"\d{12}", str(ids[0])) and \
+                    isinstance(region, str):
+                part = next(v for k, v in INSTALL["region_partitions"].items() if region.startswith(k))
+                return part, str(ids[0])
         return None
 
     # -- helmfile -------------------------------------------------------------------------------------------------
