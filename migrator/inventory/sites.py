@@ -18,6 +18,7 @@ class Site:
     path: str
     expr: hclsrc.Expr           # the string literal to replace
     how: str                    # e.g. "var.helm_release_versions.karpenter in dev.tfvars"
+    passed: bool = False        # what a caller of the module passes (its argument, followed into the caller)
 
     @property
     def value(self) -> str:
@@ -201,7 +202,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         if arg is None:
             continue
         got, reason = definition_sites(repo, cp, arg, _depth + 1, numbers)
-        passed.extend(Site(x.path, x.expr, f"{x.how}, passed to {cb.address} in {cp}") for x in got)
+        passed.extend(Site(x.path, x.expr, f"{x.how}, passed to {cb.address} in {cp}", passed=True) for x in got)
         if not got:
             why.append(f"{cb.address} in {cp}: {reason}")
     from .terragrunt import callers as unit_callers

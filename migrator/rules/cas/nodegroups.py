@@ -42,6 +42,7 @@ class Groups:
         self.ctx, self.phase, self.repo = ctx, phase, ctx.repo
         self.res = GroupsResult()
         self._sited: set[tuple[str, int]] = set()      # where a size variable's value was written this run
+        self._floor = False                             # sizing the kept group: a value is only raised (size())
 
     def run(self) -> GroupsResult:
         cas = convert.inventory(self.ctx)
@@ -281,11 +282,11 @@ class Groups:
                     for p in self.repo.tf_in_dir(d)) if m else 0
         # the module's own files and tfvars beside or below it; a tfvars elsewhere may be another root's; a caller's
         # argument (a shared module) is written by the root that owns it
-        passed = [x for x in sites if ", passed to module." in x.how]
+        passed = [x for x in sites if x.passed]
         ours = [x for x in sites if posixpath.dirname(x.path) == d or
                 (x.path.endswith(".tfvars") and (not d or x.path.startswith(d + "/")))]
         if m and sites and len(ours) + len(passed) == len(sites) and reads == same:
-            floor = getattr(self, "_floor", False)
+            floor = self._floor
             for x in ours + [x for x in passed if self.ctx.owns(x.path)]:
                 at = (x.path, x.expr.start)
                 lit = x.expr.literal()
