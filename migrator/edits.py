@@ -135,9 +135,10 @@ class FileChange:
         return unified_diff(self.path, self.old, self.new)
 
 
-def coalesced(edits: list) -> list:
+def coalesced(edits: list, text_of=None) -> list:
     """Deletions of one file that overlap or touch (two removed items both taking the blank line between them) as one
-    deletion; every other edit as it is."""
+    deletion; every other edit as it is. With `text_of` (path -> text), a deletion of the first items below an
+    opening bracket also takes the blank line that separated them from the next (it would open the block)."""
     out, dels = [], {}
     for e in edits:
         if isinstance(e, TextEdit) and not e.text and e.start < e.end:
@@ -151,7 +152,21 @@ def coalesced(edits: list) -> list:
             if e.start <= cur.end:
                 cur = TextEdit(path, cur.start, max(cur.end, e.end), "", cur.rule)
             else:
-                out.append(cur)
+                out.append(_first_gap(cur, text_of))
                 cur = e
-        out.append(cur)
+        out.append(_first_gap(cur, text_of))
     return out
+
+
+def _first_gap(e: TextEdit, text_of) -> TextEdit:
+    if text_of is None:
+        return e
+    text = text_of(e.path)
+    if e.start == 0 or text[e.start - 1] != "\n" or \
+            not text[line_start(text, e.start - 1):e.start].rstrip().endswith(("{", "[")):
+        return e
+    nxt = line_end(text, e.end)
+    if e.end < len(text) and not text[e.end:nxt].strip() and text[e.end:nxt].endswith("\n") and \
+            text[nxt:line_end(text, nxt)].strip() not in ("}", "]"):
+        return TextEdit(e.path, e.start, nxt, "", e.rule)
+    return e

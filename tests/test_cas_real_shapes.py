@@ -3,6 +3,7 @@ self-reference; discovery tags take the value the cluster's name comes from."""
 from __future__ import annotations
 
 import pathlib
+import re
 import subprocess
 
 from migrator.tfgraph import _nodes, cycles, new_dangling, references
@@ -2089,7 +2090,8 @@ def test_a_map_the_cleanup_empties_is_left_as_braces_on_one_line(tmp_path):
     main.write_text(main.read_text().replace("      }\n    }\n  })\n",
                                              "      }\n    }\n\n    # more groups come here\n  })\n"))
     _walk(tmp_path / "b", 3)
-    assert "merge(local.base_node_groups, {\n\n    # more groups come here\n  })\n" in main.read_text()
+    # (the blank line that separated the removed items from the comment goes with them: none opens the map)
+    assert "merge(local.base_node_groups, {\n    # more groups come here\n  })\n" in main.read_text()
 
 
 def test_a_workflow_installing_cluster_autoscaler_is_planned_with_the_clusterconfig_it_names(tmp_path):
@@ -2470,3 +2472,95 @@ def test_on_a_min_size_tie_the_controller_stays_on_a_group_that_spans_every_zone
     text = main.read_text()
     ledger, system = text.split("ledger = {")[1].split("}")[0], text.split("system = {")[1].split("}")[0]
     assert "      min_size       = 0\n" in ledger and "      min_size       = 2\n" in system
+
+
+def _fmt_clean(tmp_path, texts: dict[str, str]) -> None:
+    """The written HCL files as terraform fmt writes them (HashiCorp's formatter through npm, when installed)."""
+    from .test_hcl_oracle import FORMATTER, _fmt_states
+    if not FORMATTER.is_dir():
+        return
+    out = tmp_path / "_fmt"
+    out.mkdir()
+    files = []
+    for name, text in texts.items():
+        if text is not None and name.endswith(".tf"):
+            (out / name.replace("/", "_")).write_text(text)
+            files.append(str(out / name.replace("/", "_")))
+    assert files and all(_fmt_states(files).values()), _fmt_states(files)
+
+
+def _third_party(tree):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-third-party-module" / "input", tree, dirs_exist_ok=True)
+    return tree
+
+
+def test_a_kubectl_provider_is_added_where_the_cluster_name_is_known_at_apply_only(tmp_path):
+    """No kubectl provider and a name with a random suffix: the provider goes into the root's one
+    required_providers block (Terraform allows one per module) and karpenter.tf connects it as the kubernetes
+    provider is; the NodePools are kubectl_manifest resources (before: MIG-CAS-007, none written)."""
+    plan = _plan(_third_party(tmp_path))
+    assert not plan.has_errors and not [f for f in plan.findings if f.code == "MIG-CAS-007"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-061"]
+    assert (f.path, f.line, f.severity) == ("providers.tf", 6, "info") and 'provider "kubernetes"' in f.message
+    new = {c.path: c.new for c in plan.changes}
+    assert new["versions.tf"].count("required_providers") == 1
+    assert '    }\n\n    kubectl = {\n      source  = "alekc/kubectl"\n      version = ">= 2.0"\n    }\n  }\n}\n' \
+        in new["versions.tf"]
+    text = new["karpenter.tf"]
+    assert "terraform {" not in text and 'provider "kubectl" {' in text and "load_config_file       = false" in text
+    assert '    args = [\n      "eks", "get-token",\n' in text           # the multi-line args, re-indented
+    assert sorted(re.findall(r'resource "kubectl_manifest" "(\w+)"', text)) == [
+        "karpenter_node_class_default", "karpenter_node_pool_batch", "karpenter_node_pool_system"]
+    assert "karpenter-nodepools.yaml" not in new
+
+
+def test_the_kubectl_provider_is_declared_in_karpenter_tf_when_the_root_declares_none(tmp_path):
+    """No required_providers block at all (the tutorial's copies): karpenter.tf declares kubectl itself; a helm
+    provider v3 (`kubernetes = {}` and `exec = {}` objects) is the connection when there is no kubernetes provider."""
+    tree = _third_party(tmp_path)
+    (tree / "versions.tf").unlink()
+    (tree / "providers.tf").write_text(
+        'provider "aws" {\n  region = var.region\n}\n\nprovider "helm" {\n  kubernetes = {\n'
+        '    host                   = module.eks.cluster_endpoint\n'
+        '    cluster_ca_certificate = base64decode(module.eks.cluster_certificate_authority_data)\n'
+        '    exec = {\n      api_version = "client.authentication.k8s.io/v1beta1"\n      command     = "aws"\n'
+        '      args        = ["eks", "get-token", "--cluster-name", module.eks.cluster_name]\n    }\n  }\n}\n')
+    plan = _plan(tree)
+    text = {c.path: c.new for c in plan.changes}["karpenter.tf"]
+    assert 'terraform {\n  required_providers {\n    kubectl = {\n      source  = "alekc/kubectl"\n' in text
+    assert ('  exec {\n    api_version = "client.authentication.k8s.io/v1beta1"\n    command     = "aws"\n'
+            '    args        = ["eks", "get-token", "--cluster-name", module.eks.cluster_name]\n  }\n') in text
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-061"]
+    assert "the helm provider's kubernetes block" in f.message
+    _fmt_clean(tmp_path, {c.path: c.new for c in plan.changes})
+
+
+def test_no_kubectl_provider_is_added_without_a_connection_to_copy(tmp_path):
+    """A kubernetes provider that states neither a host nor a kubeconfig, or a required_providers block written on
+    one line: nothing to copy or no place for the entry - MIG-CAS-007 as before, no NodePool written."""
+    tree = _third_party(tmp_path)
+    (tree / "providers.tf").write_text('provider "aws" {\n  region = var.region\n}\n\nprovider "kubernetes" {}\n\n'
+                                       'provider "helm" {}\n')
+    plan = _plan(tree)
+    assert [f.code for f in plan.findings if f.code in ("MIG-CAS-007", "MIG-CAS-061")] == ["MIG-CAS-007"]
+    tree = _third_party(tmp_path / "b")
+    (tree / "versions.tf").write_text('terraform {\n  required_providers { aws = { source = "hashicorp/aws" } }\n}\n')
+    plan = _plan(tree)
+    assert [f.code for f in plan.findings if f.code in ("MIG-CAS-007", "MIG-CAS-061")] == ["MIG-CAS-007"]
+    assert "kubectl_manifest" not in {c.path: c.new for c in plan.changes}["karpenter.tf"]
+
+
+def test_a_tag_may_read_a_resource_that_reads_neither_the_cluster_nor_a_subnet(tmp_path):
+    """`random_string.suffix` in the cluster's name is no cycle for the subnets' tags; a name read from a resource
+    that depends on the eks module is (the runbook tags by aws-cli, MIG-CAS-036)."""
+    tree = _third_party(tmp_path)
+    plan = _plan(tree)
+    assert '"karpenter.sh/discovery"          = local.cluster_name' in {c.path: c.new for c in plan.changes}["main.tf"]
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-036"]
+    main = tree / "main.tf"
+    main.write_text(main.read_text().replace("  special = false\n", "  special = false\n  keepers = {\n"
+                                             "    vpc = module.vpc.vpc_id\n  }\n"))
+    plan = _plan(tree)
+    assert [f.code for f in plan.findings if f.code == "MIG-CAS-036"] == ["MIG-CAS-036"]
+    assert "karpenter.sh/discovery" not in {c.path: c.new for c in plan.changes}.get("main.tf", "")

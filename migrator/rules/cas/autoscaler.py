@@ -145,7 +145,7 @@ class Autoscaler:
                 if blocks:
                     self.res.edits.extend(remove_blocks(self.repo, p, blocks, RULE))
             from ...edits import coalesced
-            self.res.edits = coalesced(self.res.edits)
+            self.res.edits = coalesced(self.res.edits, self.repo.text)
         return self.res
 
     def _eksctl_service_accounts(self, cas) -> None:

@@ -84,8 +84,9 @@ _REF = re.compile(r"(?<![\w.\"])([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)")
 
 
 def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
-    """An expression that reads only literals, variables and locals made of those (no block's output): safe to write
-    into any block of the module without a dependency cycle."""
+    """An expression that reads only literals, variables, locals and resources or data sources made of those (a
+    `random_string` suffix, the availability zones): none reads the cluster, the VPC module or a subnet, so it is
+    safe to write into any block of the module without a dependency cycle."""
     text = re.sub(r'"(?:[^"\\$]|\\.|\$(?!\{))*"', '""', source)      # string literals without interpolations
     for m in _REF.finditer(text):
         head, name = m.group(1), m.group(2)
@@ -95,6 +96,17 @@ def _independent(repo, d: str, source: str, depth: int = 0) -> bool:
             found = [b.attr(name) for p, b in repo.blocks("locals")
                      if (posixpath.dirname(p) or ".") == d and name in b.attributes]
             if found and all(_independent(repo, d, e.source, depth + 1) for e in found):
+                continue
+        elif head not in ("module", "each", "count", "self", INSTALL["tagged_resource"]) and depth < 5:
+            if head == "data":                      # data.TYPE.NAME
+                nxt = re.match(r"\.([A-Za-z_][\w-]*)", text[m.end():])
+                kind, rtype, label = "data", name, nxt.group(1) if nxt else None
+            else:
+                kind, rtype, label = "resource", head, name
+            found = [(p, b) for p, b in repo.blocks(kind, rtype)
+                     if (posixpath.dirname(p) or ".") == d and b.labels[1:2] == [label]]
+            if found and all(_independent(repo, d, repo.text(p)[b.body_start:b.body_end], depth + 1)
+                             for p, b in found):
                 continue
         return False
     return True
@@ -241,6 +253,79 @@ def _kubectl_provider(repo, d: str) -> bool:
         if "kubectl_manifest" in t or re.search(r'source\s*=\s*"[\w.-]*/kubectl"', t):
             return True
     return False
+
+
+def _fields(node) -> dict[str, hclsrc.Expr]:
+    """The arguments of a block, or of an object written where a block may be (helm provider v3 `kubernetes = {}`)."""
+    if isinstance(node, hclsrc.Block):
+        return {n: a.expr for n, a in node.attributes.items()}
+    return {e.key: e.value for e in node.entries}
+
+
+def _nested(node, name: str):
+    """A nested block of that name, or an argument holding an object in its place."""
+    if isinstance(node, hclsrc.Block) and node.sub(name):
+        return node.sub(name)[0]
+    e = _fields(node).get(name)
+    return e if e is not None and e.kind == "object" else None
+
+
+@dataclass
+class Connection:
+    """How the root's Kubernetes providers reach the cluster (the kubectl provider written beside them copies it)."""
+    path: str
+    line: int
+    what: str                                       # provider "kubernetes" | the helm provider's kubernetes block
+    args: dict[str, hclsrc.Expr]
+    exec: dict[str, hclsrc.Expr]
+
+
+def _connection(repo, d: str) -> Connection | None:
+    """The root's own kubernetes provider (without alias), else its helm provider's `kubernetes` block or object:
+    only one that states where the cluster is (a host or a kubeconfig)."""
+    conf = INSTALL["kubectl_provider"]
+    for kind in ("kubernetes", "helm"):
+        for p in repo.tf_in_dir(d if d != "." else ""):
+            f = repo.hcl(p)
+            for b in f.blocks if f is not None else []:
+                if b.type != "provider" or b.labels[:1] != [kind] or b.attr("alias") is not None:
+                    continue
+                node = b if kind == "kubernetes" else _nested(b, "kubernetes")
+                if node is None:
+                    continue
+                args = {n: e for n, e in _fields(node).items() if n in conf["connection"]}
+                if "host" not in args and "config_path" not in args:
+                    continue
+                ex = _nested(node, "exec")
+                return Connection(p, hclsrc.line_of(repo.text(p), b.start),
+                                  'provider "kubernetes"' if kind == "kubernetes" else
+                                  'the helm provider\'s kubernetes block', args,
+                                  {n: e for n, e in _fields(ex).items() if n in conf["exec"]} if ex is not None else {})
+    return None
+
+
+def _moved(text: str, e: hclsrc.Expr, indent: str) -> str:
+    """An expression's source written at another indentation: its continuation lines keep their depth relative to
+    the line it starts on."""
+    ls = line_start(text, e.start)
+    head = text[ls:e.start]
+    old = len(head) - len(head.lstrip(" \t"))
+    lines = e.source.replace("\r\n", "\n").split("\n")
+    return "\n".join(lines[:1] + [indent + ln[old:] if not ln[:old].strip() else ln for ln in lines[1:]])
+
+
+def _kubectl_block(repo, conn: Connection) -> list[str]:
+    """A kubectl provider connected as the root's kubernetes provider is (the karpenter example's own settings)."""
+    conf = INSTALL["kubectl_provider"]
+    text = repo.text(conn.path)
+    out = ['provider "kubectl" {', f'  apply_retry_count = {conf["apply_retry_count"]}']
+    out += [f"  {n} = {_moved(text, conn.args[n], '  ')}" for n in conf["connection"] if n in conn.args]
+    if "host" in conn.args:
+        out.append("  load_config_file = false")
+    if conn.exec:
+        out += ["", "  exec {"] + [f"    {n} = {_moved(text, conn.exec[n], '    ')}" for n in conf["exec"]
+                                    if n in conn.exec] + ["  }"]
+    return out + ["}", ""]
 
 
 _HELM = re.compile(r'provider\s+"helm"|resource\s+"helm_release"|"?hashicorp/helm"?')
@@ -443,6 +528,18 @@ class Installer:
             return res
         kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
+        head: list[str] = []
+        conn = _connection(self.repo, d) if style == "terraform" and not kubectl and literal is None else None
+        required = self.require_kubectl(d) if conn is not None else None
+        if required is not None:        # the name is known at apply only: the NodePools go through a kubectl provider
+            kubectl = True
+            head = required + _kubectl_block(self.repo, conn)
+            conf = INSTALL["kubectl_provider"]
+            _find(res, "MIG-CAS-061", "info", conn.path, conn.line,
+                  f"the cluster's name ({expr}) is known at apply only, so the NodePools and EC2NodeClasses are "
+                  f"written as kubectl_manifest resources: the {conf['source']} provider is added to the root, "
+                  f"connected as its {conn.what} is",
+                  "terraform init -upgrade installs the provider (the install step's first command)")
         if style != "terraform" and literal is None:
             _find(res, "MIG-CAS-018", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: migrator cannot tell the cluster's name as one literal (the chart values and the "
@@ -455,7 +552,7 @@ class Installer:
         pools, classes = self.objects(shapes, expr, literal, names)
         if pools is None:
             return res
-        text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names)
+        text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names, head)
         res.edits.append(NewFile(path, to_newline(text, nl), RULE))
         if style == "flux":
             self.flux(cas0, kept, literal, names, classes + pools)
@@ -678,12 +775,12 @@ class Installer:
 
     # -- the Terraform file ---------------------------------------------------------------------------------------
     def terraform(self, d: str, expr: str, eks: str, kept, kubectl: bool, pools, classes, style: str,
-                  names: dict[str, str]) -> str:
+                  names: dict[str, str], head: list[str] = ()) -> str:
         name = INSTALL["module_name"]
         ns, sa = INSTALL["namespace"], INSTALL["service_account"]
         out = [f"# Karpenter next to Cluster Autoscaler ({MARK}:",
                "# phase install). Cluster Autoscaler keeps scaling until the cutover phase."
-               + ("" if style == "terraform" else f" The charts are installed by {style}."), ""]
+               + ("" if style == "terraform" else f" The charts are installed by {style}."), ""] + list(head)
         mod = [f'module "{name}" {{',
                f'  source  = "{INSTALL["module_source"]}"',
                f'  version = "{INSTALL["module_version"]}"', "",
@@ -772,6 +869,30 @@ class Installer:
                 out += ["  YAML", "", "  depends_on = [helm_release.karpenter]", "}", ""]
                 self.res.targets.append((d, f"kubectl_manifest.{label}"))
         return align_attributes("\n".join(out).rstrip("\n") + "\n")
+
+    def require_kubectl(self, d: str) -> list[str] | None:
+        """The kubectl provider in the root's required_providers (a module has one such block: the entry goes into
+        it), else the lines of a terraform block declaring it in the new file; None when the block is written on one
+        line (no place for an entry as terraform fmt writes it)."""
+        conf = INSTALL["kubectl_provider"]
+        entry = ["kubectl = {", f'  source  = "{conf["source"]}"', f'  version = "{conf["version"]}"', "}"]
+        for p in self.repo.tf_in_dir(d if d != "." else ""):
+            f = self.repo.hcl(p)
+            for b in f.blocks if f is not None and not p.endswith("override.tf") else []:
+                for rp in b.sub("required_providers") if b.type == "terraform" else []:
+                    text = self.repo.text(p)
+                    pos = line_start(text, rp.body_end)
+                    if text[pos:rp.body_end].strip():
+                        return None
+                    first = min(rp.attributes.values(), key=lambda a: a.start, default=None)
+                    col = first.start - line_start(text, first.start) if first else \
+                        rp.start - line_start(text, rp.start) + 2
+                    blank = "\n" if first and re.search(r"\}[ \t]*\r?\n[ \t]*\r?\n[ \t]*\w",
+                                                       text[rp.body_start:rp.body_end]) else ""
+                    self.res.edits.append(TextEdit(p, pos, pos, to_newline(
+                        blank + "".join(" " * col + ln + "\n" for ln in entry), self.repo.files[p].newline), RULE))
+                    return []
+        return ["terraform {", "  required_providers {"] + ["    " + ln for ln in entry] + ["  }", "}", ""]
 
     def inline_policy(self, d: str, names: dict[str, str], style: str) -> bool:
         """Does the karpenter module written here need its controller policy inline? Its managed policy measured as

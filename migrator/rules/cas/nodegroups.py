@@ -79,7 +79,7 @@ class Groups:
             elif self.phase == "cleanup":
                 self.remove(g)
         self._emptied_maps()
-        self.res.edits = coalesced(self.res.edits)
+        self.res.edits = coalesced(self.res.edits, self.repo.text)
         return self.res
 
     def _emptied_maps(self) -> None:
