@@ -496,6 +496,31 @@ def test_a_cluster_whose_terraform_has_no_helm_provider_gets_no_charts_written_t
     assert "terraform" in f.message and "helm provider" in f.manual_step and not plan.changes
 
 
+def test_a_child_module_without_a_helm_provider_is_told_to_get_one_from_its_caller(tmp_path):
+    """The cluster in modules/eks, called by the root module, Cluster Autoscaler applied as a manifest
+    (stackcouture/cluster-autoscaler): the helm provider belongs in the root module that calls modules/eks (a child
+    module takes its caller's providers), not in the child."""
+    (tmp_path / "modules" / "eks").mkdir(parents=True)
+    (tmp_path / "modules" / "eks" / "main.tf").write_text(
+        'variable "name" {\n  type = string\n}\n\nresource "aws_eks_cluster" "this" {\n  name     = var.name\n'
+        '  role_arn = "arn:aws:iam::111122223333:role/eks"\n  vpc_config {\n    subnet_ids = ["subnet-1"]\n  }\n}\n\n'
+        'resource "aws_eks_node_group" "apps" {\n  cluster_name    = aws_eks_cluster.this.name\n'
+        '  node_group_name = "apps"\n  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"\n'
+        '  subnet_ids      = ["subnet-1"]\n  instance_types  = ["m5.large"]\n\n  scaling_config {\n'
+        '    min_size     = 2\n    max_size     = 4\n    desired_size = 2\n  }\n}\n')
+    (tmp_path / "main.tf").write_text('module "eks" {\n  source = "./modules/eks"\n  name   = "apps"\n}\n')
+    (tmp_path / "cluster-autoscaler.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cluster-autoscaler\n  namespace: kube-system\n"
+        "spec:\n  template:\n    spec:\n      containers:\n        - name: cluster-autoscaler\n"
+        "          image: registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0\n          command:\n"
+        "            - ./cluster-autoscaler\n            - --cloud-provider=aws\n"
+        "            - --node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
+        "k8s.io/cluster-autoscaler/apps\n")
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-041"]
+    assert "to the root module that calls modules/eks (.)" in f.manual_step and not plan.changes
+
+
 def test_an_add_on_modules_landed_cutover_is_not_said_again(tmp_path):
     """Once the module's settings give replicaCount 0, the cutover finds nothing to do there and no MIG-CAS-040."""
     import shutil

@@ -514,7 +514,9 @@ class Installer:
         nl = self.repo.files[cas0.path].newline
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize", "helmfile") else "terraform"
         if style == "terraform" and not _helm_provider(self.repo, d):
+            from ...roots import _module_users
             cas_dir = posixpath.dirname(cas0.path) or "."
+            users = sorted(_module_users(self.repo, d)) if d != "." else []   # a child module takes its caller's
             there = cas0.kind in ("terraform", "module", "wrapper", "tfdeployment", "kubectl") and cas_dir != d
             _find(res, "MIG-CAS-041", "warning", cas0.path, cas0.line,
                   f"the cluster's Terraform ({d}) has no helm provider, so Karpenter's charts cannot be installed there"
@@ -523,7 +525,9 @@ class Installer:
                   + ": nothing is written for this root",
                   (f"install the karpenter-crd and karpenter charts beside Cluster Autoscaler's in {cas_dir}, with the "
                    "karpenter module next to the cluster in " + d if there else
-                   f"add a helm provider configured for the cluster to {d}") + ", then run migrator again (or follow "
+                   "add a helm provider configured for the cluster to " + (
+                       f"the root module that calls {d} ({', '.join(users[:3])})" if users else d))
+                  + ", then run migrator again (or follow "
                   "docs/from-cluster-autoscaler.md by hand)")
             return res
         kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
