@@ -135,33 +135,51 @@ class FileChange:
         return unified_diff(self.path, self.old, self.new)
 
 
-def coalesced(edits: list, text_of=None) -> list:
+def coalesced(edits: list, text_of=None, touch: bool = True) -> list:
     """Deletions of one file that overlap or touch (two removed items both taking the blank line between them) as one
     deletion; every other edit as it is. With `text_of` (path -> text), a deletion of the first items below an
-    opening bracket also takes the blank line that separated them from the next (it would open the block)."""
+    opening bracket also takes the blank line that separated them from the next (it would open the block), and the
+    last blocks of a file the blank line above them. Without `touch`, only deletions that overlap are one (an insert
+    where two meet stays between them)."""
     out, dels = [], {}
     for e in edits:
         if isinstance(e, TextEdit) and not e.text and e.start < e.end:
             dels.setdefault(e.path, []).append(e)
         else:
             out.append(e)
-    for path, es in dels.items():
-        es.sort(key=lambda e: e.start)
-        cur = es[0]
-        for e in es[1:]:
-            if e.start <= cur.end:
-                cur = TextEdit(path, cur.start, max(cur.end, e.end), "", cur.rule)
-            else:
-                out.append(_first_gap(cur, text_of))
-                cur = e
-        out.append(_first_gap(cur, text_of))
+    for es in dels.values():
+        merged = _merged(es, touch)
+        while text_of is not None:                  # a gap taken may join two deletions, which may take another
+            again = _merged([_first_gap(e, text_of) for e in merged], touch)
+            if again == merged:
+                break
+            merged = again
+        out += merged
     return out
+
+
+def _merged(es: list, touch: bool) -> list:
+    es = sorted(es, key=lambda e: e.start)
+    out, cur = [], es[0]
+    for e in es[1:]:
+        if e.start < cur.end or (touch and e.start == cur.end):
+            cur = TextEdit(cur.path, cur.start, max(cur.end, e.end), "", cur.rule)
+        else:
+            out.append(cur)
+            cur = e
+    return out + [cur]
 
 
 def _first_gap(e: TextEdit, text_of) -> TextEdit:
     if text_of is None:
         return e
     text = text_of(e.path)
+    if e.end == len(text) and e.start > 1 and text[e.start - 1] == "\n":
+        s = e.start                                 # the last blocks of a file: no blank line left at its end
+        while s > 1 and text[s - 1] == "\n" and not text[line_start(text, s - 1):s - 1].strip() and \
+                text[line_start(text, s - 1) - 1:line_start(text, s - 1)] == "\n":
+            s = line_start(text, s - 1)
+        return TextEdit(e.path, s, e.end, "", e.rule) if s < e.start else e
     if e.start == 0 or text[e.start - 1] != "\n" or \
             not text[line_start(text, e.start - 1):e.start].rstrip().endswith(("{", "[")):
         return e

@@ -9,7 +9,7 @@ import bisect
 import posixpath
 import re
 
-from .edits import TextEdit, comments_above, indent_at, line_end, line_start
+from .edits import DeleteFile, Edit, TextEdit, comments_above, indent_at, line_end, line_start
 from .inventory import Repo
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
@@ -275,3 +275,19 @@ def manifest_object(text: str, b: hclsrc.Block, expr: hclsrc.Expr, obj, tokens: 
     kubectl_manifest's `yaml_body`) by `obj` rendered in the block's style."""
     attr = b.attributes.get("manifest") or b.attributes["yaml_body"]
     return expr.start, expr.end, hclsrc.render_value(obj, tokens, indent_at(text, attr.start), hcl_step(text, b))
+
+
+def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:
+    """Delete blocks of one file (each with its comment lines); the whole file when nothing else is left in it."""
+    text = repo.text(path)
+    spans = sorted(block_span(text, b) for b in blocks)
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in merged], [s for s, _ in merged] + [len(text)]))
+    if not "".join(ln for ln in rest.splitlines() if not ln.strip().startswith(("#", "//"))).strip():
+        return [DeleteFile(path, rule)]
+    return [TextEdit(path, s, e, "", rule) for s, e in merged]

@@ -12,7 +12,7 @@ from . import evaluate, filters, knowledge
 from .discover import Discovery, SourceFile
 from .inventory import programs
 from .sources import hcl as hclsrc
-from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, newline_of
+from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, coalesced, newline_of
 from .placement import realign_edited
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
 from .rendered import helm_values as rendered_values
@@ -903,7 +903,7 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             changes.append(FileChange(path, "delete", old, None, rules))
             continue
         try:
-            new, spans = apply_edits_at(old, texts)
+            new, spans = apply_edits_at(old, coalesced(texts, lambda _: old, touch=False))   # rules' deletions overlapping
             if path.endswith(hclsrc.HCL_FILES):
                 new = realign_edited(old, new, spans)
         except EditConflict as e:

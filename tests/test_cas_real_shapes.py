@@ -2589,3 +2589,51 @@ def test_a_tag_may_read_a_resource_that_reads_neither_the_cluster_nor_a_subnet(t
     plan = _plan(tree)
     assert [f.code for f in plan.findings if f.code == "MIG-CAS-036"] == ["MIG-CAS-036"]
     assert "karpenter.sh/discovery" not in {c.path: c.new for c in plan.changes}.get("main.tf", "")
+
+
+def test_a_tag_block_reading_a_removed_group_and_a_staying_one_holds_the_removed_group(tmp_path):
+    """A `Name` tag put on two groups' ASGs in one list (not Cluster Autoscaler's): migrator does not edit the list,
+    so the removed group stays at zero nodes and MIG-CAS-063 says what to drop; no MIG-EDIT-006 stop."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-asg-tags" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    nodes = tmp_path / "nodes.tf"
+    nodes.write_text(nodes.read_text().replace(
+        '  autoscaling_group_name = aws_eks_node_group.gpu.resources[0].autoscaling_groups[0].name\n\n  tag {\n'
+        '    key                 = "Name"',
+        '  for_each = toset([\n    aws_eks_node_group.gpu.resources[0].autoscaling_groups[0].name,\n'
+        '    aws_eks_node_group.this["workers"].resources[0].autoscaling_groups[0].name,\n  ])\n\n'
+        '  autoscaling_group_name = each.value\n\n  tag {\n    key                 = "Name"'))
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
+    assert f.severity == "warning" and "reads node group gpu and workers (staying) in one expression" in f.message
+    assert "node group gpu removed" not in " ".join(f.message for f in plan.findings)
+    new = {c.path: c.new for c in plan.changes}["nodes.tf"]
+    assert 'resource "aws_eks_node_group" "gpu"' in new and 'resource "aws_autoscaling_group_tag" "gpu_name"' in new
+    assert "gpu_taint_template" not in new and "asg_ca_tags" not in new        # Cluster Autoscaler's own tags go
+
+
+def test_outputs_and_depends_on_reading_a_removed_group_follow_it(tmp_path):
+    """An output reading only a removed group goes with it (said: another state may read it); a depends_on entry
+    naming it is dropped; a resource using it in an expression holds it back (MIG-CAS-063). No MIG-EDIT-006 stop."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-asg-tags" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    nodes = tmp_path / "nodes.tf"
+    nodes.write_text(nodes.read_text() + '\noutput "gpu_asg" {\n'
+                     '  value = aws_eks_node_group.gpu.resources[0].autoscaling_groups[0].name\n}\n\n'
+                     'resource "aws_eks_addon" "dcgm" {\n  cluster_name = aws_eks_cluster.main.name\n'
+                     '  addon_name   = "dcgm-exporter"\n\n  depends_on = [aws_eks_node_group.gpu]\n}\n')
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    new = {c.path: c.new for c in plan.changes}["nodes.tf"]
+    assert 'output "gpu_asg"' not in new and 'resource "aws_eks_node_group" "gpu"' not in new
+    assert 'addon_name   = "dcgm-exporter"\n}\n' in new and new.endswith("}\n") and not new.endswith("\n\n")
+    assert any(f.code == "MIG-CAS-062" and "output.gpu_asg removed" in f.message for f in plan.findings)
+    nodes.write_text(nodes.read_text().replace('  depends_on = [aws_eks_node_group.gpu]\n',
+                                               '  tags = { asg = aws_eks_node_group.gpu.node_group_name }\n'))
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
+    assert f.message.startswith("aws_eks_addon.dcgm reads node group gpu: ")
+    new = {c.path: c.new for c in plan.changes}["nodes.tf"]
+    assert 'resource "aws_eks_node_group" "gpu"' in new and 'output "gpu_asg"' in new     # held: what reads it stays

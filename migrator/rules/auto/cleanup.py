@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...edits import Edit, TextEdit
 from ...model import Finding
 from ...placement import kustomization_remove
-from ..cas.autoscaler import remove_blocks
+from ...placement import remove_blocks
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...standing import auto_mode

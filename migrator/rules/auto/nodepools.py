@@ -20,7 +20,7 @@ from ...sources import keytree
 from ...standing import auto_mode
 from ...tfgraph import relink
 from ...validate import validate_object
-from ..cas.autoscaler import remove_blocks
+from ...placement import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, Removals, _name_key, _scope
 from . import convert

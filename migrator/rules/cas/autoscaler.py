@@ -13,7 +13,7 @@ from ...inventory import value_at
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, apply_edits, indent_at, line_end, line_start, to_newline
 from ...model import Finding
-from ...placement import block_span
+from ...placement import block_span, remove_blocks
 from ...sources import hcl as hclsrc
 from ...sources import keytree
 from ...sources.keytree import Op
@@ -1071,22 +1071,6 @@ def _indent_in(text: str, b: hclsrc.Block) -> str:
     """The indentation of a block's arguments (its first one's, else two spaces)."""
     first = min((e.start for e in b.attributes.values()), default=None)
     return (indent_at(text, first) if first is not None else "") or "  "
-
-
-def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:
-    """Delete blocks of one file (each with its comment lines); the whole file when nothing else is left in it."""
-    text = repo.text(path)
-    spans = sorted(block_span(text, b) for b in blocks)
-    merged: list[list[int]] = []
-    for s, e in spans:
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in merged], [s for s, _ in merged] + [len(text)]))
-    if not "".join(ln for ln in rest.splitlines() if not ln.strip().startswith(("#", "//"))).strip():
-        return [DeleteFile(path, rule)]
-    return [TextEdit(path, s, e, "", rule) for s, e in merged]
 
 
 def run(ctx, phase: str, done: dict | None = None) -> AutoscalerResult:

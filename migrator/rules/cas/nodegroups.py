@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ...cas import FACTS, NodeGroup, item_path
 from ...edits import Edit, TextEdit, coalesced, comments_above, line_end, line_start, to_newline
 from ...model import Finding
+from ...inventory.sites import _module_blocks
 from ...placement import block_span
 from ...sources import hcl as hclsrc
 from ...sources.yamlspans import yaml_item_span
@@ -61,7 +62,10 @@ class Groups:
         self.removing = {id(g) for g in cas.groups if g.name in pools and not (kept is not None and g is kept.group)}
         self.all_groups = cas.groups
         self.blocks_done: set[int] = set()
+        held = self._followers(cas) if self.phase == "cleanup" else set()
         for g in cas.groups:
+            if id(g) in held:
+                continue
             if g.made_by and not self.whole_block(g, kept):
                 continue
             if kept is not None and g is kept.group:
@@ -81,6 +85,107 @@ class Groups:
         self._emptied_maps()
         self.res.edits = coalesced(self.res.edits, self.repo.text)
         return self.res
+
+    # -- what follows a group's Auto Scaling group --------------------------------------------------------------
+    def _followers(self, cas) -> set[int]:
+        """At the cleanup, what else in the groups' modules reads a group that goes. A block written for the groups'
+        Auto Scaling groups (knowledge/cas.yaml `asg_followers`) that tags for Cluster Autoscaler goes with it, on
+        every group; one reading only removed groups goes with them, and so does an output; a `depends_on` entry is
+        dropped; the locals only removed blocks read go. Anything else reading a removed group (an expression that
+        also reads a staying group, a resource that uses it) is not edited: those groups stay, at zero nodes, said.
+        Returns the groups held back."""
+        from ...tfgraph import references
+        names = {id(g): _named_as(g) for g in cas.groups}
+        skip = {ci.block.address for ci in cas.installs if ci.block is not None} | {b.address for _, b in cas.iam} | \
+            {g.block.address for g in cas.groups if g.block is not None}
+        held: set[int] = set()
+        holds: dict[int, tuple] = {}
+        for _ in range(len(cas.groups) + 1):          # a group held back may hold no other: settle
+            going = [g for g in cas.groups if id(g) in self.removing and id(g) not in held]
+            acts = self._follower_acts(going, cas.groups, names, skip)
+            holds.update((id(act[1][1]), act) for act in acts if act[0] == "hold")
+            more = {id(g) for act in acts if act[0] == "hold" for g in act[3]}
+            if more <= held:
+                break
+            held |= more
+        acts = [act for act in acts if act[0] != "hold"] + list(holds.values())
+        removed_blocks = {id(b) for act in acts if act[0] in ("cas", "follow") for _, b in [act[1]]}
+        for act in acts:
+            kind, (p, b), text = act[0], act[1], self.repo.text(act[1][0])
+            line = hclsrc.line_of(text, b.start)
+            if kind == "hold":
+                gone, stay = act[3], act[4]
+                self.res.findings.append(Finding(
+                    "MIG-CAS-063", "warning", p, line,
+                    f"{b.address} reads node group{'s' if len(gone) > 1 else ''} {', '.join(g.name for g in gone)}"
+                    + (f" and {', '.join(g.name for g in stay)} (staying) in one expression" if stay else "")
+                    + f": migrator does not edit it, so {'those groups stay' if len(gone) > 1 else 'that group stays'}"
+                    ", at zero nodes",
+                    f"drop {', '.join(g.name for g in gone)} from {b.address} (or remove it), then run migrator again "
+                    "to remove the group"))
+            elif kind == "unlink":
+                self.res.edits.append(TextEdit(p, b.start, b.end, act[2], RULE))
+            else:
+                self.res.edits.append(TextEdit(p, *block_span(text, b), "", RULE))
+                if b.type != "output":
+                    self.res.removed.append(b.address)
+                    self.res.targets.append((posixpath.dirname(p) or ".", b.address))
+                self.res.findings.append(Finding("MIG-CAS-062", "info", p, line, f"{b.address} removed: " + act[2]))
+        for d in sorted({posixpath.dirname(act[1][0]) for act in acts if act[0] in ("cas", "follow")}):
+            locals_ = {a.name: (lp, a) for lp, lb in _module_blocks(self.repo, d, "locals") for a in lb.attributes.values()}
+            texts = {n: self.repo.text(lp)[a.start:a.end] for n, (lp, a) in locals_.items()}
+            read: dict = {}
+            for p, b in ((p, b) for p in self.repo.tf_in_dir(d) for b in (self.repo.hcl(p).blocks if self.repo.hcl(p)
+                         else []) if id(b) in removed_blocks):
+                read.update(_locals_read(self.repo.text(p)[b.body_start:b.body_end], locals_, self.repo))
+            others = [self.repo.text(op)[ob.start:ob.end] for op in self.repo.tf_in_dir(d)
+                      for ob in (self.repo.hcl(op).blocks if self.repo.hcl(op) else [])
+                      if id(ob) not in removed_blocks and ob.type != "locals"]
+            others += [t for n, t in texts.items() if n not in read]
+            for n, (lp, a) in read.items():        # locals only removed blocks read (each text on its own: strings
+                if not any(references(t, {f"local.{n}"}) for t in others):     # pair within it)
+                    self.res.edits.append(TextEdit(lp, *_lines_span(self.repo.text(lp), a.start, a.end), "", RULE))
+        return held
+
+    def _follower_acts(self, going: list, groups: list, names: dict, skip: set) -> list:
+        """What to do with each block of the going groups' modules that reads one of them (or tags for Cluster
+        Autoscaler): ("cas" | "follow", (file, block), why) to remove it, ("unlink", (file, block), its new text)
+        to drop its depends_on entries, ("hold", (file, block), "", gone, staying)."""
+        from ...tfgraph import relink
+        fol = FACTS["asg_followers"]
+        whole = {g.block.address for g in going if g.source == "resource" and g.block is not None and not g.instance}
+        acts = []
+        for d in sorted({posixpath.dirname(g.path) for g in groups}):
+            locals_ = {a.name: (lp, a) for lp, lb in _module_blocks(self.repo, d, "locals") for a in lb.attributes.values()}
+            for p in self.repo.tf_in_dir(d):
+                f, text = self.repo.hcl(p), self.repo.text(p)
+                for b in f.blocks if f is not None else []:
+                    if b.type not in ("resource", "data", "module", "output") or b.address in skip:
+                        continue
+                    body = text[b.body_start:b.body_end]
+                    full = body + "".join(self.repo.text(lp)[a.start:a.end]
+                                          for lp, a in _locals_read(body, locals_, self.repo).values())
+                    follower = b.type == "resource" and b.labels[0] in fol["types"]
+                    gone = [g for g in going if any(_reads(full, n) for n in names[id(g)])]
+                    stay = [g for g in groups if g not in going and any(_reads(body, n) for n in names[id(g)])]
+                    if follower and fol["cas_tag_prefix"] in full:
+                        acts.append(("cas", (p, b), f"it tags for Cluster Autoscaler ({fol['cas_tag_prefix']}...), "
+                                                    "which is gone"))
+                    elif not gone:
+                        continue
+                    elif (follower or b.type == "output") and not stay:
+                        acts.append(("follow", (p, b), (
+                            f"it follows the Auto Scaling group of node group {', '.join(g.name for g in gone)}, "
+                            "removed with it" if follower else f"it reads node group {', '.join(g.name for g in gone)}"
+                            ", removed (whatever reads this output, another state's remote state, must stop)")))
+                    else:
+                        fixed = relink(text[b.start:b.end], {}, whole)
+                        if not follower and b.type != "output" and not any(
+                                _reads(fixed, n) for g in gone for n in names[id(g)]) and fixed != text[b.start:b.end]:
+                            acts.append(("unlink", (p, b), fixed))
+                        else:
+                            acts.append(("hold", (p, b), "", gone, stay))
+        return acts
 
     def _emptied_maps(self) -> None:
         """A map (or list) every item of which the cleanup removes is left as `{}` (`[]`), not its braces on two
@@ -355,12 +460,42 @@ class Groups:
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
 
 
+def _named_as(g: NodeGroup) -> list[str]:
+    """How other blocks of its module name a node group: its resource (with its instance key when the block makes
+    several), or its item of the eks module's group map."""
+    if g.source == "module" and g.block is not None and g.entry is not None:
+        return [f'{g.block.address}.{g.attr}["{g.entry.key}"]']
+    if g.source == "resource" and g.block is not None:
+        return [g.address] if g.instance else [g.block.address]
+    return []
+
+
+def _reads(text: str, name: str) -> bool:
+    return re.search(re.escape(name) + (r"(?![\w-])" if not name.endswith("]") else ""), text) is not None
+
+
+def _locals_read(body: str, locals_: dict, repo, depth: int = 2) -> dict:
+    """The locals a block's text reads, and the locals those read (two levels): {name: (file, Attribute)}."""
+    out: dict = {}
+    frontier = body
+    for _ in range(depth):
+        found = {n: locals_[n] for n in re.findall(r"\blocal\.([\w-]+)", frontier) if n in locals_ and n not in out}
+        out.update(found)
+        frontier = "".join(repo.text(p)[a.start:a.end] for p, a in found.values())
+    return out
+
+
 def _entry_span(text: str, e: hclsrc.ObjEntry) -> tuple[int, int]:
     """A map item's lines with the comments above it (and one blank line before them)."""
-    s = comments_above(text, line_start(text, e.start))
+    return _lines_span(text, e.start, e.end)
+
+
+def _lines_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The lines of an item (a map entry, an argument) with the comments above it and one blank line before them."""
+    s = comments_above(text, line_start(text, start))
     if s > 0 and not text[line_start(text, s - 1):s].strip():
         s = line_start(text, s - 1)
-    return s, line_end(text, e.end)
+    return s, line_end(text, end)
 
 
 def _objects(f) -> list[hclsrc.Expr]:
