@@ -1237,6 +1237,7 @@ def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, ho
                 named = b.attr("node_group_name")
                 g.fields["name"] = hcl_to_obj(named, g.masked) if named is not None else g.name
                 _stated(repo, p, g, each=(key, item))
+                _from_instance(g, inst, spec)
                 _named(g)
                 inv.groups.append(g)
             return
@@ -1244,6 +1245,22 @@ def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, ho
 
 
 UNKNOWN = object()      # a value the evaluator could not know (it writes null, a reference or a template for it)
+
+
+def _from_instance(g: NodeGroup, inst: dict, spec: dict) -> None:
+    """The fields of an evaluated instance still written as expressions (`var.sizes[each.key].max`) where the
+    evaluator knows their value: the instance's own evaluated attribute."""
+    sources = {meaning: inst.get(attr) for attr, meaning in spec["fields"].items()}
+    scaling = inst.get(spec["scaling"])
+    scaling = scaling[0] if isinstance(scaling, list) and scaling else scaling
+    for k in ("min_size", "max_size", "desired_size"):
+        sources[k] = scaling.get(k) if isinstance(scaling, dict) else None
+    for meaning, v in sources.items():
+        if meaning not in g.fields or g.literal(meaning) is not None or v is None or \
+                (isinstance(v, dict) and "__tfmeta" in v):
+            continue
+        if _known(_evaluated(v)):
+            g.fields[meaning] = v
 
 
 def _evaluated(v: Any) -> Any:

@@ -6,6 +6,7 @@ import pathlib
 import re
 import subprocess
 
+from migrator.sources import yaml as yamlsrc
 from migrator.tfgraph import _nodes, cycles, new_dangling, references
 
 FIXTURES = pathlib.Path(__file__).parent.parent / "fixtures"
@@ -2637,3 +2638,36 @@ def test_outputs_and_depends_on_reading_a_removed_group_follow_it(tmp_path):
     assert f.message.startswith("aws_eks_addon.dcgm reads node group gpu: ")
     new = {c.path: c.new for c in plan.changes}["nodes.tf"]
     assert 'resource "aws_eks_node_group" "gpu"' in new and 'output "gpu_asg"' in new     # held: what reads it stays
+
+
+def test_an_evaluated_instance_takes_the_fields_the_evaluator_knows(tmp_path):
+    """`for_each = toset(var.groups)` with sizes `var.sizes[each.key].max`: the evaluator knows each instance's
+    sizes, so the NodePools get limits from them and the controller's group is chosen by its real min_size (before:
+    MIG-CAS-014 "max_size is not a number" per group, and a choice by name)."""
+    from migrator import evaluate
+    if not evaluate.available():
+        import pytest
+        pytest.skip("no evaluator on this platform")
+    import shutil
+    shutil.copytree(FIXTURES / "cas-asg-tags" / "input", tmp_path, dirs_exist_ok=True)
+    nodes = tmp_path / "nodes.tf"
+    text = nodes.read_text()
+    text = text[:text.index("locals {")] + (
+        'variable "groups" {\n  type    = list(string)\n  default = ["general", "workers"]\n}\n\n'
+        'variable "sizes" {\n  type = map(object({ min = number, max = number, desired = number }))\n  default = {\n'
+        '    general = { min = 2, max = 4, desired = 2 }\n    workers = { min = 1, max = 12, desired = 3 }\n  }\n}\n\n'
+        'resource "aws_eks_node_group" "this" {\n  for_each = toset(var.groups)\n\n'
+        '  cluster_name    = aws_eks_cluster.main.name\n  node_group_name = each.key\n'
+        '  node_role_arn   = "arn:aws:iam::210987654321:role/ledger-nodes"\n  subnet_ids      = local.subnet_ids\n'
+        '  instance_types  = ["m6i.large"]\n  ami_type        = "AL2023_x86_64_STANDARD"\n\n  scaling_config {\n'
+        '    min_size     = var.sizes[each.key].min\n    max_size     = var.sizes[each.key].max\n'
+        '    desired_size = var.sizes[each.key].desired\n  }\n}\n')
+    nodes.write_text(text)
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-014"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-005"]
+    assert "node group workers stays" in f.message and "smallest min_size (1)" in f.message
+    docs = [yamlsrc.load(d.text) for d in yamlsrc.split_documents({c.path: c.new for c in plan.changes}[
+        "karpenter-nodepools.yaml"])]
+    assert {o["metadata"]["name"]: o["spec"]["limits"]["cpu"] for o in docs if o["kind"] == "NodePool"} == {
+        "general": 8, "workers": 24}
