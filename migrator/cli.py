@@ -55,7 +55,7 @@ IdentityOpt = typer.Option(None, "--identity", help="The Karpenter controller's 
                                                   "pod-identity. Default: what each root uses today.")
 KeepGroupOpt = typer.Option(None, "--node-group-keep", help="Moving from Cluster Autoscaler: the node group that stays "
                                                            "for the Karpenter controller. Default: the on-demand group "
-                                                           "without taints with the smallest min_size.")
+                                                           "without taints that keeps the least capacity running.")
 AutoRoleOpt = typer.Option(None, "--auto-mode-node-role", help="Moving to EKS Auto Mode: the node IAM role name the "
                                                                 "NodeClasses use, where the repository cannot say it "
                                                                 "(its cluster is declared elsewhere).")

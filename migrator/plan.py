@@ -779,6 +779,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     findings: list[Finding] = []
     plan.changes = build_changes(repo, [e for e in edits if e.path in mine], findings)
     plan.changes = _without_cycles(repo, plan.changes, findings)
+    plan.changes = _whole_phases(plan.roots, plan.changes, findings, multi)
     findings += _unevaluated(repo)
     for rp in plan.roots:
         # a finding about a file is reported by the roots that use it, never by another root's rules
@@ -842,6 +843,29 @@ def _generated(old: str) -> str | None:
     generated again."""
     m = GENERATED.search(old[:1500])
     return old[old.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0].strip()[:100] if m else None
+
+
+def _whole_phases(roots: list[RootPlan], changes: list[FileChange], findings: list[Finding],
+                  multi: bool) -> list[FileChange]:
+    """A root one of whose files failed its check (MIG-EDIT-00x: not written) writes none of its other changes
+    either: a phase lands whole or not at all (the subnet tags without the install, the node groups removed while
+    what reads them stays)."""
+    failed = {f.path for f in findings if f.severity == "error" and f.code.startswith("MIG-EDIT-")}
+    out = changes
+    for rp in roots:
+        bad = sorted(failed & set(rp.changes))
+        if not bad or not rp.phase:
+            continue
+        mine = set(rp.changes)
+        dropped = {c.path for c in out if c.path in mine}
+        out = [c for c in out if c.path not in mine]
+        if dropped:
+            findings.append(Finding(
+                "MIG-HOP-008", "warning", "", 0,
+                f"{'root ' + rp.path if multi else 'the repository'}: phase {rp.phase} could not write "
+                f"{', '.join(bad)} (its check failed), so none of its {len(dropped)} other file change(s) is "
+                "written: the phase lands whole or not at all", "resolve the errors, then run migrator again"))
+    return out
 
 
 def _without_cycles(repo: Repo, changes: list[FileChange], findings: list[Finding]) -> list[FileChange]:

@@ -95,7 +95,7 @@ def test_controller_kept_on_the_default_group_or_the_chosen_one(tf):
     plan = make_plan(tf, to="latest")
     assert 'module.eks.eks_managed_node_groups["general"].node_group_id' in _new(plan, "karpenter.tf")
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-005"]
-    assert "smallest min_size" in f.message
+    assert "keeps the least capacity running for the controller (2 x " in f.message
     plan = make_plan(tf, to="latest", options=Options(node_group_keep="general"))
     assert 'eks_managed_node_groups["general"]' in _new(plan, "karpenter.tf")
     # a chosen group is held to the same rules (issue 29 §5): spot capacity and a taint the controller does not

@@ -1807,17 +1807,17 @@ def test_node_groups_merged_from_written_maps_are_read_and_edited_where_each_is_
         "    }\n  }\n}\n"
     text = text.replace("  eks_managed_node_groups = merge(local.base_groups, {\n",
                         "  eks_managed_node_groups = merge(local.base_groups, {\n    gone = {\n"
-                        "      instance_types = [\"m6i.large\"]\n      min_size       = 1\n      max_size       = 2\n"
+                        "      instance_types = [\"m6i.2xlarge\"]\n      min_size       = 1\n      max_size       = 2\n"
                         "    }\n\n")
     main.write_text(text)
     groups = {g.name: g for g in scan(Repo(tmp_path)).groups}
     assert set(groups) == {"general", "spot", "gone"}
     assert groups["general"].fields["instance_types"] == ["m6i.xlarge", "m5.xlarge"]
-    assert groups["gone"].fields["instance_types"] == ["m6i.large"]             # the later map's item, whole
+    assert groups["gone"].fields["instance_types"] == ["m6i.2xlarge"]           # the later map's item, whole
     assert groups["general"].entry.start > text.index("base_groups = {")           # read in the local
     plan = _plan(tmp_path)
     pools = next(c.new for c in plan.changes if c.path == "karpenter.tf")
-    assert "name: general" in pools and "name: spot" in pools and "- m6i.large" in pools and "t3.small" not in pools
+    assert "name: general" in pools and "name: spot" in pools and "- m6i.2xlarge" in pools and "t3.small" not in pools
     _walk(tmp_path, 4)                                  # install, cutover, cleanup: no run stops or leaves work
     done = main.read_text()
     assert "gone = {" not in done and "spot = {" not in done and "    general = {" in done  # both gone items went
@@ -2602,12 +2602,12 @@ def test_a_tag_block_reading_a_removed_group_and_a_staying_one_holds_the_removed
         '  autoscaling_group_name = aws_eks_node_group.gpu.resources[0].autoscaling_groups[0].name\n\n  tag {\n'
         '    key                 = "Name"',
         '  for_each = toset([\n    aws_eks_node_group.gpu.resources[0].autoscaling_groups[0].name,\n'
-        '    aws_eks_node_group.this["workers"].resources[0].autoscaling_groups[0].name,\n  ])\n\n'
+        '    aws_eks_node_group.this["general"].resources[0].autoscaling_groups[0].name,\n  ])\n\n'
         '  autoscaling_group_name = each.value\n\n  tag {\n    key                 = "Name"'))
     plan = _plan(tmp_path)
     assert not plan.has_errors
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
-    assert f.severity == "warning" and "reads node group gpu and workers (staying) in one expression" in f.message
+    assert f.severity == "warning" and "reads node group gpu and general (staying) in one expression" in f.message
     assert "node group gpu removed" not in " ".join(f.message for f in plan.findings)
     new = {c.path: c.new for c in plan.changes}["nodes.tf"]
     assert 'resource "aws_eks_node_group" "gpu"' in new and 'resource "aws_autoscaling_group_tag" "gpu_name"' in new
@@ -2666,7 +2666,7 @@ def test_an_evaluated_instance_takes_the_fields_the_evaluator_knows(tmp_path):
     plan = _plan(tmp_path)
     assert not [f for f in plan.findings if f.code == "MIG-CAS-014"]
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-005"]
-    assert "node group workers stays" in f.message and "smallest min_size (1)" in f.message
+    assert "node group workers stays" in f.message and "(2 x m6i.large)" in f.message    # min 1: the smaller
     docs = [yamlsrc.load(d.text) for d in yamlsrc.split_documents({c.path: c.new for c in plan.changes}[
         "karpenter-nodepools.yaml"])]
     assert {o["metadata"]["name"]: o["spec"]["limits"]["cpu"] for o in docs if o["kind"] == "NodePool"} == {

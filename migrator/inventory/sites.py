@@ -447,3 +447,41 @@ def _expr(source: str) -> hclsrc.Expr | None:
     if a is None:
         return None
     return a.expr
+
+
+_INSTANCE = re.compile(r'((?:var|local)\.[A-Za-z_][\w-]*)((?:\.[A-Za-z_][\w-]*|\["[^"]*"\]|\[\d+\])+)')
+
+
+def instance_site(repo: Repo, tf_path: str, source: str, key: Any) -> tuple[str, hclsrc.Expr] | None:
+    """Where one instance's value is written when its block reads it by the instance's key: `var.sizes[each.key].min`
+    (for_each) or `var.groups[count.index].min` (count), with `key` bound: (file, the literal) inside the collection
+    written once (object_site: the local, the one tfvars, the default, the one caller's argument); None otherwise."""
+    bound = source.strip().replace("each.key", f'"{key}"' if isinstance(key, str) else str(key))
+    bound = bound.replace("count.index", str(key))
+    m = _INSTANCE.fullmatch(bound)
+    if m is None or "each." in bound:
+        return None
+    steps = path_steps(m.group(2))
+    p, e, _ = object_site(repo, tf_path, _expr(m.group(1)), "tuple" if isinstance(steps[0], int) else "object")
+    for step in steps if e is not None else []:
+        e = (e.items[step] if e.kind == "tuple" and step < len(e.items) else None) if isinstance(step, int) \
+            else _entry(e, step)
+        if e is None:
+            return None
+    return (p, e) if e is not None and e.kind in ("number", "string") and p is not None else None
+
+
+def set_item(repo: Repo, tf_path: str, expr: hclsrc.Expr | None, key: str) -> tuple[str, hclsrc.Expr, hclsrc.Expr] | None:
+    """The item of the list a `for_each = toset(var.x)` (or `var.x` / `local.x`) iterates that makes the instance
+    `key`: (file, the list literal, the item) where the list is written once; None otherwise."""
+    if expr is None:
+        return None
+    src = expr.source.strip()
+    m = re.fullmatch(r"toset\(\s*((?:var|local)\.[A-Za-z_][\w-]*)\s*\)|((?:var|local)\.[A-Za-z_][\w-]*)", src)
+    if m is None:
+        return None
+    p, lst, _ = object_site(repo, tf_path, _expr(m.group(1) or m.group(2)), "tuple")
+    if lst is None:
+        return None
+    found = [i for i in lst.items if i.literal() == key]
+    return (p, lst, found[0]) if len(found) == 1 else None

@@ -400,14 +400,28 @@ def kept_group(shapes: list[Shape], chosen: str | None, zoned: set[str] = frozen
                        ", ".join(s.group.name for s in tainted) + "): the controller then tolerates its taints"
                        if (tainted := [s for s in shapes if s.taints and unfit(s, named=True) is None]) else ""))
     # a group with a block of its own first: an instance of a count / for_each block cannot stay while the others go
-    # then the smallest min_size; on a tie, a group that spans every zone over one kept to some (`zoned`)
+    # then the least capacity kept running for the controller (its nodes, at least kept_group_min, of its smallest
+    # type), then the smallest min_size; on a tie, a group that spans every zone over one kept to some (`zoned`)
     cands.sort(key=lambda s: (bool(s.group.made_by and sum(x.group.block is s.group.block for x in shapes) > 1),
+                              _kept_cpu(s)[0],
                               s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
                               s.group.name in zoned, s.group.name))
     s = cands[0]
+    cpu, nodes, itype = _kept_cpu(s)
     low = s.group.literal("min_size")
-    return s, ("the on-demand node group without taints with the smallest min_size "
-               f"({low if low is not None else _source(s.group, 'min_size') or 'unset'}) that has nodes")
+    return s, ("the on-demand node group without taints that keeps the least capacity running for the controller "
+               + (f"({nodes} x {itype})" if itype else
+                  f"(min_size {low if low is not None else _source(s.group, 'min_size') or 'unset'})")
+               + " and has nodes")
+
+
+def _kept_cpu(s: Shape) -> tuple[int, int, str | None]:
+    """(vCPUs, nodes, instance type) a group keeps running once it hosts the controller: its min_size nodes, at least
+    kept_group_min, of its smallest instance type; unknown types sort after every known one."""
+    low = s.group.literal("min_size")
+    nodes = max(low if isinstance(low, int) and not isinstance(low, bool) else 0, FACTS["install"]["kept_group_min"])
+    known = sorted((c[0], t) for t in s.instance_types if (c := capacity_of(t)) is not None)
+    return (nodes * known[0][0], nodes, known[0][1]) if known else (10 ** 6, nodes, None)
 
 
 def taken_over(ctx) -> set[str]:

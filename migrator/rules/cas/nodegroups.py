@@ -62,6 +62,7 @@ class Groups:
         self.removing = {id(g) for g in cas.groups if g.name in pools and not (kept is not None and g is kept.group)}
         self.all_groups = cas.groups
         self.blocks_done: set[int] = set()
+        self._list_drops: dict[tuple[str, int], tuple[hclsrc.Expr, list]] = {}   # items leaving a for_each list
         held = self._followers(cas) if self.phase == "cleanup" else set()
         for g in cas.groups:
             if id(g) in held:
@@ -82,6 +83,8 @@ class Groups:
                 self.size(g, 0, 0)
             elif self.phase == "cleanup":
                 self.remove(g)
+        for (p, _), (lst, items) in self._list_drops.items():
+            self.res.edits.extend(_tuple_without(self.repo.text(p), p, lst, items))
         self._emptied_maps()
         self.res.edits = coalesced(self.res.edits, self.repo.text)
         return self.res
@@ -219,6 +222,24 @@ class Groups:
         sibs = [x for x in self.all_groups if x.block is g.block]
         if len(sibs) == 1 or all(id(x) in self.removing for x in sibs):
             return True
+        if self.phase == "cutover" and all(self._instance_sizes(x, {"min_size": 0, "desired_size": 0}, dry=True)
+                                           for x in sibs):
+            return True                 # each instance is sized in its own item (`var.sizes[each.key].min`)
+        if self.phase == "cleanup" and all(self._instance_item(x) is not None for x in sibs if id(x) in self.removing):
+            return True                 # each removed instance leaves the list its for_each iterates
+        if g is sibs[0] and self.phase == "cleanup" and all(
+                self._instance_sizes(x, {"min_size": 0}, dry=True) for x in sibs):
+            going = [x.name for x in sibs if id(x) in self.removing]
+            self.res.findings.append(Finding(
+                "MIG-CAS-053", "warning", g.home, g.line,
+                f"{g.block.address} makes node groups {', '.join(x.name for x in sibs)} with {g.made_by}: removing "
+                f"{', '.join(going)} from what it iterates would move the instances after it to other keys (or it "
+                f"is read elsewhere), and Terraform would replace them; {'they stay' if len(going) > 1 else 'it stays'}"
+                ", at zero nodes (the cutover set its sizes in its item)",
+                "remove it by hand once its nodes are gone: delete the group (aws eks delete-nodegroup), "
+                f"`terraform state rm` its instance of {g.block.address}, then take its item out with a moved block "
+                "from each later instance to the one before it"))
+            return False
         if g is sibs[0] and self.phase in ("cutover", "cleanup"):
             staying = [x.name for x in sibs if id(x) not in self.removing]
             self.res.findings.append(Finding(
@@ -253,6 +274,8 @@ class Groups:
         elif g.source == "resource" and g.entry is not None:
             if not self._each_sizes(g, text, want):
                 return
+        elif g.source == "resource" and g.made_by and self._instance_sizes(g, want):
+            pass
         elif g.source == "resource":
             sc = g.block.sub("scaling_config")
             if not sc:
@@ -413,6 +436,48 @@ class Groups:
             f"restore {e.source.strip()} there if you roll back"))
         return False
 
+    def _instance_sizes(self, g: NodeGroup, want: dict, dry: bool = False) -> bool:
+        """An evaluated instance whose block reads its sizes by its key (`var.sizes[each.key].min`,
+        `var.groups[count.index].min`): each size is set in the instance's own item, where the collection is written
+        (the kept group's only raised). False (nothing done) unless every size it needs is found so."""
+        sc = g.block.sub("scaling_config") if g.block is not None and g.key is not None else []
+        from ...inventory.sites import instance_site
+        sites = {}
+        for k in want:
+            a = sc[0].attr(k) if sc else None
+            got = instance_site(self.repo, g.home or g.path, a.source, g.key) if a is not None else None
+            if got is None or got[1].kind != "number":
+                return False
+            sites[k] = (a, got)
+        if dry:
+            return True
+        for k, v in want.items():
+            a, (p, e) = sites[k]
+            if e.value == v or (self._floor and isinstance(e.value, (int, float)) and e.value >= v) or \
+                    (p, e.start) in self._sited:
+                continue
+            self._sited.add((p, e.start))
+            self.res.edits.append(TextEdit(p, e.start, e.end, str(v), RULE))
+            self.res.findings.append(Finding(
+                "MIG-CAS-043", "info", g.home or g.path, hclsrc.line_of(self.repo.text(g.home or g.path), a.start),
+                f"{k} = {a.source.strip()}: {'raised to' if self._floor else 'set to'} {v} in the item of node group "
+                f"{g.name} ({p})"))
+        return True
+
+    def _instance_item(self, g: NodeGroup):
+        """(file, list, item) of the list a `for_each = toset(var.x)` iterates that makes this instance, when nothing
+        else in the module reads that list; None otherwise (a count instance is keyed by position: removing one would
+        renumber the others)."""
+        from ...inventory.sites import set_item
+        fe = g.block.attr("for_each") if g.block is not None else None
+        got = set_item(self.repo, g.home or g.path, fe, g.key) if isinstance(g.key, str) else None
+        if got is None:
+            return None
+        name = re.search(r"(?:var|local)\.[A-Za-z_][\w-]*", fe.source).group(0)
+        d = posixpath.dirname(g.home or g.path)
+        reads = sum(len(re.findall(rf"\b{re.escape(name)}\b", self.repo.text(p))) for p in self.repo.tf_in_dir(d))
+        return got if reads == 1 else None
+
     # -- removal -----------------------------------------------------------------------------------------------
     def remove(self, g: NodeGroup) -> None:
         text = self.repo.text(g.path)
@@ -437,6 +502,11 @@ class Groups:
             for at, x in [(g.path, e), *g.shadowed]:     # and the items of its key a merge() let it replace
                 self.res.edits.append(TextEdit(at, *_entry_span(self.repo.text(at), x), "", RULE))
             address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else g.address
+        elif g.source == "resource" and g.made_by and not all(
+                id(x) in self.removing for x in self.all_groups if x.block is g.block):
+            p, lst, item = self._instance_item(g)       # whole_block let it through: the list has its item
+            self._list_drops.setdefault((p, lst.start), (lst, []))[1].append(item)
+            address = g.address
         elif g.source == "resource":
             address = g.block.address
             if id(g.block) in self.blocks_done:         # the block of evaluated instances goes once, with all of them
@@ -458,6 +528,16 @@ class Groups:
         self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
         self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
+
+
+def _tuple_without(text: str, path: str, lst: hclsrc.Expr, items: list) -> list[TextEdit]:
+    """A list literal without some items: on one line, the list written again from its other items; over several
+    lines, each item's line goes (with the comments above it)."""
+    if "\n" not in text[lst.start:lst.end]:
+        rest = [i.source.strip() for i in lst.items if not any(i is x for x in items)]
+        return [TextEdit(path, lst.start, lst.end, "[" + ", ".join(rest) + "]", RULE)]
+    return [TextEdit(path, comments_above(text, line_start(text, i.start)), line_end(text, i.end), "", RULE)
+            for i in items]
 
 
 def _named_as(g: NodeGroup) -> list[str]:
