@@ -847,14 +847,14 @@ def _generated(old: str) -> str | None:
 
 def _whole_phases(roots: list[RootPlan], changes: list[FileChange], findings: list[Finding],
                   multi: bool) -> list[FileChange]:
-    """A root one of whose files failed its check (MIG-EDIT-00x: not written) writes none of its other changes
-    either: a phase lands whole or not at all (the subnet tags without the install, the node groups removed while
-    what reads them stays)."""
+    """A root in a phase that lands whole (its hop's `atomic_phases`) one of whose files failed its check
+    (MIG-EDIT-00x: not written) writes none of its other changes either (the subnet tags without the install, the
+    Cluster Autoscaler release removed while the node groups stay)."""
     failed = {f.path for f in findings if f.severity == "error" and f.code.startswith("MIG-EDIT-")}
     out = changes
     for rp in roots:
         bad = sorted(failed & set(rp.changes))
-        if not bad or not rp.phase:
+        if not bad or not rp.phase or rp.phase not in (rp.hop or {}).get("atomic_phases", []):
             continue
         mine = set(rp.changes)
         dropped = {c.path for c in out if c.path in mine}

@@ -2671,3 +2671,21 @@ def test_an_evaluated_instance_takes_the_fields_the_evaluator_knows(tmp_path):
         "karpenter-nodepools.yaml"])]
     assert {o["metadata"]["name"]: o["spec"]["limits"]["cpu"] for o in docs if o["kind"] == "NodePool"} == {
         "general": 8, "workers": 24}
+
+
+def test_a_cleanup_whose_file_fails_its_check_writes_nothing_else(tmp_path, monkeypatch):
+    """A phase that lands whole: when one file of the cleanup fails its check (here the node groups' file), Cluster
+    Autoscaler's release is not removed either (MIG-HOP-008) - before, it was, and the next plan found nothing to do
+    while the groups stayed."""
+    import shutil
+    from migrator import plan as planmod
+    shutil.copytree(FIXTURES / "cas-asg-tags" / "expected-run-2", tmp_path, dirs_exist_ok=True)
+    real = planmod.reparse
+    monkeypatch.setattr(planmod, "reparse", lambda path, text: "simulated" if path == "nodes.tf" else real(path, text))
+    plan = _plan(tmp_path)
+    assert plan.changes == []
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-EDIT-002"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-HOP-008"]
+    assert "could not write nodes.tf" in f.message
+    monkeypatch.setattr(planmod, "reparse", real)
+    assert {c.path for c in _plan(tmp_path).changes} >= {"nodes.tf", "cluster-autoscaler.tf"}
