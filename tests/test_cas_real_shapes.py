@@ -2689,3 +2689,34 @@ def test_a_cleanup_whose_file_fails_its_check_writes_nothing_else(tmp_path, monk
     assert "could not write nodes.tf" in f.message
     monkeypatch.setattr(planmod, "reparse", real)
     assert {c.path for c in _plan(tmp_path).changes} >= {"nodes.tf", "cluster-autoscaler.tf"}
+
+
+def test_a_count_instance_is_sized_in_its_item_and_held_at_the_cleanup(tmp_path):
+    """`count = length(var.pools)` reading `var.pools[count.index].min`: the cutover sets each instance's size in its
+    list item; the cleanup does not remove one (the instances after it would move to other indexes and be
+    replaced): it stays at zero, MIG-CAS-053 says how to remove it."""
+    from migrator import evaluate
+    if not evaluate.available():
+        import pytest
+        pytest.skip("no evaluator on this platform")
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-by-key" / "input", tmp_path, dirs_exist_ok=True)
+    v = tmp_path / "variables.tf"
+    text = v.read_text()
+    v.write_text(text[:text.index('# the pools')] + (
+        'variable "pools" {\n  type = list(object({ name = string, min = number, max = number, desired = number }))\n'
+        '  default = [\n    { name = "system", min = 1, max = 3, desired = 2 },\n'
+        '    { name = "web", min = 2, max = 8, desired = 3 },\n  ]\n}\n'))
+    c = tmp_path / "cluster.tf"
+    c.write_text(c.read_text().replace("  for_each = toset(var.pools)\n", "  count = length(var.pools)\n")
+                 .replace("${each.key}", "${var.pools[count.index].name}")
+                 .replace("var.pool_types[each.key]", '["t3.large"]')
+                 .replace("var.pool_sizes[each.key].", "var.pools[count.index].")
+                 .replace("    pool = each.key\n", "    pool = var.pools[count.index].name\n"))
+    plan = _walk(tmp_path, 2)
+    assert 'name = "web", min = 0, max = 8, desired = 0' in v.read_text()
+    assert 'name = "system", min = 2, max = 3, desired = 2' in v.read_text()
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-053"]
+    assert "removing atlas-web" in f.message and "it stays, at zero nodes" in f.message
+    assert "variables.tf" not in {x.path for x in plan.changes}

@@ -227,31 +227,29 @@ class Groups:
             return True                 # each instance is sized in its own item (`var.sizes[each.key].min`)
         if self.phase == "cleanup" and all(self._instance_item(x) is not None for x in sibs if id(x) in self.removing):
             return True                 # each removed instance leaves the list its for_each iterates
-        if g is sibs[0] and self.phase == "cleanup" and all(
-                self._instance_sizes(x, {"min_size": 0}, dry=True) for x in sibs):
-            going = [x.name for x in sibs if id(x) in self.removing]
-            self.res.findings.append(Finding(
-                "MIG-CAS-053", "warning", g.home, g.line,
-                f"{g.block.address} makes node groups {', '.join(x.name for x in sibs)} with {g.made_by}: removing "
-                f"{', '.join(going)} from what it iterates would move the instances after it to other keys (or it "
-                f"is read elsewhere), and Terraform would replace them; {'they stay' if len(going) > 1 else 'it stays'}"
-                ", at zero nodes (the cutover set its sizes in its item)",
-                "remove it by hand once its nodes are gone: delete the group (aws eks delete-nodegroup), "
-                f"`terraform state rm` its instance of {g.block.address}, then take its item out with a moved block "
-                "from each later instance to the one before it"))
+        if g is not sibs[0] or self.phase not in ("cutover", "cleanup"):
             return False
-        if g is sibs[0] and self.phase in ("cutover", "cleanup"):
+        names = ", ".join(x.name for x in sibs)
+        if self.phase == "cleanup" and all(self._instance_sizes(x, {"min_size": 0}, dry=True) for x in sibs):
+            going = [x.name for x in sibs if id(x) in self.removing]
+            why = (f"removing {', '.join(going)} from what it iterates would move the instances after it to other keys "
+                   f"(or it is read elsewhere), and Terraform would replace them; "
+                   f"{'they stay' if len(going) > 1 else 'it stays'}, at zero nodes (the cutover set its sizes in its "
+                   "item)")
+            step = ("remove it by hand once its nodes are gone: delete the group (aws eks delete-nodegroup), "
+                    f"`terraform state rm` its instance of {g.block.address}, then take its item out with a moved block "
+                    "from each later instance to the one before it")
+        else:
             staying = [x.name for x in sibs if id(x) not in self.removing]
-            self.res.findings.append(Finding(
-                "MIG-CAS-053", "warning", g.home, g.line,
-                f"{g.block.address} makes node groups {', '.join(x.name for x in sibs)} with {g.made_by}: their sizes "
-                f"and their removal are the block's, and {', '.join(staying)} stays "
-                f"({'kept for the controller' if kept is not None and kept.group in sibs else 'no NodePool of its name'}),"
-                " so migrator changes none of them",
-                "scale the others to zero with `aws eks update-nodegroup-config --cluster-name <cluster> "
-                "--nodegroup-name <name> --scaling-config minSize=0,desiredSize=0` once Karpenter runs, and take them "
-                f"out of the {g.made_by.split(' ')[0]} expression at cleanup (or keep another group with "
-                "--node-group-keep)"))
+            why = (f"their sizes and their removal are the block's, and {', '.join(staying)} stays "
+                   f"({'kept for the controller' if kept is not None and kept.group in sibs else 'no NodePool of its name'}"
+                   "), so migrator changes none of them")
+            step = ("scale the others to zero with `aws eks update-nodegroup-config --cluster-name <cluster> "
+                    "--nodegroup-name <name> --scaling-config minSize=0,desiredSize=0` once Karpenter runs, and take "
+                    f"them out of the {g.made_by.split(' ')[0]} expression at cleanup (or keep another group with "
+                    "--node-group-keep)")
+        self.res.findings.append(Finding("MIG-CAS-053", "warning", g.home, g.line,
+                                         f"{g.block.address} makes node groups {names} with {g.made_by}: {why}", step))
         return False
 
     # -- sizes -------------------------------------------------------------------------------------------------
