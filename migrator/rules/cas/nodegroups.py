@@ -64,6 +64,7 @@ class Groups:
         self.blocks_done: set[int] = set()
         self._list_drops: dict[tuple[str, int], tuple[hclsrc.Expr, list]] = {}   # items leaving a for_each list
         held = self._followers(cas) if self.phase == "cleanup" else set()
+        self.removing -= held                   # a group something else still reads stays (at zero nodes)
         for g in cas.groups:
             if id(g) in held:
                 continue
