@@ -13,6 +13,7 @@ switch is set by its caller); a block of a root module from that root.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import posixpath
 import re
@@ -22,24 +23,21 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-_tfparse: Any = False                       # imported on first use: its Go runtime costs ~50 MB and ~40 ms
 
-
-def _module():
-    global _tfparse
-    if _tfparse is False:
-        try:                                # wheels for CPython 3.10-3.13 on Linux and macOS arm64
-            import tfparse
-            _tfparse = tfparse
-        except Exception:                   # noqa: BLE001 - no wheel here: every answer is "not known"
-            _tfparse = None
-    return _tfparse
+def _installed() -> bool:
+    """tfparse is installed (wheels for CPython 3.10-3.13 on Linux and macOS arm64). It is only ever loaded in the
+    worker process: its Go runtime (~50 MB) never enters migrator's own."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec("tfparse") is not None
+    except (ImportError, ValueError):
+        return False
 
 _INDEX = re.compile(r'\[(?:\d+|"[^"]*")\]$')
 
 
 def available() -> bool:
-    return os.environ.get("MIGRATOR_EVALUATOR", "").lower() != "off" and _module() is not None
+    return os.environ.get("MIGRATOR_EVALUATOR", "").lower() != "off" and _installed()
 
 
 def _seconds(name: str, default: float) -> float:
@@ -56,21 +54,71 @@ LIMIT_S = _seconds("MIGRATOR_EVALUATOR_TIMEOUT", 8.0)
 BUDGET_S = _seconds("MIGRATOR_EVALUATOR_BUDGET", 30.0)
 
 
-def _evaluate(path: str, limit: float) -> tuple[dict | None, bool]:
-    """(the evaluator's answer for a root module, whether it ran out of time). It runs in a daemon thread (the call
-    releases the GIL): an evaluation that outlives the limit is left to finish on its own and its answer unused."""
-    box: dict[str, Any] = {}
-
-    def run():
+def _serve(conn) -> None:
+    """The worker: evaluates one root module per request, for as long as migrator asks. Its stderr is closed: a Go
+    panic (tfparse aborts the process on some modules: "can't use ElementIterator on null value") ends the worker,
+    never migrator, and prints no Go trace over the plan."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    import tfparse
+    while True:
         try:
-            box["out"] = _tfparse.load_from_path(path)
-        except Exception as e:          # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
-            log.debug("tfparse %s: %s", path, e)
+            path = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            out = tfparse.load_from_path(path)
+        except Exception:               # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
+            out = None
+        conn.send(out)
 
-    t = threading.Thread(target=run, name="tfparse", daemon=True)
-    t.start()
-    t.join(max(limit, 0.0))
-    return (None, True) if t.is_alive() else (box.get("out"), False)
+
+class _Worker:
+    """One evaluator process per run, started on the first question and started again after it dies or runs late."""
+
+    def __init__(self) -> None:
+        self.proc = None
+        self.conn = None
+        self.lock = threading.Lock()
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")      # a fresh interpreter: no fork of migrator's threads
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child,), name="tfparse", daemon=True)
+        self.proc.start()
+        child.close()
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join(1)
+        self.proc = self.conn = None
+
+    def ask(self, path: str, limit: float) -> tuple[dict | None, str]:
+        """(the answer, "" | "limit" | "failed")."""
+        with self.lock:
+            if self.proc is None or not self.proc.is_alive():
+                self._start()
+            try:
+                self.conn.send(path)
+                if not self.conn.poll(max(limit, 0.0)):
+                    self._stop()
+                    return None, "limit"
+                return self.conn.recv(), ""
+            except (EOFError, OSError, BrokenPipeError):
+                log.debug("tfparse %s: the evaluator process ended", path)
+                self._stop()
+                return None, "failed"
+
+
+_WORKER = _Worker()
+
+
+def _evaluate(path: str, limit: float) -> tuple[dict | None, str]:
+    """(the evaluator's answer for a root module, "" or why there is none: "limit" (it ran out of time), "failed"
+    (its process ended on the module)). It runs in a worker process, so neither a late answer nor a crash of the
+    evaluator holds or ends the run."""
+    return _WORKER.ask(path, limit)
 
 
 def _load(repo, d: str) -> dict | None:
@@ -84,16 +132,16 @@ def _load(repo, d: str) -> dict | None:
                 clock["late"].append((d, "budget"))
             else:
                 start = time.monotonic()
-                out, late = _evaluate(str(repo.root / d) if d != "." else str(repo.root), min(LIMIT_S, left))
+                out, why = _evaluate(str(repo.root / d) if d != "." else str(repo.root), min(LIMIT_S, left))
                 clock["spent"] += time.monotonic() - start
-                if late:
-                    clock["late"].append((d, "limit"))
+                if why:
+                    clock["late"].append((d, why))
         cache[d] = out
     return cache[d]
 
 
 def unanswered(repo) -> list[tuple[str, str]]:
-    """The root modules the evaluator gave no answer for in time: (directory, "limit" | "budget")."""
+    """The root modules the evaluator gave no answer for: (directory, "limit" | "budget" | "failed")."""
     return list(repo.__dict__.get("_tfparse_clock", {}).get("late", []))
 
 

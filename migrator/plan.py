@@ -799,6 +799,7 @@ def _unevaluated(repo: Repo) -> list[Finding]:
     for d, why in evaluate.unanswered(repo):
         tf = sorted(p for p in repo.tf_in_dir(d) if p.endswith(hclsrc.TF_CODE))
         limit = (f"within {evaluate.LIMIT_S:g} s (MIGRATOR_EVALUATOR_TIMEOUT)" if why == "limit" else
+                 "(its process ended on the module: tfparse failed on it)" if why == "failed" else
                  f"once the run had spent {evaluate.BUDGET_S:g} s evaluating (MIGRATOR_EVALUATOR_BUDGET)")
         out.append(Finding(
             "MIG-SRC-016", "info", tf[0] if tf else d, 0,

@@ -1211,7 +1211,7 @@ def test_stated_counts_follow_switches_through_calls(tmp_path):
 
 def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, monkeypatch):
     """tfparse iterates a root's modules until their values settle; a root it cannot finish in time is read as
-    written (MIG-SRC-016), and the run never waits past its budget."""
+    written (MIG-SRC-016), and the run never waits past its budget: the worker process is stopped at the limit."""
     import time
 
     from migrator import evaluate
@@ -1222,11 +1222,11 @@ def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, 
 
     class Slow:
         @staticmethod
-        def load_from_path(path):
-            time.sleep(2)
-            return {}
+        def ask(path, limit):
+            time.sleep(min(limit, 2))
+            return None, "limit"
 
-    monkeypatch.setattr(evaluate, "_tfparse", Slow)
+    monkeypatch.setattr(evaluate, "_WORKER", Slow)
     monkeypatch.setattr(evaluate, "LIMIT_S", 0.2)
     monkeypatch.setattr(evaluate, "BUDGET_S", 0.3)
     (tmp_path / "a").mkdir()
@@ -1239,6 +1239,38 @@ def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, 
     assert evaluate.unanswered(repo) == [("a", "limit"), ("b", "limit"), ("c", "budget")]
     from migrator.plan import _unevaluated
     assert [f.code for f in _unevaluated(repo)] == ["MIG-SRC-016"] * 3
+
+
+def test_an_evaluator_that_dies_on_a_module_ends_no_run(tmp_path):
+    """tfparse aborts its process on some modules (a Go panic: "can't use ElementIterator on null value",
+    hyper-space-io/Hyperspace-terraform-module): it runs in a worker process, so the plan goes on without its answer
+    (MIG-SRC-016, "failed") and the next module is asked of a new worker; a late one is stopped at the limit."""
+    import os
+    import signal
+
+    from migrator import evaluate
+    from migrator.inventory import Repo
+    if not evaluate.available():
+        import pytest
+        pytest.skip("no evaluator on this platform")
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "main.tf").write_text('variable "n" {\n  default = 2\n}\n\nresource "null_resource" "x" {\n'
+                                             '  count = var.n\n}\n')
+    worker = evaluate._Worker()
+    worker._start()
+    os.kill(worker.proc.pid, signal.SIGABRT)            # as a Go panic ends it
+    worker.proc.join(5)
+    out, why = worker.ask(str(tmp_path / "ok"), 20)     # a dead worker is started again
+    assert why == "" and out is not None
+    real_send = worker.conn.send
+    worker.conn.send = lambda path: (real_send(path), os.kill(worker.proc.pid, signal.SIGABRT))
+    assert worker.ask(str(tmp_path / "ok"), 20) == (None, "failed")
+    worker._stop()
+    repo = Repo(tmp_path)
+    repo.__dict__["_tfparse_clock"] = {"spent": 0.0, "late": [("ok", "failed")]}
+    from migrator.plan import _unevaluated
+    (f,) = _unevaluated(repo)
+    assert "tfparse failed on it" in f.message
 
 
 def test_cluster_autoscaler_installed_by_a_helm_call_in_a_script_is_seen(tmp_path):

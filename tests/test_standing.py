@@ -169,7 +169,7 @@ def test_an_add_ons_list_item_is_edited_where_it_is_written():
 
 def test_without_the_evaluator_nothing_is_guessed(monkeypatch):
     from migrator import evaluate
-    monkeypatch.setattr(evaluate, "_tfparse", None)
+    monkeypatch.setattr(evaluate, "_installed", lambda: False)
     plan = make_plan(INSTALLS, to="latest")
     charts = {r.path: r.chart for r in plan.roots}
     assert charts["count-zero"] == "0.36.2" and charts["addons-list"] is None   # literals read, nothing evaluated
