@@ -2752,3 +2752,16 @@ def test_a_count_instance_is_sized_in_its_item_and_held_at_the_cleanup(tmp_path)
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-053"]
     assert "removing atlas-web" in f.message and "it stays, at zero nodes" in f.message
     assert "variables.tf" not in {x.path for x in plan.changes}
+
+
+def test_a_root_that_configures_a_kubectl_provider_gets_no_second_one(tmp_path):
+    """A `provider "kubectl"` the root already configures is its kubectl provider: the NodePools are kubectl_manifest
+    resources and no provider block or required_providers entry is added (a second would be a duplicate)."""
+    tree = _third_party(tmp_path)
+    p = tree / "providers.tf"
+    p.write_text(p.read_text() + '\nprovider "kubectl" {\n  config_path = "~/.kube/config"\n}\n')
+    plan = _plan(tree)
+    new = {c.path: c.new for c in plan.changes}
+    assert not [f for f in plan.findings if f.code in ("MIG-CAS-061", "MIG-CAS-007")]
+    assert 'provider "kubectl"' not in new["karpenter.tf"] and 'resource "kubectl_manifest"' in new["karpenter.tf"]
+    assert "versions.tf" not in new

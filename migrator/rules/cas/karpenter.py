@@ -250,7 +250,7 @@ def zone_pinned(repo, cas, shapes: list) -> set[str]:
 def _kubectl_provider(repo, d: str) -> bool:
     for p in repo.tf_in_dir(d if d != "." else ""):
         t = repo.text(p)
-        if "kubectl_manifest" in t or re.search(r'source\s*=\s*"[\w.-]*/kubectl"', t):
+        if "kubectl_manifest" in t or re.search(r'source\s*=\s*"[\w.-]*/kubectl"|provider\s+"kubectl"', t):
             return True
     return False
 
