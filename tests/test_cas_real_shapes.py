@@ -1241,6 +1241,13 @@ def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, 
     assert [f.code for f in _unevaluated(repo)] == ["MIG-SRC-016"] * 3
 
 
+def _abort_on_question(conn):
+    """A stand-in for the evaluator's worker that dies as a Go panic ends tfparse's process (spawned by reference)."""
+    import os
+    conn.recv()
+    os.abort()
+
+
 def test_an_evaluator_that_dies_on_a_module_ends_no_run(tmp_path):
     """tfparse aborts its process on some modules (a Go panic: "can't use ElementIterator on null value",
     hyper-space-io/Hyperspace-terraform-module): it runs in a worker process, so the plan goes on without its answer
@@ -1262,9 +1269,11 @@ def test_an_evaluator_that_dies_on_a_module_ends_no_run(tmp_path):
     worker.proc.join(5)
     out, why = worker.ask(str(tmp_path / "ok"), 20)     # a dead worker is started again
     assert why == "" and out is not None
-    real_send = worker.conn.send
-    worker.conn.send = lambda path: (real_send(path), os.kill(worker.proc.pid, signal.SIGABRT))
-    assert worker.ask(str(tmp_path / "ok"), 20) == (None, "failed")
+    worker._stop()
+    import pytest
+    with pytest.MonkeyPatch.context() as mp:            # a worker that aborts on the question, as tfparse does
+        mp.setattr(evaluate, "_serve", _abort_on_question)
+        assert worker.ask(str(tmp_path / "ok"), 20) == (None, "failed")
     worker._stop()
     repo = Repo(tmp_path)
     repo.__dict__["_tfparse_clock"] = {"spent": 0.0, "late": [("ok", "failed")]}
