@@ -12,11 +12,14 @@ switch is set by its caller); a block of a root module from that root.
 """
 from __future__ import annotations
 
+import atexit
 import logging
-import multiprocessing
 import os
 import posixpath
 import re
+import select
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -54,64 +57,93 @@ LIMIT_S = _seconds("MIGRATOR_EVALUATOR_TIMEOUT", 8.0)
 BUDGET_S = _seconds("MIGRATOR_EVALUATOR_BUDGET", 30.0)
 
 
-def _serve(conn) -> None:
-    """The worker: evaluates one root module per request, for as long as migrator asks. Its stderr is closed: a Go
-    panic (tfparse aborts the process on some modules: "can't use ElementIterator on null value") ends the worker,
-    never migrator, and prints no Go trace over the plan."""
+def _serve() -> None:
+    """The worker (`python -c "from migrator.evaluate import _serve; _serve()"`): one root module path per line on
+    stdin, for each a length-prefixed pickle of tfparse's answer (None when it raises) on the protocol stream. Its
+    stderr and stdout go to /dev/null (the answers travel on a copy of stdout): a Go panic (tfparse aborts its
+    process on some modules: "can't use ElementIterator on null value") ends the worker, never migrator, and prints
+    no Go trace over the plan."""
+    import pickle
+    import struct
+    import sys
+    proto = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     import tfparse
-    while True:
+    for line in sys.stdin.buffer:
         try:
-            path = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            out = tfparse.load_from_path(path)
+            out = tfparse.load_from_path(line.decode().rstrip("\n"))
         except Exception:               # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
             out = None
-        conn.send(out)
+        data = pickle.dumps(out)
+        proto.write(struct.pack(">Q", len(data)) + data)
+        proto.flush()
 
 
 class _Worker:
-    """One evaluator process per run, started on the first question and started again after it dies or runs late."""
+    """One evaluator process per run (a plain child process: nothing else is started beside it), started on the first
+    question and started again after it dies or runs late."""
 
     def __init__(self) -> None:
-        self.proc = None
-        self.conn = None
+        self.proc: subprocess.Popen | None = None
         self.lock = threading.Lock()
 
     def _start(self) -> None:
-        ctx = multiprocessing.get_context("spawn")      # a fresh interpreter: no fork of migrator's threads
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child,), name="tfparse", daemon=True)
-        self.proc.start()
-        child.close()
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the directory holding migrator/
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen([sys.executable, "-c", "from migrator.evaluate import _serve; _serve()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, close_fds=True)
 
     def _stop(self) -> None:
         if self.proc is not None:
             self.proc.kill()
-            self.proc.join(1)
-        self.proc = self.conn = None
+            self.proc.wait(5)
+            for f in (self.proc.stdin, self.proc.stdout):
+                f.close()
+        self.proc = None
+
+    def _read(self, n: int, deadline: float) -> bytes | None:
+        """n bytes of the answer, or None at the deadline (b"" at the end of the stream: the worker died)."""
+        fd, got = self.proc.stdout.fileno(), b""
+        while len(got) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, n - len(got))
+            if not chunk:
+                return b""
+            got += chunk
+        return got
 
     def ask(self, path: str, limit: float) -> tuple[dict | None, str]:
         """(the answer, "" | "limit" | "failed")."""
+        import pickle
+        import struct
         with self.lock:
-            if self.proc is None or not self.proc.is_alive():
+            if self.proc is None or self.proc.poll() is not None:
                 self._start()
+            deadline = time.monotonic() + max(limit, 0.0)
             try:
-                self.conn.send(path)
-                if not self.conn.poll(max(limit, 0.0)):
-                    self._stop()
-                    return None, "limit"
-                return self.conn.recv(), ""
-            except (EOFError, OSError, BrokenPipeError):
+                self.proc.stdin.write(path.encode() + b"\n")
+                self.proc.stdin.flush()
+                head = self._read(8, deadline)
+                body = self._read(struct.unpack(">Q", head)[0], deadline) if head else head
+            except (OSError, ValueError):
+                head = body = b""
+            if head is None or body is None:
+                self._stop()
+                return None, "limit"
+            if not body and not head:
                 log.debug("tfparse %s: the evaluator process ended", path)
                 self._stop()
                 return None, "failed"
+            return pickle.loads(body), ""
 
 
 _WORKER = _Worker()
+atexit.register(_WORKER._stop)                 # gone before migrator exits, never left behind
 
 
 def _evaluate(path: str, limit: float) -> tuple[dict | None, str]:

@@ -1241,13 +1241,6 @@ def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, 
     assert [f.code for f in _unevaluated(repo)] == ["MIG-SRC-016"] * 3
 
 
-def _abort_on_question(conn):
-    """A stand-in for the evaluator's worker that dies as a Go panic ends tfparse's process (spawned by reference)."""
-    import os
-    conn.recv()
-    os.abort()
-
-
 def test_an_evaluator_that_dies_on_a_module_ends_no_run(tmp_path):
     """tfparse aborts its process on some modules (a Go panic: "can't use ElementIterator on null value",
     hyper-space-io/Hyperspace-terraform-module): it runs in a worker process, so the plan goes on without its answer
@@ -1266,15 +1259,20 @@ def test_an_evaluator_that_dies_on_a_module_ends_no_run(tmp_path):
     worker = evaluate._Worker()
     worker._start()
     os.kill(worker.proc.pid, signal.SIGABRT)            # as a Go panic ends it
-    worker.proc.join(5)
+    worker.proc.wait(5)
     out, why = worker.ask(str(tmp_path / "ok"), 20)     # a dead worker is started again
     assert why == "" and out is not None
     worker._stop()
-    import pytest
-    with pytest.MonkeyPatch.context() as mp:            # a worker that aborts on the question, as tfparse does
-        mp.setattr(evaluate, "_serve", _abort_on_question)
-        assert worker.ask(str(tmp_path / "ok"), 20) == (None, "failed")
-    worker._stop()
+
+    class Dying(evaluate._Worker):                      # a worker that aborts on the question, as tfparse does
+        def _start(self):
+            import subprocess
+            import sys
+            self.proc = subprocess.Popen([sys.executable, "-c", "import os, sys; sys.stdin.readline(); os.abort()"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    dying = Dying()
+    assert dying.ask(str(tmp_path / "ok"), 20) == (None, "failed") and dying.proc is None
     repo = Repo(tmp_path)
     repo.__dict__["_tfparse_clock"] = {"spent": 0.0, "late": [("ok", "failed")]}
     from migrator.plan import _unevaluated
