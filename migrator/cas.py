@@ -1237,7 +1237,7 @@ def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, ho
                 named = b.attr("node_group_name")
                 g.fields["name"] = hcl_to_obj(named, g.masked) if named is not None else g.name
                 _stated(repo, p, g, each=(key, item))
-                _from_instance(g, inst, spec)
+                _from_instance(repo, p, b, g, inst, spec)
                 _named(g)
                 inv.groups.append(g)
             return
@@ -1247,19 +1247,26 @@ def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, ho
 UNKNOWN = object()      # a value the evaluator could not know (it writes null, a reference or a template for it)
 
 
-def _from_instance(g: NodeGroup, inst: dict, spec: dict) -> None:
+def _from_instance(repo: Repo, p: str, b: hclsrc.Block, g: NodeGroup, inst: dict, spec: dict) -> None:
     """The fields of an evaluated instance still written as expressions (`var.sizes[each.key].max`) where the
-    evaluator knows their value: the instance's own evaluated attribute."""
-    sources = {meaning: inst.get(attr) for attr, meaning in spec["fields"].items()}
+    evaluator knows their value: the instance's own evaluated attribute, taken only where the module's defaults
+    decide that expression (the evaluator reads no tfvars: a size a tfvars sets per environment stays said)."""
+    from .inventory.sites import defaults_decide
+    sc = b.sub(spec["scaling"])
+    exprs = {meaning: b.attr(attr) for attr, meaning in spec["fields"].items()}
+    exprs.update({k: sc[0].attr(k) if sc else None for k in ("min_size", "max_size", "desired_size")})
+    values = {meaning: inst.get(attr) for attr, meaning in spec["fields"].items()}
     scaling = inst.get(spec["scaling"])
     scaling = scaling[0] if isinstance(scaling, list) and scaling else scaling
-    for k in ("min_size", "max_size", "desired_size"):
-        sources[k] = scaling.get(k) if isinstance(scaling, dict) else None
-    for meaning, v in sources.items():
-        if meaning not in g.fields or g.literal(meaning) is not None or v is None or \
-                (isinstance(v, dict) and "__tfmeta" in v):
+    values.update({k: scaling.get(k) if isinstance(scaling, dict) else None for k in ("min_size", "max_size",
+                                                                                     "desired_size")})
+    for meaning, v in values.items():
+        e = exprs.get(meaning)
+        if e is None or meaning not in g.fields or g.literal(meaning) is not None or v is None or \
+                (isinstance(v, dict) and "__tfmeta" in v) or not _known(_evaluated(v)):
             continue
-        if _known(_evaluated(v)):
+        bound = re.sub(r"\beach\.(?:key|value(?:\.[\w-]+)*)|\bcount\.index", "0", e.source)   # the instance's own
+        if not defaults_decide(repo, posixpath.dirname(p), bound):
             g.fields[meaning] = v
 
 

@@ -2654,23 +2654,20 @@ def test_a_tag_block_reading_a_removed_group_and_a_staying_one_holds_the_removed
 
 
 def test_outputs_and_depends_on_reading_a_removed_group_follow_it(tmp_path):
-    """An output reading only a removed group goes with it (said: another state may read it); a depends_on entry
-    naming it is dropped; a resource using it in an expression holds it back (MIG-CAS-063). No MIG-EDIT-006 stop."""
+    """fixtures/cas-asg-tags: an output reading only a removed group goes with it (said: another state may read it);
+    a depends_on entry naming it is dropped and a string naming it is no reference; a resource using it in an
+    expression holds it back (MIG-CAS-063). No MIG-EDIT-006 stop."""
     import shutil
     shutil.copytree(FIXTURES / "cas-asg-tags" / "expected-run-2", tmp_path, dirs_exist_ok=True)
     nodes = tmp_path / "nodes.tf"
-    nodes.write_text(nodes.read_text() + '\noutput "gpu_asg" {\n'
-                     '  value = aws_eks_node_group.gpu.resources[0].autoscaling_groups[0].name\n}\n\n'
-                     'resource "aws_eks_addon" "dcgm" {\n  cluster_name = aws_eks_cluster.main.name\n'
-                     '  addon_name   = "dcgm-exporter"\n\n  depends_on = [aws_eks_node_group.gpu]\n}\n')
     plan = _plan(tmp_path)
     assert not plan.has_errors
     new = {c.path: c.new for c in plan.changes}["nodes.tf"]
     assert 'output "gpu_asg"' not in new and 'resource "aws_eks_node_group" "gpu"' not in new
-    assert 'addon_name   = "dcgm-exporter"\n}\n' in new and new.endswith("}\n") and not new.endswith("\n\n")
+    assert '    note = "exports aws_eks_node_group.gpu metrics"\n  }\n}\n' in new and new.endswith("}\n")
     assert any(f.code == "MIG-CAS-062" and "output.gpu_asg removed" in f.message for f in plan.findings)
     nodes.write_text(nodes.read_text().replace('  depends_on = [aws_eks_node_group.gpu]\n',
-                                               '  tags = { asg = aws_eks_node_group.gpu.node_group_name }\n'))
+                                               '  preserve   = aws_eks_node_group.gpu.node_group_name != ""\n'))
     plan = _plan(tmp_path)
     assert not plan.has_errors
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
@@ -2772,3 +2769,22 @@ def test_a_root_that_configures_a_kubectl_provider_gets_no_second_one(tmp_path):
     assert not [f for f in plan.findings if f.code in ("MIG-CAS-061", "MIG-CAS-007")]
     assert 'provider "kubectl"' not in new["karpenter.tf"] and 'resource "kubectl_manifest"' in new["karpenter.tf"]
     assert "versions.tf" not in new
+
+
+def test_an_instance_value_a_tfvars_sets_is_not_taken_from_the_evaluator(tmp_path):
+    """The evaluator reads variable defaults only: where a tfvars sets the sizes (one per environment), the default's
+    value is not carried to the NodePool (the limit is said missing, MIG-CAS-014), never guessed."""
+    from migrator import evaluate
+    if not evaluate.available():
+        import pytest
+        pytest.skip("no evaluator on this platform")
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-by-key" / "input", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-014"]
+    (tmp_path / "prod.tfvars").write_text('pool_sizes = {\n  system = { min = 2, max = 6, desired = 2 }\n'
+                                          '  batch  = { min = 0, max = 50, desired = 4 }\n'
+                                          '  web    = { min = 3, max = 20, desired = 3 }\n}\n')
+    plan = _plan(tmp_path)
+    assert {f.message.split(":")[0] for f in plan.findings if f.code == "MIG-CAS-014"} == {
+        "node group atlas-system", "node group atlas-batch", "node group atlas-web"}

@@ -540,8 +540,9 @@ class Installer:
             head = required + _kubectl_block(self.repo, conn)
             conf = INSTALL["kubectl_provider"]
             _find(res, "MIG-CAS-061", "info", conn.path, conn.line,
-                  f"the cluster's name ({expr}) is known at apply only, so the NodePools and EC2NodeClasses are "
-                  f"written as kubectl_manifest resources: the {conf['source']} provider is added to the root, "
+                  f"the root states the cluster's name ({expr}) as no one literal, so the NodePools and "
+                  f"EC2NodeClasses are written as kubectl_manifest resources, which name it as Terraform resolves "
+                  f"it: the {conf['source']} provider is added to the root, "
                   f"connected as its {conn.what} is",
                   "terraform init -upgrade installs the provider (the install step's first command)")
         if style != "terraform" and literal is None:

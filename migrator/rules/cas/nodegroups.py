@@ -166,13 +166,15 @@ class Groups:
                 for b in f.blocks if f is not None else []:
                     if b.type not in ("resource", "data", "module", "output") or b.address in skip:
                         continue
-                    body = text[b.body_start:b.body_end]
-                    full = body + "".join(self.repo.text(lp)[a.start:a.end]
-                                          for lp, a in _locals_read(body, locals_, self.repo).values())
+                    said = _uncommented(text[b.body_start:b.body_end])
+                    read = _locals_read(said, locals_, self.repo).values()
+                    said += "".join(_uncommented(self.repo.text(lp)[a.start:a.end]) for lp, a in read)
+                    body = _code(text[b.body_start:b.body_end])
+                    full = _code(said)
                     follower = b.type == "resource" and b.labels[0] in fol["types"]
                     gone = [g for g in going if any(_reads(full, n) for n in names[id(g)])]
                     stay = [g for g in groups if g not in going and any(_reads(body, n) for n in names[id(g)])]
-                    if follower and fol["cas_tag_prefix"] in full:
+                    if follower and fol["cas_tag_prefix"] in said:
                         acts.append(("cas", (p, b), f"it tags for Cluster Autoscaler ({fol['cas_tag_prefix']}...), "
                                                     "which is gone"))
                     elif not gone:
@@ -185,7 +187,8 @@ class Groups:
                     else:
                         fixed = relink(text[b.start:b.end], {}, whole)
                         if not follower and b.type != "output" and not any(
-                                _reads(fixed, n) for g in gone for n in names[id(g)]) and fixed != text[b.start:b.end]:
+                                _reads(_code(fixed), n) for g in gone for n in names[id(g)]) and \
+                                fixed != text[b.start:b.end]:
                             acts.append(("unlink", (p, b), fixed))
                         else:
                             acts.append(("hold", (p, b), "", gone, stay))
@@ -547,6 +550,21 @@ def _named_as(g: NodeGroup) -> list[str]:
     if g.source == "resource" and g.block is not None:
         return [g.address] if g.instance else [g.block.address]
     return []
+
+
+_STRING_OR_COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*")|#[^\n]*|//[^\n]*|/\*.*?\*/', re.S)
+_PLAIN_STRING = re.compile(r'(?<!\[)"(?:[^"\\$\n]|\\.|\$(?!\{))*"')
+
+
+def _uncommented(text: str) -> str:
+    """HCL text without its comments (a `#` or `//` inside a string stays)."""
+    return _STRING_OR_COMMENT.sub(lambda m: m.group(1) or "", text)
+
+
+def _code(text: str) -> str:
+    """HCL text without its comments and plain strings (an index key like `["spot"]` stays): a group named in a
+    description or a comment is not read."""
+    return _PLAIN_STRING.sub('""', _uncommented(text))
 
 
 def _reads(text: str, name: str) -> bool:
