@@ -179,7 +179,8 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
             opts = dataclasses.replace(opts, **{k: v for k, v in options.roots[r].items() if v})
         ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                helm_values=values_of(mine) + [v for v in rendered if owns(v.path)],
-                               options=opts, charts=mine, owns=owns, root=r)
+                               options=opts, charts=mine, owns=owns, root=r,
+                               stages=tuple(sorted(s for s, x in fleet.stages.items() if x == r)))
         ctx.target = target
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels

@@ -203,6 +203,7 @@ class Fleet:
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}
         self._users: dict[str, tuple[str, ...]] = {}
+        self.stages: dict[str, str] = _stages(repo, self.paths)
         self.tied: dict[str, str] = {}
         self.tied = self._tied(manifests)
         self._owner.clear()                         # answers given before the tied folders were known
@@ -243,6 +244,7 @@ class Fleet:
             # a Terraform file outside every cluster root belongs to the root modules that call its directory, or
             # to its own root module (another cluster: no root of this plan), never to the root nearest by path
             users = {self._nearest(u) for u in _module_users(self.repo, d) if any(inside(u, r) for r in self.paths)}
+            users |= {self.stages[u] for u in _module_users(self.repo, d) | {d} if u in self.stages}
             if users:
                 return tuple(sorted({self.tied.get(r, r) for r in users}, key=rollout_key))
             r = self._nearest(d)
@@ -341,6 +343,30 @@ class Fleet:
                 if how == "argocd" and what in files and self._nearest(posixpath.dirname(files[what]) or ".") != r:
                     found.setdefault(r, set()).add(self._nearest(posixpath.dirname(files[what]) or "."))
         return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
+
+
+def _stages(repo: Repo, roots: list[str]) -> dict[str, str]:
+    """Terraform stages of a root's cluster (migrator/stages.py): a root module outside every root that makes the
+    cluster or its node groups (itself or through its modules), linked by terraform_remote_state with Terraform of
+    exactly one root (either side reading) -> that root. Its files are planned with that root."""
+    from .cas import scan
+    from .stages import links, module_tree
+    if len(roots) == 1 and roots[0] == ".":
+        return {}
+    inv = scan(repo)
+    made = {posixpath.dirname(p) or "." for p, _ in inv.eks_modules} | \
+        {posixpath.dirname(p) or "." for p, _ in repo.blocks("resource", "aws_eks_cluster")} | \
+        {posixpath.dirname(g.path) or "." for g in inv.groups if g.source != "eksctl"}
+    found: dict[str, set[str]] = {}
+    for link in links(repo):
+        for stage, other in ((link.producer, link.reader), (link.reader, link.producer)):
+            if any(inside(stage, r) for r in roots) or not is_root_module(repo, stage) or not module_tree(repo, stage) & made:
+                continue
+            homes = {r for r in roots if inside(other, r)} or \
+                {r for u in _module_users(repo, other) for r in roots if inside(u, r)}
+            if homes:
+                found.setdefault(stage, set()).update(homes)
+    return {s: next(iter(rs)) for s, rs in found.items() if len(rs) == 1}
 
 
 def _near(d: str, root: str) -> bool:

@@ -2788,3 +2788,107 @@ def test_an_instance_value_a_tfvars_sets_is_not_taken_from_the_evaluator(tmp_pat
     plan = _plan(tmp_path)
     assert {f.message.split(":")[0] for f in plan.findings if f.code == "MIG-CAS-014"} == {
         "node group atlas-system", "node group atlas-batch", "node group atlas-web"}
+
+
+# -- Karpenter over two Terraform stages (terraform_remote_state) -------------------------------------------------
+
+def _stages(tree):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-remote-state-stages" / "input", tree, dirs_exist_ok=True)
+    return tree
+
+
+def test_a_stage_reading_another_ones_state_is_linked_by_its_backend(tmp_path):
+    """The S3 bucket and key a terraform_remote_state reads are the ones the cluster stage's backend writes; a local
+    state file by its path; a key no root module writes links nothing."""
+    from migrator.inventory import Repo
+    from migrator.stages import links
+    (link,) = links(Repo(_stages(tmp_path)))
+    assert (link.reader, link.name, link.producer, link.path, link.line) == \
+        ("infra/02-addons", "cluster", "infra/01-cluster", "infra/02-addons/main.tf", 6)
+    main = tmp_path / "infra" / "02-addons" / "main.tf"
+    main.write_text(main.read_text().replace('key    = "prod/cluster/', 'key    = "dev/cluster/'))
+    assert links(Repo(tmp_path)) == []
+    local = tmp_path / "local"
+    (local / "cluster").mkdir(parents=True)
+    (local / "apps").mkdir()
+    (local / "cluster" / "main.tf").write_text('provider "aws" {}\n')
+    (local / "apps" / "main.tf").write_text('data "terraform_remote_state" "eks" {\n  backend = "local"\n  config = {\n'
+                                            '    path = "../cluster/terraform.tfstate"\n  }\n}\n')
+    (link,) = links(Repo(tmp_path))
+    assert (link.reader, link.producer) == ("local/apps", "local/cluster")
+
+
+def test_cluster_autoscaler_in_a_stage_reading_the_clusters_state_gets_karpenter_over_both_stages(tmp_path):
+    """The karpenter module beside the cluster with the outputs the other stage reads (an output already giving the
+    cluster's name is reused), the charts and NodePools beside Cluster Autoscaler reading them (before: MIG-CAS-002,
+    nothing written); the cutover and cleanup edit the cluster stage's node groups; walked to the end."""
+    plan = _plan(_stages(tmp_path))
+    assert not plan.has_errors and [r.path for r in plan.roots] == ["infra/02-addons"]
+    assert not [f for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-041")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-064"]
+    assert (f.path, f.line, f.severity) == ("infra/02-addons/main.tf", 6, "info")
+    new = {c.path: c.new for c in plan.changes}
+    module, charts = new["infra/01-cluster/karpenter.tf"], new["infra/02-addons/karpenter.tf"]
+    assert 'module "karpenter"' in module and "helm_release" not in module
+    assert sorted(re.findall(r'output "(\w+)"', module)) == ["karpenter_controller_node_group", "karpenter_iam_role_arn",
+                                                            "karpenter_queue_name", "karpenter_service_account"]
+    assert 'module "karpenter"' not in charts and "module.eks" not in charts and "module.karpenter" not in charts
+    assert "clusterName       = data.terraform_remote_state.cluster.outputs.cluster_name\n" in charts
+    assert "interruptionQueue = data.terraform_remote_state.cluster.outputs.karpenter_queue_name\n" in charts
+    assert "values   = [data.terraform_remote_state.cluster.outputs.karpenter_controller_node_group]" in charts
+    assert "infra/02-addons/karpenter-nodepools.yaml" in new
+    steps = [c for s in plan.steps for c in s.commands if c.startswith("terraform -chdir")]
+    assert steps.index("terraform -chdir=infra/01-cluster apply -target=module.karpenter -target=module.vpc "
+                       "-target=module.eks") < \
+        steps.index("terraform -chdir=infra/02-addons apply -target=helm_release.karpenter_crd "
+                    "-target=helm_release.karpenter")
+    last = _walk(tmp_path, 3)
+    assert last.roots[0].phase == "cleanup" and "batch = {" not in (tmp_path / "infra/01-cluster/main.tf").read_text()
+    assert "cluster_autoscaler" not in (tmp_path / "infra/02-addons/main.tf").read_text()
+    assert not _plan(tmp_path).changes
+    _fmt_clean(tmp_path, new)
+
+
+def test_the_charts_stage_names_the_node_role_from_the_cluster_stage_when_the_name_is_not_literal(tmp_path):
+    """A cluster name from a variable without a default: the EC2NodeClass's role and the cluster's name come from the
+    cluster stage's outputs (kubectl_manifest through the kubectl provider the charts' stage gets)."""
+    _stages(tmp_path)
+    main = tmp_path / "infra" / "01-cluster" / "main.tf"
+    main.write_text(main.read_text().replace('  cluster_name = "acme-prod"\n', "  cluster_name = var.cluster_name\n"))
+    (tmp_path / "infra" / "01-cluster" / "variables.tf").write_text(
+        'variable "cluster_name" {\n  type = string\n}\n')
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    new = {c.path: c.new for c in plan.changes}
+    assert 'output "karpenter_node_iam_role_name" {\n  value = module.karpenter.node_iam_role_name\n}' in \
+        new["infra/01-cluster/karpenter.tf"]
+    charts = new["infra/02-addons/karpenter.tf"]
+    assert 'provider "kubectl" {' in charts and 'resource "kubectl_manifest"' in charts
+    assert "role: ${data.terraform_remote_state.cluster.outputs.karpenter_node_iam_role_name}" in charts
+    assert "karpenter.sh/discovery: ${data.terraform_remote_state.cluster.outputs.cluster_name}" in charts
+    assert "infra/02-addons/karpenter-nodepools.yaml" not in new
+    _fmt_clean(tmp_path, new)
+
+
+def test_a_cluster_stage_with_an_output_of_the_name_migrator_writes_is_said_not_overwritten(tmp_path):
+    _stages(tmp_path)
+    out = tmp_path / "infra" / "01-cluster" / "outputs.tf"
+    out.write_text(out.read_text() + '\noutput "karpenter_queue_name" {\n  value = "q"\n}\n')
+    plan = _plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-006"]
+    assert f.severity == "error" and f.path == "infra/01-cluster/outputs.tf" and "karpenter_queue_name" in f.message
+    assert not [c for c in plan.changes if c.path.endswith("karpenter.tf")]
+
+
+def test_a_cluster_stage_two_roots_read_is_planned_with_neither(tmp_path):
+    """Two add-on stages of two roots reading one cluster state: which one installs Karpenter is not in the files;
+    the cluster stage stays outside both (MIG-CAS-002 says where the cluster is)."""
+    import shutil
+    _stages(tmp_path)
+    shutil.copytree(tmp_path / "infra" / "02-addons", tmp_path / "infra" / "03-more")
+    plan = _plan(tmp_path)
+    assert sorted(r.path for r in plan.roots) == ["infra/02-addons", "infra/03-more"]
+    assert not [c for c in plan.changes if c.path.startswith("infra/01-cluster")]
+    assert {f.code for f in plan.findings if f.path.endswith("main.tf") and f.code.startswith("MIG-CAS-00")} == \
+        {"MIG-CAS-002"}

@@ -79,6 +79,7 @@ class Context:
     entry: dict = field(default_factory=dict)   # an entry hop's own view of the root, kept by its package
     only_rules: frozenset | None = None    # objects behind their controller: the hop's object rules only
     root: str = "."                        # the cluster root's folder
+    stages: tuple = ()                     # Terraform stages of its cluster outside it (migrator/stages.py)
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"

@@ -451,9 +451,9 @@ def _own_cluster(ctx, inv: CasInventory) -> CasInventory:
     Terraform folder beside a GitOps folder) are another cluster's, never merged into this one."""
     from ...roots import _module_users, inside
 
-    def home(p: str) -> bool:
+    def home(p: str) -> bool:                   # in the root, a module it calls, a stage of its cluster (or its modules)
         d = posixpath.dirname(p) or "."
-        return inside(d, ctx.root) or any(inside(u, ctx.root) for u in _module_users(ctx.repo, d))
+        return any(inside(x, ctx.root) or x in ctx.stages for x in {d} | _module_users(ctx.repo, d))
     own = [p for p, _, _ in inv.clusters] + [p for p, _ in inv.eks_modules] + \
         [p for p, _ in ctx.repo.blocks("resource", "aws_eks_cluster") if ctx.owns(p)]
     if ctx.root == "." or not any(home(p) for p in own):

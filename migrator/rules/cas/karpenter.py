@@ -65,6 +65,60 @@ class InstallResult:
     groups: list[str] = field(default_factory=list)
 
 
+# the karpenter module's outputs the charts and objects read (knowledge: the module's outputs, v20 and v21)
+STAGE_OUTPUTS = ("queue_name", "service_account", "iam_role_arn", "node_iam_role_name")
+
+
+def _outputs(repo, d: str) -> dict[str, tuple[str, str]]:
+    """The outputs a root module declares: name -> (file, value expression as written)."""
+    out: dict[str, tuple[str, str]] = {}
+    for p in repo.tf_in_dir(d if d != "." else ""):
+        f = repo.hcl(p)
+        for b in f.blocks if f is not None else []:
+            if b.type == "output" and b.labels and b.attr("value") is not None:
+                out[b.labels[0]] = (p, b.attr("value").source.strip())
+    return out
+
+
+@dataclass
+class Split:
+    """Karpenter over two Terraform stages: the karpenter module beside the cluster with outputs, the charts and objects
+    in the stage that installs Cluster Autoscaler, reading those outputs through its terraform_remote_state."""
+    dir: str                                # the charts' root module
+    data: str                               # data.terraform_remote_state.<data> (the cluster's state)
+    path: str                               # the charts' file
+    source: str                             # the data source's file
+    cluster_dir: str
+    existing: dict[str, tuple[str, str]]    # the cluster stage's outputs
+    written: dict[str, str] = field(default_factory=dict)      # outputs this install adds: name -> value
+
+    def ref(self, name: str, value: str) -> str:
+        """The other stage's expression for a value of the cluster's stage: an output already giving it, else a new one."""
+        have = next((n for n, (_, v) in self.existing.items() if v == value), None)
+        if have is None:
+            have = f"karpenter_{name}"
+            self.written[have] = value
+        return f"data.terraform_remote_state.{self.data}.outputs.{have}"
+
+    def refs(self, expr: str, kept, eks: str, irsa: bool, literal: bool) -> dict[str, str]:
+        """The values the charts and objects read (the role ARN with IRSA only, the node role's name unless it is
+        fixed from a literal cluster name)."""
+        name = INSTALL["module_name"]
+        out = {"cluster": self.ref("cluster_name", expr)}
+        out.update({k: self.ref(k, f"module.{name}.{k}") for k in STAGE_OUTPUTS
+                    if (k != "iam_role_arn" or irsa) and (k != "node_iam_role_name" or not literal)})
+        group = _group_name_expr(kept.group, eks) if kept else None
+        if group is not None:
+            out["group"] = self.ref("controller_node_group", group)
+        return out
+
+    def output_lines(self) -> list[str]:
+        out = [f"# read by {self.dir} (data.terraform_remote_state.{self.data})"]
+        for n, v in self.written.items():
+            out += [f'output "{n}" {{', f"  value = {v}", "}", ""]
+        return out
+
+
 def _find(res: InstallResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
     res.findings.append(Finding(code, severity, path, line, message, manual))
 
@@ -513,7 +567,10 @@ class Installer:
         res.file = path
         nl = self.repo.files[cas0.path].newline
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize", "helmfile") else "terraform"
-        if style == "terraform" and not _helm_provider(self.repo, d):
+        split = self.stage_split(d, cas0, expr) if style == "terraform" and not _helm_provider(self.repo, d) else None
+        if split is not None and not split.dir:
+            return res                              # said (a file or an output name already there)
+        if style == "terraform" and not _helm_provider(self.repo, d) and split is None:
             from ...roots import _module_users
             cas_dir = posixpath.dirname(cas0.path) or "."
             users = sorted(_module_users(self.repo, d)) if d != "." else []   # a child module takes its caller's
@@ -530,11 +587,12 @@ class Installer:
                   + ", then run migrator again (or follow "
                   "docs/from-cluster-autoscaler.md by hand)")
             return res
-        kubectl = style == "terraform" and _kubectl_provider(self.repo, d)
+        at = split.dir if split is not None else d          # where the charts and the NodePools are written
+        kubectl = style == "terraform" and _kubectl_provider(self.repo, at)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
         head: list[str] = []
-        conn = _connection(self.repo, d) if style == "terraform" and not kubectl and literal is None else None
-        required = self.require_kubectl(d) if conn is not None else None
+        conn = _connection(self.repo, at) if style == "terraform" and not kubectl and literal is None else None
+        required = self.require_kubectl(at) if conn is not None else None
         if required is not None:        # the name is known at apply only: the NodePools go through a kubectl provider
             kubectl = True
             head = required + _kubectl_block(self.repo, conn)
@@ -554,10 +612,16 @@ class Installer:
             return res
         names = self.fixed_names(expr, literal)
         self.zones(shapes)
-        pools, classes = self.objects(shapes, expr, literal, names)
+        refs = split.refs(expr, kept, eks, res.identity == "irsa", literal is not None) if split is not None \
+            else self.module_refs(expr)
+        pools, classes = self.objects(shapes, refs, literal, names)
         if pools is None:
             return res
-        text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names, head)
+        text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names, head, refs, split)
+        if split is not None:
+            text, charts = text
+            res.charts_file = split.path
+            res.edits.append(NewFile(split.path, to_newline(charts, self.repo.files[split.source].newline), RULE))
         res.edits.append(NewFile(path, to_newline(text, nl), RULE))
         if style == "flux":
             self.flux(cas0, kept, literal, names, classes + pools)
@@ -577,7 +641,7 @@ class Installer:
                   "add the kubectl provider (alekc/kubectl) to the root's required_providers, or give the cluster "
                   "a literal name (or variable default), then run migrator again")
         elif not kubectl:
-            res.objects_file = posixpath.join(d, "karpenter-nodepools.yaml") if d != "." else "karpenter-nodepools.yaml"
+            res.objects_file = posixpath.join(at, "karpenter-nodepools.yaml") if at != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
         value = self.tag_value(d, literal)
@@ -689,7 +753,7 @@ class Installer:
         return {k: base + suffix for k, suffix in INSTALL["fixed_names"].items()}
 
     # -- objects --------------------------------------------------------------------------------------------------
-    def objects(self, shapes, expr: str, literal: str | None, names: dict[str, str]):
+    def objects(self, shapes, refs: dict[str, str], literal: str | None, names: dict[str, str]):
         res = self.res
         shapes = [s for s in shapes if s.carried]         # the others are said by their shape (MIG-CAS-010)
         pool_of = convert.pool_names([g.name for g in self.cas.groups])
@@ -700,8 +764,8 @@ class Installer:
         if len(groups) == 1:
             groups = {k: "default" for k in groups}
         classes = []
-        role = "${module.%s.node_iam_role_name}" % INSTALL["module_name"] if literal is None else names["node_role"]
-        cluster = "${%s}" % expr if literal is None else literal
+        role = "${%s}" % refs["node_iam_role_name"] if literal is None else names["node_role"]
+        cluster = "${%s}" % refs["cluster"] if literal is None else literal
         made: dict[str, Any] = {}
         for s in shapes:
             name = groups[s.class_key]
@@ -779,13 +843,59 @@ class Installer:
         return out
 
     # -- the Terraform file ---------------------------------------------------------------------------------------
+    @staticmethod
+    def module_refs(expr: str) -> dict[str, str]:
+        """How the charts and the objects name the cluster and the karpenter module's outputs, beside the module."""
+        name = INSTALL["module_name"]
+        return {"cluster": expr, **{k: f"module.{name}.{k}" for k in STAGE_OUTPUTS}}
+
+    def stage_split(self, d: str, cas0, expr: str) -> "Split | None":
+        """Karpenter over two Terraform stages (migrator/stages.py): the cluster's root module d has no helm provider
+        and the root module that installs Cluster Autoscaler reads d's state by terraform_remote_state and has one.
+        None when that is not the layout; a Split without a folder when it is and something is in the way (said)."""
+        from ...evaluate import is_root_module
+        from ...roots import _module_users
+        from ...stages import links
+        cas_dir = posixpath.dirname(cas0.path) or "."
+        readers = {cas_dir} | _module_users(self.repo, cas_dir)
+        found = [x for x in links(self.repo) if x.producer == d and x.reader in readers and x.name
+                 and is_root_module(self.repo, x.reader) and _helm_provider(self.repo, x.reader)]
+        if not found or cas0.kind not in ("terraform", "module", "wrapper", "tfdeployment", "kubectl"):
+            return None
+        link = found[0]
+        split = Split(link.reader, link.name, posixpath.join(link.reader, "karpenter.tf") if link.reader != "." else
+                      "karpenter.tf", link.path, d, _outputs(self.repo, d))
+        taken = [n for n in (f"karpenter_{k}" for k in (*STAGE_OUTPUTS, "cluster_name", "controller_node_group"))
+                 if n in split.existing]
+        if split.path in self.repo.files or taken:
+            where = split.path if split.path in self.repo.files else split.existing[taken[0]][0]
+            _find(self.res, "MIG-CAS-006", "error", where, 1,
+                  (f"{split.path} already exists" if split.path in self.repo.files else
+                   f"the cluster's stage {d} already has an output {taken[0]}")
+                  + "; migrator writes the Karpenter installation there", "rename it, then run migrator again")
+            split.dir = ""
+            return split
+        _find(self.res, "MIG-CAS-064", "info", link.path, link.line,
+              f"Cluster Autoscaler is installed by the stage {link.reader}, which reads the cluster's stage {d} through "
+              f"data.terraform_remote_state.{link.name}: the karpenter module is written beside the cluster ({d}, "
+              f"with outputs for the other stage) and the charts and NodePools beside Cluster Autoscaler ({link.reader}), "
+              "reading those outputs",
+              f"apply {d} before {link.reader} at every phase (the runbook's commands go in that order)")
+        return split
+
     def terraform(self, d: str, expr: str, eks: str, kept, kubectl: bool, pools, classes, style: str,
-                  names: dict[str, str], head: list[str] = ()) -> str:
+                  names: dict[str, str], head: list[str] = (), refs: dict[str, str] | None = None,
+                  split: "Split | None" = None):
+        """The karpenter.tf beside the cluster; with a split, (that file, the charts' file of the other stage)."""
         name = INSTALL["module_name"]
         ns, sa = INSTALL["namespace"], INSTALL["service_account"]
-        out = [f"# Karpenter next to Cluster Autoscaler ({MARK}:",
+        refs = refs or self.module_refs(expr)
+        top = [f"# Karpenter next to Cluster Autoscaler ({MARK}:",
                "# phase install). Cluster Autoscaler keeps scaling until the cutover phase."
-               + ("" if style == "terraform" else f" The charts are installed by {style}."), ""] + list(head)
+               + ("" if style == "terraform" else f" The charts are installed by {style}.")]
+        if split is not None:
+            top += [f"# The charts and NodePools are in {split.dir}, which reads this stage's outputs below."]
+        out = top + [""] + ([] if split is not None else list(head))
         mod = [f'module "{name}" {{',
                f'  source  = "{INSTALL["module_source"]}"',
                f'  version = "{INSTALL["module_version"]}"', "",
@@ -841,13 +951,21 @@ class Installer:
             out += self.fargate_profile(d, expr)
         if style != "terraform":
             return align_attributes("\n".join(out).rstrip("\n") + "\n")
+        at = d
+        if split is not None:
+            out += split.output_lines()
+            module_text = align_attributes("\n".join(out).rstrip("\n") + "\n")
+            at = split.dir
+            out = [top[0], f"# phase install). The karpenter module is in {d} (the cluster's stage): this stage reads its",
+                   f"# outputs through data.terraform_remote_state.{split.data}. Cluster Autoscaler keeps scaling until "
+                   "the cutover phase.", ""] + list(head)
         values: dict[str, Any] = {"settings": {"clusterName": "__MIG_0__", "interruptionQueue": "__MIG_1__"},
                                   "serviceAccount": {"name": "__MIG_2__"}}
-        exprs = {"__MIG_0__": expr, "__MIG_1__": f"module.{name}.queue_name", "__MIG_2__": f"module.{name}.service_account"}
+        exprs = {"__MIG_0__": refs["cluster"], "__MIG_1__": refs["queue_name"], "__MIG_2__": refs["service_account"]}
         if self.res.identity == "irsa":
             values["serviceAccount"]["annotations"] = {"eks.amazonaws.com/role-arn": "__MIG_3__"}
-            exprs["__MIG_3__"] = f"module.{name}.iam_role_arn"
-        group_expr = _group_name_expr(kept.group, eks) if kept else None
+            exprs["__MIG_3__"] = refs["iam_role_arn"]
+        group_expr = refs.get("group") if split is not None else _group_name_expr(kept.group, eks) if kept else None
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
         if group_expr:
             exprs["__MIG_4__"] = group_expr
@@ -863,7 +981,7 @@ class Installer:
         out += ["  skip_crds  = true", "",
                 "  values = [yamlencode(" + _hcl_value(values, exprs, "  ") + ")]", "",
                 "  depends_on = [helm_release.karpenter_crd]", "}", ""]
-        self.res.targets = [(d, f"module.{name}"), (d, "helm_release.karpenter_crd"), (d, "helm_release.karpenter")]
+        self.res.targets = [(d, f"module.{name}"), (at, "helm_release.karpenter_crd"), (at, "helm_release.karpenter")]
         if kubectl:
             for o in classes + pools:
                 label = f"karpenter_{'node_class' if o['kind'] == 'EC2NodeClass' else 'node_pool'}_" \
@@ -872,8 +990,9 @@ class Installer:
                 out += [f'resource "kubectl_manifest" "{label}" {{', "  yaml_body = <<-YAML"]
                 out += ["    " + ln if ln else "" for ln in body.rstrip("\n").splitlines()]
                 out += ["  YAML", "", "  depends_on = [helm_release.karpenter]", "}", ""]
-                self.res.targets.append((d, f"kubectl_manifest.{label}"))
-        return align_attributes("\n".join(out).rstrip("\n") + "\n")
+                self.res.targets.append((at, f"kubectl_manifest.{label}"))
+        text = align_attributes("\n".join(out).rstrip("\n") + "\n")
+        return (module_text, text) if split is not None else text
 
     def require_kubectl(self, d: str) -> list[str] | None:
         """The kubectl provider in the root's required_providers (a module has one such block: the entry goes into

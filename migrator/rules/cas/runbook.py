@@ -120,7 +120,9 @@ def steps(hop: dict, ctx) -> list[Step]:
         "aws_rollback": (f"Delete the stack (aws cloudformation delete-stack --stack-name "
                          f"{eks['stack'].format(cluster=literal)}), the access entry and the discovery tags; "
                          "nothing else depends on them yet.") if inst.style == "eksctl" else
-                        "Remove karpenter.tf and the discovery tags and apply; nothing else depends on them yet.",
+                        (f"Remove {inst.charts_file} (apply its stage), then {inst.file} and the discovery tags "
+                         "(apply the cluster's stage); nothing else depends on them yet." if inst.charts_file.endswith(".tf")
+                         else "Remove karpenter.tf and the discovery tags and apply; nothing else depends on them yet."),
         "eksctl_scale": " && ".join(f"eksctl scale nodegroup --cluster {cluster} --name {shlex.quote(g)} --nodes 0 "
                                     "--nodes-min 0" for g, *_ in cut_groups.drained),
         "eksctl_delete": " && ".join([f"eksctl delete nodegroup --cluster {cluster} --name {shlex.quote(g)}"

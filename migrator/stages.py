@@ -1,0 +1,148 @@
+"""Terraform stages: root modules of one cluster that keep separate states and read each other's outputs.
+
+A team often splits a cluster's Terraform into stages applied one after the other: the cluster and its node groups in
+one root module, the charts in another that reads the first one's outputs through `data "terraform_remote_state"`.
+Two root modules are linked when one reads the state the other's backend writes: the same S3 bucket and key, GCS
+bucket and prefix, azurerm container and key, HCP Terraform organization and workspace, or local state file. The
+values must be written as literals (or variables and locals with one literal); a partial backend configuration
+(`-backend-config` at init) links nothing.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from .inventory import Repo
+from .sources import hcl as hclsrc
+
+# the config keys that name one state, per backend type (knowledge of Terraform's backends, not of a cluster)
+_IDENTITY = {
+    "s3": ("bucket", "key"),
+    "gcs": ("bucket", "prefix"),
+    "azurerm": ("storage_account_name", "container_name", "key"),
+    "remote": ("organization", "workspaces.name"),
+    "cloud": ("organization", "workspaces.name"),
+    "local": ("path",),
+}
+
+
+@dataclass(frozen=True)
+class StateLink:
+    reader: str         # the folder of the Terraform that reads the state (a data source's module)
+    name: str           # data.terraform_remote_state.<name>
+    producer: str       # the root module whose backend writes that state
+    path: str           # the file of the data source
+    line: int
+
+
+def _value(repo: Repo, p: str, e: hclsrc.Expr | None) -> str | None:
+    if e is None:
+        return None
+    if e.literal() is not None:
+        return str(e.literal())
+    from .inventory.sites import definition_sites
+    sites, _ = definition_sites(repo, p, e)
+    values = {x.value for x in sites}
+    return values.pop() if len(values) == 1 else None
+
+
+def _entries(e: hclsrc.Expr | None) -> dict[str, hclsrc.Expr]:
+    """An object's entries, nested objects flattened with dots (workspaces.name)."""
+    out: dict[str, hclsrc.Expr] = {}
+    for x in e.entries if e is not None and e.kind == "object" else []:
+        if x.value.kind == "object":
+            out.update({f"{x.key}.{k}": v for k, v in _entries(x.value).items()})
+        else:
+            out[x.key] = x.value
+    return out
+
+
+def _identity(repo: Repo, p: str, kind: str, values: dict[str, hclsrc.Expr], base: str) -> tuple | None:
+    keys = _IDENTITY.get(kind)
+    if keys is None:
+        return None
+    got = [_value(repo, p, values.get(k)) for k in keys]
+    if kind == "local":
+        got = [posixpath.normpath(posixpath.join(base, got[0] or "terraform.tfstate"))]
+    if any(v is None or "${" in v for v in got):
+        return None
+    return ("remote" if kind == "cloud" else kind, *got)
+
+
+def _backends(repo: Repo) -> dict[tuple, set[str]]:
+    """The state each root module's backend writes -> the root modules writing it."""
+    got = repo.__dict__.get("_stage_backends")
+    if got is not None:
+        return got
+    from .evaluate import is_root_module
+    out: dict[tuple, set[str]] = {}
+    dirs: set[str] = set()
+    declared: set[str] = set()
+    for p in repo.tf_files():
+        if not p.endswith(hclsrc.TF_CODE):
+            continue
+        d = posixpath.dirname(p) or "."
+        dirs.add(d)
+        if "backend" not in repo.text(p) and "cloud" not in repo.text(p):
+            continue
+        f = repo.hcl(p)
+        for b in f.blocks if f is not None else []:
+            if b.type != "terraform":
+                continue
+            for x in b.sub("backend") + b.sub("cloud"):
+                declared.add(d)
+                kind = x.labels[0] if x.type == "backend" and x.labels else x.type
+                values = dict(_entries_of_block(x))
+                key = _identity(repo, p, kind, values, d)
+                if key is not None:
+                    out.setdefault(key, set()).add(d)
+    for d in dirs - declared:           # no backend: the local state file beside the root module
+        if is_root_module(repo, d):
+            out.setdefault(("local", posixpath.normpath(posixpath.join(d, "terraform.tfstate"))), set()).add(d)
+    repo.__dict__["_stage_backends"] = out
+    return out
+
+
+def _entries_of_block(b: hclsrc.Block) -> dict[str, hclsrc.Expr]:
+    out = {k: a.expr for k, a in b.attributes.items()}
+    for sub in b.blocks:                # cloud { workspaces { name = ... } }
+        out.update({f"{sub.type}.{k}": a.expr for k, a in sub.attributes.items()})
+    return out
+
+
+def links(repo: Repo) -> list[StateLink]:
+    """Every terraform_remote_state data source whose state is written by one root module of the repository."""
+    got = repo.__dict__.get("_stage_links")
+    if got is not None:
+        return got
+    out: list[StateLink] = []
+    backends = _backends(repo)
+    for p, b in repo.blocks("data", "terraform_remote_state"):
+        d = posixpath.dirname(p) or "."
+        kind = b.attr("backend").literal() if b.attr("backend") is not None else None
+        key = _identity(repo, p, str(kind), _entries(b.attr("config")), d) if kind else None
+        writers = sorted(backends.get(key, ())) if key is not None else []
+        if len(writers) == 1 and writers[0] != d:
+            out.append(StateLink(d, b.labels[1] if len(b.labels) > 1 else "", writers[0], p,
+                                 hclsrc.line_of(repo.text(p), b.start)))
+    repo.__dict__["_stage_links"] = out
+    return out
+
+
+def module_tree(repo: Repo, d: str) -> set[str]:
+    """Folder d and every folder its modules call by relative source, through their own calls."""
+    out = {d}
+    frontier = [d]
+    while frontier:
+        x = frontier.pop()
+        for p in repo.tf_in_dir(x if x != "." else ""):
+            f = repo.hcl(p)
+            for b in f.blocks if f is not None else []:
+                src = b.attr("source") if b.type == "module" else None
+                lit = src.literal() if src is not None else None
+                if isinstance(lit, str) and lit.startswith(("./", "../")):
+                    t = posixpath.normpath(posixpath.join(x, lit))
+                    if t not in out:
+                        out.add(t)
+                        frontier.append(t)
+    return out
