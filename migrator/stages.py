@@ -69,22 +69,15 @@ def _identity(repo: Repo, p: str, kind: str, values: dict[str, hclsrc.Expr], bas
     return ("remote" if kind == "cloud" else kind, *got)
 
 
-def _backends(repo: Repo) -> dict[tuple, set[str]]:
-    """The state each root module's backend writes -> the root modules writing it."""
+def _backends(repo: Repo) -> tuple[dict[tuple, set[str]], set[str]]:
+    """The state each root module's backend writes -> the root modules writing it; the folders declaring a backend."""
     got = repo.__dict__.get("_stage_backends")
     if got is not None:
         return got
-    from .evaluate import is_root_module
     out: dict[tuple, set[str]] = {}
-    dirs: set[str] = set()
     declared: set[str] = set()
-    for p in repo.tf_files():
-        if not p.endswith(hclsrc.TF_CODE):
-            continue
+    for p in set(repo.tf_containing("backend")) | set(repo.tf_containing("cloud")):
         d = posixpath.dirname(p) or "."
-        dirs.add(d)
-        if "backend" not in repo.text(p) and "cloud" not in repo.text(p):
-            continue
         f = repo.hcl(p)
         for b in f.blocks if f is not None else []:
             if b.type != "terraform":
@@ -96,11 +89,21 @@ def _backends(repo: Repo) -> dict[tuple, set[str]]:
                 key = _identity(repo, p, kind, values, d)
                 if key is not None:
                     out.setdefault(key, set()).add(d)
-    for d in dirs - declared:           # no backend: the local state file beside the root module
-        if is_root_module(repo, d):
-            out.setdefault(("local", posixpath.normpath(posixpath.join(d, "terraform.tfstate"))), set()).add(d)
-    repo.__dict__["_stage_backends"] = out
-    return out
+    repo.__dict__["_stage_backends"] = out, declared
+    return out, declared
+
+
+def _writers(repo: Repo, key: tuple) -> list[str]:
+    """The root modules whose backend writes a state; for a local state file, also the root module beside it that
+    declares no backend (Terraform's default: terraform.tfstate in the folder it runs in)."""
+    from .evaluate import is_root_module
+    backends, declared = _backends(repo)
+    out = set(backends.get(key, ()))
+    if key[0] == "local" and posixpath.basename(key[1]) == "terraform.tfstate":
+        d = posixpath.dirname(key[1]) or "."
+        if d not in declared and repo.tf_in_dir(d if d != "." else "") and is_root_module(repo, d):
+            out.add(d)
+    return sorted(out)
 
 
 def _entries_of_block(b: hclsrc.Block) -> dict[str, hclsrc.Expr]:
@@ -116,12 +119,11 @@ def links(repo: Repo) -> list[StateLink]:
     if got is not None:
         return got
     out: list[StateLink] = []
-    backends = _backends(repo)
     for p, b in repo.blocks("data", "terraform_remote_state"):
         d = posixpath.dirname(p) or "."
         kind = b.attr("backend").literal() if b.attr("backend") is not None else None
         key = _identity(repo, p, str(kind), _entries(b.attr("config")), d) if kind else None
-        writers = sorted(backends.get(key, ())) if key is not None else []
+        writers = _writers(repo, key) if key is not None else []
         if len(writers) == 1 and writers[0] != d:
             out.append(StateLink(d, b.labels[1] if len(b.labels) > 1 else "", writers[0], p,
                                  hclsrc.line_of(repo.text(p), b.start)))

@@ -2892,3 +2892,166 @@ def test_a_cluster_stage_two_roots_read_is_planned_with_neither(tmp_path):
     assert not [c for c in plan.changes if c.path.startswith("infra/01-cluster")]
     assert {f.code for f in plan.findings if f.path.endswith("main.tf") and f.code.startswith("MIG-CAS-00")} == \
         {"MIG-CAS-002"}
+
+
+STAGE_MODULE = {
+    "stages/01-cluster/main.tf": '''terraform {
+  backend "s3" {
+    bucket = "tfstate"
+    key    = "cluster/terraform.tfstate"
+    region = "us-east-1"
+  }
+}
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+module "eks" {
+  source = "../../modules/eks"
+  env    = "dev"
+}
+
+output "cluster_name" {
+  value = module.eks.cluster_name
+}
+
+output "node_group_name" {
+  value = module.eks.node_group_name
+}
+''',
+    "modules/eks/main.tf": '''variable "env" {
+  type = string
+}
+
+resource "aws_eks_cluster" "eks" {
+  name     = "eks-${var.env}"
+  role_arn = "arn:aws:iam::111122223333:role/eks"
+  version  = "1.31"
+
+  vpc_config {
+    subnet_ids = ["subnet-0a", "subnet-0b"]
+  }
+}
+
+resource "aws_eks_node_group" "system" {
+  cluster_name    = aws_eks_cluster.eks.name
+  node_group_name = "system-${var.env}"
+  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"
+  subnet_ids      = ["subnet-0a", "subnet-0b"]
+  instance_types  = ["m6i.large"]
+
+  scaling_config {
+    desired_size = 2
+    min_size     = 2
+    max_size     = 3
+  }
+}
+
+resource "aws_eks_node_group" "apps" {
+  cluster_name    = aws_eks_cluster.eks.name
+  node_group_name = "apps-${var.env}"
+  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"
+  subnet_ids      = ["subnet-0a", "subnet-0b"]
+  instance_types  = ["m6i.xlarge"]
+
+  scaling_config {
+    desired_size = 2
+    min_size     = 1
+    max_size     = 8
+  }
+}
+
+output "cluster_name" {
+  value = aws_eks_cluster.eks.name
+}
+
+output "node_group_name" {
+  value = aws_eks_node_group.system.node_group_name
+}
+''',
+    "stages/02-addons/main.tf": '''terraform {
+  backend "s3" {
+    bucket = "tfstate"
+    key    = "addons/terraform.tfstate"
+    region = "us-east-1"
+  }
+}
+
+data "terraform_remote_state" "cluster" {
+  backend = "s3"
+  config = {
+    bucket = "tfstate"
+    key    = "cluster/terraform.tfstate"
+    region = "us-east-1"
+  }
+}
+
+data "aws_eks_cluster" "this" {
+  name = data.terraform_remote_state.cluster.outputs.cluster_name
+}
+
+data "aws_eks_cluster_auth" "this" {
+  name = data.terraform_remote_state.cluster.outputs.cluster_name
+}
+
+provider "helm" {
+  kubernetes = {
+    host                   = data.aws_eks_cluster.this.endpoint
+    cluster_ca_certificate = base64decode(data.aws_eks_cluster.this.certificate_authority[0].data)
+    token                  = data.aws_eks_cluster_auth.this.token
+  }
+}
+
+resource "aws_eks_addon" "pod_identity" {
+  cluster_name = data.terraform_remote_state.cluster.outputs.cluster_name
+  addon_name   = "eks-pod-identity-agent"
+}
+
+resource "helm_release" "cluster_autoscaler" {
+  name       = "cluster-autoscaler"
+  namespace  = "kube-system"
+  repository = "https://kubernetes.github.io/autoscaler"
+  chart      = "cluster-autoscaler"
+  version    = "9.43.0"
+
+  set = [
+    {
+      name  = "autoDiscovery.clusterName"
+      value = data.terraform_remote_state.cluster.outputs.cluster_name
+    },
+  ]
+}
+''',
+}
+
+
+def test_a_cluster_made_in_a_module_its_stage_calls_gets_outputs_forwarded_by_the_stage(tmp_path):
+    """The cluster in modules/eks, called once by the stage the add-ons stage reads (ValeriiVasianovych/terraform-eks):
+    the karpenter module and its outputs go into the module, the stage forwards them (an output already giving the
+    value is reused at either level), the charts read the stage's outputs; walked to the end (before: MIG-CAS-041)."""
+    for path, text in STAGE_MODULE.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    plan = _plan(tmp_path)
+    assert not plan.has_errors and not [f for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-041")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-064"]
+    assert "a module stages/01-cluster calls as module.eks" in f.message
+    new = {c.path: c.new for c in plan.changes}
+    inner, forward, charts = (new["modules/eks/karpenter.tf"], new["stages/01-cluster/karpenter.tf"],
+                              new["stages/02-addons/karpenter.tf"])
+    assert "cluster_name = aws_eks_cluster.eks.name" in inner and "namespace       = \"kube-system\"" in inner
+    assert sorted(re.findall(r'output "(\w+)"', inner)) == \
+        ["karpenter_node_iam_role_name", "karpenter_queue_name", "karpenter_service_account"]
+    assert 'output "karpenter_queue_name" {\n  value = module.eks.karpenter_queue_name\n}' in forward
+    assert not re.search(r"^(module|resource) ", forward, re.M)
+    assert "clusterName       = data.terraform_remote_state.cluster.outputs.cluster_name\n" in charts
+    assert "values   = [data.terraform_remote_state.cluster.outputs.node_group_name]" in charts
+    assert "role: ${data.terraform_remote_state.cluster.outputs.karpenter_node_iam_role_name}" in charts
+    last = _walk(tmp_path, 3)
+    assert last.roots[0].phase == "cleanup"
+    assert 'resource "aws_eks_node_group" "apps"' not in (tmp_path / "modules/eks/main.tf").read_text()
+    assert "helm_release" not in (tmp_path / "stages/02-addons/main.tf").read_text()
+    assert "eks-pod-identity-agent" in (tmp_path / "stages/02-addons/main.tf").read_text()    # Karpenter's identity
+    assert not _plan(tmp_path).changes
+    _fmt_clean(tmp_path, new)

@@ -90,14 +90,25 @@ class Split:
     source: str                             # the data source's file
     cluster_dir: str
     existing: dict[str, tuple[str, str]]    # the cluster stage's outputs
-    written: dict[str, str] = field(default_factory=dict)      # outputs this install adds: name -> value
+    written: dict[str, str] = field(default_factory=dict)      # outputs this install adds beside the cluster
+    via: str = ""                           # the cluster is made in a module the stage calls: module.<via>
+    stage: str = ""                         # the stage's root module
+    module_existing: dict[str, tuple[str, str]] = field(default_factory=dict)   # that module's outputs
+    forwarded: dict[str, str] = field(default_factory=dict)    # outputs the stage adds, of the module's
 
     def ref(self, name: str, value: str) -> str:
-        """The other stage's expression for a value of the cluster's stage: an output already giving it, else a new one."""
+        """The other stage's expression for a value of the cluster's stage: an output already giving it, else a new one
+        (through the module's outputs and the stage's when the cluster is made in a module)."""
+        if self.via:
+            inner = next((n for n, (_, v) in self.module_existing.items() if v == value), None)
+            if inner is None:
+                inner = f"karpenter_{name}"
+                self.written[inner] = value
+            value = f"module.{self.via}.{inner}"
         have = next((n for n, (_, v) in self.existing.items() if v == value), None)
         if have is None:
             have = f"karpenter_{name}"
-            self.written[have] = value
+            (self.forwarded if self.via else self.written)[have] = value
         return f"data.terraform_remote_state.{self.data}.outputs.{have}"
 
     def refs(self, expr: str, kept, eks: str, irsa: bool, literal: bool) -> dict[str, str]:
@@ -112,11 +123,23 @@ class Split:
             out["group"] = self.ref("controller_node_group", group)
         return out
 
-    def output_lines(self) -> list[str]:
-        out = [f"# read by {self.dir} (data.terraform_remote_state.{self.data})"]
-        for n, v in self.written.items():
+    def output_lines(self, outputs: dict[str, str] | None = None) -> list[str]:
+        out = [f"# read by {self.dir} (data.terraform_remote_state.{self.data})" +
+               (f" through {self.stage}'s outputs" if self.via and outputs is None else "")]
+        for n, v in (self.written if outputs is None else outputs).items():
             out += [f'output "{n}" {{', f"  value = {v}", "}", ""]
         return out
+
+    def forward_file(self) -> tuple[str, str] | None:
+        """The stage's file forwarding the module's outputs (when the cluster is made in a module it calls)."""
+        if not self.via or not self.forwarded:
+            return None
+        path = posixpath.join(self.stage, "karpenter.tf") if self.stage != "." else "karpenter.tf"
+        lines = [f"# Karpenter next to Cluster Autoscaler ({MARK}:",
+                 f"# phase install): the karpenter module is in {self.cluster_dir} (module.{self.via}); its outputs,",
+                 "# forwarded here, are"] \
+            + self.output_lines(self.forwarded)[:1] + [""] + self.output_lines(self.forwarded)[1:]
+        return path, align_attributes("\n".join(lines).rstrip("\n") + "\n")
 
 
 def _find(res: InstallResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
@@ -622,6 +645,9 @@ class Installer:
             text, charts = text
             res.charts_file = split.path
             res.edits.append(NewFile(split.path, to_newline(charts, self.repo.files[split.source].newline), RULE))
+            forward = split.forward_file()
+            if forward is not None:
+                res.edits.append(NewFile(forward[0], to_newline(forward[1], nl), RULE))
         res.edits.append(NewFile(path, to_newline(text, nl), RULE))
         if style == "flux":
             self.flux(cas0, kept, literal, names, classes + pools)
@@ -858,29 +884,39 @@ class Installer:
         from ...stages import links
         cas_dir = posixpath.dirname(cas0.path) or "."
         readers = {cas_dir} | _module_users(self.repo, cas_dir)
-        found = [x for x in links(self.repo) if x.producer == d and x.reader in readers and x.name
+        calls = self.repo.callers(d if d != "." else "")
+        # the cluster's stage: d itself, or the root module that is the one caller of the module d (its outputs
+        # forwarded by the stage's own)
+        stage, via = (d, "") if not calls else \
+            (posixpath.dirname(calls[0][0]) or ".", calls[0][1].labels[0]) if len(calls) == 1 and calls[0][1].labels \
+            and not self.repo.callers(posixpath.dirname(calls[0][0]) or "") else ("", "")
+        found = [x for x in links(self.repo) if stage and x.producer == stage and x.reader in readers and x.name
                  and is_root_module(self.repo, x.reader) and _helm_provider(self.repo, x.reader)]
         if not found or cas0.kind not in ("terraform", "module", "wrapper", "tfdeployment", "kubectl"):
             return None
         link = found[0]
         split = Split(link.reader, link.name, posixpath.join(link.reader, "karpenter.tf") if link.reader != "." else
-                      "karpenter.tf", link.path, d, _outputs(self.repo, d))
-        taken = [n for n in (f"karpenter_{k}" for k in (*STAGE_OUTPUTS, "cluster_name", "controller_node_group"))
-                 if n in split.existing]
-        if split.path in self.repo.files or taken:
-            where = split.path if split.path in self.repo.files else split.existing[taken[0]][0]
+                      "karpenter.tf", link.path, d, _outputs(self.repo, stage), via=via, stage=stage,
+                      module_existing=_outputs(self.repo, d) if via else {})
+        names = [f"karpenter_{k}" for k in (*STAGE_OUTPUTS, "cluster_name", "controller_node_group")]
+        taken = [(n, where) for where in (split.existing, split.module_existing) for n in names if n in where]
+        forward = posixpath.join(stage, "karpenter.tf") if stage != "." else "karpenter.tf"
+        busy = [x for x in (split.path, forward if via else "") if x in self.repo.files]
+        if busy or taken:
+            where = busy[0] if busy else taken[0][1][taken[0][0]][0]
             _find(self.res, "MIG-CAS-006", "error", where, 1,
-                  (f"{split.path} already exists" if split.path in self.repo.files else
-                   f"the cluster's stage {d} already has an output {taken[0]}")
+                  (f"{busy[0]} already exists" if busy else
+                   f"{posixpath.dirname(where) or '.'} already has an output {taken[0][0]}")
                   + "; migrator writes the Karpenter installation there", "rename it, then run migrator again")
             split.dir = ""
             return split
         _find(self.res, "MIG-CAS-064", "info", link.path, link.line,
-              f"Cluster Autoscaler is installed by the stage {link.reader}, which reads the cluster's stage {d} through "
-              f"data.terraform_remote_state.{link.name}: the karpenter module is written beside the cluster ({d}, "
-              f"with outputs for the other stage) and the charts and NodePools beside Cluster Autoscaler ({link.reader}), "
-              "reading those outputs",
-              f"apply {d} before {link.reader} at every phase (the runbook's commands go in that order)")
+              f"Cluster Autoscaler is installed by the stage {link.reader}, which reads the cluster's stage {stage} "
+              f"through data.terraform_remote_state.{link.name}: the karpenter module is written beside the cluster ({d}"
+              + (f", a module {stage} calls as module.{via}" if via else "")
+              + f", with outputs for the other stage) and the charts and NodePools beside Cluster Autoscaler "
+              f"({link.reader}), reading those outputs",
+              f"apply {stage} before {link.reader} at every phase (the runbook's commands go in that order)")
         return split
 
     def terraform(self, d: str, expr: str, eks: str, kept, kubectl: bool, pools, classes, style: str,
