@@ -121,6 +121,8 @@ def links(repo: Repo) -> list[StateLink]:
     out: list[StateLink] = []
     for p, b in repo.blocks("data", "terraform_remote_state"):
         d = posixpath.dirname(p) or "."
+        if b.attr("count") is not None or b.attr("for_each") is not None:
+            continue                    # its outputs are read by instance: not one state
         kind = b.attr("backend").literal() if b.attr("backend") is not None else None
         key = _identity(repo, p, str(kind), _entries(b.attr("config")), d) if kind else None
         writers = _writers(repo, key) if key is not None else []
