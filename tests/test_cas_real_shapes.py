@@ -1115,6 +1115,9 @@ def test_cluster_autoscaler_in_a_terragrunt_unit_names_the_unit_that_makes_its_c
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert "unit live/dev/addons" in f.message and "unit live/dev/eks (module modules/eks)" in f.message
     assert "lesson-006" not in f.message
+    # where it must go: the module beside the cluster with outputs, the charts given them by the dependency
+    assert "write the karpenter module in modules/eks with outputs" in f.manual_step
+    assert "from the dependency on live/dev/eks in live/dev/addons's terragrunt.hcl" in f.manual_step
 
 
 def test_an_unquoted_kubernetes_version_is_read_as_written():

@@ -558,6 +558,10 @@ class Installer:
                       "write it beside the cluster"),
                   ("give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
                    "install Karpenter here reading them (or install it inside the module)" if called else
+                   f"write the karpenter module in {units[0][2]} with outputs for its queue name, service account and "
+                   f"node role name (the outputs migrator writes for stages, docs/from-cluster-autoscaler.md), and the "
+                   f"karpenter-crd and karpenter charts beside Cluster Autoscaler's, given those outputs as inputs from "
+                   f"the dependency on {units[0][1]} in {units[0][0]}'s terragrunt.hcl" if units else
                    "install Karpenter in the cluster's own root module (the karpenter module and charts next to the "
                    "cluster, or its charts here reading the cluster's outputs)")
                   + ", or follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand; nothing is written "
