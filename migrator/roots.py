@@ -141,6 +141,30 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
     return set(merged.values())
 
 
+def _flux_together(repo: Repo, dirs: set[str], installs: set[str], shared: dict[str, set[str]]) -> set[str]:
+    """A Flux Kustomization whose path has no kustomization.yaml applies every manifest below it to its one cluster:
+    the roots and shared folders (a base other clusters' kustomizations build) below such a path are that cluster's,
+    one root where they meet; the shared folders count it among their users (spack/spack-infrastructure: staging's
+    kustomization builds production's NodePool folders, which production's Flux applies with one more of its own)."""
+    from .inventory.kustomizations import flux_paths
+    out = set(dirs)
+    for fd in sorted(flux_paths(repo), key=lambda x: -len(x)):
+        if not fd or any(posixpath.join(fd, n) in repo.files for n in ("kustomization.yaml", "kustomization.yml",
+                                                                       "Kustomization")):
+            continue
+        inner = sorted(d for d in out if inside(d, fd))
+        bases = sorted(d for d in shared if inside(d, fd))
+        if not inner or len(inner) + len(bases) < 2 or sum(1 for d in inner if d in installs) > 1:
+            continue
+        common = posixpath.commonpath(inner + bases) or "."
+        if any(inside(d, common) and d not in inner for d in out):
+            continue                    # where they meet holds another root: not this path's alone
+        out = (out - set(inner)) | {common}
+        for b in bases:
+            shared[b] = set(shared[b]) | {common}
+    return out
+
+
 def _paired(dirs: set[str], installs: set[str], objects: set[str]) -> set[str]:
     """A folder that installs the chart and holds no Karpenter objects, and a folder of objects only, side by side
     under a folder that holds nothing else of any root (lessons/114/terraform beside lessons/114/k8s): one cluster,
@@ -199,6 +223,7 @@ class Fleet:
                         self.shared[d] = users
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         dirs = _referenced_together(dirs, manifests, installs)
+        dirs = _flux_together(repo, dirs, installs, self.shared)
         dirs = _paired(dirs, {grunt.get(d, d) for d in charted} if grunt else charted, objects)
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}

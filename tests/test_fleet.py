@@ -385,3 +385,50 @@ def test_a_loose_terraform_folder_as_near_to_several_roots_is_none_of_theirs(tmp
     assert rp.path == "lessons/070" and rp.phase == "install"
     assert "lessons/070/karpenter-nodepools.yaml" in [c.path for c in plan.changes]
     assert not [f for f in rp.findings if "lessons/006" in f.message or f.path.startswith("lessons/006")]
+
+
+FLUX_SYNC = '''apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m0s
+  path: ./k8s/{env}/
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+'''
+
+
+def test_folders_a_flux_path_applies_whole_are_one_cluster_with_the_bases_other_clusters_build(tmp_path):
+    """spack/spack-infrastructure: production's Flux applies all of k8s/production (no kustomization.yaml there), whose
+    NodePool folders staging's kustomization builds but one (notary). Before, that one folder was a cluster root of
+    its own and production's other NodePools staging's only; now production's folders are one root, and the folders
+    staging builds are both clusters'."""
+    from migrator.inventory import Repo, scan_charts, scan_manifests
+    files = {
+        "k8s/production/flux-system/gotk-sync.yaml": FLUX_SYNC.format(env="production"),
+        "k8s/staging/flux-system/gotk-sync.yaml": FLUX_SYNC.format(env="staging"),
+        "k8s/production/karpenter/pools/base/pool.yaml": NODEPOOL.format(api="v1"),
+        "k8s/production/karpenter/pools/runners/pool.yaml": NODEPOOL.format(api="v1").replace(
+            "name: default\nspec", "name: runners\nspec", 1),
+        "k8s/production/karpenter/pools/notary/pool.yaml": NODEPOOL.format(api="v1").replace(
+            "name: default\nspec", "name: notary\nspec", 1),
+        "k8s/staging/karpenter/kustomization.yaml": "resources:\n- ../../production/karpenter/pools/base/pool.yaml\n"
+                                                    "- ../../production/karpenter/pools/runners/pool.yaml\n",
+    }
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    repo = Repo(tmp_path)
+    fleet = Fleet(repo, scan_manifests(repo), scan_charts(repo))
+    assert fleet.paths == ["k8s/production/karpenter/pools", "k8s/staging/karpenter"]
+    assert fleet.users("k8s/production/karpenter/pools/base/pool.yaml") == \
+        ("k8s/staging/karpenter", "k8s/production/karpenter/pools")
+    assert fleet.users("k8s/production/karpenter/pools/notary/pool.yaml") == ("k8s/production/karpenter/pools",)
+    # with a kustomization.yaml at the path, Flux applies what it lists: the folders are not taken whole
+    (tmp_path / "k8s/production/kustomization.yaml").write_text("resources:\n- karpenter/pools/notary/pool.yaml\n")
+    repo = Repo(tmp_path)
+    assert "k8s/production/karpenter/pools" not in Fleet(repo, scan_manifests(repo), scan_charts(repo)).paths
