@@ -562,7 +562,8 @@ def test_a_kubernetes_deployment_of_cluster_autoscaler_is_seen_scaled_and_remove
     assert plan.roots[0].phase == "cleanup"
     gone = {c.path for c in plan.changes if c.action == "delete"}
     assert gone == {"kubernetes_deployment_cluster_autoscaler.tf", "kubernetes_service_account_cluster_autoscaler.tf",
-                    "kubernetes_cluster_role_cluster_autoscaler.tf", "kubernetes_role_cluster_autoscaler.tf"}
+                    "kubernetes_cluster_role_cluster_autoscaler.tf", "kubernetes_role_cluster_autoscaler.tf",
+                    "cluster_autoscaler_iam.tf"}      # its IRSA role (the trust names its service account)
     out = next(c.new for c in plan.changes if c.path == "outputs.tf")
     assert "cluster_autoscaler_service_account" not in out and 'output "cluster_name"' in out
 
@@ -579,11 +580,16 @@ def test_an_object_of_cluster_autoscaler_that_something_else_reads_stays_and_is_
         '          name  = "report"\n          image = "busybox"\n        }\n      }\n    }\n  }\n}\n')
     _walk_to(tmp_path, "cleanup")
     plan = _plan(tmp_path)
-    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-042"]
+    f, role = sorted((f for f in plan.findings if f.code == "MIG-CAS-042"), key=lambda f: f.path, reverse=True)
     assert "kubernetes_service_account.cluster_autoscaler" in f.message and "kubernetes_job.report" in f.message
+    # the account's annotation reads its IRSA role: the role stays, whole (its policy and documents with it)
+    assert role.message.startswith("aws_iam_role.cluster_autoscaler belongs to Cluster Autoscaler but stays: "
+                                   "kubernetes_service_account.cluster_autoscaler reads it (with aws_iam_role_policy.")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-021"]
     gone = {c.path for c in plan.changes if c.action == "delete"}
     assert "kubernetes_deployment_cluster_autoscaler.tf" in gone
-    assert "kubernetes_service_account_cluster_autoscaler.tf" not in gone
+    assert "kubernetes_service_account_cluster_autoscaler.tf" not in gone and "cluster_autoscaler_iam.tf" not in gone
+    assert not any(c.path == "cluster_autoscaler_iam.tf" for c in plan.changes)
     assert not any(c.path == "outputs.tf" for c in plan.changes)      # the output reads what stays
 
 
@@ -2925,3 +2931,57 @@ def test_a_cluster_made_in_a_module_its_stage_calls_gets_outputs_forwarded_by_th
     assert "eks-pod-identity-agent" in (tmp_path / "stages/02-addons/main.tf").read_text()    # Karpenter's identity
     assert not _plan(tmp_path).changes
     _fmt_clean(tmp_path, new)
+
+
+def test_cluster_autoscalers_hand_written_pod_identity_role_goes_with_it_and_the_agent_stays(tmp_path):
+    """ValeriiVasianovych/terraform-eks: Cluster Autoscaler's role, policy, attachment and Pod Identity association
+    written by hand beside its helm_release go at the cleanup (before: MIG-CAS-029, kept); the eks-pod-identity-agent
+    add-on stays (Karpenter's identity); a policy with its actions on a role bound to no service account of it stays,
+    said."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-remote-state-module" / "input", tmp_path, dirs_exist_ok=True)
+    addons = tmp_path / "stages/02-addons/main.tf"
+    addons.write_text(addons.read_text() + '''
+resource "aws_iam_role" "cluster_autoscaler" {
+  name = "cluster-autoscaler"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = ["sts:AssumeRole", "sts:TagSession"], Principal = { Service = "pods.eks.amazonaws.com" } }]
+  })
+}
+
+resource "aws_iam_policy" "cluster_autoscaler" {
+  name   = "cluster-autoscaler"
+  policy = jsonencode({ Version = "2012-10-17", Statement = [{ Effect = "Allow", Action = ["autoscaling:SetDesiredCapacity"], Resource = "*" }] })
+}
+
+resource "aws_iam_role_policy_attachment" "cluster_autoscaler" {
+  role       = aws_iam_role.cluster_autoscaler.name
+  policy_arn = aws_iam_policy.cluster_autoscaler.arn
+}
+
+resource "aws_eks_pod_identity_association" "cluster_autoscaler" {
+  cluster_name    = data.terraform_remote_state.cluster.outputs.cluster_name
+  role_arn        = aws_iam_role.cluster_autoscaler.arn
+  namespace       = "kube-system"
+  service_account = "cluster-autoscaler-aws-cluster-autoscaler"
+}
+
+resource "aws_iam_policy" "ops" {
+  name   = "ops"
+  policy = jsonencode({ Version = "2012-10-17", Statement = [{ Effect = "Allow", Action = ["autoscaling:SetDesiredCapacity"], Resource = "*" }] })
+}
+''')
+    plan = _walk_to(tmp_path, "cleanup")
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-021"]
+    assert f.message.startswith("aws_iam_role.cluster_autoscaler (Cluster Autoscaler's IAM role, bound to its service "
+                                "account by the Pod Identity association aws_eks_pod_identity_association.")
+    (kept,) = [f for f in plan.findings if f.code == "MIG-CAS-029"]
+    assert "aws_iam_policy.ops" in kept.message
+    new = next(c.new for c in plan.changes if c.path == "stages/02-addons/main.tf")
+    for gone in ('"aws_iam_role" "cluster_autoscaler"', '"aws_iam_policy" "cluster_autoscaler"',
+                 '"aws_iam_role_policy_attachment"', '"aws_eks_pod_identity_association"', '"helm_release"'):
+        assert gone not in new
+    assert 'resource "aws_eks_addon" "pod_identity"' in new and 'resource "aws_iam_policy" "ops"' in new
+    targets = [c for s in plan.steps for c in s.commands if "-target=aws_iam_role.cluster_autoscaler" in c]
+    assert targets and not any("-target=data." in c for c in targets)

@@ -82,6 +82,7 @@ class Autoscaler:
         self.ctx, self.phase, self.repo = ctx, phase, ctx.repo
         self.res = AutoscalerResult()
         self._gone: dict[str, list[hclsrc.Block]] = {}      # cleanup: blocks to remove, per file
+        self._together: dict[str, frozenset[str]] = {}       # cleanup: address -> the blocks that stay or go with it
 
     def run(self) -> AutoscalerResult:
         cas = convert.inventory(self.ctx)
@@ -131,7 +132,24 @@ class Autoscaler:
                 self.res.findings.append(Finding("MIG-CAS-021", "info", p, hclsrc.line_of(self.repo.text(p), b.start),
                                                  f"{b.address} (Cluster Autoscaler's IAM role) removed"))
             self._eksctl_service_accounts(cas)
+            covered: set[int] = set()
+            for role, going, how in own_iam(self.repo, cas, self.ctx.owns):
+                group = frozenset(b.address for _, b in going)
+                self._together.update({a: group for a in group})
+                for p, b in going:
+                    self._gone.setdefault(p, []).append(b)
+                    self.res.removed.append(b.address)
+                    if b.type == "resource":        # a data source leaves the state with any apply
+                        self.res.targets.append((posixpath.dirname(p) or ".", b.address))
+                    covered.add(id(b))
+                rp, rb = role
+                self.res.findings.append(Finding(
+                    "MIG-CAS-021", "info", rp, hclsrc.line_of(self.repo.text(rp), rb.start),
+                    f"{rb.address} (Cluster Autoscaler's IAM role, bound to its service account by {how}) removed with "
+                    + ", ".join(b.address for _, b in going if b is not rb)))
             for p, b in cas.policies:
+                if id(b) in covered:
+                    continue
                 self.res.findings.append(Finding(
                     "MIG-CAS-029", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
                     f"{b.address} grants Cluster Autoscaler's autoscaling actions; migrator does not remove a policy "
@@ -218,6 +236,8 @@ class Autoscaler:
                             f"{b.address} removed with what it reads (Cluster Autoscaler's)",
                             "anything reading this output from another state (terraform_remote_state) stops too"))
                     break
+                for a in sorted({x for h in held for x in self._together.get(h, ())} - set(held)):
+                    held[a] = []                # Cluster Autoscaler's IAM stays whole when one of its blocks does
                 for a, by in sorted(held.items()):
                     p, b = going[a]
                     self._gone[p] = [x for x in self._gone[p] if x is not b]
@@ -225,9 +245,13 @@ class Autoscaler:
                     self.res.targets = [t for t in self.res.targets if t[1] != a]
                     self.res.findings = [f for f in self.res.findings if not (
                         f.code in ("MIG-CAS-020", "MIG-CAS-021") and f.message.startswith(f"{a} "))]
+                    if not by:
+                        continue                # stays with the block of its group another block reads (said)
                     self.res.findings.append(Finding(
                         "MIG-CAS-042", "warning", p, hclsrc.line_of(self.repo.text(p), b.start),
-                        f"{a} belongs to Cluster Autoscaler but stays: {', '.join(by)} reads it",
+                        f"{a} belongs to Cluster Autoscaler but stays: {', '.join(by)} reads it"
+                        + (f" (with {', '.join(sorted(self._together[a] - {a}))}, which go with it)"
+                           if a in self._together else ""),
                         f"remove {a} by hand once {', '.join(by)} no longer reads it"))
 
     def _emptied_modules(self) -> None:
@@ -956,6 +980,61 @@ class Autoscaler:
 
 
 _RBAC = re.compile(r"kind:\s*(ServiceAccount|ClusterRole|Role|ClusterRoleBinding|RoleBinding)\b")
+
+
+def own_iam(repo, cas, owns) -> list[tuple[tuple[str, hclsrc.Block], list[tuple[str, hclsrc.Block]], str]]:
+    """Cluster Autoscaler's own IAM role written by hand (knowledge/cas.yaml `hand_written_iam`): a role that a policy
+    with its actions is given and that is bound to its service account, by a Pod Identity association or an IRSA
+    trust. Returns (the role, every block that goes with it, how it is bound) per role: its association, attachments
+    and inline policies, and the policies and documents nothing else reads."""
+    from ...tfgraph import _code, references
+    conf = FACTS["detect"]["hand_written_iam"]
+    if not cas.policies or not cas.installs:
+        return []
+    accounts: set[str] = set()
+    for ci in cas.installs:
+        accounts |= {a.format(release=ci.name) for a in conf["service_accounts"]}
+        given = value_at(yaml_values(ci), tuple(conf["service_account_value"].split(".")))
+        if isinstance(given, str):
+            accounts.add(given)
+        for n, v in (set_entries(ci.block) if ci.block is not None else []):
+            if n is not None and n.literal() == conf["service_account_value"] and v is not None and v.literal():
+                accounts.add(str(v.literal()))
+    out = []
+    for d in sorted({posixpath.dirname(p) or "." for p, _ in cas.policies}):
+        blocks = {b.address: (p, b) for p in repo.tf_in_dir(d if d != "." else "") if owns(p)
+                  for b in (repo.hcl(p).blocks if repo.hcl(p) else []) if b.type in ("resource", "data")}
+        code = {a: _code(b) for a, (_, b) in blocks.items()}
+        reads = {a: references(c, blocks) - {a} for a, c in code.items()}
+        readers = {a: {x for x, r in reads.items() if a in r} for a in blocks}
+        cas_policies = {b.address for p, b in cas.policies if (posixpath.dirname(p) or ".") == d}
+        kind = lambda a: blocks[a][1].labels[0] if blocks[a][1].type == "resource" else "data." + blocks[a][1].labels[0]
+        for r in sorted(a for a in blocks if kind(a) == conf["role"]):
+            how = ""
+            assoc = sorted(a for a in readers[r] if kind(a) == conf["association"])
+            for a in assoc:
+                b = blocks[a][1]
+                sa = b.attr("service_account").literal() if b.attr("service_account") is not None else None
+                if sa in accounts:
+                    how = f"the Pod Identity association {a}"
+            trust = code[r] + "".join(code[x] for x in reads[r] if x.startswith("data."))
+            for m in re.finditer(r"system:serviceaccount:([^:\s\"]+):([\w.-]+)", trust):
+                if m.group(2) in accounts and not how:
+                    how = f"an IRSA trust for {m.group(1)}:{m.group(2)}"
+            attached = sorted(a for a in readers[r] if kind(a) in conf["attachments"])
+            policies = {x for a in [r, *attached] for x in reads[a] | {a} if x in cas_policies}
+            if not how or not policies:
+                continue
+            going = {r, *assoc, *attached}
+            changed = True
+            while changed:                  # what only the going blocks read goes too (a policy, its document)
+                changed = False
+                for x in sorted({y for a in going for y in reads[a]} - going):
+                    if kind(x) in conf["policy"] + ["data." + t for t in conf["policy"]] and readers[x] <= going:
+                        going.add(x)
+                        changed = True
+            out.append((blocks[r], [blocks[a] for a in sorted(going)], how))
+    return out
 
 
 def _load(text: str):
