@@ -2985,3 +2985,122 @@ resource "aws_iam_policy" "ops" {
     assert 'resource "aws_eks_addon" "pod_identity"' in new and 'resource "aws_iam_policy" "ops"' in new
     targets = [c for s in plan.steps for c in s.commands if "-target=aws_iam_role.cluster_autoscaler" in c]
     assert targets and not any("-target=data." in c for c in targets)
+
+
+def test_node_groups_in_a_stage_that_reads_the_clusters_state_are_the_clusters(tmp_path):
+    """moriryota62/eks-terraform's direction: the cluster, its helm provider and Cluster Autoscaler in one root module,
+    the node groups in another that reads the first one's state. The groups are read (before: MIG-CAS-003, "no node
+    group in this root"), drained and removed in their own stage; Karpenter goes beside the cluster."""
+    files = {
+        "eks/main.tf": '''terraform {
+  backend "s3" {
+    bucket = "state"
+    key    = "eks/terraform.tfstate"
+    region = "eu-west-1"
+  }
+}
+
+provider "aws" {
+  region = "eu-west-1"
+}
+
+provider "helm" {
+  kubernetes {
+    host                   = aws_eks_cluster.main.endpoint
+    cluster_ca_certificate = base64decode(aws_eks_cluster.main.certificate_authority[0].data)
+  }
+}
+
+resource "aws_eks_cluster" "main" {
+  name     = "shop"
+  role_arn = "arn:aws:iam::111122223333:role/eks"
+  version  = "1.31"
+
+  vpc_config {
+    subnet_ids = ["subnet-0a", "subnet-0b"]
+  }
+}
+
+resource "aws_eks_addon" "pod_identity" {
+  cluster_name = aws_eks_cluster.main.name
+  addon_name   = "eks-pod-identity-agent"
+}
+
+resource "helm_release" "cluster_autoscaler" {
+  name       = "cluster-autoscaler"
+  namespace  = "kube-system"
+  repository = "https://kubernetes.github.io/autoscaler"
+  chart      = "cluster-autoscaler"
+
+  set {
+    name  = "autoDiscovery.clusterName"
+    value = aws_eks_cluster.main.name
+  }
+}
+
+output "cluster_name" {
+  value = aws_eks_cluster.main.name
+}
+''',
+        "node-groups/main.tf": '''terraform {
+  backend "s3" {
+    bucket = "state"
+    key    = "node-groups/terraform.tfstate"
+    region = "eu-west-1"
+  }
+}
+
+data "terraform_remote_state" "eks" {
+  backend = "s3"
+  config = {
+    bucket = "state"
+    key    = "eks/terraform.tfstate"
+    region = "eu-west-1"
+  }
+}
+
+resource "aws_eks_node_group" "system" {
+  cluster_name    = data.terraform_remote_state.eks.outputs.cluster_name
+  node_group_name = "system"
+  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"
+  subnet_ids      = ["subnet-0a", "subnet-0b"]
+  instance_types  = ["m6i.large"]
+
+  scaling_config {
+    desired_size = 2
+    min_size     = 2
+    max_size     = 3
+  }
+}
+
+resource "aws_eks_node_group" "apps" {
+  cluster_name    = data.terraform_remote_state.eks.outputs.cluster_name
+  node_group_name = "apps"
+  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"
+  subnet_ids      = ["subnet-0a", "subnet-0b"]
+  instance_types  = ["c6i.xlarge"]
+  capacity_type   = "SPOT"
+
+  scaling_config {
+    desired_size = 3
+    min_size     = 1
+    max_size     = 10
+  }
+}
+''',
+    }
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    plan = _plan(tmp_path)
+    assert [r.path for r in plan.roots] == ["eks"] and not plan.has_errors
+    assert not [f for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-003", "MIG-CAS-064")]
+    new = {c.path: c.new for c in plan.changes}
+    assert "eks/karpenter.tf" in new and not [p for p in new if p.startswith("node-groups/")]
+    assert "name: apps" in new["eks/karpenter-nodepools.yaml"] and "- spot" in new["eks/karpenter-nodepools.yaml"]
+    last = _walk(tmp_path, 3)
+    assert last.roots[0].phase == "cleanup"
+    groups = (tmp_path / "node-groups/main.tf").read_text()
+    assert '"aws_eks_node_group" "apps"' not in groups and '"aws_eks_node_group" "system"' in groups
+    assert 'resource "helm_release" "cluster_autoscaler"' not in (tmp_path / "eks/main.tf").read_text()
+    assert not _plan(tmp_path).changes
