@@ -138,15 +138,7 @@ def module_tree(repo: Repo, d: str) -> set[str]:
     out = {d}
     frontier = [d]
     while frontier:
-        x = frontier.pop()
-        for p in repo.tf_in_dir(x if x != "." else ""):
-            f = repo.hcl(p)
-            for b in f.blocks if f is not None else []:
-                src = b.attr("source") if b.type == "module" else None
-                lit = src.literal() if src is not None else None
-                if isinstance(lit, str) and lit.startswith(("./", "../")):
-                    t = posixpath.normpath(posixpath.join(x, lit))
-                    if t not in out:
-                        out.add(t)
-                        frontier.append(t)
+        for t in repo.called_by(frontier.pop()) - out:
+            out.add(t)
+            frontier.append(t)
     return out

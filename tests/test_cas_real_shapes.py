@@ -2886,7 +2886,7 @@ def test_a_cluster_stage_with_an_output_of_the_name_migrator_writes_is_said_not_
     out.write_text(out.read_text() + '\noutput "karpenter_queue_name" {\n  value = "q"\n}\n')
     plan = _plan(tmp_path)
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-006"]
-    assert f.severity == "error" and f.path == "infra/01-cluster/outputs.tf" and "karpenter_queue_name" in f.message
+    assert f.severity == "error" and f.path == "infra/01-cluster/outputs.tf" and "karpenter_*" in f.message
     assert not [c for c in plan.changes if c.path.endswith("karpenter.tf")]
 
 
@@ -2991,107 +2991,8 @@ def test_node_groups_in_a_stage_that_reads_the_clusters_state_are_the_clusters(t
     """moriryota62/eks-terraform's direction: the cluster, its helm provider and Cluster Autoscaler in one root module,
     the node groups in another that reads the first one's state. The groups are read (before: MIG-CAS-003, "no node
     group in this root"), drained and removed in their own stage; Karpenter goes beside the cluster."""
-    files = {
-        "eks/main.tf": '''terraform {
-  backend "s3" {
-    bucket = "state"
-    key    = "eks/terraform.tfstate"
-    region = "eu-west-1"
-  }
-}
-
-provider "aws" {
-  region = "eu-west-1"
-}
-
-provider "helm" {
-  kubernetes {
-    host                   = aws_eks_cluster.main.endpoint
-    cluster_ca_certificate = base64decode(aws_eks_cluster.main.certificate_authority[0].data)
-  }
-}
-
-resource "aws_eks_cluster" "main" {
-  name     = "shop"
-  role_arn = "arn:aws:iam::111122223333:role/eks"
-  version  = "1.31"
-
-  vpc_config {
-    subnet_ids = ["subnet-0a", "subnet-0b"]
-  }
-}
-
-resource "aws_eks_addon" "pod_identity" {
-  cluster_name = aws_eks_cluster.main.name
-  addon_name   = "eks-pod-identity-agent"
-}
-
-resource "helm_release" "cluster_autoscaler" {
-  name       = "cluster-autoscaler"
-  namespace  = "kube-system"
-  repository = "https://kubernetes.github.io/autoscaler"
-  chart      = "cluster-autoscaler"
-
-  set {
-    name  = "autoDiscovery.clusterName"
-    value = aws_eks_cluster.main.name
-  }
-}
-
-output "cluster_name" {
-  value = aws_eks_cluster.main.name
-}
-''',
-        "node-groups/main.tf": '''terraform {
-  backend "s3" {
-    bucket = "state"
-    key    = "node-groups/terraform.tfstate"
-    region = "eu-west-1"
-  }
-}
-
-data "terraform_remote_state" "eks" {
-  backend = "s3"
-  config = {
-    bucket = "state"
-    key    = "eks/terraform.tfstate"
-    region = "eu-west-1"
-  }
-}
-
-resource "aws_eks_node_group" "system" {
-  cluster_name    = data.terraform_remote_state.eks.outputs.cluster_name
-  node_group_name = "system"
-  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"
-  subnet_ids      = ["subnet-0a", "subnet-0b"]
-  instance_types  = ["m6i.large"]
-
-  scaling_config {
-    desired_size = 2
-    min_size     = 2
-    max_size     = 3
-  }
-}
-
-resource "aws_eks_node_group" "apps" {
-  cluster_name    = data.terraform_remote_state.eks.outputs.cluster_name
-  node_group_name = "apps"
-  node_role_arn   = "arn:aws:iam::111122223333:role/nodes"
-  subnet_ids      = ["subnet-0a", "subnet-0b"]
-  instance_types  = ["c6i.xlarge"]
-  capacity_type   = "SPOT"
-
-  scaling_config {
-    desired_size = 3
-    min_size     = 1
-    max_size     = 10
-  }
-}
-''',
-    }
-    for p, text in files.items():
-        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / p).write_text(text)
+    import shutil
+    shutil.copytree(FIXTURES / "cas-remote-state-node-groups" / "input", tmp_path, dirs_exist_ok=True)
     plan = _plan(tmp_path)
     assert [r.path for r in plan.roots] == ["eks"] and not plan.has_errors
     assert not [f for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-003", "MIG-CAS-064")]
@@ -3104,3 +3005,55 @@ resource "aws_eks_node_group" "apps" {
     assert '"aws_eks_node_group" "apps"' not in groups and '"aws_eks_node_group" "system"' in groups
     assert 'resource "helm_release" "cluster_autoscaler"' not in (tmp_path / "eks/main.tf").read_text()
     assert not _plan(tmp_path).changes
+
+
+def test_a_role_another_service_account_assumes_too_is_not_cluster_autoscalers(tmp_path):
+    """A hand-written role with Cluster Autoscaler's policy that a second Pod Identity association (another service
+    account) also uses is shared: it stays, said (MIG-CAS-029), and neither association is removed."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-remote-state-module" / "input", tmp_path, dirs_exist_ok=True)
+    addons = tmp_path / "stages/02-addons/main.tf"
+    addons.write_text(addons.read_text() + '''
+resource "aws_iam_role" "autoscaling" {
+  name               = "autoscaling"
+  assume_role_policy = "{}"
+}
+
+resource "aws_iam_role_policy" "autoscaling" {
+  role   = aws_iam_role.autoscaling.id
+  policy = jsonencode({ Statement = [{ Effect = "Allow", Action = ["autoscaling:SetDesiredCapacity"], Resource = "*" }] })
+}
+
+resource "aws_eks_pod_identity_association" "cluster_autoscaler" {
+  cluster_name    = "x"
+  role_arn        = aws_iam_role.autoscaling.arn
+  namespace       = "kube-system"
+  service_account = "cluster-autoscaler-aws-cluster-autoscaler"
+}
+
+resource "aws_eks_pod_identity_association" "scaler_ops" {
+  cluster_name    = "x"
+  role_arn        = aws_iam_role.autoscaling.arn
+  namespace       = "ops"
+  service_account = "scaler-ops"
+}
+''')
+    plan = _walk_to(tmp_path, "cleanup")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-021"]
+    (kept,) = [f for f in plan.findings if f.code == "MIG-CAS-029"]
+    assert "aws_iam_role_policy.autoscaling" in kept.message
+    new = next(c.new for c in plan.changes if c.path == "stages/02-addons/main.tf")
+    assert new.count("aws_eks_pod_identity_association") == 2 and '"aws_iam_role" "autoscaling"' in new
+
+
+def test_an_output_of_the_name_migrator_gives_with_the_same_value_is_reused(tmp_path):
+    """The cluster's stage already declares karpenter_queue_name = module.karpenter.queue_name (written by hand before):
+    it is reused, not a conflict; with another value it is one (MIG-CAS-006)."""
+    _stages(tmp_path)
+    out = tmp_path / "infra" / "01-cluster" / "outputs.tf"
+    base = out.read_text()
+    out.write_text(base + '\noutput "karpenter_queue_name" {\n  value = module.karpenter.queue_name\n}\n')
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    module = next(c.new for c in plan.changes if c.path == "infra/01-cluster/karpenter.tf")
+    assert 'output "karpenter_queue_name"' not in module and 'output "karpenter_service_account"' in module

@@ -124,3 +124,9 @@ class Repo:
                             (p, b))
             self._callers = by_dir
         return list(self._callers.get(module_dir or ".", []))
+
+    def called_by(self, d: str) -> set[str]:
+        """The directories the `module` blocks of directory d call by relative source (the same index as callers)."""
+        self.callers(d)
+        return {target for target, calls in self._callers.items()
+                if any((posixpath.dirname(cp) or ".") == (d or ".") for cp, _ in calls)}

@@ -1010,21 +1010,17 @@ def own_iam(repo, cas, owns) -> list[tuple[tuple[str, hclsrc.Block], list[tuple[
         cas_policies = {b.address for p, b in cas.policies if (posixpath.dirname(p) or ".") == d}
         kind = lambda a: blocks[a][1].labels[0] if blocks[a][1].type == "resource" else "data." + blocks[a][1].labels[0]
         for r in sorted(a for a in blocks if kind(a) == conf["role"]):
-            how = ""
             assoc = sorted(a for a in readers[r] if kind(a) == conf["association"])
-            for a in assoc:
-                b = blocks[a][1]
-                sa = b.attr("service_account").literal() if b.attr("service_account") is not None else None
-                if sa in accounts:
-                    how = f"the Pod Identity association {a}"
+            bound = [a for a in assoc if blocks[a][1].attr("service_account") is not None
+                     and blocks[a][1].attr("service_account").literal() in accounts]
             trust = code[r] + "".join(code[x] for x in reads[r] if x.startswith("data."))
-            for m in re.finditer(r"system:serviceaccount:([^:\s\"]+):([\w.-]+)", trust):
-                if m.group(2) in accounts and not how:
-                    how = f"an IRSA trust for {m.group(1)}:{m.group(2)}"
+            subjects = re.findall(r"system:serviceaccount:([^:\s\"]+):([\w.-]+)", trust)
+            how = f"the Pod Identity association {bound[0]}" if bound else \
+                f"an IRSA trust for {subjects[0][0]}:{subjects[0][1]}" if subjects else ""
             attached = sorted(a for a in readers[r] if kind(a) in conf["attachments"])
             policies = {x for a in [r, *attached] for x in reads[a] | {a} if x in cas_policies}
-            if not how or not policies:
-                continue
+            if not how or not policies or len(bound) < len(assoc) or any(sa not in accounts for _, sa in subjects):
+                continue                    # a role another service account assumes too is not Cluster Autoscaler's
             going = {r, *assoc, *attached}
             changed = True
             while changed:                  # what only the going blocks read goes too (a policy, its document)

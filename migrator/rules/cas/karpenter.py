@@ -65,8 +65,7 @@ class InstallResult:
     groups: list[str] = field(default_factory=list)
 
 
-# the karpenter module's outputs the charts and objects read (knowledge: the module's outputs, v20 and v21)
-STAGE_OUTPUTS = ("queue_name", "service_account", "iam_role_arn", "node_iam_role_name")
+STAGE_OUTPUTS = tuple(INSTALL["module_outputs"])      # the karpenter module's outputs the charts and objects read
 
 
 def _outputs(repo, d: str) -> dict[str, tuple[str, str]]:
@@ -95,20 +94,25 @@ class Split:
     stage: str = ""                         # the stage's root module
     module_existing: dict[str, tuple[str, str]] = field(default_factory=dict)   # that module's outputs
     forwarded: dict[str, str] = field(default_factory=dict)    # outputs the stage adds, of the module's
+    conflicts: list[str] = field(default_factory=list)         # files already declaring an output migrator names
+
+    def _output(self, have: dict[str, tuple[str, str]], name: str, value: str, into: dict[str, str]) -> str:
+        """The output giving a value: one already declared with that value, else karpenter_<name>, new (a name
+        already declared with another value is a conflict)."""
+        found = next((n for n, (_, v) in have.items() if v == value), None)
+        if found is not None:
+            return found
+        if f"karpenter_{name}" in have:
+            self.conflicts.append(have[f"karpenter_{name}"][0])
+        into[f"karpenter_{name}"] = value
+        return f"karpenter_{name}"
 
     def ref(self, name: str, value: str) -> str:
-        """The other stage's expression for a value of the cluster's stage: an output already giving it, else a new one
-        (through the module's outputs and the stage's when the cluster is made in a module)."""
+        """The other stage's expression for a value of the cluster's stage (through the module's outputs and the
+        stage's when the cluster is made in a module)."""
         if self.via:
-            inner = next((n for n, (_, v) in self.module_existing.items() if v == value), None)
-            if inner is None:
-                inner = f"karpenter_{name}"
-                self.written[inner] = value
-            value = f"module.{self.via}.{inner}"
-        have = next((n for n, (_, v) in self.existing.items() if v == value), None)
-        if have is None:
-            have = f"karpenter_{name}"
-            (self.forwarded if self.via else self.written)[have] = value
+            value = f"module.{self.via}.{self._output(self.module_existing, name, value, self.written)}"
+        have = self._output(self.existing, name, value, self.forwarded if self.via else self.written)
         return f"data.terraform_remote_state.{self.data}.outputs.{have}"
 
     def refs(self, expr: str, kept, eks: str, irsa: bool, literal: bool) -> dict[str, str]:
@@ -640,7 +644,12 @@ class Installer:
         names = self.fixed_names(expr, literal)
         self.zones(shapes)
         refs = split.refs(expr, kept, eks, res.identity == "irsa", literal is not None) if split is not None \
-            else self.module_refs(expr)
+            else self.module_refs(expr, kept, eks)
+        if split is not None and split.conflicts:
+            _find(res, "MIG-CAS-006", "error", split.conflicts[0], 1,
+                  f"{split.conflicts[0]} already declares an output of a name migrator gives the Karpenter install's "
+                  f"outputs (karpenter_*), with another value", "rename that output, then run migrator again")
+            return res
         pools, classes = self.objects(shapes, refs, literal, names)
         if pools is None:
             return res
@@ -874,10 +883,12 @@ class Installer:
 
     # -- the Terraform file ---------------------------------------------------------------------------------------
     @staticmethod
-    def module_refs(expr: str) -> dict[str, str]:
-        """How the charts and the objects name the cluster and the karpenter module's outputs, beside the module."""
+    def module_refs(expr: str, kept=None, eks: str = "") -> dict[str, str]:
+        """How the charts and the objects name the cluster, the karpenter module's outputs and the controller's node
+        group, beside the module."""
         name = INSTALL["module_name"]
-        return {"cluster": expr, **{k: f"module.{name}.{k}" for k in STAGE_OUTPUTS}}
+        group = _group_name_expr(kept.group, eks) if kept else None
+        return {"cluster": expr, **{k: f"module.{name}.{k}" for k in STAGE_OUTPUTS}, **({"group": group} if group else {})}
 
     def stage_split(self, d: str, cas0, expr: str) -> "Split | None":
         """Karpenter over two Terraform stages (migrator/stages.py): the cluster's root module d has no helm provider
@@ -902,16 +913,11 @@ class Installer:
         split = Split(link.reader, link.name, posixpath.join(link.reader, "karpenter.tf") if link.reader != "." else
                       "karpenter.tf", link.path, d, _outputs(self.repo, stage), via=via, stage=stage,
                       module_existing=_outputs(self.repo, d) if via else {})
-        names = [f"karpenter_{k}" for k in (*STAGE_OUTPUTS, "cluster_name", "controller_node_group")]
-        taken = [(n, where) for where in (split.existing, split.module_existing) for n in names if n in where]
         forward = posixpath.join(stage, "karpenter.tf") if stage != "." else "karpenter.tf"
         busy = [x for x in (split.path, forward if via else "") if x in self.repo.files]
-        if busy or taken:
-            where = busy[0] if busy else taken[0][1][taken[0][0]][0]
-            _find(self.res, "MIG-CAS-006", "error", where, 1,
-                  (f"{busy[0]} already exists" if busy else
-                   f"{posixpath.dirname(where) or '.'} already has an output {taken[0][0]}")
-                  + "; migrator writes the Karpenter installation there", "rename it, then run migrator again")
+        if busy:
+            _find(self.res, "MIG-CAS-006", "error", busy[0], 1, f"{busy[0]} already exists; migrator writes the "
+                  "Karpenter installation there", "rename that file, then run migrator again")
             split.dir = ""
             return split
         _find(self.res, "MIG-CAS-064", "info", link.path, link.line,
@@ -929,7 +935,7 @@ class Installer:
         """The karpenter.tf beside the cluster; with a split, (that file, the charts' file of the other stage)."""
         name = INSTALL["module_name"]
         ns, sa = INSTALL["namespace"], INSTALL["service_account"]
-        refs = refs or self.module_refs(expr)
+        refs = refs or self.module_refs(expr, kept, eks)
         top = [f"# Karpenter next to Cluster Autoscaler ({MARK}:",
                "# phase install). Cluster Autoscaler keeps scaling until the cutover phase."
                + ("" if style == "terraform" else f" The charts are installed by {style}.")]
@@ -1005,7 +1011,7 @@ class Installer:
         if self.res.identity == "irsa":
             values["serviceAccount"]["annotations"] = {"eks.amazonaws.com/role-arn": "__MIG_3__"}
             exprs["__MIG_3__"] = refs["iam_role_arn"]
-        group_expr = refs.get("group") if split is not None else _group_name_expr(kept.group, eks) if kept else None
+        group_expr = refs.get("group")
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
         if group_expr:
             exprs["__MIG_4__"] = group_expr
