@@ -373,9 +373,10 @@ class Fleet:
 def _stages(repo: Repo, roots: list[str]) -> dict[str, str]:
     """Terraform stages of a root's cluster (migrator/stages.py): a root module outside every root that makes the
     cluster or its node groups (itself or through its modules), linked by terraform_remote_state with Terraform of
-    exactly one root (either side reading) -> that root. Its files are planned with that root."""
+    exactly one root (either side reading, and connecting to its cluster through that state) -> that root. Its files
+    are planned with that root."""
     from .cas import scan
-    from .stages import links, module_tree
+    from .stages import links, module_tree, reads_cluster
     if len(roots) == 1 and roots[0] == ".":
         return {}
     inv = scan(repo)
@@ -384,6 +385,8 @@ def _stages(repo: Repo, roots: list[str]) -> dict[str, str]:
         {posixpath.dirname(g.path) or "." for g in inv.groups if g.source != "eksctl"}
     found: dict[str, set[str]] = {}
     for link in links(repo):
+        if not reads_cluster(repo, link):
+            continue                    # the state is read for something else than the cluster
         for stage, other in ((link.producer, link.reader), (link.reader, link.producer)):
             if any(inside(stage, r) for r in roots) or not is_root_module(repo, stage) or not module_tree(repo, stage) & made:
                 continue

@@ -10,6 +10,7 @@ values must be written as literals (or variables and locals with one literal); a
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 
 from .inventory import Repo
@@ -142,3 +143,34 @@ def module_tree(repo: Repo, d: str) -> set[str]:
             out.add(t)
             frontier.append(t)
     return out
+
+
+# what connects Terraform to its cluster: the cluster's providers, its data sources, its node groups
+_CONNECTS = {"provider": ("kubernetes", "helm", "kubectl"),
+             "data": ("aws_eks_cluster", "aws_eks_cluster_auth"),
+             "resource": ("aws_eks_node_group", "aws_eks_addon", "aws_eks_access_entry")}
+
+
+def reads_cluster(repo: Repo, link: StateLink) -> bool:
+    """Does the Terraform reading the state connect to its cluster through it: a kubernetes, helm or kubectl provider,
+    an aws_eks_cluster(_auth) data source or a node group of the reading folder naming data.terraform_remote_state.<name>
+    (directly or through a local)? A state read for anything else (a VPC id, another cluster's endpoint for a
+    bootstrap) does not make two folders one cluster."""
+    from .tfgraph import code_of
+    ref = re.compile(rf"\bdata\.terraform_remote_state\.{re.escape(link.name)}\b")
+    blocks = [b for p in repo.tf_in_dir(link.reader if link.reader != "." else "")
+              for b in (repo.hcl(p).blocks if repo.hcl(p) else [])]
+    local = {n: a.expr.source for b in blocks if b.type == "locals" for n, a in b.attributes.items()}
+    via: set[str] = set()
+    while True:                     # the locals that read the state, directly or through other locals
+        more = {n for n, src in local.items() if n not in via and (ref.search(src) or any(
+            re.search(rf"\blocal\.{re.escape(v)}\b", src) for v in via))}
+        if not more:
+            break
+        via |= more
+    for b in blocks:
+        if b.labels[:1] and b.labels[0] in _CONNECTS.get(b.type, ()):
+            code = code_of(b)
+            if ref.search(code) or any(re.search(rf"\blocal\.{re.escape(n)}\b", code) for n in via):
+                return True
+    return False

@@ -22,9 +22,9 @@ _STRING = re.compile(r'"(?:[^"\\$]|\\.|\$(?!\{))*"')       # a string literal wi
 _REF = re.compile(r"(?<![\w.\-\"])([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?")
 
 
-def _code(b: hclsrc.Block) -> str:
+def code_of(b: hclsrc.Block) -> str:
     """The expressions of a block, nested blocks' included, without its comments (a comment reads nothing)."""
-    return "\n".join([a.expr.source for a in b.attributes.values()] + [_code(x) for x in b.blocks])
+    return "\n".join([a.expr.source for a in b.attributes.values()] + [code_of(x) for x in b.blocks])
 
 
 def _nodes(files: dict[str, str], variables: bool = False) -> dict[str, str]:
@@ -38,18 +38,18 @@ def _nodes(files: dict[str, str], variables: bool = False) -> dict[str, str]:
             continue
         for b in f.blocks:
             if b.type == "module" and b.labels:
-                out[f"module.{b.labels[0]}"] = _code(b)
+                out[f"module.{b.labels[0]}"] = code_of(b)
             elif b.type == "resource" and len(b.labels) > 1:
-                out[f"{b.labels[0]}.{b.labels[1]}"] = _code(b)
+                out[f"{b.labels[0]}.{b.labels[1]}"] = code_of(b)
             elif b.type == "data" and len(b.labels) > 1:
-                out[f"data.{b.labels[0]}.{b.labels[1]}"] = _code(b)
+                out[f"data.{b.labels[0]}.{b.labels[1]}"] = code_of(b)
             elif b.type == "locals":
                 for name, a in b.attributes.items():
                     out[f"local.{name}"] = a.expr.source
             elif b.type == "output" and b.labels:
-                out[f"output.{b.labels[0]}"] = _code(b)
+                out[f"output.{b.labels[0]}"] = code_of(b)
             elif b.type == "variable" and b.labels and variables:
-                out[f"var.{b.labels[0]}"] = _code(b)
+                out[f"var.{b.labels[0]}"] = code_of(b)
     return out
 
 

@@ -3057,3 +3057,21 @@ def test_an_output_of_the_name_migrator_gives_with_the_same_value_is_reused(tmp_
     assert not plan.has_errors
     module = next(c.new for c in plan.changes if c.path == "infra/01-cluster/karpenter.tf")
     assert 'output "karpenter_queue_name"' not in module and 'output "karpenter_service_account"' in module
+
+
+def test_a_state_read_for_something_else_than_the_cluster_links_no_stage(tmp_path):
+    """A root that reads another root module's state but connects to its own cluster otherwise (providers from
+    variables; the state read for a value like a VPC id) is not that module's cluster: the module stays out of the
+    root (MIG-CAS-002 as before), nothing of it is written."""
+    _stages(tmp_path)
+    main = tmp_path / "infra" / "02-addons" / "main.tf"
+    text = main.read_text()
+    text = text.replace("data.terraform_remote_state.cluster.outputs.cluster_endpoint", "var.endpoint")
+    text = text.replace("base64decode(data.terraform_remote_state.cluster.outputs.cluster_certificate_authority_data)",
+                        "var.ca")
+    text = text.replace("  cluster_name = data.terraform_remote_state.cluster.outputs.cluster_name\n",
+                        '  cluster_name = "acme-prod"\n  oidc         = data.terraform_remote_state.cluster.outputs.oidc_provider_arn\n')
+    main.write_text(text)
+    plan = _plan(tmp_path)
+    assert [f.code for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-064")] == ["MIG-CAS-002"]
+    assert not [c for c in plan.changes if c.path.startswith("infra/01-cluster")]

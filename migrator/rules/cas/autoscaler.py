@@ -987,7 +987,7 @@ def own_iam(repo, cas, owns) -> list[tuple[tuple[str, hclsrc.Block], list[tuple[
     with its actions is given and that is bound to its service account, by a Pod Identity association or an IRSA
     trust. Returns (the role, every block that goes with it, how it is bound) per role: its association, attachments
     and inline policies, and the policies and documents nothing else reads."""
-    from ...tfgraph import _code, references
+    from ...tfgraph import code_of, references
     conf = FACTS["detect"]["hand_written_iam"]
     if not cas.policies or not cas.installs:
         return []
@@ -1004,11 +1004,14 @@ def own_iam(repo, cas, owns) -> list[tuple[tuple[str, hclsrc.Block], list[tuple[
     for d in sorted({posixpath.dirname(p) or "." for p, _ in cas.policies}):
         blocks = {b.address: (p, b) for p in repo.tf_in_dir(d if d != "." else "") if owns(p)
                   for b in (repo.hcl(p).blocks if repo.hcl(p) else []) if b.type in ("resource", "data")}
-        code = {a: _code(b) for a, (_, b) in blocks.items()}
+        code = {a: code_of(b) for a, (_, b) in blocks.items()}
         reads = {a: references(c, blocks) - {a} for a, c in code.items()}
         readers = {a: {x for x, r in reads.items() if a in r} for a in blocks}
         cas_policies = {b.address for p, b in cas.policies if (posixpath.dirname(p) or ".") == d}
-        kind = lambda a: blocks[a][1].labels[0] if blocks[a][1].type == "resource" else "data." + blocks[a][1].labels[0]
+
+        def kind(a: str) -> str:
+            b = blocks[a][1]
+            return b.labels[0] if b.type == "resource" else "data." + b.labels[0]
         for r in sorted(a for a in blocks if kind(a) == conf["role"]):
             assoc = sorted(a for a in readers[r] if kind(a) == conf["association"])
             bound = [a for a in assoc if blocks[a][1].attr("service_account") is not None
