@@ -233,3 +233,28 @@ def test_a_configured_root_that_is_not_a_cluster_root_is_reported(tmp_path):
     plan = make_plan(tmp_path, to="v1", options=Options(roots={"clusters/prd": {"region": "eu-west-1"}}))
     (f,) = [f for f in plan.findings if f.code == "MIG-CFG-001"]
     assert "clusters/prd" in f.message and f.severity == "warning"
+
+
+def test_a_new_statement_scoped_by_account_reads_the_modules_caller_identity(tmp_path):
+    """A Terraform controller policy (chart 1.4) given the newest 1.x statements: AllowAPIServerEndpointDiscovery and
+    the interruption queue's are scoped by account, which the module states nowhere - an aws_caller_identity data
+    source is added and read (aws-samples/eks-saas-gitops). The statement was written with CloudFormation's
+    `${AWS::AccountId}` left in it (invalid Terraform), and the queue's came only on a second run (MIG-EDIT-004)."""
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Sid": "Karpenter", "Effect": "Allow", "Resource": "*",
+         "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate", "iam:PassRole"]}]}
+    (tmp_path / "main.tf").write_text(
+        'variable "cluster_name" {\n  type    = string\n  default = "shop"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "1.4.0"\n\n'
+        '  set {\n    name  = "settings.clusterName"\n    value = var.cluster_name\n  }\n\n'
+        '  set {\n    name  = "settings.interruptionQueue"\n    value = "shop-karpenter"\n  }\n}\n\n'
+        'resource "aws_iam_policy" "karpenter" {\n  policy = jsonencode(' + json.dumps(policy) + ')\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    assert not [f for f in plan.findings if f.code in ("MIG-EDIT-004", "MIG-IAM-011")]
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert "AWS::" not in c.new and 'data "aws_caller_identity" "current" {}' in c.new
+    assert ":${data.aws_caller_identity.current.account_id}:cluster/${var.cluster_name}" in c.new
+    assert ":${data.aws_caller_identity.current.account_id}:shop-karpenter" in c.new
+    hcl.parse(c.new)
+    apply_changes(plan.root, plan.changes)
+    assert [x.path for x in make_plan(tmp_path, to="latest").changes if x.path == "main.tf"] == []

@@ -347,6 +347,15 @@ class IamRule:
     def add_official(self, pol: Policy, sids: list[str], after: Statement | None) -> None:
         text = self.repo.text(pol.path)
         subs = self.substitutions(pol)
+        account = None          # a new statement scoped by account (eks:DescribeCluster on the cluster's ARN, the
+        if subs is not None and "AWS::AccountId" not in subs and pol.path.endswith((".tf", ".tofu")):   # queue's)
+            from ...facts import terraform_scope          # reads the module's aws_caller_identity, added if needed
+            from ...facts import interruption_queue
+            fact, account = terraform_scope(self.repo, pol, self.values)["AWS::AccountId"]
+            subs = {**subs, "AWS::AccountId": "${" + fact.value + "}"}
+            arn = interruption_queue(pol, self.values, subs)[1]
+            if arn is not None:
+                subs[QUEUE["placeholder"]] = arn
         if QUEUE["sid"] in sids and not self.queue_statement(pol, subs):
             sids = [s for s in sids if s != QUEUE["sid"]]
             if not sids:
@@ -359,11 +368,24 @@ class IamRule:
             return
         rendered = []
         for sid in sids:
-            st = json.loads(_substitute(json.dumps(_official_sid(sid, self.facts["target"])), subs))
+            raw = json.dumps(_official_sid(sid, self.facts["target"]))
+            body = _substitute(raw, subs)
+            if account is not None and subs["AWS::AccountId"] in body:
+                self.add_data_source(pol.path, account)
+            if re.search(r"\$\{(AWS::|KarpenterInterruptionQueue)", body):
+                self.finding("MIG-IAM-004", "error", pol.path, pol.line,
+                             f"{pol.name} needs the official statement {sid}, but migrator cannot tell the "
+                             + ", ".join(sorted(set(re.findall(r"\$\{(AWS::\w+|KarpenterInterruptionQueue)", body))))
+                             + " it is scoped to",
+                             f"add {sid} from the v{self.facts['target']} getting-started CloudFormation by hand "
+                             "(or give --account-id / --region)")
+                continue
+            st = json.loads(body)
             rendered.append(self.render(pol, st, text, after))
             self.finding("MIG-IAM-005", "info", pol.path, hclsrc.line_of(text, after.start),
                          f"{pol.name}: added official statement {sid} (v{self.facts['target']})")
-        self.insert_after(pol, after, rendered)
+        if rendered:
+            self.insert_after(pol, after, rendered)
 
     def render(self, pol: Policy, st: dict, text: str, like: Statement) -> str:
         ind = indent_at(text, like.start)
