@@ -69,6 +69,8 @@ class NodeGroup:
     line: int
     fields: dict[str, Any] = field(default_factory=dict)     # meaning -> value (tokens for expressions)
     manual: list[str] = field(default_factory=list)          # fields migrator cannot carry to a NodePool
+    template: dict[str, dict[str, str]] = field(default_factory=dict)  # the aws_launch_template it names: address
+                                                             # -> what it sets (setting -> where it goes on Karpenter)
     block: hclsrc.Block | None = None           # module call / resource
     entry: hclsrc.ObjEntry | None = None        # module: the group's entry in the map
     attr: str = ""                              # module: eks_managed_node_groups / self_managed_node_groups
@@ -87,6 +89,19 @@ class NodeGroup:
     def address(self) -> str:
         """The Terraform address of the group's own resource (aws_eks_node_group), with its instance key."""
         return (self.block.address if self.block is not None else "") + self.instance
+
+    def size(self, key: str) -> Any:
+        """min_size / max_size / desired_size as EKS runs the group: its literal where the root states it, the
+        terraform-aws-modules/eks default (by the major its version pins) where nothing states it, else None."""
+        if key in self.fields or self.source != "module" or self.block is None:
+            return self.literal(key)
+        from .versions import constraint
+        v = self.block.attr("version")
+        ver = constraint(str(v.literal()))[1] if v is not None and v.literal() else None
+        for row in FACTS["node_groups"]["terraform_module"]["module_sizes"] if ver is not None else []:
+            if ver[0] >= row["from"]:
+                return row[self.flavour].get(key)
+        return None
 
     def literal(self, key: str) -> Any:
         """The field's value where the root states it whole; None where any part of it is an expression (a list or
@@ -245,6 +260,7 @@ def scan(repo: Repo) -> CasInventory:
         if _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
     _templates(repo, inv)
+    _left_out(repo, inv)
     inv.priorities = _priorities(repo, inv)
     versions = {}       # Terraform clusters' versions by folder (an eksctl group has its own ClusterConfig's)
     for p, b in inv.eks_modules:
@@ -260,6 +276,25 @@ def scan(repo: Repo) -> CasInventory:
             g.cluster_version = versions.get(posixpath.dirname(g.home or g.path))
     repo.__dict__["_cas"] = inv
     return inv
+
+
+def _left_out(repo: Repo, inv: CasInventory) -> None:
+    """Cluster Autoscaler's manifests below Flux Kustomizations' paths that none of them applies (their folder left
+    out of, or commented out of, the kustomization.yaml that path builds): said, not planned - the cluster does not
+    run them."""
+    from .inventory.kustomizations import left_out
+    keep = []
+    for i in inv.installs:
+        why = left_out(repo, i.path) if i.kind in ("flux", "argocd", "deployment") else None
+        if why is None:
+            keep.append(i)
+            continue
+        repo.findings.append(Finding(
+            "MIG-CAS-050", "info", i.path, i.line,
+            f"{i.address} installs Cluster Autoscaler, but the Flux Kustomization {why[0]} applies "
+            f"{why[1] or '.'}, whose kustomization.yaml does not build {i.path}: not applied, not planned",
+            f"list it in {why[1] or '.'}'s kustomization.yaml first if this cluster should run Cluster Autoscaler"))
+    inv.installs = keep
 
 
 def nested(b: hclsrc.Block, *types: str) -> hclsrc.Block | None:
@@ -655,18 +690,38 @@ def yaml_values(i: CasInstall) -> dict:
     if i.kind == "argocd":
         helm = (value_at(i.obj, ("spec",) + i.source) or {}).get("helm") or {}
         inline = helm.get("valuesObject") or {}
-        if isinstance(helm.get("values"), str):         # `values: |` YAML text, below valuesObject in Argo CD's order
-            try:
-                text = yamlsrc.load(helm["values"])
+        if helm.get("valuesObject") is None and isinstance(helm.get("values"), str):
+            try:                                        # `values: |` YAML text, read only without a valuesObject
+                text = yamlsrc.load(helm["values"])     # (Argo CD takes one or the other, valuesObject first)
             except yamlsrc.YamlParseError:
                 text = None
-            inline = _merged(text, inline) if isinstance(text, dict) else inline
-        return _merged(i.file_values, inline) if i.file_values else inline
+            inline = text if isinstance(text, dict) else inline
+        merged = _merged(i.file_values, inline) if i.file_values else inline
+        return _merged(merged, _parameters(helm.get("parameters")))
     if i.kind == "script":
         return i.obj
     if i.kind == "helmfile":
         return i.file_values
     return {}
+
+
+def _parameters(params) -> dict:
+    """An Argo CD source's helm.parameters (helm --set, over every values source) as nested values; a name with a
+    list index or an escaped dot is not read."""
+    out: dict = {}
+    for p in params if isinstance(params, list) else []:
+        name = p.get("name") if isinstance(p, dict) else None
+        if not isinstance(name, str) or not name or "[" in name or "\\" in name:
+            continue
+        *keys, last = name.split(".")
+        at = out
+        for k in keys:
+            at = at.setdefault(k, {}) if isinstance(at.get(k, {}), dict) else None
+            if at is None:
+                break
+        if at is not None:
+            at[last] = p.get("value")
+    return out
 
 
 def _merged(base: dict, over: dict) -> dict:
@@ -1038,10 +1093,26 @@ def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> N
                   p, hclsrc.line_of(text, b.start), block=b, masked=m,
                   instance="[0]" if b.attr("count") is not None else "")     # a switch that is on: one instance
     _resource_fields(b, g, spec)
+    _launch_template(repo, p, b, g)
     g.fields["name"] = hcl_to_obj(name, m) if name is not None else g.name
     _stated(repo, p, g)
     _named(g)
     inv.groups.append(g)
+
+
+def _launch_template(repo: Repo, p: str, b: hclsrc.Block, g: NodeGroup) -> None:
+    """The aws_launch_template of this module a group's launch_template block names (by id or name): what it sets,
+    each setting with where it goes on Karpenter (knowledge/cas.yaml `launch_template_fields`)."""
+    where = FACTS["node_groups"]["aws_eks_node_group"]["launch_template_fields"]
+    for lt in b.sub("launch_template")[:1]:
+        ref = re.search(r"\baws_launch_template\.([A-Za-z_][\w-]*)\.(?:id|name)\b",
+                        " ".join(e.source for e in (lt.attr("id"), lt.attr("name")) if e is not None))
+        found = [x for x in repo.tf_in_dir(posixpath.dirname(p)) for t in (repo.hcl(x).blocks if repo.hcl(x) else [])
+                 if ref and t.type == "resource" and t.labels == ["aws_launch_template", ref.group(1)]]
+        t = next((t for t in repo.hcl(found[0]).blocks if t.labels == ["aws_launch_template", ref.group(1)]),
+                 None) if found else None
+        if t is not None:
+            g.template = {t.address: {k: v for k, v in where.items() if t.attr(k) is not None or t.sub(k)}}
 
 
 def _named(g: NodeGroup) -> None:

@@ -232,8 +232,6 @@ def realign_edited(old: str, new: str, spans: list[tuple[int, int]]) -> str:
     was written that way before (its runs all aligned): a renamed, moved or removed key leaves its neighbours'
     padding right. A file whose author aligns otherwise keeps every byte outside the edits."""
     before = old.splitlines(keepends=True)
-    if any(_aligned(before, r) != [before[i] for i in r] for r in _attribute_runs(before)):
-        return new
     lines = new.splitlines(keepends=True)
     starts, pos = [], 0
     for ln in lines:
@@ -246,6 +244,8 @@ def realign_edited(old: str, new: str, spans: list[tuple[int, int]]) -> str:
         touched.update(range(max(0, first - 1), last + 2))      # a removed line changes the run above it, a line
                                                                 # made multi-line splits the run below it
     runs = _attribute_runs(lines)
+    if any(_aligned(before, r) != [before[i] for i in r] for r in _attribute_runs(before)):
+        return _author_aligned(lines, runs, touched, spans, starts)
     for run in runs:
         if touched.intersection(run):
             for i, ln in zip(run, _aligned(lines, run)):
@@ -255,6 +255,26 @@ def realign_edited(old: str, new: str, spans: list[tuple[int, int]]) -> str:
         m = _ATTR.match(lines[i]) if i < len(lines) and i not in in_runs else None
         if m and m.group(3) != " " and not _HEREDOC.search(lines[i].rstrip("\r\n")):
             lines[i] = m.group(1) + m.group(2) + " =" + lines[i][m.end():]   # a value made multi-line: no run, one space
+    return "".join(lines)
+
+
+def _author_aligned(lines: list[str], runs: list[list[int]], touched: set[int], spans, starts) -> str:
+    """A file aligned its author's way: a line an edit wrote whole into a run whose other lines share one `=`
+    column takes that column (when its key fits), every other byte as it was."""
+    ends = starts[1:] + [sum(len(x) for x in lines)]
+    written = {i for a, b in spans for i in range(len(lines)) if a <= starts[i] and ends[i] <= b}   # whole lines
+    for run in runs:
+        mine = [i for i in run if i in written and i in touched]
+        cols = {len(_ATTR.match(lines[i]).group(1)) + len(_ATTR.match(lines[i]).group(2))
+                + len(_ATTR.match(lines[i]).group(3)) for i in run if i not in written}
+        if not mine or len(cols) != 1:
+            continue
+        col = cols.pop()
+        for i in mine:
+            m = _ATTR.match(lines[i])
+            width = col - len(m.group(1))
+            if len(m.group(2)) < width:
+                lines[i] = m.group(1) + m.group(2).ljust(width) + "=" + lines[i][m.end():]
     return "".join(lines)
 
 
@@ -277,6 +297,44 @@ def manifest_object(text: str, b: hclsrc.Block, expr: hclsrc.Expr, obj, tokens: 
     return expr.start, expr.end, hclsrc.render_value(obj, tokens, indent_at(text, attr.start), hcl_step(text, b))
 
 
+def _orphan_headers(text: str, spans: list[list[int]]) -> list[list[int]]:
+    """The removed spans, with every section header they leave empty: a comment run at the top level (after a blank
+    line, a block's closing brace or the top) whose section - down to the next comment run or the end - held
+    removed blocks and nothing else."""
+    starts, pos = [], 0
+    lines = text.splitlines(keepends=True)
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln)
+    gone = [any(s <= a and a + len(ln) <= e for s, e in spans) for a, ln in zip(starts, lines)]
+    note = [ln.strip().startswith(("#", "//")) and not g for ln, g in zip(lines, gone)]
+    blank = [not ln.strip() for ln in lines]
+    out = [list(x) for x in spans]
+    i = 0
+    while i < len(lines):
+        if not note[i] or (i > 0 and not (blank[i - 1] or gone[i - 1] or lines[i - 1].rstrip() == "}")):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and note[j]:
+            j += 1
+        k = j
+        while k < len(lines) and not note[k] and (blank[k] or gone[k]):
+            k += 1
+        if (k == len(lines) or note[k]) and any(gone[j:k]):
+            first = next(x for x in range(j, k) if gone[x])       # with the blank lines under it
+            out.append([starts[i], starts[first]])
+        i = j
+    out.sort()
+    merged: list[list[int]] = []
+    for s, e in out:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return merged
+
+
 def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:
     """Delete blocks of one file (each with its comment lines); the whole file when nothing else is left in it."""
     text = repo.text(path)
@@ -287,6 +345,7 @@ def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> lis
             merged[-1][1] = max(merged[-1][1], e)
         else:
             merged.append([s, e])
+    merged = _orphan_headers(text, merged)
     rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in merged], [s for s, _ in merged] + [len(text)]))
     if not "".join(ln for ln in rest.splitlines() if not ln.strip().startswith(("#", "//"))).strip():
         return [DeleteFile(path, rule)]

@@ -273,8 +273,14 @@ class Fleet:
             if users:
                 return tuple(sorted({self.tied.get(r, r) for r in users}, key=rollout_key))
             r = self._nearest(d)
-            if _module_users(self.repo, d) or (is_root_module(self.repo, d) and self._has_terraform(r)):
-                return ()           # a module other roots call, or another cluster's root module
+            callers = _module_users(self.repo, d)
+            if callers:
+                # a module only root modules outside every cluster root call: the root their files go to (a GitOps
+                # root's cluster made in a module of the infra/ root module beside it), when they agree
+                got = {self.users(self.repo.tf_in_dir(u)[0]) if self.repo.tf_in_dir(u) else () for u in callers}
+                return got.pop() if len(got) == 1 else ()
+            if is_root_module(self.repo, d) and self._has_terraform(r):
+                return ()           # another cluster's root module
             if (not _near(d, r) or self._tied_nearest(d)) and len(self._loose_folders()) > 1 and len(self.paths) > 1:
                 return ()           # one of several clusters' folders outside every root, none of them near it
                                     # (or as near to several roots as to this one: lessons/006 beside lessons/070/k8s

@@ -2448,9 +2448,11 @@ def test_a_helmfile_releases_replica_count_set_by_set_is_zeroed_there(tmp_path):
     assert "      - name: replicaCount\n        value: 0\n" in text and "- replicaCount: 0" not in text
 
 
-def test_an_applications_values_text_is_read_below_its_values_object(tmp_path):
-    """`helm.values: |` (YAML text) gives the cluster's name and Cluster Autoscaler's flags as valuesObject does (Argo
-    CD merges valuesObject over it): the install reads them; it was told no cluster name."""
+def test_an_applications_values_text_is_read_and_a_values_object_replaces_it(tmp_path):
+    """`helm.values: |` (YAML text) gives the cluster's name and Cluster Autoscaler's flags as valuesObject does: the
+    install reads them (it was told no cluster name). Argo CD takes valuesObject instead of that text, not over it
+    (ApplicationSourceHelm.ValuesYAML), so beside a valuesObject the text is not read (it was merged under it), and
+    parameters (helm --set) go over both."""
     import shutil
     from migrator.cas import scan, yaml_values
     from migrator.inventory import Repo
@@ -2459,14 +2461,40 @@ def test_an_applications_values_text_is_read_below_its_values_object(tmp_path):
     text = app.read_text()
     start, end = text.index("      valuesObject:\n"), text.index("  destination:\n")
     body = "".join(ln[4:] + "\n" for ln in text[start:end].splitlines()[1:])
-    app.write_text(text[:start] + "      values: |\n" + "".join("    " + ln + "\n" for ln in body.splitlines())
-                   + "      valuesObject:\n        awsRegion: eu-west-1\n" + text[end:])
+    as_text = text[:start] + "      values: |\n" + "".join("    " + ln + "\n" for ln in body.splitlines())
+    app.write_text(as_text + "      parameters:\n        - name: awsRegion\n          value: eu-west-1\n" + text[end:])
     (i,) = scan(Repo(tmp_path)).installs
     values = yaml_values(i)
     assert values["autoDiscovery"] == {"clusterName": "payments"} and values["awsRegion"] == "eu-west-1"
     plan = _plan(tmp_path)
     assert not [f for f in plan.findings if f.code == "MIG-CAS-018" or f.severity == "error"]
     assert any(c.path == "gitops/apps/karpenter.yaml" for c in plan.changes)
+    app.write_text(as_text + "      valuesObject:\n        awsRegion: eu-west-1\n" + text[end:])
+    (i,) = scan(Repo(tmp_path)).installs
+    assert yaml_values(i) == {"awsRegion": "eu-west-1"}
+
+
+def test_cutover_of_an_application_with_values_text_scales_it_by_a_parameter(tmp_path):
+    """Cluster Autoscaler's Application whose values are `values: |` text: replicaCount 0 goes in as a helm parameter
+    (over every values source). A valuesObject added beside the text - as the cutover wrote it - would have replaced
+    all of it (the cluster name, the IRSA annotation) for Argo CD. Walked to the end; the walk is the cutover's."""
+    import shutil
+    from migrator.sources import yaml as yamlsrc
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    app = tmp_path / "gitops" / "apps" / "cluster-autoscaler.yaml"
+    text = app.read_text()
+    start, end = text.index("      valuesObject:\n"), text.index("  destination:\n")
+    body = "".join(ln[4:] + "\n" for ln in text[start:end].splitlines()[1:])
+    app.write_text(text[:start] + "      values: |\n" + "".join("    " + ln + "\n" for ln in body.splitlines())
+                   + text[end:])
+    _walk_to(tmp_path, "cutover")
+    plan = _plan(tmp_path)
+    cut = next(c for c in plan.changes if c.path == "gitops/apps/cluster-autoscaler.yaml")
+    helm = yamlsrc.load(cut.new)["spec"]["source"]["helm"]
+    assert "valuesObject" not in helm and helm["parameters"] == [{"name": "replicaCount", "value": "0"}]
+    assert yamlsrc.load(helm["values"]) == yamlsrc.load(body)
+    assert cut.new.replace(
+        "      parameters:\n        - name: replicaCount\n          value: \"0\"\n", "") == app.read_text()
 
 
 def test_an_applicationset_installing_cluster_autoscaler_into_a_fleet_is_said(tmp_path):
@@ -3075,3 +3103,200 @@ def test_a_state_read_for_something_else_than_the_cluster_links_no_stage(tmp_pat
     plan = _plan(tmp_path)
     assert [f.code for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-064")] == ["MIG-CAS-002"]
     assert not [c for c in plan.changes if c.path.startswith("infra/01-cluster")]
+
+
+def _commands(plan) -> list[str]:
+    return [c for s in plan.steps for c in s.commands]
+
+
+def test_applications_applied_by_hand_are_applied_and_deleted_by_the_runbook(tmp_path):
+    """Cluster Autoscaler's Application that no Application syncs (applied by hand, as j-hashed-gomez/devops-challenge
+    documents it): the runbook applies the Karpenter Applications and the NodePools file with kubectl, applies the
+    scaled Application before syncing it, and deletes it with --cascade at the cleanup (with what an Application
+    without Argo CD's finalizer leaves, by the chart's instance label). It said `argocd app sync karpenter` for an
+    Application never created, had no command for the NodePools, and the cleanup deleted the file only."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    shutil.rmtree(tmp_path / "gitops" / "bootstrap")
+    plan = _plan(tmp_path)
+    cmds = _commands(plan)
+    assert cmds.index("kubectl apply -f gitops/apps/karpenter.yaml") < cmds.index("argocd app sync karpenter")
+    assert "kubectl apply -f gitops/apps/karpenter-nodepools.yaml" in cmds
+    plan = _walk_to(tmp_path, "cutover")
+    cmds = _commands(plan)
+    assert cmds.index("kubectl apply -f gitops/apps/cluster-autoscaler.yaml") < \
+        cmds.index("argocd app sync cluster-autoscaler")
+    plan = _walk_to(tmp_path, "cleanup")
+    (gone,) = [c for c in _commands(plan) if "argocd app delete" in c]
+    assert gone.startswith("argocd app delete cluster-autoscaler --cascade --yes && kubectl delete deployment,")
+    assert gone.endswith("-A -l app.kubernetes.io/instance=cluster-autoscaler")
+
+
+def test_an_application_synced_by_another_is_pruned_by_it_at_the_cleanup(tmp_path):
+    """With an Application syncing Cluster Autoscaler's folder (cas-argocd's `platform`), the cleanup syncs it with
+    --prune (the scaled Application goes) and removes what an Application without Argo CD's resources finalizer
+    leaves behind; every other step syncs `platform` as before."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    assert "argocd app sync platform" in _commands(_plan(tmp_path))
+    plan = _walk_to(tmp_path, "cleanup")
+    (gone,) = [c for c in _commands(plan) if "--prune" in c]
+    assert gone == ("argocd app sync platform --prune && kubectl delete deployment,service,serviceaccount,role,"
+                    "rolebinding,clusterrole,clusterrolebinding,poddisruptionbudget -A -l "
+                    "app.kubernetes.io/instance=cluster-autoscaler")
+
+
+def test_a_hand_written_role_given_a_managed_policy_of_a_document_goes_at_the_cleanup(tmp_path):
+    """Cluster Autoscaler's IRSA role given an aws_iam_policy (its actions in a data aws_iam_policy_document) by an
+    attachment, as j-hashed-gomez/devops-challenge writes it: the role, attachment, policy and both documents go at
+    the cleanup. The actions were read on the document only, which the role reaches through the policy, so the
+    role was not taken for Cluster Autoscaler's and all of it stayed (MIG-CAS-029)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    iam = tmp_path / "terraform" / "cluster-autoscaler-iam.tf"
+    text = iam.read_text()
+    inline = text[text.index('resource "aws_iam_role_policy"'):]
+    iam.write_text(text.replace(inline, (
+        'data "aws_iam_policy_document" "cluster_autoscaler" {\n  statement {\n    actions = [\n'
+        '      "autoscaling:DescribeAutoScalingGroups",\n      "autoscaling:SetDesiredCapacity",\n'
+        '      "autoscaling:TerminateInstanceInAutoScalingGroup",\n    ]\n    resources = ["*"]\n  }\n}\n\n'
+        'resource "aws_iam_policy" "cluster_autoscaler" {\n  name   = "cluster-autoscaler"\n'
+        '  policy = data.aws_iam_policy_document.cluster_autoscaler.json\n}\n\n'
+        'resource "aws_iam_role_policy_attachment" "cluster_autoscaler" {\n'
+        '  role       = aws_iam_role.cluster_autoscaler.name\n'
+        '  policy_arn = aws_iam_policy.cluster_autoscaler.arn\n}\n')))
+    plan = _walk_to(tmp_path, "cleanup")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-029" or f.severity == "error"]
+    assert {c.path: c.action for c in plan.changes}["terraform/cluster-autoscaler-iam.tf"] == "delete"
+    (removed,) = [f.message for f in plan.findings if f.code == "MIG-CAS-021"]
+    for a in ("aws_iam_policy.cluster_autoscaler", "aws_iam_role_policy_attachment.cluster_autoscaler",
+              "data.aws_iam_policy_document.cluster_autoscaler,", "data.aws_iam_policy_document.cluster_autoscaler_trust"):
+        assert a in removed
+
+
+def test_a_tag_written_into_a_map_its_author_aligned_takes_the_authors_column(tmp_path):
+    """A subnet's tags aligned wider than terraform fmt would (j-hashed-gomez/devops-challenge's vpc.tf): the
+    discovery tag takes the column its neighbours share, every other byte stays; it was written unaligned."""
+    from migrator.placement import realign_edited
+    old = ('resource "aws_subnet" "a" {\n  tags = {\n    Name                          = "a"\n'
+           '    "kubernetes.io/role/elb"      = "1"\n  }\n}\n')
+    line = '    "karpenter.sh/discovery" = var.cluster_name\n'
+    at = old.index("  }\n}")
+    new = old[:at] + line + old[at:]
+    out = realign_edited(old, new, [(at, at + len(line))])
+    assert out == old[:at] + '    "karpenter.sh/discovery"      = var.cluster_name\n' + old[at:]
+    long = '    "karpenter.sh/discovery/with/a/longer/key" = var.cluster_name\n'
+    new = old[:at] + long + old[at:]
+    assert realign_edited(old, new, [(at, at + len(long))]) == new      # wider than the column: as written
+
+
+def test_a_module_group_stating_no_sizes_gets_the_modules_own(tmp_path):
+    """An eks module group with no min/max/desired (AnhLead/2048-eks's `blue = {}`) runs the module's sizes (max 3):
+    its NodePool gets limits of 3 nodes and the cutover's rollback names them (it said "max_size is not a number"
+    and wrote no limit). Its `vpc_security_group_ids` (of the *_defaults) is said: Karpenter's nodes get the
+    discovery-tagged groups only."""
+    import shutil
+    from migrator.sources import yaml as yamlsrc
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "terraform" / "main.tf"
+    text = main.read_text()
+    main.write_text(text.replace("      min_size       = 3\n      max_size       = 15\n      desired_size   = 5\n", "")
+                    .replace("    apps = {\n", "    apps = {\n      vpc_security_group_ids = [aws_security_group.extra.id]\n"))
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-014"]
+    pools = next(c for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
+    apps = next(d for d in yamlsrc.load_all_safe(pools.new) if d["kind"] == "NodePool"
+                and d["metadata"]["name"] == "apps")
+    assert apps["spec"]["limits"] == {"cpu": 24, "memory": "96Gi"}          # 3 x m6a.2xlarge (8 vCPU, 32 GiB)
+    (sg,) = [f for f in plan.findings if f.code == "MIG-CAS-015"]
+    assert "vpc_security_group_ids" in sg.message and "securityGroupSelectorTerms" in sg.manual_step
+    plan = _walk_to(tmp_path, "cutover")
+    assert any("apps: min 1, desired 1, max 3" in s.rollback for s in plan.steps)
+
+
+def test_a_launch_template_a_group_names_is_read_for_what_it_sets(tmp_path):
+    """An aws_eks_node_group naming an aws_launch_template of its module (ShivamPanchbhai/AWS-EKS-Platform): its
+    MIG-CAS-015 lists what the template sets and where each setting goes on the EC2NodeClass."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-hand-written" / "input", tmp_path, dirs_exist_ok=True)
+    eks = tmp_path / "terraform" / "eks.tf"
+    text = eks.read_text()
+    at = text.index('resource "aws_eks_node_group"')
+    body = text.index("{", at) + 1
+    eks.write_text(text[:body] + "\n  launch_template {\n    id      = aws_launch_template.nodes.id\n"
+                   "    version = aws_launch_template.nodes.latest_version\n  }\n" + text[body:]
+                   + '\nresource "aws_launch_template" "nodes" {\n  name = "nodes"\n\n  metadata_options {\n'
+                   '    http_tokens = "required"\n  }\n\n  vpc_security_group_ids = [aws_security_group.nodes.id]\n}\n')
+    plan = _plan(tmp_path)
+    (lt,) = [f for f in plan.findings if f.code == "MIG-CAS-015"]
+    assert "(aws_launch_template.nodes sets vpc_security_group_ids, metadata_options)" in lt.message
+    assert "vpc_security_group_ids: securityGroupSelectorTerms; metadata_options: metadataOptions" in lt.manual_step
+
+
+def test_cluster_autoscaler_a_flux_path_leaves_out_is_not_planned(tmp_path):
+    """Cluster Autoscaler's HelmRelease in a folder that the kustomization.yaml of a Flux Kustomization's path
+    comments out (AnhLead/2048-eks, its path written `../../infrastructure`): not applied, said (MIG-CAS-050), no
+    root planned from it; listed again, it is planned."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-flux" / "input", tmp_path, dirs_exist_ok=True)
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    import posixpath
+    (ci,) = scan(Repo(tmp_path)).installs
+    folder = posixpath.dirname(ci.path)
+    parent = posixpath.dirname(folder)
+    (tmp_path / "flux").mkdir()
+    (tmp_path / "flux" / "sync.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: infrastructure\n"
+        f"  namespace: flux-system\nspec:\n  path: ../../{parent}\n  sourceRef:\n    kind: GitRepository\n"
+        "    name: flux-system\n")
+    kz = tmp_path / parent / "kustomization.yaml"
+    listed = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+    kz.write_text(listed + f"  #- {posixpath.basename(folder)}\n")
+    plan = _plan(tmp_path)
+    assert [f.path for f in plan.findings if f.code == "MIG-CAS-050"] == [ci.path]
+    assert not [r for r in plan.roots if r.era == "cas"]
+    kz.write_text(listed + f"  - {posixpath.basename(folder)}\n")
+    assert [r.era for r in _plan(tmp_path).roots] == ["cas"]
+
+
+def test_a_gitops_roots_cluster_in_a_module_of_the_root_module_beside_it(tmp_path):
+    """Cluster Autoscaler's Argo CD Application in argocd/, the cluster made in terraform/modules/eks, which the root
+    module terraform/ calls (ShivamPanchbhai/AWS-EKS-Platform): the module is the GitOps root's cluster, as the root
+    module beside it already was; the karpenter module goes beside the cluster (before: MIG-CAS-002, nothing)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    shutil.move(str(tmp_path / "terraform"), str(tmp_path / "eks"))
+    (tmp_path / "terraform" / "modules").mkdir(parents=True)
+    shutil.move(str(tmp_path / "eks"), str(tmp_path / "terraform" / "modules" / "eks"))
+    (tmp_path / "terraform" / "main.tf").write_text(
+        'provider "aws" {\n  region = "eu-central-1"\n}\n\nmodule "cluster" {\n  source = "./modules/eks"\n\n'
+        '  vpc_id             = "vpc-0123"\n  private_subnet_ids = ["subnet-1", "subnet-2"]\n}\n')
+    plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-002" or f.severity == "error"]
+    assert "terraform/modules/eks/karpenter.tf" in {c.path for c in plan.changes}
+
+
+def test_removing_every_block_of_a_section_removes_its_heading(tmp_path):
+    """The cleanup removes Cluster Autoscaler's role and policy and its Pod Identity association, each under a
+    section comment of its own (ShivamPanchbhai/AWS-EKS-Platform's pod-identity module): the headings go with them;
+    a heading over blocks that stay is kept."""
+    from migrator.placement import remove_blocks
+    from migrator.inventory import Repo
+    text = ('resource "aws_iam_role" "lbc" {\n  name = "lbc"\n}\n'
+            "#####\n# CLUSTER AUTOSCALER ROLE\n#####\n\n"
+            'resource "aws_iam_role" "cas" {\n  name = "cas"\n}\n\n'
+            'resource "aws_iam_role_policy" "cas" {\n  role = aws_iam_role.cas.id\n}\n'
+            "#####\n# ASSOCIATION\n#####\n\n"
+            'resource "aws_eks_pod_identity_association" "cas" {\n  role_arn = aws_iam_role.cas.arn\n}\n'
+            "#####\n# KEPT\n#####\n\n"
+            'resource "aws_iam_role" "other" {\n  name = "other"\n}\n')
+    (tmp_path / "iam.tf").write_text(text)
+    repo = Repo(tmp_path)
+    blocks = [b for b in repo.hcl("iam.tf").blocks if b.labels[1] == "cas"]
+    new = text
+    for e in sorted(remove_blocks(repo, "iam.tf", blocks, "t"), key=lambda e: -e.start):
+        new = new[:e.start] + e.text + new[e.end:]
+    assert new == ('resource "aws_iam_role" "lbc" {\n  name = "lbc"\n}\n'
+                   "#####\n# KEPT\n#####\n\n"
+                   'resource "aws_iam_role" "other" {\n  name = "other"\n}\n')

@@ -503,9 +503,33 @@ def flux_paths(repo: Repo) -> dict[str, tuple[str, str]]:
         rel = path.strip()
         rel = (rel[2:] if rel.startswith("./") else rel).strip("/")
         d = posixpath.normpath(rel) if rel not in ("", ".") else ""
+        while d == ".." or d.startswith("../"):      # Flux joins the path inside its source: `..` stops at its root
+            d = d[3:] if d != ".." else ""
         out.setdefault(d, (str((obj.get("metadata") or {}).get("name", "")), p))
     repo._flux_paths = out
     return out
+
+
+def left_out(repo: Repo, path: str) -> tuple[str, str] | None:
+    """(Flux Kustomization, its path) when the file lies below the paths of Flux Kustomizations only and none of
+    them applies it: the kustomization.yaml the path (or a folder on the way down, when the path has none - Flux
+    applies every manifest below it then) holds does not build it, as a folder left out or commented out of its
+    `resources`. None when something applies it, or when no Flux Kustomization's path holds it."""
+    d = posixpath.dirname(path)
+    under = [(f, v) for f, v in flux_paths(repo).items() if f == "" or d == f or d.startswith(f + "/")]
+    if not under:
+        return None
+    for f, _ in under:
+        x, k = f, kustomization_in(repo, f)
+        while k is None and x != d:                 # Flux's own build of the path: down to the first kustomization
+            x = posixpath.join(x, d[len(x):].lstrip("/").split("/")[0]) if x else d.split("/")[0]
+            k = kustomization_in(repo, x)
+        if k is None:
+            return None
+        kz = next((y for y in scan(repo) if y.path == k), None)
+        if kz is None or path in _includes(repo, kz) or k == path:
+            return None
+    return under[0][1][0], under[0][0]
 
 
 def app_files(repo: Repo) -> dict[str, str]:

@@ -509,6 +509,12 @@ class Autoscaler:
         current = (helm.get("valuesObject") or {}).get("replicaCount")
         if str(current) == "0":
             return
+        if isinstance(helm.get("values"), str) and helm.get("valuesObject") is None and params is None:
+            # Argo CD reads valuesObject instead of the `values` text, not over it: a valuesObject added beside
+            # `values: |` would drop every other value, so the replicas go in as a parameter (helm --set)
+            self._set(ci, text, at + ("helm", "parameters"), None,
+                      value=[{"name": "replicaCount", "value": "0"}])
+            return
         self._set(ci, text, at + ("helm", "valuesObject", "replicaCount"), current)
 
     def _value_files(self, ci: CasInstall) -> None:
@@ -1021,7 +1027,13 @@ def own_iam(repo, cas, owns) -> list[tuple[tuple[str, hclsrc.Block], list[tuple[
             how = f"the Pod Identity association {bound[0]}" if bound else \
                 f"an IRSA trust for {subjects[0][0]}:{subjects[0][1]}" if subjects else ""
             attached = sorted(a for a in readers[r] if kind(a) in conf["attachments"])
-            policies = {x for a in [r, *attached] for x in reads[a] | {a} if x in cas_policies}
+            given = {r, *attached}          # what the role is given: an attached aws_iam_policy and the document it reads
+            edge = set(given)
+            while edge:
+                edge = {x for a in edge for x in reads[a] if x not in given and kind(x).removeprefix("data.")
+                        in conf["policy"]}
+                given |= edge
+            policies = given & cas_policies
             if not how or not policies or len(bound) < len(assoc) or any(sa not in accounts for _, sa in subjects):
                 continue                    # a role another service account assumes too is not Cluster Autoscaler's
             going = {r, *assoc, *attached}

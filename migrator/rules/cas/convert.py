@@ -210,7 +210,7 @@ def shape(g: NodeGroup) -> Shape:
         taints.append(taint)
     disk = g.literal("disk_size")
     limits = None
-    max_size = g.literal("max_size")
+    max_size = g.size("max_size")
     caps = [capacity_of(t) for t in types]
     if isinstance(max_size, int) and types and all(caps):
         cpu = max(c[0] for c in caps) * max_size
@@ -219,12 +219,16 @@ def shape(g: NodeGroup) -> Shape:
     elif types:
         unknown = [t for t, c in zip(types, caps) if c is None]
         notes.append(_note(g, "MIG-CAS-014", "warning",
-                           f"no limit written: {'max_size is not a number' if not isinstance(max_size, int) else 'capacity of ' + ', '.join(unknown) + ' is not in the table'}",
+                           f"no limit written: {('max_size is not a number' if 'max_size' in g.fields else 'max_size is not stated') if not isinstance(max_size, int) else 'capacity of ' + ', '.join(unknown) + ' is not in the table'}",
                            "set spec.limits (cpu, memory) to what max_size nodes of this group add up to"))
     for k in g.manual:
-        notes.append(_note(g, "MIG-CAS-015", "warning", f"{k} is not carried to the EC2NodeClass",
-                           f"move what {k} does into the EC2NodeClass by hand (userData, blockDeviceMappings, amiSelectorTerms) "
-                           "before the cutover; nodes Karpenter launches do not run it"))
+        lt = next(iter(g.template.items()), None) if k == "launch_template" else None
+        notes.append(_note(g, "MIG-CAS-015", "warning", f"{k} is not carried to the EC2NodeClass" + (
+            f" ({lt[0]} sets {', '.join(lt[1])})" if lt and lt[1] else ""),
+            f"move what {k} does into the EC2NodeClass by hand ("
+            + ("; ".join(f"{a}: {b}" for a, b in lt[1].items()) if lt and lt[1] else
+               spec.get("manual_to", {}).get(k, "userData, blockDeviceMappings, amiSelectorTerms"))
+            + ") before the cutover; nodes Karpenter launches go without it"))
     if isinstance(raw, str) and g.masked.has_token(raw):
         notes.append(_note(g, "MIG-CAS-013", "warning", "the taints are computed", "add them to the NodePool by hand"))
         unsure.append("taints")
@@ -379,7 +383,7 @@ def kept_group(shapes: list[Shape], chosen: str | None, zoned: set[str] = frozen
             return "it is tainted " + ", ".join(t["key"] for t in s.taints) + " and the controller tolerates no taint"
         if s.unsure:
             return "its " + " and ".join(s.unsure) + " cannot be read"
-        if s.group.literal("min_size") == 0 and s.group.literal("desired_size") == 0:
+        if s.group.size("min_size") == 0 and s.group.size("desired_size") == 0:
             return "it has no node"
         return None
     if chosen:
@@ -404,11 +408,11 @@ def kept_group(shapes: list[Shape], chosen: str | None, zoned: set[str] = frozen
     # type), then the smallest min_size; on a tie, a group that spans every zone over one kept to some (`zoned`)
     cands.sort(key=lambda s: (bool(s.group.made_by and sum(x.group.block is s.group.block for x in shapes) > 1),
                               _kept_cpu(s)[0],
-                              s.group.literal("min_size") if isinstance(s.group.literal("min_size"), int) else 10 ** 6,
+                              s.group.size("min_size") if isinstance(s.group.size("min_size"), int) else 10 ** 6,
                               s.group.name in zoned, s.group.name))
     s = cands[0]
     cpu, nodes, itype = _kept_cpu(s)
-    low = s.group.literal("min_size")
+    low = s.group.size("min_size")
     return s, ("the on-demand node group without taints that keeps the least capacity running for the controller "
                + (f"({nodes} x {itype})" if itype else
                   f"(min_size {low if low is not None else _source(s.group, 'min_size') or 'unset'})")
@@ -418,7 +422,7 @@ def kept_group(shapes: list[Shape], chosen: str | None, zoned: set[str] = frozen
 def _kept_cpu(s: Shape) -> tuple[int, int, str | None]:
     """(vCPUs, nodes, instance type) a group keeps running once it hosts the controller: its min_size nodes, at least
     kept_group_min, of its smallest instance type; unknown types sort after every known one."""
-    low = s.group.literal("min_size")
+    low = s.group.size("min_size")
     nodes = max(low if isinstance(low, int) and not isinstance(low, bool) else 0, FACTS["install"]["kept_group_min"])
     known = sorted((c[0], t) for t in s.instance_types if (c := capacity_of(t)) is not None)
     return (nodes * known[0][0], nodes, known[0][1]) if known else (10 ** 6, nodes, None)

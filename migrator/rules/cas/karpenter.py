@@ -60,7 +60,7 @@ class InstallResult:
     subnets_by_cli: bool = False            # no subnet declaration to tag in Terraform: the runbook tags them
     style: str = "terraform"                # terraform | eksctl (the AWS side by the runbook's commands)
     cluster_literal: str = ""
-    access: str = "entry"                   # entry | aws-auth: how Karpenter's node role joins (eksctl clusters)
+    access: str = "entry"                   # entry | aws-auth | aws-auth-by-hand: how Karpenter's node role joins
     values_file: str = ""                   # eksctl: the chart values the runbook's helm command reads
     groups: list[str] = field(default_factory=list)
 
@@ -621,6 +621,7 @@ class Installer:
         at = split.dir if split is not None else d          # where the charts and the NodePools are written
         kubectl = style == "terraform" and _kubectl_provider(self.repo, at)
         literal = self.cluster_literal(d, cas0) if not kubectl else None
+        res.cluster_literal = literal or ""
         head: list[str] = []
         conn = _connection(self.repo, at) if style == "terraform" and not kubectl and literal is None else None
         required = self.require_kubectl(at) if conn is not None else None
@@ -956,7 +957,9 @@ class Installer:
         if not self.access_entries(d):
             mod += ["", "  # the cluster authenticates with the aws-auth ConfigMap only: the node role is mapped there",
                     "  create_access_entry = false"]
+            self.res.access = "aws-auth"
             if not self.map_aws_auth(d, name):
+                self.res.access = "aws-auth-by-hand"
                 _find(self.res, "MIG-CAS-028", "warning", self.res.file, 1,
                       "the cluster's authentication mode is CONFIG_MAP, so Karpenter's node role cannot join through "
                       "an access entry",

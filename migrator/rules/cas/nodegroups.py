@@ -260,7 +260,7 @@ class Groups:
     def size(self, g: NodeGroup, low: int, desired: int, keep: bool = False) -> None:
         self._floor = keep
         text = self.repo.text(g.path)
-        before = (g.literal("min_size"), g.literal("desired_size"), g.literal("max_size"))
+        before = (g.size("min_size"), g.size("desired_size"), g.size("max_size"))
         if keep:
             if isinstance(before[0], int) and before[0] >= low:
                 return

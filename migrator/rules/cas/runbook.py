@@ -5,6 +5,7 @@ import posixpath
 import shlex
 
 from ...cas import FACTS
+from ...inventory import value_at
 from ...model import Step
 from ..v1.runbook import build
 from . import convert
@@ -53,15 +54,11 @@ def steps(hop: dict, ctx) -> list[Step]:
         "cleanup_apply": " && ".join([f"kubectl -n {shlex.quote(n)} delete deployment/{shlex.quote(name)}"
                                       for n, name in cln_cas.deployments] + cln_cas.script_remove)
                          or ("flux reconcile kustomization flux-system --with-source" if cas_kind == "flux" else
-                             "kubectl delete deployment,service,serviceaccount,role,rolebinding,clusterrole,"
-                             "clusterrolebinding,poddisruptionbudget -A -l app.kubernetes.io/instance="
-                             f"{shlex.quote(cas0.name)}" if cas_kind == "kustomize" else ""),
+                             _by_label({cas0.name}) if cas_kind == "kustomize" else ""),
         "sg_note": (" and, by the aws-cli commands below, " + ("the node groups' subnets and " if inst.subnets_by_cli
                                                                  and inst.style != "eksctl" else "")
                     + "the cluster security group") if inst.sg_by_cli else "",
-        "sg_tag": ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name \"${CLUSTER_NAME}\" --query "
-                   "cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" --tags "
-                   "Key=karpenter.sh/discovery,Value=\"${CLUSTER_NAME}\"") if inst.sg_by_cli else "",
+        "sg_tag": "",
         "flux_pools_note": f" {res['cutover']['cas/karpenter'].objects_file} joins the kustomization, so Flux manages "
                            "the NodePools from now on." if res["cutover"]["cas/karpenter"].objects_file else "",
         "flux_namespace": inst.flux[0].split("/")[1] if inst.flux else ns,
@@ -104,10 +101,10 @@ def steps(hop: dict, ctx) -> list[Step]:
                                 f"--role-name {role} --attach-policy-arn \"{policy_arn}\" --role-only --approve"),
         "irsa_set": (f" --set serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::{acct}:role/{role}"
                      if inst.identity == "irsa" and inst.style == "eksctl" else ""),
-        "subnet_tag": ("for ng in $(aws eks list-nodegroups --cluster-name \"${CLUSTER_NAME}\" --query 'nodegroups' "
-                       "--output text); do aws ec2 create-tags --tags \"Key=karpenter.sh/discovery,Value=${CLUSTER_NAME}\" "
-                       "--resources $(aws eks describe-nodegroup --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
-                       "\"$ng\" --query 'nodegroup.subnets' --output text); done") if inst.subnets_by_cli and inst.style != "eksctl" else "",
+        "subnet_tag": (f"for ng in $(aws eks list-nodegroups --cluster-name {cluster} --query 'nodegroups' "
+                       "--output text); do aws ec2 create-tags --tags \"Key=karpenter.sh/discovery,Value="
+                       f"{literal or '${CLUSTER_NAME}'}\" --resources $(aws eks describe-nodegroup --cluster-name "
+                       f"{cluster} --nodegroup-name \"$ng\" --query 'nodegroup.subnets' --output text); done") if inst.subnets_by_cli and inst.style != "eksctl" else "",
         "group_tags": " && ".join(
             f"aws ec2 create-tags --tags Key=karpenter.sh/discovery,Value={cluster} --resources "
             + (_asg_subnets(eks["unmanaged_stack"].format(cluster=literal or "${CLUSTER_NAME}", group=g))
@@ -143,8 +140,13 @@ def steps(hop: dict, ctx) -> list[Step]:
     else:
         values["aws_detail"] = (
             f"The terraform-aws-modules karpenter module {values['module_version']} creates the controller role and "
-            f"policy ({values['identity']}), the interruption queue and its EventBridge rules, and the node role with "
-            "an access entry, so Karpenter's nodes can join.")
+            f"policy ({values['identity']}), the interruption queue and its EventBridge rules, and the node role"
+            + {"entry": " with an access entry, so Karpenter's nodes can join.",
+               "aws-auth": "; the cluster authenticates through aws-auth only, so the node role is mapped there, "
+                           "beside the roles the root maps.",
+               "aws-auth-by-hand": "; the cluster authenticates through aws-auth only and the root does not manage "
+                                   "it: map the node role there by hand before the NodePools launch nodes "
+                                   "(MIG-CAS-028)."}[inst.access])
         drained = {g for g, *_ in cut_groups.drained}
         if any(g.source == "module" and g.name in drained for g in inv.groups):
             values["drain_detail"] = ("terraform-aws-modules ignores desired_size after a group is created, so the aws "
@@ -153,16 +155,25 @@ def steps(hop: dict, ctx) -> list[Step]:
             values["drain_detail"] = ("Terraform applies the new sizes; the aws eks commands set them too, for a group "
                                       "whose desired_size Terraform is told to ignore (with CLUSTER_NAME set to the "
                                       "cluster's name).")
-    if inst.style == "eksctl":
+    if inst.sg_by_cli or inst.style == "eksctl":
         values["sg_tag"] = ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name "
                             f"{cluster} --query cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" "
                             f"--tags Key=karpenter.sh/discovery,Value={cluster}")
-    parent = ""
-    if cas0 is not None and cas0.kind == "argocd":
-        from ...inventory.kustomizations import deployers
-        apps = [w for how, w in deployers(ctx.repo, cas0.path) if how == "argocd"]
-        parent = f"argocd app sync {shlex.quote(apps[0])}" if apps else ""
-    values["argo_parent_sync"] = parent
+    argo = cas0 is not None and cas0.kind == "argocd"
+    if argo and cln_cas.apps:
+        # the Application goes with its objects: pruned by the Application that syncs its folder, or deleted with
+        # --cascade where it was applied by hand; objects an Application without Argo CD's resources finalizer
+        # leaves behind go by the chart's instance label (its release name, or the Application's name, Argo CD's
+        # tracking label)
+        gone = _delivered(ctx.repo, cas0.path, cas0.path)
+        gone = gone + " --prune" if gone.startswith("argocd app sync") else \
+            " && ".join(f"argocd app delete {shlex.quote(a)} --cascade --yes" for a in cln_cas.apps)
+        release = value_at(cas0.obj, ("spec",) + tuple(cas0.source) + ("helm", "releaseName"))
+        values["cleanup_apply"] = " && ".join(x for x in [values["cleanup_apply"], gone, _by_label(
+            {cas0.name} | ({str(release)} if release else set()))] if x)
+    values["argo_cas_apply"] = _delivered(ctx.repo, cas0.path, cas0.path) if argo else ""
+    values["argo_charts_apply"] = _delivered(ctx.repo, cas0.path, inst.charts_file or cas0.path) if argo else ""
+    values["argo_objects_apply"] = _delivered(ctx.repo, cas0.path, inst.objects_file or cas0.path) if argo else ""
     values["cas_kustomization"] = shlex.quote(posixpath.dirname(cas0.path) or ".") if cas0 is not None else "."
     values["cas_helmfile"] = shlex.quote(cas0.path) if cas0 is not None and cas0.kind == "helmfile" else ""
     chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
@@ -175,6 +186,27 @@ def steps(hop: dict, ctx) -> list[Step]:
                       "kustomize": ["kustomize"], "script": ["script"],
                       "helmfile": ["helmfile"]}.get(cas_kind, ["terraform"])}
     return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
+
+
+def _by_label(names: set[str]) -> str:
+    """kubectl delete of the objects a Helm chart installed under these release names (its instance label)."""
+    sel = f"app.kubernetes.io/instance={next(iter(names))}" if len(names) == 1 else \
+        f"app.kubernetes.io/instance in ({','.join(sorted(names))})"
+    return ("kubectl delete deployment,service,serviceaccount,role,rolebinding,clusterrole,clusterrolebinding,"
+            f"poddisruptionbudget -A -l {shlex.quote(sel)}")
+
+
+def _delivered(repo, path: str, file: str) -> str:
+    """The command that puts an Argo CD Application folder's change in the cluster: the sync of the Application that
+    syncs the folder (app of apps), `kubectl apply -k` of the kustomization that lists it, or, when nothing in the
+    repository applies the folder, `kubectl apply -f` of the file (Applications applied by hand)."""
+    from ...inventory.kustomizations import deployers
+    how, what = next(iter(deployers(repo, path)), ("yaml", path))
+    if how == "argocd":
+        return f"argocd app sync {shlex.quote(what)}"
+    if how == "kustomize":
+        return f"kubectl apply -k {shlex.quote(what or '.')}"
+    return f"kubectl apply -f {shlex.quote(file)}"
 
 
 def _asg_subnets(stack: str) -> str:
