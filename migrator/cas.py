@@ -1166,6 +1166,7 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
         g = NodeGroup(e.key, "resource", "managed", at, hclsrc.line_of(repo.text(at), e.start), block=b, entry=e,
                       masked=m, key=e.key, home=p, instance=f'["{e.key}"]', shadowed=under)
         _resource_fields(b, g, spec)
+        _launch_template(repo, p, b, g)
         for d in b.sub("dynamic"):
             if d.labels == [spec["taint_block"]]:
                 g.fields["taints"] = _dynamic_taints(d, e.key, item, m)
@@ -1302,6 +1303,7 @@ def _evaluated_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory, ho
                 g = NodeGroup(f"{b.labels[1]}-{key}", "resource", "managed", p, line, block=b,
                               masked=Masked(text=""), key=key, home=p, instance=m.group(0), made_by=how)
                 _resource_fields(b, g, spec)
+                _launch_template(repo, p, b, g)
                 for dyn in b.sub("dynamic"):
                     if dyn.labels == [spec["taint_block"]]:
                         g.fields["taints"] = _dynamic_taints(dyn, key, item, g.masked)

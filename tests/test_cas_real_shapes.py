@@ -3300,3 +3300,23 @@ def test_removing_every_block_of_a_section_removes_its_heading(tmp_path):
     assert new == ('resource "aws_iam_role" "lbc" {\n  name = "lbc"\n}\n'
                    "#####\n# KEPT\n#####\n\n"
                    'resource "aws_iam_role" "other" {\n  name = "other"\n}\n')
+
+
+def test_bool_label_and_taint_values_are_written_as_eks_gets_them(tmp_path):
+    """`labels = { "agones.dev/agones-metrics" = true }` and a taint `value = true` (aws-ia/terraform-aws-eks-
+    blueprints' agones pattern): Terraform makes them the string "true", so the NodePool says "true" - it wrote
+    "True", which no pod's nodeSelector on the group's real label matches."""
+    import shutil
+    from migrator.sources import yaml as yamlsrc
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "terraform" / "main.tf"
+    main.write_text(main.read_text().replace(
+        "    apps = {\n", '    apps = {\n      labels = {\n        "example.com/metrics" = true\n      }\n'
+        '      taints = {\n        metrics = {\n          key    = "example.com/metrics"\n          value  = false\n'
+        '          effect = "NO_EXECUTE"\n        }\n      }\n'))
+    plan = _plan(tmp_path)
+    pools = next(c for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
+    apps = next(d for d in yamlsrc.load_all_safe(pools.new) if d["kind"] == "NodePool"
+                and d["metadata"]["name"] == "apps")["spec"]["template"]
+    assert apps["metadata"]["labels"] == {"example.com/metrics": "true"}
+    assert apps["spec"]["taints"] == [{"key": "example.com/metrics", "value": "false", "effect": "NoExecute"}]

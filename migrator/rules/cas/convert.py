@@ -205,7 +205,7 @@ def shape(g: NodeGroup) -> Shape:
             continue
         taint = {"key": str(t["key"])}
         if t.get("value") not in (None, ""):
-            taint["value"] = str(t["value"])
+            taint["value"] = as_string(t["value"])
         taint["effect"] = FACTS["taint_effect"].get(str(t.get("effect")), "NoSchedule")
         taints.append(taint)
     disk = g.literal("disk_size")
@@ -234,6 +234,12 @@ def shape(g: NodeGroup) -> Shape:
         unsure.append("taints")
     return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
                  limits, notes, spec.get("default_disk_size"), unsure)
+
+
+def as_string(v: Any) -> str:
+    """A label or taint value as EKS receives it: Terraform turns a bool of a map(string) into "true"/"false"
+    (Python's str() would write "True", which no selector of the node's real label matches)."""
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
 def _unread(g: NodeGroup, key: str) -> bool:
@@ -326,7 +332,7 @@ def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | No
     tspec["expireAfter"] = FACTS["disruption"]["expire_after"]
     template: dict[str, Any] = {}
     if s.labels:
-        template["metadata"] = {"labels": {str(k): str(v) for k, v in s.labels.items()}}
+        template["metadata"] = {"labels": {str(k): as_string(v) for k, v in s.labels.items()}}
     template["spec"] = tspec
     spec: dict[str, Any] = {"template": template}
     if weight_ is not None:
