@@ -258,3 +258,24 @@ def test_a_new_statement_scoped_by_account_reads_the_modules_caller_identity(tmp
     hcl.parse(c.new)
     apply_changes(plan.root, plan.changes)
     assert [x.path for x in make_plan(tmp_path, to="latest").changes if x.path == "main.tf"] == []
+
+
+def test_a_json_policy_stating_no_account_scopes_new_statements_to_the_roles_own(tmp_path):
+    """A JSON controller policy (aws-cli, antonputra/tutorials lessons/114) with no account anywhere: the new
+    statements scoped by account take `*` there - the role's own account, as a role acts in its account only - said
+    (MIG-IAM-009). It was written with `${AWS::AccountId}` left in, which IAM rejects."""
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Sid": "Karpenter", "Effect": "Allow", "Resource": "*",
+         "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate", "iam:PassRole"]}]}
+    (tmp_path / "policy.json").write_text(json.dumps(policy, indent=4) + "\n")
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {\n  region = "eu-west-1"\n}\n\nresource "helm_release" "karpenter" {\n'
+        '  chart   = "karpenter"\n  version = "1.4.0"\n\n  set {\n    name  = "settings.clusterName"\n'
+        '    value = "shop"\n  }\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    (c,) = [c for c in plan.changes if c.path == "policy.json"]
+    assert "${" not in c.new
+    discovery = next(s for s in json.loads(c.new)["Statement"] if s["Sid"] == "AllowAPIServerEndpointDiscovery")
+    assert discovery["Resource"] == "arn:aws:eks:eu-west-1:*:cluster/shop"
+    assert any(f.code == "MIG-IAM-009" and "account for the scoped statements is *" in f.message
+               for f in plan.findings)

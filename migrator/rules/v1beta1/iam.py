@@ -348,11 +348,14 @@ class IamRule:
         text = self.repo.text(pol.path)
         subs = self.substitutions(pol)
         account = None          # a new statement scoped by account (eks:DescribeCluster on the cluster's ARN, the
-        if subs is not None and "AWS::AccountId" not in subs and pol.path.endswith((".tf", ".tofu")):   # queue's)
-            from ...facts import terraform_scope          # reads the module's aws_caller_identity, added if needed
-            from ...facts import interruption_queue
-            fact, account = terraform_scope(self.repo, pol, self.values)["AWS::AccountId"]
-            subs = {**subs, "AWS::AccountId": "${" + fact.value + "}"}
+        if subs is not None and "AWS::AccountId" not in subs:                                         # queue's)
+            from ...facts import interruption_queue, terraform_scope
+            if pol.path.endswith((".tf", ".tofu")):     # the module's aws_caller_identity, added if needed
+                fact, account = terraform_scope(self.repo, pol, self.values)["AWS::AccountId"]
+                subs = {**subs, "AWS::AccountId": "${" + fact.value + "}"}
+            else:                                       # a policy document stating no account: any account, which
+                subs = {**subs, "AWS::AccountId": "*"}  # is the role's own (a role acts in its account only)
+                account = ("*", "*")
             arn = interruption_queue(pol, self.values, subs)[1]
             if arn is not None:
                 subs[QUEUE["placeholder"]] = arn
@@ -370,7 +373,13 @@ class IamRule:
         for sid in sids:
             raw = json.dumps(_official_sid(sid, self.facts["target"]))
             body = _substitute(raw, subs)
-            if account is not None and subs["AWS::AccountId"] in body:
+            if account == ("*", "*") and ("${AWS::AccountId}" in raw or "${" + QUEUE["placeholder"] in raw):
+                account = None
+                self.finding("MIG-IAM-009", "info", pol.path, pol.line,
+                             f"{pol.name}: account for the scoped statements is * (the role's own account: nothing "
+                             "in the policy, the chart values or the options names one)",
+                             "give --account-id (or account_id in .migrator.yaml) to name it")
+            elif account is not None and account != ("*", "*") and subs["AWS::AccountId"] in body:
                 self.add_data_source(pol.path, account)
             if re.search(r"\$\{(AWS::|KarpenterInterruptionQueue)", body):
                 self.finding("MIG-IAM-004", "error", pol.path, pol.line,
