@@ -329,8 +329,9 @@ def test_the_runbook_finds_node_groups_by_the_names_eks_knows():
     """Issue 29 §8: a fixed name is used as it is; a module group's name prefix ends with its dash (so `spot` never
     picks `spot-large-...`)."""
     from migrator.rules.cas.runbook import _nodegroup
-    assert _nodegroup("workers", True) == "workers"
-    assert "starts_with(@, 'spot-')" in _nodegroup("spot-", False)
+    assert _nodegroup("workers", True, "shop") == "workers"
+    assert "starts_with(@, 'spot-')" in _nodegroup("spot-", False, "shop")
+    assert "list-nodegroups --cluster-name shop " in _nodegroup("spot-", False, "shop")
 
 
 def test_an_eks_module_that_caps_the_aws_provider_below_6_is_said_first(tmp_path):

@@ -43,11 +43,6 @@ def steps(hop: dict, ctx) -> list[Step]:
         "cas_scale": " && ".join(sorted({f"kubectl apply -f {shlex.quote(i.path)}" for i in inv.installs
                                          if i.kind == "deployment"})),
         "drained": ", ".join(g for g, *_ in cut_groups.drained) or "none",
-        "group_scale": " && ".join(
-            "aws eks update-nodegroup-config --cluster-name \"${CLUSTER_NAME}\" --nodegroup-name "
-            + _nodegroup(*cut_groups.eks_names.get(g, (g, False)))
-            + f" --scaling-config minSize=0,desiredSize=0,maxSize={mx if isinstance(mx, int) else 1}"
-            for g, _, _, mx in cut_groups.drained),
         "sizes_before": "; ".join(f"{g}: min {a}, desired {b}, max {c}" for g, a, b, c in cut_groups.drained) or "as before",
         "removed": ", ".join(cln_cas.removed + cln_groups.removed) or "nothing",
         "cas_script_zero": " && ".join(cut_cas.script_zero),
@@ -78,6 +73,10 @@ def steps(hop: dict, ctx) -> list[Step]:
     eks = FACTS["install"]["eksctl"]
     literal = inst.cluster_literal or next((str((o.get("metadata") or {}).get("name")) for _, _, o in
                                             inv.clusters if (o.get("metadata") or {}).get("name")), "")
+    if not literal and cas0 is not None and inv.clusters == [] and (inv.eks_modules or inv.groups):
+        from .karpenter import Installer            # past the install (its rule is done): the name as it read it
+        installer = Installer(ctx)
+        literal = installer.cluster_literal(installer.terraform_dir(cas0), cas0) or ""
     cluster = shlex.quote(literal) if literal else '"${CLUSTER_NAME}"'
     acct = "${AWS_ACCOUNT_ID}"
     node_role_arn = f"arn:aws:iam::{acct}:role/" + eks["node_role"].format(cluster=literal or "${CLUSTER_NAME}")
@@ -86,6 +85,11 @@ def steps(hop: dict, ctx) -> list[Step]:
     groups = inst.groups or [g for g, *_ in cut_groups.drained]
     unmanaged = {g.name for g in inv.groups if g.source == "eksctl" and g.flavour == "self"}
     values.update({
+        "group_scale": " && ".join(
+            f"aws eks update-nodegroup-config --cluster-name {cluster} --nodegroup-name "
+            + _nodegroup(*cut_groups.eks_names.get(g, (g, False)), cluster)
+            + f" --scaling-config minSize=0,desiredSize=0,maxSize={mx if isinstance(mx, int) else 1}"
+            for g, _, _, mx in cut_groups.drained),
         "cluster": cluster, "cfn_stack": shlex.quote(eks["stack"].format(cluster=literal)),
         "cfn_template": eks["template"].format(version=values["chart_version"]),
         "values_file": shlex.quote(inst.values_file) if inst.values_file else "",
@@ -148,13 +152,13 @@ def steps(hop: dict, ctx) -> list[Step]:
                                    "it: map the node role there by hand before the NodePools launch nodes "
                                    "(MIG-CAS-028)."}[inst.access])
         drained = {g for g, *_ in cut_groups.drained}
+        env = "" if literal else " (with CLUSTER_NAME set to the cluster's name)"
         if any(g.source == "module" and g.name in drained for g in inv.groups):
             values["drain_detail"] = ("terraform-aws-modules ignores desired_size after a group is created, so the aws "
-                                      "eks commands set it (with CLUSTER_NAME set to the cluster's name).")
+                                      f"eks commands set it{env}.")
         else:
             values["drain_detail"] = ("Terraform applies the new sizes; the aws eks commands set them too, for a group "
-                                      "whose desired_size Terraform is told to ignore (with CLUSTER_NAME set to the "
-                                      "cluster's name).")
+                                      f"whose desired_size Terraform is told to ignore{env}.")
     if inst.sg_by_cli or inst.style == "eksctl":
         values["sg_tag"] = ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name "
                             f"{cluster} --query cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" "
@@ -217,9 +221,9 @@ def _asg_subnets(stack: str) -> str:
             "'AutoScalingGroups[0].VPCZoneIdentifier' --output text | tr ',' ' ')")
 
 
-def _nodegroup(name: str, exact: bool) -> str:
+def _nodegroup(name: str, exact: bool, cluster: str) -> str:
     """The --nodegroup-name argument: the name itself, or the one node group whose name starts with the prefix."""
     if exact:
         return shlex.quote(name)
-    return (f"\"$(aws eks list-nodegroups --cluster-name \"${{CLUSTER_NAME}}\" --query \"nodegroups[?starts_with(@, "
+    return (f"\"$(aws eks list-nodegroups --cluster-name {cluster} --query \"nodegroups[?starts_with(@, "
             f"'{name}')] | [0]\" --output text)\"")
