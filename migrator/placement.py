@@ -325,9 +325,13 @@ def _orphan_headers(text: str, spans: list[list[int]]) -> list[list[int]]:
             first = next(x for x in range(j, k) if gone[x])       # with the blank lines under it
             out.append([starts[i], starts[first]])
         i = j
-    out.sort()
+    return _merged(out)
+
+
+def _merged(spans) -> list[list[int]]:
+    """Spans sorted, the overlapping and touching ones joined."""
     merged: list[list[int]] = []
-    for s, e in out:
+    for s, e in sorted(spans):
         if merged and s <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], e)
         else:
@@ -338,14 +342,7 @@ def _orphan_headers(text: str, spans: list[list[int]]) -> list[list[int]]:
 def remove_blocks(repo, path: str, blocks: list[hclsrc.Block], rule: str) -> list[Edit]:
     """Delete blocks of one file (each with its comment lines); the whole file when nothing else is left in it."""
     text = repo.text(path)
-    spans = sorted(block_span(text, b) for b in blocks)
-    merged: list[list[int]] = []
-    for s, e in spans:
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    merged = _orphan_headers(text, merged)
+    merged = _orphan_headers(text, _merged(block_span(text, b) for b in blocks))
     rest = "".join(text[a:b] for a, b in zip([0] + [e for _, e in merged], [s for s, _ in merged] + [len(text)]))
     if not "".join(ln for ln in rest.splitlines() if not ln.strip().startswith(("#", "//"))).strip():
         return [DeleteFile(path, rule)]
