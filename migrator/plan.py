@@ -442,6 +442,10 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                      f"{finishing['to']} (Karpenter is in): its {', '.join(finishing['finish_phases'])} phases "
                      "remain, planned when a target is named",
                      "migrator plan <repository> " + (f"--root {shlex.quote(r)} " if multi else "") + "--to latest")
+            elif target is None and registry.present(finishing, ctx) and \
+                    standing.finishing_applies(finishing, st.chart) and \
+                    (left := registry.left_beside(finishing, ctx)) is not None:
+                note(left[0], "info", left[1], left[2])
             continue
         if not standing.finishing_applies(finishing, st.chart):
             continue
@@ -449,6 +453,8 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             chain = [finishing] + chain
             finish = finishing["finish_phases"]       # its other phases are behind this root
             break
+        if (left := registry.left_beside(finishing, ctx)) is not None:
+            note(left[0], "info", left[1], left[2])   # still there, with no phase to move it: said
     wanted = phase
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
         if r in fixed:

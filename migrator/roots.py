@@ -141,20 +141,24 @@ def _referenced_together(dirs: set[str], manifests: list[Manifest], installs: se
     return set(merged.values())
 
 
-def _flux_together(repo: Repo, dirs: set[str], installs: set[str], shared: dict[str, set[str]]) -> set[str]:
-    """A Flux Kustomization whose path has no kustomization.yaml applies every manifest below it to its one cluster:
-    the roots and shared folders (a base other clusters' kustomizations build) below such a path are that cluster's,
-    one root where they meet; the shared folders count it among their users (spack/spack-infrastructure: staging's
-    kustomization builds production's NodePool folders, which production's Flux applies with one more of its own)."""
-    from .inventory.kustomizations import flux_paths
+def _flux_together(repo: Repo, dirs: set[str], charted: set[str], shared: dict[str, set[str]]) -> set[str]:
+    """A Flux Kustomization applies its path to its one cluster: every manifest below it when the path has no
+    kustomization.yaml, else what that kustomization builds. The roots and shared folders (a base other clusters'
+    kustomizations build) it applies are that cluster's, one root where they meet (at most one of them installing the
+    Karpenter chart: Cluster Autoscaler's folder beside Karpenter's is the same cluster's, Fola-Git/eks-karpenter-demo);
+    the shared folders count it among their users (spack/spack-infrastructure: staging's kustomization builds
+    production's NodePool folders, which production's Flux applies with one more of its own)."""
+    from .inventory.kustomizations import built_by, flux_paths
     out = set(dirs)
     for fd in sorted(flux_paths(repo), key=lambda x: -len(x)):
-        if not fd or any(posixpath.join(fd, n) in repo.files for n in ("kustomization.yaml", "kustomization.yml",
-                                                                       "Kustomization")):
+        if not fd:
             continue
-        inner = sorted(d for d in out if inside(d, fd))
-        bases = sorted(d for d in shared if inside(d, fd))
-        if not inner or len(inner) + len(bases) < 2 or sum(1 for d in inner if d in installs) > 1:
+        built = built_by(repo, fd)
+        inner = sorted(d for d in out if inside(d, fd) and (built is None or d == fd
+                                                              or any(b == d or inside(b, d) for b in built)))
+        bases = sorted(d for d in shared if inside(d, fd) and (built is None or any(b == d or inside(b, d)
+                                                                                  for b in built)))
+        if not inner or len(inner) + len(bases) < 2 or sum(1 for d in inner if d in charted) > 1:
             continue
         common = posixpath.commonpath(inner + bases) or "."
         if any(inside(d, common) and d not in inner for d in out):
@@ -223,7 +227,7 @@ class Fleet:
                         self.shared[d] = users
         dirs = (set(candidates) - set(self.shared)) | {u for d in candidates for u in self.shared.get(d, ())}
         dirs = _referenced_together(dirs, manifests, installs)
-        dirs = _flux_together(repo, dirs, installs, self.shared)
+        dirs = _flux_together(repo, dirs, {grunt.get(d, d) for d in charted} if grunt else charted, self.shared)
         dirs = _paired(dirs, {grunt.get(d, d) for d in charted} if grunt else charted, objects)
         self.paths: list[str] = outermost(dirs) or ["."]
         self._owner: dict[str, str] = {}

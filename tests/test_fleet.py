@@ -432,3 +432,37 @@ def test_folders_a_flux_path_applies_whole_are_one_cluster_with_the_bases_other_
     (tmp_path / "k8s/production/kustomization.yaml").write_text("resources:\n- karpenter/pools/notary/pool.yaml\n")
     repo = Repo(tmp_path)
     assert "k8s/production/karpenter/pools" not in Fleet(repo, scan_manifests(repo), scan_charts(repo)).paths
+
+
+def test_folders_a_flux_paths_kustomization_builds_are_one_cluster(tmp_path):
+    """A Flux Kustomization's path whose kustomization.yaml lists Cluster Autoscaler's folder and Karpenter's
+    (Fola-Git/eks-karpenter-demo, a move done by hand halfway): one cluster, one root where they meet - they were two
+    roots, Cluster Autoscaler's told no cluster (MIG-CAS-002). With Karpenter at the target and no NodePool taking a
+    node group over, Cluster Autoscaler left beside it is said (MIG-CAS-065)."""
+    import shutil
+    from migrator.plan import make_plan
+    src = FIXTURES / "cas-flux" / "input" / "clusters" / "analytics" / "cluster-autoscaler.yaml"
+    (tmp_path / "platform" / "cluster-autoscaler").mkdir(parents=True)
+    shutil.copy(src, tmp_path / "platform" / "cluster-autoscaler" / "release.yaml")
+    (tmp_path / "platform" / "cluster-autoscaler" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - release.yaml\n")
+    (tmp_path / "platform" / "karpenter").mkdir()
+    (tmp_path / "platform" / "karpenter" / "release.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: karpenter\n"
+        "  namespace: kube-system\nspec:\n  chart:\n    spec:\n      chart: karpenter\n      version: 1.14.1\n"
+        "      sourceRef:\n        kind: HelmRepository\n        name: karpenter\n  values:\n    settings:\n"
+        "      clusterName: analytics\n")
+    (tmp_path / "platform" / "karpenter" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - release.yaml\n")
+    (tmp_path / "platform" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster-autoscaler\n"
+        "  - karpenter\n")
+    (tmp_path / "clusters").mkdir()
+    (tmp_path / "clusters" / "platform.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: platform\n"
+        "  namespace: flux-system\nspec:\n  path: ./platform\n  sourceRef:\n    kind: GitRepository\n"
+        "    name: flux-system\n")
+    plan = make_plan(tmp_path, to="latest")
+    assert [r.path for r in plan.roots] == ["platform"]
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert [f.code for f in plan.findings if f.code == "MIG-CAS-065"] == ["MIG-CAS-065"]

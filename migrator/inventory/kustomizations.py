@@ -455,6 +455,13 @@ def _includes(repo: Repo, k: Kustomization, _seen: frozenset = frozenset()) -> s
     return out
 
 
+def built_by(repo: Repo, d: str) -> set[str] | None:
+    """Every file and kustomization directory the kustomization of directory d builds; None when d holds none."""
+    k = kustomization_in(repo, d)
+    kz = next((x for x in scan(repo) if x.path == k), None) if k is not None else None
+    return _includes(repo, kz) if kz is not None else None
+
+
 def leaf_kustomizations(repo: Repo, path: str) -> list[str]:
     """The directories of the kustomizations that build `path` (a file, or a kustomization directory) and that no
     other kustomization includes: what `kubectl apply -k` or a GitOps tool is pointed at."""

@@ -140,6 +140,13 @@ def standing(hop: dict, ctx: Context) -> dict | None:
     return hop_package(hop).standing(ctx)
 
 
+def left_beside(hop: dict, ctx: Context) -> tuple[str, str, str] | None:
+    """(code, message, manual step) when what an entry hop moves away from stays beside Karpenter with no phase of
+    the hop to move it (its package's `left_beside`), else None."""
+    fn = getattr(hop_package(hop), "left_beside", None)
+    return fn(ctx) if fn is not None else None
+
+
 def present(hop: dict, ctx: Context) -> bool:
     """Whether what an entry hop moves away from is still in the root (its last phases still have a reason to run)."""
     return hop_package(hop).present(ctx)

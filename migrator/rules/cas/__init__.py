@@ -88,6 +88,22 @@ def present(ctx) -> bool:
     return inventory(ctx).present
 
 
+def left_beside(ctx) -> tuple[str, str, str] | None:
+    """Cluster Autoscaler still installed beside Karpenter while no NodePool takes over a node group of this root
+    (none declared here, or none with its NodePool): no cutover or cleanup is planned for it, said."""
+    from .karpenter import MARK
+    inv = inventory(ctx)
+    if not inv.present or any(MARK in ctx.repo.text(c.path) for c in ctx.charts):
+        return None                 # migrator's own install waiting for its NodePools says so itself
+    where = ", ".join(sorted({i.address for i in inv.installs}))
+    groups = ", ".join(g.name for g in inv.groups)
+    return ("MIG-CAS-065", f"Cluster Autoscaler ({where}) still runs beside Karpenter, and no NodePool of this root "
+            "takes over " + (f"its node groups ({groups})" if groups else "a node group declared in the repository")
+            + ": migrator plans no cutover or cleanup of it, so both may scale this cluster",
+            "when Karpenter's NodePools carry the workloads, scale Cluster Autoscaler to zero and remove it (and its "
+            "IAM) by hand - or keep it on purpose for groups Karpenter does not replace")
+
+
 def standing(ctx) -> dict | None:
     inv = inventory(ctx)
     if not inv.present:
