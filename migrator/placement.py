@@ -298,9 +298,14 @@ def manifest_object(text: str, b: hclsrc.Block, expr: hclsrc.Expr, obj, tokens: 
 
 
 def _orphan_headers(text: str, spans: list[list[int]]) -> list[list[int]]:
-    """The removed spans, with every section header they leave empty: a comment run at the top level (after a blank
-    line, a block's closing brace or the top) whose section - down to the next comment run or the end - held
-    removed blocks and nothing else."""
+    """The removed spans, with every section header they leave empty (`emptied_headings`)."""
+    return _merged(list(spans) + emptied_headings(text, spans))
+
+
+def emptied_headings(text: str, spans) -> list[list[int]]:
+    """The spans of the section headers that removing `spans` leaves empty: a comment run at the top level (after a
+    blank line, a block's closing brace or the top) whose section - down to the next comment run or the end - held
+    removed blocks and nothing else (with the blank lines under it)."""
     starts, pos = [], 0
     lines = text.splitlines(keepends=True)
     for ln in lines:
@@ -309,7 +314,7 @@ def _orphan_headers(text: str, spans: list[list[int]]) -> list[list[int]]:
     gone = [any(s <= a and a + len(ln) <= e for s, e in spans) for a, ln in zip(starts, lines)]
     note = [ln.strip().startswith(("#", "//")) and not g for ln, g in zip(lines, gone)]
     blank = [not ln.strip() for ln in lines]
-    out = [list(x) for x in spans]
+    out: list[list[int]] = []
     i = 0
     while i < len(lines):
         if not note[i] or (i > 0 and not (blank[i - 1] or gone[i - 1] or lines[i - 1].rstrip() == "}")):
@@ -325,7 +330,7 @@ def _orphan_headers(text: str, spans: list[list[int]]) -> list[list[int]]:
             first = next(x for x in range(j, k) if gone[x])       # with the blank lines under it
             out.append([starts[i], starts[first]])
         i = j
-    return _merged(out)
+    return out
 
 
 def _merged(spans) -> list[list[int]]:

@@ -3321,3 +3321,20 @@ def test_bool_label_and_taint_values_are_written_as_eks_gets_them(tmp_path):
                 and d["metadata"]["name"] == "apps")["spec"]["template"]
     assert apps["metadata"]["labels"] == {"example.com/metrics": "true"}
     assert apps["spec"]["taints"] == [{"key": "example.com/metrics", "value": "false", "effect": "NoExecute"}]
+
+
+def test_a_section_comment_over_a_removed_node_group_goes_with_it(tmp_path):
+    """A node group under a section comment of its own (ShivamPanchbhai/AWS-EKS-Platform's `# MONITORING NODE GROUP`
+    banner): the cleanup removes the banner with the group; the comments of the groups that stay are kept."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terraform-objects" / "input", tmp_path, dirs_exist_ok=True)
+    eks = tmp_path / "eks.tf"
+    text = eks.read_text()
+    banner = "#####\n# WORKERS NODE GROUP\n# Scaled by Cluster Autoscaler\n#####\n\n"
+    at = text.index('resource "aws_eks_node_group" "workers"')
+    eks.write_text(text[:at] + banner + text[at:])
+    plan = _walk_to(tmp_path, "cleanup")
+    (c,) = [c for c in plan.changes if c.path == "eks.tf"]
+    assert "WORKERS NODE GROUP" in c.old and "WORKERS NODE GROUP" not in c.new
+    assert 'resource "aws_eks_node_group" "workers"' not in c.new
+    assert 'resource "aws_eks_node_group" "system"' in c.new

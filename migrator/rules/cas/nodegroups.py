@@ -12,7 +12,7 @@ from ...cas import FACTS, NodeGroup, item_path
 from ...edits import Edit, TextEdit, coalesced, comments_above, line_end, line_start, to_newline
 from ...model import Finding
 from ...inventory.sites import _module_blocks
-from ...placement import block_span
+from ...placement import block_span, emptied_headings
 from ...sources import hcl as hclsrc
 from ...sources.yamlspans import yaml_item_span
 from . import convert
@@ -87,8 +87,19 @@ class Groups:
         for (p, _), (lst, items) in self._list_drops.items():
             self.res.edits.extend(_tuple_without(self.repo.text(p), p, lst, items))
         self._emptied_maps()
+        self._emptied_headings()
         self.res.edits = coalesced(self.res.edits, self.repo.text)
         return self.res
+
+    def _emptied_headings(self) -> None:
+        """A section comment over node groups (and what follows them) the cleanup removes goes with them."""
+        gone: dict[str, list] = {}
+        for e in self.res.edits:
+            if isinstance(e, TextEdit) and not e.text and e.path.endswith(hclsrc.HCL_FILES):
+                gone.setdefault(e.path, []).append([e.start, e.end])
+        for p, spans in gone.items():
+            for s, e in emptied_headings(self.repo.text(p), spans):
+                self.res.edits.append(TextEdit(p, s, e, "", RULE))
 
     # -- what follows a group's Auto Scaling group --------------------------------------------------------------
     def _followers(self, cas) -> set[int]:
