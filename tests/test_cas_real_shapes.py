@@ -3259,6 +3259,12 @@ def test_cluster_autoscaler_a_flux_path_leaves_out_is_not_planned(tmp_path):
     assert not [r for r in plan.roots if r.era == "cas"]
     kz.write_text(listed + f"  - {posixpath.basename(folder)}\n")
     assert [r.era for r in _plan(tmp_path).roots] == ["cas"]
+    kz.write_text(listed + f"  #- {posixpath.basename(folder)}\n")      # left out by Flux, synced by Argo CD
+    (tmp_path / "flux" / "app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: cas\n  namespace: argocd\nspec:\n"
+        f"  project: default\n  source:\n    repoURL: https://example.com/repo.git\n    path: {folder}\n"
+        "  destination:\n    server: https://kubernetes.default.svc\n")
+    assert not [f for f in _plan(tmp_path).findings if f.code == "MIG-CAS-050"]
 
 
 def test_a_gitops_roots_cluster_in_a_module_of_the_root_module_beside_it(tmp_path):

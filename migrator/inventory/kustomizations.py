@@ -524,8 +524,8 @@ def left_out(repo: Repo, path: str) -> tuple[str, str] | None:
     `resources`. None when something applies it, or when no Flux Kustomization's path holds it."""
     d = posixpath.dirname(path)
     under = [(f, v) for f, v in flux_paths(repo).items() if f == "" or d == f or d.startswith(f + "/")]
-    if not under:
-        return None
+    if not under or any(how == "argocd" for how, _ in deployers(repo, path)):
+        return None                                 # an Argo CD Application syncs it
     for f, _ in under:
         x, k = f, kustomization_in(repo, f)
         while k is None and x != d:                 # Flux's own build of the path: down to the first kustomization
