@@ -329,9 +329,10 @@ def test_the_runbook_finds_node_groups_by_the_names_eks_knows():
     """Issue 29 §8: a fixed name is used as it is; a module group's name prefix ends with its dash (so `spot` never
     picks `spot-large-...`)."""
     from migrator.rules.cas.runbook import _nodegroup
-    assert _nodegroup("workers", True, "shop") == "workers"
-    assert "starts_with(@, 'spot-')" in _nodegroup("spot-", False, "shop")
-    assert "list-nodegroups --cluster-name shop " in _nodegroup("spot-", False, "shop")
+    assert _nodegroup("workers", "exact", "shop") == "workers"
+    assert "starts_with(@, 'spot-')" in _nodegroup("spot-", "prefix", "shop")
+    assert "list-nodegroups --cluster-name shop " in _nodegroup("spot-", "prefix", "shop")
+    assert "ends_with(@, '-ng-web')" in _nodegroup("-ng-web", "suffix", "shop")
 
 
 def test_an_eks_module_that_caps_the_aws_provider_below_6_is_said_first(tmp_path):
@@ -1595,7 +1596,7 @@ def test_for_each_node_groups_are_read_from_their_items():
     assert set(groups) == {"general", "web", "gpu"}
     (batch,) = [g for g in every if g.key is None]                  # count = var.create_batch ? 1 : 0, on
     assert (batch.address, batch.name, eks_name(batch)) == ("aws_eks_node_group.batch[0]", "orders-batch",
-                                                            ("orders-batch", True))
+                                                            ("orders-batch", "exact"))
     web, gpu = groups["web"], groups["gpu"]
     assert (web.path, web.line, web.home) == ("terraform/terraform.tfvars", 12, "terraform/eks.tf")
     assert web.fields["capacity_type"] == "SPOT" and web.fields["labels"] == {"workload": "web"}
@@ -1604,7 +1605,7 @@ def test_for_each_node_groups_are_read_from_their_items():
     assert groups["general"].fields["disk_size"] == 50                              # lookup(...)'s default
     assert gpu.fields["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
     assert (web.fields["min_size"], web.fields["desired_size"], web.fields["max_size"]) == (1, 3, 10)
-    assert eks_name(web) == ("orders-web", True) and web.name == "orders-web"
+    assert eks_name(web) == ("orders-web", "exact") and web.name == "orders-web"
 
 
 def test_a_for_each_size_every_item_shares_is_said_not_written(tmp_path):
@@ -1743,7 +1744,7 @@ def test_node_groups_an_expression_makes_are_the_instances_the_evaluator_tells()
         ("ledger-reports", "SPOT", ["r6i.xlarge"])
     assert (reports.fields["labels"], reports.fields["min_size"], reports.fields["max_size"]) == \
         ({"workload": "reports"}, 0, 6)
-    assert (ingress.name, eks_name(ingress)) == ("ledger-ingress-eu-west-1b", ("ledger-ingress-eu-west-1b", True))
+    assert (ingress.name, eks_name(ingress)) == ("ledger-ingress-eu-west-1b", ("ledger-ingress-eu-west-1b", "exact"))
     assert ingress.made_by == "count (length(var.zones))" and not groups["aws_eks_node_group.system"].made_by
 
 
@@ -3344,3 +3345,113 @@ def test_a_section_comment_over_a_removed_node_group_goes_with_it(tmp_path):
     assert "WORKERS NODE GROUP" in c.old and "WORKERS NODE GROUP" not in c.new
     assert 'resource "aws_eks_node_group" "workers"' not in c.new
     assert 'resource "aws_eks_node_group" "system"' in c.new
+
+
+def _components(tmp_path):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-component-objects" / "input", tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def test_a_cluster_module_gets_kubectl_from_every_component_that_calls_it(tmp_path):
+    """A module that makes the cluster under a name known at apply only, called by two root modules that configure
+    a kubernetes provider (dvanteru/tfeks): kubectl joins the module's required_providers, and each caller declares
+    it and configures it as its kubernetes provider is; the NodePools are kubectl_manifest resources in the module
+    (before: MIG-CAS-007, no NodePool, nothing drained)."""
+    plan = _plan(_components(tmp_path))
+    assert not plan.has_errors and not [f for f in plan.findings if f.code == "MIG-CAS-007"]
+    new = {c.path: c.new for c in plan.changes}
+    for env in ("dev", "prod"):
+        text = new[f"components/{env}/karpenter-kubectl.tf"]
+        assert text.startswith('provider "kubectl" {\n  apply_retry_count      = 5\n')
+        assert "  host                   = data.aws_eks_cluster.this.endpoint\n" in text
+        assert 'kubectl = {\n      source  = "alekc/kubectl"' in new[f"components/{env}/versions.tf"]
+    assert 'kubectl = {\n      source  = "alekc/kubectl"' in new["modules/cluster/versions.tf"]
+    karpenter = new["modules/cluster/karpenter.tf"]
+    assert 'provider "kubectl"' not in karpenter and 'resource "kubectl_manifest" "karpenter_node_pool_general"' \
+        in karpenter
+    found = {(r.path, f.path) for r in plan.roots for f in r.findings if f.code == "MIG-CAS-061"}
+    assert found == {("components/dev", "components/dev/providers.tf"),
+                     ("components/prod", "components/prod/providers.tf")}
+    _fmt_clean(tmp_path, new)
+
+
+def test_no_kubectl_provider_is_added_when_a_calling_component_has_no_connection(tmp_path):
+    """One caller whose providers state no host (they read KUBE_* variables): nothing of the provider is written anywhere (the other
+    caller's files and the module's required_providers included) and MIG-CAS-007 says why."""
+    tree = _components(tmp_path)
+    (tree / "components" / "prod" / "providers.tf").write_text(      # the cluster from KUBE_* variables
+        'provider "aws" {\n  region = "eu-west-2"\n}\n\nprovider "kubernetes" {}\n\nprovider "helm" {}\n')
+    plan = _plan(tree)
+    assert {r.path for r in plan.roots for f in r.findings if f.code == "MIG-CAS-007"} == \
+        {"components/dev", "components/prod"}
+    paths = {c.path for c in plan.changes}
+    assert not [p for p in paths if p.endswith(("karpenter-kubectl.tf", "versions.tf"))], paths
+
+
+def test_the_node_role_joins_an_aws_auth_configmap_the_root_writes(tmp_path):
+    """aws-auth as a kubernetes_config_map of the module (no access entries: the cluster authenticates through
+    it): Karpenter's node role is one more item of the list mapRoles encodes, in each form it is written."""
+    tree = _components(tmp_path)
+    cm = tree / "modules" / "cluster" / "kubernetes_config_map_aws_auth.tf"
+    item = ('{\n        rolearn  = module.karpenter.node_iam_role_arn\n        username = '
+            '"system:node:{{EC2PrivateDNSName}}"\n        groups   = ["system:bootstrappers", "system:nodes"]\n'
+            '      },\n')
+    plan = _plan(tree)
+    text = {c.path: c.new for c in plan.changes}[str(cm.relative_to(tree))]
+    assert "      },\n      " + item + "    ], var.aws_auth_roles))" in text          # the concat's written list
+    assert [f.code for r in plan.roots for f in r.findings if f.code in ("MIG-CAS-028", "MIG-CAS-037")] == \
+        ["MIG-CAS-037"] * 2
+    cm.write_text(cm.read_text().replace(cm.read_text()[cm.read_text().index("yamlencode("):
+                                                        cm.read_text().index("\n  }\n}")],
+                                         "yamlencode(var.aws_auth_roles)"))
+    text = {c.path: c.new for c in _plan(tree).changes}[str(cm.relative_to(tree))]
+    assert "mapRoles = yamlencode(concat(var.aws_auth_roles, [\n      " + item + "    ]))\n" in text
+    cm.write_text(cm.read_text().replace("yamlencode(var.aws_auth_roles)",
+                                         "<<-YAML\n      - rolearn: arn:aws:iam::111122223333:role/admin\n"
+                                         "        username: admin\n        groups: [system:masters]\n    YAML"))
+    plan = _plan(tree)
+    assert [f.code for r in plan.roots for f in r.findings if f.code in ("MIG-CAS-028", "MIG-CAS-037")] == \
+        ["MIG-CAS-028"] * 2
+    _fmt_clean(tmp_path, {c.path: c.new for c in plan.changes})
+
+
+def test_the_only_node_group_stays_and_is_raised_before_terraform_applies_it(tmp_path):
+    """The root's one group runs the controller and nothing is drained: a step of its own raises it, aws-cli first
+    (EKS refuses a minimum above the desired size that Terraform ignores), found by the end of its name, the part a
+    name template states; a step that reads an unset CLUSTER_NAME stops first, saying what to set."""
+    tree = _components(tmp_path)
+    plan = _walk_to(tree, "cutover")
+    (step,) = [s for s in plan.steps if s.id.endswith("keep-group") and s.root == "components/dev"]
+    assert step.title == "Raise node group general, which stays for the controller, to min 2, desired 2, max 6"
+    assert step.commands[0].startswith(': "${CLUSTER_NAME:?set CLUSTER_NAME to the name of the cluster')
+    assert "nodegroups[?ends_with(@, '-ng-general')] | [0]" in step.commands[1]
+    assert step.commands[1].endswith("--scaling-config minSize=2,desiredSize=2,maxSize=6")
+    assert step.commands[2] == "terraform -chdir=components/dev apply -target=module.cluster.aws_eks_node_group.workers"
+    assert not [s for s in plan.steps if s.id.endswith("drain-groups")]
+    from migrator.options import Options
+    named = _plan(tree, options=Options(cluster_name="shop-dev-eks"), only=["components/dev"])
+    (step,) = [s for s in named.steps if s.id.endswith("keep-group")]
+    assert step.commands[0].startswith("aws eks update-nodegroup-config --cluster-name shop-dev-eks ")
+
+
+def test_the_shell_checks_of_unset_inputs_run_in_bash(tmp_path):
+    """Every runbook input check stops a bash script when its variable is unset, with its text, and lets it go on
+    when set (a quote in the text would make bash read the line as unfinished)."""
+    import shutil
+    import subprocess
+    from migrator import knowledge
+    from migrator.rules.v1beta1.runbook import guarded
+    bash = shutil.which("bash")
+    for var, text in knowledge.load("runbook")["shell_inputs"].items():
+        assert not set("'\"`}") & set(text), var
+        (check,) = guarded([f"echo ${{{var}}}"])[:1]
+        script = tmp_path / "s.sh"
+        script.write_text(check + "\necho ran\n")
+        if bash:
+            out = subprocess.run([bash, str(script)], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+            assert out.returncode != 0 and text in out.stderr and "ran" not in out.stdout
+            out = subprocess.run([bash, str(script)], capture_output=True, text=True,
+                                 env={"PATH": "/usr/bin:/bin", var: "x"})
+            assert out.returncode == 0 and out.stdout == "ran\n"
+    assert guarded(["kubectl get nodes"]) == ["kubectl get nodes"]

@@ -45,7 +45,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     made, untaint = res["nodepools"]["auto/nodepools"], res["workloads"]["auto/nodepools"]
     wl, cut = res["workloads"]["auto/workloads"], res["cutover"]["auto/nodepools"]
     cln = res["cleanup"]["auto/cleanup"]
-    cluster = shlex.quote(cl.cluster_literal) if cl.cluster_literal else '"${CLUSTER_NAME}"'
+    named = cl.cluster_literal or ctx.options.cluster_name      # the repository's, else the one the user gave
+    cluster = shlex.quote(named) if named else '"${CLUSTER_NAME}"'
     taint = convert.FACTS["temporary_taint"]
     yaml_files = sorted({f for r in (made, untaint, cut) for f in r.files if f.endswith((".yaml", ".yml"))})
     applied = manifest_deployers(ctx.repo, yaml_files)

@@ -635,6 +635,10 @@ class Installer:
                   f"it: the {conf['source']} provider is added to the root, "
                   f"connected as its {conn.what} is",
                   "terraform init -upgrade installs the provider (the install step's first command)")
+        elif style == "terraform" and not kubectl and literal is None and at != ".":
+            added = self.kubectl_from_callers(at, expr)
+            if added is not None:
+                kubectl, head = True, added
         if style != "terraform" and literal is None:
             _find(res, "MIG-CAS-018", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: migrator cannot tell the cluster's name as one literal (the chart values and the "
@@ -1042,6 +1046,42 @@ class Installer:
                 self.res.targets.append((at, f"kubectl_manifest.{label}"))
         text = align_attributes("\n".join(out).rstrip("\n") + "\n")
         return (module_text, text) if split is not None else text
+
+    def kubectl_from_callers(self, d: str, expr: str) -> list[str] | None:
+        """A module folder (no provider of its own, as Terraform wants of a called module) whose every calling root
+        module configures a kubernetes provider that states where the cluster is: kubectl goes into the module's
+        required_providers, and each caller gets it declared and configured as its kubernetes provider is (a new file
+        beside that provider). The lines karpenter.tf starts with, or None (nothing written: MIG-CAS-007 follows)."""
+        from ...roots import _module_users
+        users = sorted(_module_users(self.repo, d))
+        conf = INSTALL["kubectl_provider"]
+        name = conf["caller_file"]
+        conns = [(u, _connection(self.repo, u)) for u in users if not _kubectl_provider(self.repo, u)]
+        if not users or any(c is None or posixpath.join(u, name) in self.repo.files for u, c in conns) \
+                or any(p.endswith(".hcl") for u in users for p in self.repo.files if posixpath.dirname(p) == u):
+            return None                         # a caller without a connection to copy (or a Terragrunt unit)
+        mark = len(self.res.edits)
+        head = self.require_kubectl(d)
+        files: list[NewFile] = []
+        for u, c in conns:
+            req = self.require_kubectl(u) if head is not None else None
+            if req is None:
+                del self.res.edits[mark:]       # a required_providers block on one line: no place for the entry
+                return None
+            text = align_attributes("\n".join(req + _kubectl_block(self.repo, c)).rstrip("\n") + "\n")
+            files.append(NewFile(posixpath.join(u, name), to_newline(text, self.repo.files[c.path].newline), RULE))
+        self.res.edits.extend(files)
+        own = [c for _, c in conns if self.ctx.owns(c.path)] + [c for _, c in conns]
+        c0 = own[0] if own else None             # said where this root configures it
+        _find(self.res, "MIG-CAS-061", "info", c0.path if c0 else d, c0.line if c0 else 1,
+              f"the cluster's name ({expr}) is stated as no one literal, so the NodePools and EC2NodeClasses are "
+              f"written as kubectl_manifest resources in the module {d}, which name it as Terraform resolves it: the "
+              f"{conf['source']} provider is added to the module's required providers"
+              + (f" and configured in each root module that calls it ({', '.join(u for u, _ in conns)}, in {name}), "
+                 f"connected as its {c0.what} is" if c0 else ""),
+              "terraform init -upgrade installs the provider in each calling root module (the install step's first "
+              "command)")
+        return head
 
     def require_kubectl(self, d: str) -> list[str] | None:
         """The kubectl provider in the root's required_providers (a module has one such block: the entry goes into
@@ -1635,6 +1675,53 @@ class Installer:
             _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, e.start),
                   f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}.aws_auth_roles "
                   "(no access entry)")
+            return True
+        return self.map_configmap(d, module)
+
+    def map_configmap(self, d: str, module: str) -> bool:
+        """The node role mapped in an aws-auth ConfigMap the root writes as a Kubernetes provider resource, whose
+        mapRoles is `yamlencode()` of a list: one more item in a list written out, or the list it is given
+        (`var.roles`, `concat(...)`) joined to one. False for any other form (YAML text: said by the caller)."""
+        for p, b in [(p, b) for kind in AUTH["configmap_resources"] for p, b in self.repo.blocks("resource", kind)]:
+            meta = b.sub("metadata")
+            name = meta[0].attr("name") if meta else None
+            ns = meta[0].attr("namespace") if meta else None
+            if (posixpath.dirname(p) or ".") != d or name is None or name.literal() != "aws-auth" or \
+                    (ns is not None and ns.literal() != "kube-system"):
+                continue
+            data = b.attr("data")
+            roles = next((x.value for x in data.entries if x.key == "mapRoles"), None) \
+                if data is not None and data.kind == "object" else None
+            if roles is None or roles.kind != "call" or roles.name != "yamlencode" or len(roles.items) != 1:
+                return False
+            arg, text = roles.items[0], self.repo.text(p)
+            ls = line_start(text, roles.start)
+            ind = text[ls:ls + len(text[ls:]) - len(text[ls:].lstrip(" \t"))]
+            def item(base: str) -> str:         # the mapping, opened where it stands and closed at `base`
+                return (f"{{\n{base}  rolearn  = module.{module}.node_iam_role_arn\n"
+                        f'{base}  username = "system:node:{{{{EC2PrivateDNSName}}}}"\n'
+                        f'{base}  groups   = ["system:bootstrappers", "system:nodes"]\n{base}}}')
+            def written_out(x) -> bool:         # a list literal whose items stand on lines of their own
+                return x.kind == "tuple" and bool(x.items) and \
+                    hclsrc.line_of(text, x.items[-1].start) != hclsrc.line_of(text, x.start)
+            lists = [arg] if written_out(arg) else [x for x in arg.items if written_out(x)] \
+                if arg.kind == "call" and arg.name == "concat" else []
+            if lists:                           # one more item in the list written out (the last concat() gets)
+                lst = lists[-1]
+                last = lst.items[-1]
+                inner = text[line_start(text, last.start):last.start]
+                after = text[last.end:lst.end]
+                comma = after.lstrip().startswith(",")
+                pos = last.end + (after.index(",") + 1 if comma else 0)
+                new, start, end = ("" if comma else ",") + f"\n{inner}" + item(inner) + ("," if comma else ""), pos, pos
+            elif arg.kind in ("ref", "call", "tuple"):
+                new, start, end = f"concat({arg.source.strip()}, [\n{ind}  {item(ind + '  ')},\n{ind}])", arg.start, arg.end
+            else:
+                return False
+            self.res.edits.append(TextEdit(p, start, end, to_newline(new, self.repo.files[p].newline), RULE))
+            _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, roles.start),
+                  f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}'s "
+                  "mapRoles (no access entry)")
             return True
         return False
 

@@ -26,9 +26,11 @@ class GroupsResult:
     edits: list[Edit] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     drained: list[tuple[str, object, object, object]] = field(default_factory=list)   # (group, min, desired, max) before
-    eks_names: dict = field(default_factory=dict)   # group -> (EKS node group name or prefix, exact?) for aws-cli
+    eks_names: dict = field(default_factory=dict)   # group -> (EKS node group name or part, how) for aws-cli
     kept: str = ""
     kept_sizes: tuple = ()
+    kept_to: tuple = ()                    # (min, desired, max) the kept group is raised to, when it is
+    kept_self: bool = False                # the kept group is self-managed (an Auto Scaling group, not EKS's)
     removed: list[str] = field(default_factory=list)
     targets: list[tuple[str, str]] = field(default_factory=list)
     eksctl: list[str] = field(default_factory=list)      # eksctl groups removed (the runbook deletes them)
@@ -282,6 +284,7 @@ class Groups:
             want = {"min_size": low, "desired_size": desired}
         if all(before[i] == want.get(k, before[i]) for i, k in enumerate(("min_size", "desired_size", "max_size"))):
             return
+        edits = len(self.res.edits)
         if g.source == "module":
             self._module_sizes(g, text, want)
         elif g.source == "resource" and g.entry is not None:
@@ -298,8 +301,14 @@ class Groups:
                 self.blocks_done.add(id(g.block))
         elif not self._eksctl_sizes(g, text, want):
             return
+        if keep and len(self.res.edits) == edits:
+            return                              # already at its floor (raised where its value is stated)
         if keep:
             self.res.kept_sizes = before
+            if isinstance(before[0], int) and isinstance(before[1], int):     # else sized per caller: not known here
+                self.res.kept_to = (want["min_size"], want["desired_size"], want.get("max_size", before[2]))
+            self.res.kept_self = g.flavour == "self"
+            self.res.eks_names[g.name] = eks_name(g)
             self.res.findings.append(Finding("MIG-CAS-025", "info", g.path, g.line,
                                              f"node group {g.name} kept for the controller with at least {low} nodes"))
         else:
@@ -626,23 +635,53 @@ def run(ctx, phase: str, done: dict | None = None) -> GroupsResult:
     return Groups(ctx, phase).run()
 
 
-def eks_name(g) -> tuple[str, bool]:
-    """The name EKS knows a Terraform node group by, for aws-cli: (the exact name, True) where the root fixes it
-    (aws_eks_node_group node_group_name, a module group with use_name_prefix = false), else (the prefix the name
-    starts with, False): the terraform-aws-modules groups are named "<name>-<suffix>" by default."""
+def _known_ends(e, key) -> tuple[str, str]:
+    """What a name template is known to start and end with: its literal text, and `each.key` where the group is a
+    for_each instance, up to the first part that is an expression read elsewhere."""
+    if e is None or e.kind != "string" or not e.parts:
+        return "", ""
+
+    def known(part: tuple[bool, str]) -> str | None:
+        interp, text = part
+        if not interp:
+            return text
+        return str(key) if key is not None and re.fullmatch(r"\$\{\s*each\.key\s*\}", text) else None
+
+    ends = []
+    for parts in (e.parts, list(reversed(e.parts))):
+        out = []
+        for part in parts:
+            k = known(part)
+            if k is None:
+                break
+            out.append(k)
+        ends.append("".join(out if parts is e.parts else reversed(out)))
+    return ends[0], ends[1]
+
+
+def eks_name(g) -> tuple[str, str]:
+    """The name EKS knows a Terraform node group by, for aws-cli, and how it is known: ("exact") where the root fixes
+    it (aws_eks_node_group node_group_name, a module group with use_name_prefix = false); ("prefix") what the name
+    starts with (the terraform-aws-modules groups are named "<name>-<suffix>" by default); ("suffix") what it ends
+    with, where only its head is an expression (`"${local.prefix}-ng-${each.key}"`)."""
     if g.source == "resource" and g.block is not None:
         n = g.literal("name")           # node_group_name as the module (or the for_each item) states it
         if g.block.attr("node_group_name") is not None and isinstance(n, str) and n:
-            return n, True
+            return n, "exact"
+        head, tail = _known_ends(g.block.attr("node_group_name"), g.key)
+        if head:
+            return head, "prefix"
+        if len(tail) > 1:
+            return tail, "suffix"
         pre = g.block.attr("node_group_name_prefix")
         if pre is not None and pre.literal():
-            return str(pre.literal()), False
-        return g.name, False
+            return str(pre.literal()), "prefix"
+        return g.name, "prefix"
     if g.source == "module":
         name = g.literal("name") if isinstance(g.literal("name"), str) else g.name
         entries = {x.key: x.value for x in g.entry.value.entries} if g.entry is not None else {}
         prefix = entries.get("use_name_prefix")
         if prefix is not None and prefix.literal() is False:
-            return name, True
-        return f"{name}-", False
-    return g.name, True
+            return name, "exact"
+        return f"{name}-", "prefix"
+    return g.name, "exact"

@@ -63,12 +63,12 @@ def steps(hop: dict, ctx) -> list[Step]:
     }
     flags = {"install": bool(inst.edits), "workloads": bool(wl.edits),
              "cutover": bool(cut_cas.edits or cut_groups.edits), "cleanup": bool(cln_cas.edits or cln_groups.edits),
-             "drain": bool(cut_groups.drained)}
+             "drain": bool(cut_groups.drained), "keep_only": bool(cut_groups.kept_sizes and not cut_groups.drained)}
     targets = {"aws_targets": aws, "chart_targets": charts, "object_targets": objects,
                "cas_targets": cut_cas.targets, "group_targets": cut_groups.targets,
                "cleanup_targets": cln_cas.targets + cln_groups.targets}
     files = {"karpenter-aws": [e.path for e in inst.edits], "workloads": sorted(set(wl.files)),
-             "cas-zero": [e.path for e in cut_cas.edits], "drain-groups": [e.path for e in cut_groups.edits],
+             "cas-zero": [e.path for e in cut_cas.edits], "drain-groups": [e.path for e in cut_groups.edits], "keep-group": [e.path for e in cut_groups.edits],
              "remove-cas": [e.path for e in cln_cas.edits + cln_groups.edits]}
     eks = FACTS["install"]["eksctl"]
     literal = inst.cluster_literal or next((str((o.get("metadata") or {}).get("name")) for _, _, o in
@@ -77,6 +77,7 @@ def steps(hop: dict, ctx) -> list[Step]:
         from .karpenter import Installer            # past the install (its rule is done): the name as it read it
         installer = Installer(ctx)
         literal = installer.cluster_literal(installer.terraform_dir(cas0), cas0) or ""
+    literal = literal or ctx.options.cluster_name or ""      # the repository's, else the name the user gave
     cluster = shlex.quote(literal) if literal else '"${CLUSTER_NAME}"'
     acct = "${AWS_ACCOUNT_ID}"
     node_role_arn = f"arn:aws:iam::{acct}:role/" + eks["node_role"].format(cluster=literal or "${CLUSTER_NAME}")
@@ -87,9 +88,22 @@ def steps(hop: dict, ctx) -> list[Step]:
     values.update({
         "group_scale": " && ".join(
             f"aws eks update-nodegroup-config --cluster-name {cluster} --nodegroup-name "
-            + _nodegroup(*cut_groups.eks_names.get(g, (g, False)), cluster)
+            + _nodegroup(*cut_groups.eks_names.get(g, (g, "prefix")), cluster)
             + f" --scaling-config minSize=0,desiredSize=0,maxSize={mx if isinstance(mx, int) else 1}"
             for g, _, _, mx in cut_groups.drained),
+        "kept_scale": _kept_scale(cut_groups, cluster, eksctl=False),
+        "kept_eksctl_scale": _kept_scale(cut_groups, cluster, eksctl=True),
+        "kept_scale_note": ("The aws-cli command raises the desired size first: EKS refuses a minimum above it, and "
+                            "Terraform leaves a desired size it is told to ignore unchanged." if cut_groups.kept_to and
+                            not cut_groups.kept_self else
+                            "If the apply fails with \"Minimum capacity can't be greater than desired size\", raise "
+                            "the group's desired size first (aws eks update-nodegroup-config --scaling-config "
+                            "desiredSize=N): Terraform leaves a desired size it is told to ignore unchanged."
+                            if not cut_groups.kept_self else ""),
+        "kept_to": ", ".join(f"{k} {v}" for k, v in zip(("min", "desired", "max"), cut_groups.kept_to)
+                             if isinstance(v, int)) or f"at least {FACTS['install']['kept_group_min']} nodes",
+        "kept_before": ", ".join(f"{k} {v}" for k, v in zip(("min", "desired", "max"), cut_groups.kept_sizes))
+                       if all(isinstance(v, int) for v in cut_groups.kept_sizes) else "as they were",
         "cluster": cluster, "cfn_stack": shlex.quote(eks["stack"].format(cluster=literal)),
         "cfn_template": eks["template"].format(version=values["chart_version"]),
         "values_file": shlex.quote(inst.values_file) if inst.values_file else "",
@@ -221,9 +235,26 @@ def _asg_subnets(stack: str) -> str:
             "'AutoScalingGroups[0].VPCZoneIdentifier' --output text | tr ',' ' ')")
 
 
-def _nodegroup(name: str, exact: bool, cluster: str) -> str:
-    """The --nodegroup-name argument: the name itself, or the one node group whose name starts with the prefix."""
-    if exact:
+def _kept_scale(groups, cluster: str, eksctl: bool) -> str:
+    """The command that raises the kept group's sizes before Terraform does: EKS refuses a minimum above the
+    desired size, and Terraform does not change desired_size where it is told to ignore it (terraform-aws-modules
+    groups; knowledge/cas.yaml `kept_group_min`). Empty when the group is not raised or is self-managed."""
+    if not groups.kept_to or groups.kept_self:
+        return ""
+    low, desired, high = groups.kept_to
+    if eksctl:
+        return (f"eksctl scale nodegroup --cluster {cluster} --name {shlex.quote(groups.kept)} --nodes {desired} "
+                f"--nodes-min {low}" + (f" --nodes-max {high}" if isinstance(high, int) else ""))
+    return (f"aws eks update-nodegroup-config --cluster-name {cluster} --nodegroup-name "
+            + _nodegroup(*groups.eks_names.get(groups.kept, (groups.kept, "prefix")), cluster)
+            + f" --scaling-config minSize={low},desiredSize={desired}"
+            + (f",maxSize={high}" if isinstance(high, int) else ""))
+
+
+def _nodegroup(name: str, how: str, cluster: str) -> str:
+    """The --nodegroup-name argument: the name itself, or the one node group whose name starts (ends) with it."""
+    if how == "exact":
         return shlex.quote(name)
-    return (f"\"$(aws eks list-nodegroups --cluster-name {cluster} --query \"nodegroups[?starts_with(@, "
+    test = "starts_with" if how == "prefix" else "ends_with"
+    return (f"\"$(aws eks list-nodegroups --cluster-name {cluster} --query \"nodegroups[?{test}(@, "
             f"'{name}')] | [0]\" --output text)\"")

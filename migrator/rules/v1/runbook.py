@@ -13,8 +13,8 @@ from ... import knowledge
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
-from ..v1beta1.runbook import (_by_dir, _terraform, plain_terraform, argo_names, chart_flavours, crd_flavours, manifest_deployers,
-                               root_targets, umbrella_values)
+from ..v1beta1.runbook import (_by_dir, _terraform, plain_terraform, argo_names, chart_flavours, crd_flavours, guarded,
+                               manifest_deployers, root_targets, umbrella_values)
 
 
 def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, list[str]],
@@ -47,12 +47,17 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
         if isinstance(raw, dict):
             raw = raw.get("first", []) + [c for f in flavours.get(row["kind"], flavours["chart"])
                                            for c in raw.get(f, [])] + raw.get("all", [])
+        commands = [c for c in expand(raw) if c.strip()]
+        verify = [c for c in expand(row.get("verify", [])) if c.strip()]
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=str(row.get("detail", "")).format(**values).strip(),
-                        commands=[c for c in expand(raw) if c.strip()], files=sorted(set(files.get(row["id"], []))),
-                        verify=[c for c in expand(row.get("verify", [])) if c.strip()], rollback=str(row.get("rollback", "")).format(**values).strip(),
+                        commands=guarded(commands) if commands else [], files=sorted(set(files.get(row["id"], []))),
+                        verify=guarded(verify) if not commands else verify,
+                        rollback=str(row.get("rollback", "")).format(**values).strip(),
                         refs=sorted(set(refs.get(row["kind"], [])))))
     return out
+
+
 
 
 def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict:

@@ -300,8 +300,16 @@ def steps(hop: dict, ctx) -> list[Step]:
             files = sorted({e.path for e in src.edits})
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
-                        commands=[c for c in cmds if c.strip()], files=files,
+                        commands=guarded([c for c in cmds if c.strip()]), files=files,
                         verify=expand(row.get("verify", [])),
                         rollback=row.get("rollback", "").format(**values).strip(),
                         refs=sorted(set(refs_by_kind.get(row["kind"], [])))))
     return out
+
+
+def guarded(commands: list[str]) -> list[str]:
+    """The commands, opened by a check of each shell variable they read that the repository did not state
+    (knowledge/runbook.yaml `shell_inputs`): unset, the step stops saying what to set, before any command runs."""
+    inputs = knowledge.load("runbook")["shell_inputs"]
+    used = [v for v in inputs if any("${" + v + "}" in c for c in commands)]
+    return [f': "${{{v}:?{inputs[v]}}}"' for v in used] + commands
