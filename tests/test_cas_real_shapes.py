@@ -3391,7 +3391,8 @@ def test_no_kubectl_provider_is_added_when_a_calling_component_has_no_connection
 
 def test_the_node_role_joins_an_aws_auth_configmap_the_root_writes(tmp_path):
     """aws-auth as a kubernetes_config_map of the module (no access entries: the cluster authenticates through
-    it): Karpenter's node role is one more item of the list mapRoles encodes, in each form it is written."""
+    it): Karpenter's node role is one more item of the list mapRoles encodes, in each form it is written (a list
+    written out, the list it is given, `[{ ... }]`, YAML text); YAML text made elsewhere is said (MIG-CAS-028)."""
     tree = _components(tmp_path)
     cm = tree / "modules" / "cluster" / "kubernetes_config_map_aws_auth.tf"
     item = ('{\n        rolearn  = module.karpenter.node_iam_role_arn\n        username = '
@@ -3407,13 +3408,35 @@ def test_the_node_role_joins_an_aws_auth_configmap_the_root_writes(tmp_path):
                                          "yamlencode(var.aws_auth_roles)"))
     text = {c.path: c.new for c in _plan(tree).changes}[str(cm.relative_to(tree))]
     assert "mapRoles = yamlencode(concat(var.aws_auth_roles, [\n      " + item + "    ]))\n" in text
-    cm.write_text(cm.read_text().replace("yamlencode(var.aws_auth_roles)",
-                                         "<<-YAML\n      - rolearn: arn:aws:iam::111122223333:role/admin\n"
-                                         "        username: admin\n        groups: [system:masters]\n    YAML"))
+    cm.write_text(cm.read_text().replace(                      # the one-line-open form terraform fmt keeps
+        "yamlencode(var.aws_auth_roles)", 'yamlencode([{\n      rolearn  = aws_iam_role.node_group.arn\n'
+        '      username = "system:node:{{EC2PrivateDNSName}}"\n'
+        '      groups   = ["system:bootstrappers", "system:nodes"]\n    }])'))
+    plan = _plan(tree)
+    text = {c.path: c.new for c in plan.changes}[str(cm.relative_to(tree))]
+    assert ('"system:nodes"]\n      }, {\n      rolearn  = module.karpenter.node_iam_role_arn\n      username = '
+            '"system:node:{{EC2PrivateDNSName}}"\n      groups   = ["system:bootstrappers", "system:nodes"]\n'
+            '    }])\n') in text
+    (tmp_path / "a").mkdir()
+    _fmt_clean(tmp_path / "a", {c.path: c.new for c in plan.changes})
+    yaml_text = ("<<-YAML\n      - rolearn: ${aws_iam_role.node_group.arn}\n        username: system:node:"
+                 "{{EC2PrivateDNSName}}\n        groups:\n          - system:bootstrappers\n          - system:nodes\n"
+                 "      - rolearn: arn:aws:iam::111122223333:role/admin\n        username: admin\n"
+                 "        groups: [system:masters]\n\n    YAML\n")
+    cm.write_text(cm.read_text()[:cm.read_text().index("yamlencode(")] + yaml_text + "  }\n}\n")
+    plan = _plan(tree)
+    text = {c.path: c.new for c in plan.changes}[str(cm.relative_to(tree))]
+    assert ("groups: [system:masters]\n      - rolearn: ${module.karpenter.node_iam_role_arn}\n        username: "
+            "system:node:{{EC2PrivateDNSName}}\n        groups:\n          - system:bootstrappers\n"
+            "          - system:nodes\n\n    YAML\n") in text            # the text's node mapping, copied
+    head = cm.read_text()[:cm.read_text().index("<<-YAML")]
+    cm.write_text(head + "yamlencode(distinct([for arn in var.node_role_arns : { rolearn = arn }]))\n  }\n}\n")
+    text = {c.path: c.new for c in _plan(tree).changes}[str(cm.relative_to(tree))]
+    assert "yamlencode(concat(distinct([for arn in var.node_role_arns : { rolearn = arn }]), [\n      {\n" in text
+    cm.write_text(head + "local.map_roles_yaml\n  }\n}\n")         # YAML text made elsewhere: said
     plan = _plan(tree)
     assert [f.code for r in plan.roots for f in r.findings if f.code in ("MIG-CAS-028", "MIG-CAS-037")] == \
         ["MIG-CAS-028"] * 2
-    _fmt_clean(tmp_path, {c.path: c.new for c in plan.changes})
 
 
 def test_the_only_node_group_stays_and_is_raised_before_terraform_applies_it(tmp_path):

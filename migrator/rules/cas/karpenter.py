@@ -1692,9 +1692,12 @@ class Installer:
             data = b.attr("data")
             roles = next((x.value for x in data.entries if x.key == "mapRoles"), None) \
                 if data is not None and data.kind == "object" else None
+            text = self.repo.text(p)
+            if roles is not None and roles.kind == "heredoc":
+                return self._map_heredoc(p, b, roles, text, module)
             if roles is None or roles.kind != "call" or roles.name != "yamlencode" or len(roles.items) != 1:
                 return False
-            arg, text = roles.items[0], self.repo.text(p)
+            arg = roles.items[0]
             ls = line_start(text, roles.start)
             ind = text[ls:ls + len(text[ls:]) - len(text[ls:].lstrip(" \t"))]
             def item(base: str) -> str:         # the mapping, opened where it stands and closed at `base`
@@ -1706,6 +1709,20 @@ class Installer:
                     hclsrc.line_of(text, x.items[-1].start) != hclsrc.line_of(text, x.start)
             lists = [arg] if written_out(arg) else [x for x in arg.items if written_out(x)] \
                 if arg.kind == "call" and arg.name == "concat" else []
+            last = arg.items[-1] if arg.kind == "tuple" and arg.items else None
+            if not lists and last is not None and last.kind == "object" and \
+                    hclsrc.line_of(text, last.end) != hclsrc.line_of(text, last.start):
+                # `yamlencode([{ ... }])`: the next item opens where the last one closes; terraform fmt writes that
+                # `}, {` line at the items' fields' depth
+                ls = line_start(text, last.end - 1)
+                close = text[ls:last.end - 1]
+                if close.strip():
+                    return False
+                body = item(close).split("\n", 1)[1].rsplit("\n", 1)[0]     # the fields' lines
+                new = f"{close}  }}, {{\n{body}\n{close}}}"
+                self.res.edits.append(TextEdit(p, ls, last.end, to_newline(new, self.repo.files[p].newline), RULE))
+                self._mapped(p, b, text, roles)
+                return True
             if lists:                           # one more item in the list written out (the last concat() gets)
                 lst = lists[-1]
                 last = lst.items[-1]
@@ -1719,11 +1736,39 @@ class Installer:
             else:
                 return False
             self.res.edits.append(TextEdit(p, start, end, to_newline(new, self.repo.files[p].newline), RULE))
-            _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, roles.start),
-                  f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}'s "
-                  "mapRoles (no access entry)")
+            self._mapped(p, b, text, roles)
             return True
         return False
+
+    def _mapped(self, p: str, b, text: str, roles) -> None:
+        _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, roles.start),
+              f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}'s "
+              "mapRoles (no access entry)")
+
+    def _map_heredoc(self, p: str, b, roles, text: str, module: str) -> bool:
+        """mapRoles written as YAML text: the node role's item copied from the text's own node mapping (its rolearn
+        the karpenter module's output), or written as its items are, before the closing marker."""
+        h = roles.heredoc
+        body = text[h.body_start:h.body_end]
+        lines = body.splitlines(keepends=True)
+        starts = [i for i, ln in enumerate(lines) if re.match(r"\s*-\s+rolearn\s*:", ln)]
+        if not starts or not body.endswith("\n"):
+            return False
+        ind = re.match(r"\s*", lines[starts[0]]).group(0)
+        ends = starts[1:] + [len(lines)]
+        items = ["".join(lines[a:z]).rstrip() + "\n" for a, z in zip(starts, ends)]
+        node = next((x for x in reversed(items) if "system:node:{{EC2PrivateDNSName}}" in x), None)
+        arn = f"${{module.{module}.node_iam_role_arn}}"
+        if node is not None:
+            new = re.sub(r"(rolearn\s*:\s*)(\"?)[^\n\"]*\2", lambda m: m.group(1) + m.group(2) + arn + m.group(2),
+                         node, count=1)
+        else:
+            new = (f"{ind}- rolearn: {arn}\n{ind}  username: system:node:{{{{EC2PrivateDNSName}}}}\n{ind}  groups:\n"
+                   f"{ind}    - system:bootstrappers\n{ind}    - system:nodes\n")
+        pos = text.index("\n", h.body_start + len(body.rstrip())) + 1    # after its last line (blank lines stay below)
+        self.res.edits.append(TextEdit(p, pos, pos, to_newline(new, self.repo.files[p].newline), RULE))
+        self._mapped(p, b, text, roles)
+        return True
 
     def provider_pin(self, d: str) -> None:
         need = INSTALL["requires_aws_provider"]
