@@ -210,8 +210,7 @@ def _by_label(names: set[str]) -> str:
     """kubectl delete of the objects a Helm chart installed under these release names (its instance label)."""
     sel = f"app.kubernetes.io/instance={next(iter(names))}" if len(names) == 1 else \
         f"app.kubernetes.io/instance in ({','.join(sorted(names))})"
-    return ("kubectl delete deployment,service,serviceaccount,role,rolebinding,clusterrole,clusterrolebinding,"
-            f"poddisruptionbudget -A -l {shlex.quote(sel)}")
+    return f"kubectl delete {','.join(FACTS['install']['chart_objects'])} -A -l {shlex.quote(sel)}"
 
 
 def _delivered(repo, path: str, file: str) -> str:
