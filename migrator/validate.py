@@ -322,5 +322,25 @@ def second_parser(path: str, old: str | None, new: str | None) -> str | None:
             try:
                 hcl_lark.parse(old)
             except hclsrc.HclParseError:
-                return None
+                return _new_interpolations(old, new)
         return str(e)
+
+
+def _new_interpolations(old: str, new: str) -> str | None:
+    """Where python-hcl2 reads neither the original nor the patched file, what the patch brought still gets the
+    second parser: each template interpolation `${...}` the patched text has and the original has not must be an
+    HCL expression (tree-sitter-hcl accepts `${AWS::AccountId}` in a string; Terraform does not)."""
+    from .sources import hcl_lark
+    from .sources.templates import TemplateError, find_sequences
+
+    def exprs(text: str) -> set[str]:
+        try:
+            return {text[a + 2:z - 1] for a, z, kind in find_sequences(text) if kind == "$"}
+        except TemplateError:
+            return set()
+    for body in sorted(exprs(new) - exprs(old)):
+        try:
+            hcl_lark.parse(f"x = {body.strip()}\n")
+        except hclsrc.HclParseError:
+            return f"the template interpolation ${{{body}}} is not an HCL expression"
+    return None

@@ -132,3 +132,15 @@ def test_second_parser_gaps_do_not_block_a_file_it_never_read():
     # an original python-hcl2 cannot read is not held against the patched file (tree-sitter-hcl checked it)
     assert second_parser("main.tf", "x = [1 2]\n", "x = [1 2 3]\n") is None
     assert second_parser("values.yaml", "a: 1\n", "a: [\n") is None        # HCL only
+
+
+def test_second_parser_reads_the_interpolations_a_patch_brings_to_a_file_it_never_read():
+    """Where python-hcl2 reads neither version, each `${...}` the patch adds must still be an HCL expression:
+    CloudFormation's `${AWS::AccountId}` (which tree-sitter-hcl accepts in a string) is refused; expressions with
+    their own braces and interpolations already in the file pass."""
+    old = 'x = [1 2]\ny = "${var.a}"\n'
+    assert reparse("main.tf", 'z = "arn:aws:eks:*:${AWS::AccountId}:cluster/a"\n') is None   # tree-sitter-hcl
+    assert "AWS::AccountId" in second_parser("main.tf", old, old + 'z = "arn:aws:eks:*:${AWS::AccountId}:cluster/a"\n')
+    assert second_parser("main.tf", old, old + 'z = "${jsonencode({ a = 1 })}-${var.b}"\n') is None
+    assert second_parser("main.tf", old, old + 'z = "$${AWS::AccountId}"\n') is None      # an escape, not a template
+    assert second_parser("main.tf", 'x = "${AWS::Region}" [1 2]\n', 'x = "${AWS::Region}" [1 2 3]\n') is None
