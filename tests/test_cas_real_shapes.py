@@ -3478,3 +3478,23 @@ def test_the_shell_checks_of_unset_inputs_run_in_bash(tmp_path):
                                  env={"PATH": "/usr/bin:/bin", var: "x"})
             assert out.returncode == 0 and out.stdout == "ran\n"
     assert guarded(["kubectl get nodes"]) == ["kubectl get nodes"]
+
+
+def test_the_kept_group_is_raised_by_the_tool_that_owns_it():
+    """aws-cli for an EKS managed group (by the name or the part of it known), eksctl for an eksctl group of either
+    kind; nothing for a self-managed Terraform group (its Auto Scaling group's name is not known) or sizes not known
+    here (a shared module's, set per caller)."""
+    from migrator.rules.cas.nodegroups import GroupsResult
+    from migrator.rules.cas.runbook import _kept_scale
+    g = GroupsResult(kept="system", kept_sizes=(1, 1, 3), kept_to=(2, 2, 3),
+                     eks_names={"system": ("system-", "prefix")})
+    assert _kept_scale(g, "shop", eksctl=False) == (
+        "aws eks update-nodegroup-config --cluster-name shop --nodegroup-name \"$(aws eks list-nodegroups "
+        "--cluster-name shop --query \"nodegroups[?starts_with(@, 'system-')] | [0]\" --output text)\" "
+        "--scaling-config minSize=2,desiredSize=2,maxSize=3")
+    g.kept_self = True
+    assert _kept_scale(g, "shop", eksctl=False) == ""
+    assert _kept_scale(g, "shop", eksctl=True) == \
+        "eksctl scale nodegroup --cluster shop --name system --nodes 2 --nodes-min 2 --nodes-max 3"
+    g.kept_to = ()
+    assert _kept_scale(g, "shop", eksctl=True) == ""

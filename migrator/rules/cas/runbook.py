@@ -96,10 +96,10 @@ def steps(hop: dict, ctx) -> list[Step]:
         "kept_scale_note": ("The aws-cli command raises the desired size first: EKS refuses a minimum above it, and "
                             "Terraform leaves a desired size it is told to ignore unchanged." if cut_groups.kept_to and
                             not cut_groups.kept_self else
-                            "If the apply fails with \"Minimum capacity can't be greater than desired size\", raise "
-                            "the group's desired size first (aws eks update-nodegroup-config --scaling-config "
-                            "desiredSize=N): Terraform leaves a desired size it is told to ignore unchanged."
-                            if not cut_groups.kept_self else ""),
+                            "If the apply fails because the new minimum is above the group's desired size, raise the "
+                            "desired size first (aws eks update-nodegroup-config --scaling-config desiredSize=N, or "
+                            "aws autoscaling update-auto-scaling-group --desired-capacity N for a self-managed group): "
+                            "Terraform leaves a desired size it is told to ignore unchanged."),
         "kept_to": ", ".join(f"{k} {v}" for k, v in zip(("min", "desired", "max"), cut_groups.kept_to)
                              if isinstance(v, int)) or f"at least {FACTS['install']['kept_group_min']} nodes",
         "kept_before": ", ".join(f"{k} {v}" for k, v in zip(("min", "desired", "max"), cut_groups.kept_sizes))
@@ -238,7 +238,7 @@ def _kept_scale(groups, cluster: str, eksctl: bool) -> str:
     """The command that raises the kept group's sizes before Terraform does: EKS refuses a minimum above the
     desired size, and Terraform does not change desired_size where it is told to ignore it (terraform-aws-modules
     groups; knowledge/cas.yaml `kept_group_min`). Empty when the group is not raised or is self-managed."""
-    if not groups.kept_to or groups.kept_self:
+    if not groups.kept_to or (groups.kept_self and not eksctl):     # eksctl scales its unmanaged groups too
         return ""
     low, desired, high = groups.kept_to
     if eksctl:
