@@ -1091,10 +1091,12 @@ def test_a_cluster_older_than_the_target_karpenter_supports_is_said_before_the_i
     assert f.severity == "warning" and "1.23" in f.message and "upgrade the cluster to Kubernetes 1.26" in f.manual_step
 
 
-def test_cluster_autoscaler_in_a_terragrunt_unit_names_the_unit_that_makes_its_cluster(tmp_path):
+def test_cluster_autoscaler_in_a_terragrunt_unit_is_moved_across_the_units(tmp_path):
     """Staged Terragrunt units (antonputra/tutorials lessons/160): Cluster Autoscaler from an add-ons unit, the cluster
-    from the eks unit it depends on. Nothing is written across units, and the finding names those two units (before,
-    it listed every cluster of the repository, other lessons' included)."""
+    from the eks unit it depends on. The karpenter module goes beside the cluster with outputs, the charts beside
+    Cluster Autoscaler reading them as variables the add-ons unit passes from its dependency (the cluster's name, passed
+    already, reused); the finding names the two units and no other lesson's cluster (before: MIG-CAS-002, nothing
+    written). Without a `dependency` on the cluster's unit, MIG-CAS-002 names the units as before."""
     files = {
         "lesson-006/main.tf": 'resource "aws_eks_cluster" "x" {\n  name     = "x"\n  role_arn = "r"\n}\n',
         "live/dev/eks/terragrunt.hcl": 'terraform {\n  source = "../../../modules/eks"\n}\n\ninputs = {\n'
@@ -1105,11 +1107,15 @@ def test_cluster_autoscaler_in_a_terragrunt_unit_names_the_unit_that_makes_its_c
                                           '  enable_cluster_autoscaler = true\n}\n',
         "modules/eks/main.tf": 'variable "eks_name" {}\n\nresource "aws_eks_cluster" "this" {\n'
                                '  name     = var.eks_name\n  role_arn = "r"\n}\n\n'
+                               'resource "aws_iam_openid_connect_provider" "this" {\n'
+                               '  url            = aws_eks_cluster.this.identity[0].oidc[0].issuer\n'
+                               '  client_id_list = ["sts.amazonaws.com"]\n}\n\n'
+                               'output "eks_name" {\n  value = aws_eks_cluster.this.name\n}\n\n'
                                'resource "aws_eks_node_group" "general" {\n'
                                '  cluster_name    = aws_eks_cluster.this.name\n  node_group_name = "general"\n'
                                '  node_role_arn   = "r"\n  subnet_ids      = ["subnet-1"]\n'
-                               '  instance_types  = ["m5.large"]\n\n  scaling_config {\n    desired_size = 1\n'
-                               '    max_size     = 3\n    min_size     = 1\n  }\n}\n',
+                               '  instance_types  = ["m5.large"]\n\n  scaling_config {\n    desired_size = 2\n'
+                               '    max_size     = 3\n    min_size     = 2\n  }\n}\n',
         "modules/addons/ca.tf": 'variable "eks_name" {}\n\nresource "helm_release" "cluster_autoscaler" {\n'
                                 '  name       = "autoscaler"\n  repository = "https://kubernetes.github.io/autoscaler"\n'
                                 '  chart      = "cluster-autoscaler"\n  namespace  = "kube-system"\n\n  set {\n'
@@ -1119,13 +1125,28 @@ def test_cluster_autoscaler_in_a_terragrunt_unit_names_the_unit_that_makes_its_c
         (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / p).write_text(text)
     plan = _plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"], plan.findings
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-066"]
+    assert f.path == "live/dev/addons/terragrunt.hcl" and "dependency.eks" in f.message
+    assert "lesson-006" not in " ".join(x.message for x in plan.findings)
+    new = {c.path: c.new for c in plan.changes}
+    assert set(new) >= {"modules/eks/karpenter.tf", "modules/addons/karpenter.tf", "live/dev/addons/terragrunt.hcl"}
+    assert 'output "karpenter_queue_name" {\n  value = module.karpenter.queue_name\n}' in new["modules/eks/karpenter.tf"]
+    charts = new["modules/addons/karpenter.tf"]
+    assert 'variable "karpenter_queue_name" {\n  type = string\n}' in charts and "clusterName       = var.eks_name" \
+        in charts and 'variable "karpenter_cluster_name"' not in charts
+    unit_text = new["live/dev/addons/terragrunt.hcl"]
+    assert "  enable_cluster_autoscaler = true\n\n  # Karpenter (migrator): the outputs of dependency.eks its charts read\n" \
+        "  karpenter_queue_name            = dependency.eks.outputs.karpenter_queue_name\n" in unit_text
+    assert unit_text.endswith(" = dependency.eks.outputs.karpenter_controller_node_group\n}\n")
+    commands = _commands(plan)
+    assert commands.index("(cd live/dev/eks && terragrunt apply -target=module.karpenter)") < \
+        next(i for i, c in enumerate(commands) if c.startswith("(cd live/dev/addons && terragrunt apply -target=helm"))
+    unit = tmp_path / "live/dev/addons/terragrunt.hcl"
+    unit.write_text(unit.read_text().replace('dependency "eks" {\n  config_path = "../eks"\n}\n\n', "")
+                    .replace("dependency.eks.outputs.eks_name", '"demo"'))
+    plan = _plan(tmp_path)
     assert not plan.changes and not [f for f in plan.findings if f.severity == "error"]
-    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
-    assert "unit live/dev/addons" in f.message and "unit live/dev/eks (module modules/eks)" in f.message
-    assert "lesson-006" not in f.message
-    # where it must go: the module beside the cluster with outputs, the charts given them by the dependency
-    assert "write the karpenter module in modules/eks with outputs" in f.manual_step
-    assert "from the dependency on live/dev/eks in live/dev/addons's terragrunt.hcl" in f.manual_step
 
 
 def test_an_unquoted_kubernetes_version_is_read_as_written():
@@ -3498,3 +3519,35 @@ def test_the_kept_group_is_raised_by_the_tool_that_owns_it():
         "eksctl scale nodegroup --cluster shop --name system --nodes 2 --nodes-min 2 --nodes-max 3"
     g.kept_to = ()
     assert _kept_scale(g, "shop", eksctl=True) == ""
+
+
+def test_outputs_another_terragrunt_unit_reads_are_not_removed_at_the_cleanup(tmp_path):
+    """The cleanup keeps an output the add-ons unit reads (`dependency.eks.outputs.x`), and what it reads, said:
+    Cluster Autoscaler's IRSA role (MIG-CAS-042) and a node group named by another output the unit passes
+    (MIG-CAS-063); removing them would break the other unit's next plan. Sizes the unit's merged-in env.hcl states
+    are written in place in the module (its variable's default would change nothing)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terragrunt-units" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "modules/eks/outputs.tf").write_text((tmp_path / "modules/eks/outputs.tf").read_text() +
+                                                     '\noutput "workers_name" {\n'
+                                                     "  value = aws_eks_node_group.workers.node_group_name\n}\n")
+    unit = tmp_path / "live/dev/addons/terragrunt.hcl"
+    unit.write_text(unit.read_text().replace("\n}\n", "\n  workers_group                   = "
+                                                      "dependency.eks.outputs.workers_name\n}\n"))
+    plan = _walk_to(tmp_path, "cutover")
+    groups = {c.path: c.new for c in plan.changes}["modules/eks/node_groups.tf"]
+    assert "    desired_size = 0\n    min_size     = 0\n    max_size     = var.workers_max_size\n" in groups
+    assert "default" not in "".join(c.diff for c in plan.changes if c.path == "modules/eks/variables.tf")
+    from migrator.apply import apply_changes
+    apply_changes(tmp_path, plan.changes)
+    plan = _plan(tmp_path)
+    assert plan.roots[0].phase == "cleanup" and not plan.has_errors
+    new = {c.path: c.new for c in plan.changes}
+    assert "modules/eks/cluster_autoscaler_iam.tf" not in new and "modules/eks/outputs.tf" not in new
+    assert 'resource "aws_eks_node_group" "workers"' in (tmp_path / "modules/eks/node_groups.tf").read_text()
+    assert "modules/eks/node_groups.tf" not in new                  # the group stays, at zero nodes
+    (held,) = [f for f in plan.findings if f.code == "MIG-CAS-042"]
+    assert "output.cluster_autoscaler_iam_role_arn (read by live/dev/addons/terragrunt.hcl)" in held.message
+    (group,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
+    assert "output.workers_name" in group.message and "Terragrunt reads it (live/dev/addons/terragrunt.hcl)" in \
+        group.message

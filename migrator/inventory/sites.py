@@ -206,24 +206,24 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         if not got:
             why.append(f"{cb.address} in {cp}: {reason}")
     from .terragrunt import callers as unit_callers
-    for u in (unit_callers(repo, module) if not key else []):     # a Terragrunt unit's input (where it is written)
+    for u in (unit_callers(repo, module, every=True) if not key else []):     # a Terragrunt unit's input (where it is written)
         v = u.inputs.get(name)
         if v is None:
             continue
-        if v.literal:
+        if v.path and _lit(v.expr, numbers):
             passed.append(Site(v.path, v.expr, f"input {name} of terragrunt unit {u.dir} ({v.path})"))
         else:
             why.append(f"terragrunt unit {u.dir}: its input {name} is not a literal")
     if passed and not why:
         return passed, ""
+    if why:                             # a value passed in a way not followed: the default is not what applies
+        return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"
     for p, b in _module_blocks(repo, module, "variable"):
         if b.labels == [name]:
             e = b.attr("default")
             e = _entry(e, key) if key else e
             if _lit(e, numbers):
                 return [Site(p, e, f"default of variable {name} in {p}")], ""
-    if why:
-        return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"
     return [], f"{src} is set outside the repository (no tfvars or default sets it)"
 
 
@@ -333,7 +333,7 @@ def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
         return _step(module_value(repo, module, stepped[0], _depth + 1), stepped[1])
     m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr.source.strip()) if expr is not None else None
     calls = repo.callers(module) if m else []
-    units = unit_callers(repo, module) if m else []
+    units = unit_callers(repo, module, every=True) if m else []
     if (not calls and not units) or _depth > 4:
         return static_value(repo, module, expr)
     got = []
@@ -345,9 +345,22 @@ def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
             got.append(module_value(repo, posixpath.dirname(cp), arg, _depth + 1))
     for u in units:                     # a Terragrunt unit's inputs set the module's variables
         v = u.inputs.get(m.group(1))
-        got.append(static_value(repo, module, expr) if v is None else
-                   v.value if isinstance(v.value, (str, int, float, bool)) else None)
+        got.append(static_value(repo, module, expr) if v is None else _plain_value(v))
     return got[0] if got and all(g == got[0] for g in got) and got[0] is not None else None
+
+
+def _plain_value(v) -> Any:
+    """A unit input's value when all of it is known (a list or map of literals too), else None."""
+    from .terragrunt import UNKNOWN, Call
+    plain = v.plain()
+
+    def known(x) -> bool:
+        if isinstance(x, list):
+            return all(known(i) for i in x)
+        if isinstance(x, dict):
+            return all(known(i) for i in x.values())
+        return x is not UNKNOWN and not isinstance(x, Call) and (x is None or isinstance(x, (str, int, float, bool)))
+    return plain if plain is not None and known(plain) else None
 
 
 def defaults_hold(repo: Repo, module: str) -> bool:
@@ -355,7 +368,7 @@ def defaults_hold(repo: Repo, module: str) -> bool:
     the repository calls it (its calls say the rest); not in a library module only callers elsewhere use."""
     from ..evaluate import is_root_module
     from .terragrunt import callers as unit_callers
-    return bool(repo.callers(module) or unit_callers(repo, module)) or is_root_module(repo, module or ".")
+    return bool(repo.callers(module) or unit_callers(repo, module, every=True)) or is_root_module(repo, module or ".")
 
 
 _REFS = re.compile(r"(?<![\w.\"])(var|local|module|data|each|count|self|path|terraform|[a-z][a-z0-9]*_[\w]+)"

@@ -462,9 +462,41 @@ def region_of(repo: Repo, unit: Unit) -> tuple[str, str] | None:
     return None
 
 
-def callers(repo: Repo, module_dir: str) -> list[Unit]:
-    """The units whose `terraform.source` is this folder of the repository."""
-    return [u for u in units(repo) if u.module_dir == module_dir]
+def callers(repo: Repo, module_dir: str, every: bool = False) -> list[Unit]:
+    """The units whose `terraform.source` is this folder of the repository (of those that name what migrator reads;
+    with `every`, where none does, any unit whose file names the folder: the cluster's unit a runbook applies)."""
+    found = [u for u in units(repo) if u.module_dir == module_dir]
+    if found or not every or not getattr(repo, "_has_units", False):
+        return found
+    tg, base = terragrunt(repo), posixpath.basename(module_dir)
+    out = []
+    for p in sorted(repo.files):
+        if posixpath.basename(p) == UNIT_FILE and base in repo.text(p):
+            u = tg.unit_at(posixpath.dirname(p) or ".")
+            if u is not None and u.module_dir == module_dir:
+                out.append(u)
+    return out
+
+
+def output_readers(repo: Repo, module_dir: str, output: str) -> list[str]:
+    """The unit files that read this output of a module folder through a `dependency` on a unit of it
+    (`dependency.eks.outputs.<output>` in their inputs): another state, which removing the output would break."""
+    pat = re.compile(rf"\bdependency\.([\w-]+)\.outputs\.{re.escape(output)}\b")
+    out = []
+    for p in sorted(repo.files):
+        if posixpath.basename(p) != UNIT_FILE or output not in repo.text(p):
+            continue
+        f = repo.hcl(p)
+        for m in pat.finditer(repo.text(p)):
+            dep = next((b for b in (f.blocks if f is not None else []) if b.type == "dependency"
+                        and b.labels == [m.group(1)]), None)
+            cp = dep.attr("config_path").literal() if dep is not None and dep.attr("config_path") is not None else None
+            unit = terragrunt(repo).unit_at(posixpath.normpath(posixpath.join(posixpath.dirname(p), cp))) \
+                if isinstance(cp, str) else None
+            if unit is not None and unit.module_dir == module_dir:
+                out.append(p)
+                break
+    return out
 
 
 def cluster_dirs(units_: list[Unit]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ...cas import FACTS, CasInstall, helm_sets_are_lists, set_entries, yaml_values
 from ...inventory import value_at
+from ...inventory.terragrunt import output_readers
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, apply_edits, indent_at, line_end, line_start, to_newline
 from ...model import Finding
@@ -224,6 +225,13 @@ class Autoscaler:
                     break
                 edits: list[Edit] = []
                 outputs, readers = unlink(self.repo, going, RULE, edits)
+                for p, b in list(outputs):      # an output a Terragrunt unit reads holds what it reads (said)
+                    units = output_readers(self.repo, d, b.labels[0])
+                    if units:
+                        outputs.remove((p, b))
+                        body = self.repo.text(p)[b.start:b.end]
+                        readers[f"{b.address} (read by {', '.join(units)})"] = (
+                            p, b, [a for a in going if re.search(r"\b" + re.escape(a) + r"\b", body)])
                 held = {a: sorted(r for r, (_, _, hits) in readers.items() if a in hits)
                         for a in {h for _, _, hits in readers.values() for h in hits}}
                 if not held:

@@ -21,6 +21,7 @@ from ... import knowledge
 from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, set_entries, subnet_zones, yaml_values
 from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
 from ...inventory.sites import _module_blocks
+from ...inventory.terragrunt import UNIT_FILE
 from ...model import Finding
 from ...modmajor import irsa_document
 from ...placement import align_attributes, kustomization_insert
@@ -127,8 +128,16 @@ class Split:
             out["group"] = self.ref("controller_node_group", group)
         return out
 
+    def reads(self) -> str:
+        """How the charts' stage reads the cluster stage's outputs (said in the files' comments)."""
+        return f"data.terraform_remote_state.{self.data}"
+
+    def declarations(self) -> list[str]:
+        """What the charts' file declares for the values it reads (nothing: a data source reads them)."""
+        return []
+
     def output_lines(self, outputs: dict[str, str] | None = None) -> list[str]:
-        out = [f"# read by {self.dir} (data.terraform_remote_state.{self.data})" +
+        out = [f"# read by {self.dir} ({self.reads()})" +
                (f" through {self.stage}'s outputs" if self.via and outputs is None else "")]
         for n, v in (self.written if outputs is None else outputs).items():
             out += [f'output "{n}" {{', f"  value = {v}", "}", ""]
@@ -144,6 +153,90 @@ class Split:
                  "# forwarded here, are"] \
             + self.output_lines(self.forwarded)[:1] + [""] + self.output_lines(self.forwarded)[1:]
         return path, align_attributes("\n".join(lines).rstrip("\n") + "\n")
+
+
+@dataclass
+class UnitSplit(Split):
+    """Karpenter over two Terragrunt units: the karpenter module beside the cluster in the module of the unit that
+    makes it, with outputs; the charts and objects in the module of the unit that installs Cluster Autoscaler,
+    reading them as variables its terragrunt.hcl passes from the `dependency` on the cluster's unit."""
+    dependency: str = ""                    # dependency.<name>: the cluster's unit
+    unit: str = ""                          # the charts' unit folder
+    passed: dict[str, str] = field(default_factory=dict)       # output -> the input that already passes it
+    inputs: dict[str, str] = field(default_factory=dict)       # inputs this install adds: variable -> output
+    into: Any = None                        # the object literal of the unit's inputs the new ones join
+    declared: dict[str, str] = field(default_factory=dict)     # the charts' module's variables: name -> file
+
+    def ref(self, name: str, value: str) -> str:
+        have = self._output(self.existing, name, value, self.written)
+        if have in self.passed:
+            return f"var.{self.passed[have]}"
+        var = have if have.startswith("karpenter_") else f"karpenter_{have}"
+        if var in self.declared and var not in self.inputs:
+            self.conflicts.append(self.declared[var])
+        self.inputs[var] = have
+        return f"var.{var}"
+
+    def reads(self) -> str:
+        return f"inputs of {self.unit}/terragrunt.hcl, from dependency.{self.dependency}"
+
+    def declarations(self) -> list[str]:
+        out: list[str] = []
+        for v in self.inputs:
+            out += [f'variable "{v}" {{', "  type = string", "}", ""]
+        return out
+
+    def inputs_edit(self, repo) -> TextEdit | None:
+        """The inputs joining the unit's `inputs` object, after its last entry, as a run of their own."""
+        if not self.inputs:
+            return None
+        path = posixpath.join(self.unit, UNIT_FILE) if self.unit != "." else UNIT_FILE
+        text = repo.text(path)
+        obj = self.into
+        pos = line_start(text, obj.end - 1)
+        last = obj.entries[-1] if obj.entries else None
+        ind = text[line_start(text, last.start):last.start] if last is not None else \
+            text[line_start(text, obj.start):obj.start] + "  "
+        lines = [f"# Karpenter (migrator): the outputs of dependency.{self.dependency} its charts read"] + \
+            [f"{v} = dependency.{self.dependency}.outputs.{o}" for v, o in self.inputs.items()]
+        body = align_attributes("\n".join(lines) + "\n")
+        new = ("\n" if last is not None else "") + "".join(ind + ln + "\n" for ln in body.splitlines())
+        return TextEdit(path, pos, pos, to_newline(new, repo.files[path].newline), RULE)
+
+
+def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | None":
+    """The split over the units of _cluster_units: None where the charts' unit names the cluster's unit by no
+    `dependency` block, or gives its module no `inputs` object migrator can add to."""
+    unit_dir, cluster_unit, md = units[0]
+    if not cas0.path.endswith(hclsrc.TF_CODE):
+        return None                             # the unit installs a registry module itself: no module to write beside
+    path = posixpath.join(unit_dir, UNIT_FILE) if unit_dir != "." else UNIT_FILE
+    f = repo.hcl(path) if path in repo.files else None
+    if f is None:
+        return None
+    dep = next((b.labels[0] for b in f.blocks if b.type == "dependency" and b.labels and b.attr("config_path") is not None
+                and isinstance(b.attr("config_path").literal(), str)
+                and posixpath.normpath(posixpath.join(unit_dir, b.attr("config_path").literal())) == cluster_unit), None)
+    e = f.attributes["inputs"].expr if "inputs" in f.attributes else None
+    objs = [e] if e is not None and e.kind == "object" else \
+        [x for x in e.items if x.kind == "object"] if e is not None and e.kind == "call" and e.name == "merge" else []
+    if dep is None or not objs or (e.kind == "call" and e.items[-1] is not objs[-1]):
+        return None                             # a later merge() argument could override what is added
+    obj = objs[-1]
+    if hclsrc.line_of(repo.text(path), obj.start) == hclsrc.line_of(repo.text(path), obj.end):
+        return None                             # an object on one line: no place for entries as hclfmt writes them
+    passed = {}
+    for x in objs:
+        for entry in x.entries:
+            m = re.fullmatch(rf"dependency\.{re.escape(dep)}\.outputs\.([\w-]+)", entry.value.source.strip())
+            if m:
+                passed[m.group(1)] = entry.key
+    charts = posixpath.dirname(cas0.path) or "."
+    declared = {b.labels[0]: p for p in repo.tf_in_dir(charts if charts != "." else "") for b in
+                (repo.hcl(p).blocks if repo.hcl(p) is not None else []) if b.type == "variable" and b.labels}
+    return UnitSplit(charts, "", posixpath.join(charts, "karpenter.tf") if charts != "." else "karpenter.tf", path, md,
+                     _outputs(repo, md), stage=md, dependency=dep, unit=unit_dir, passed=passed, into=obj,
+                     declared=declared)
 
 
 def _find(res: InstallResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
@@ -523,6 +616,14 @@ class Installer:
         # Terragrunt units: Cluster Autoscaler's unit and the unit that makes its cluster are two states
         units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module", "wrapper") \
             else []
+        usplit = _unit_split(self.repo, cas0, units) if units else None
+        if usplit is not None and not any(posixpath.dirname(g.home or g.path) == usplit.cluster_dir
+                                          for g in self.cas.groups):
+            usplit = None                       # no node group of the cluster's unit read: said as units (MIG-CAS-002)
+        if usplit is not None:
+            d = usplit.cluster_dir              # the karpenter module goes beside the cluster, in its unit's module
+            expr, eks = cluster_expr(self.repo, self.cas, d)
+            units = [] if expr is not None else units
         shared, without = _shared_by(self.repo, d, cas0.path) if expr is not None and not units else ([], [])
         if without:
             # a module several root modules call: Karpenter written there would reach clusters without Cluster Autoscaler
@@ -557,7 +658,9 @@ class Installer:
                      "repository")
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: {where}" + (
-                      ", and migrator plans each state on its own: it does not write Karpenter across units" if units
+                      ", and migrator cannot write Karpenter across these units (it needs a `dependency` on the cluster's "
+                      "unit and an `inputs` object to give the charts the cluster's outputs, and the cluster unit's node "
+                      "groups read)" if units
                       else "" if called else ", so migrator cannot tell which cluster to install Karpenter into, nor "
                       "write it beside the cluster"),
                   ("give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
@@ -598,7 +701,8 @@ class Installer:
         res.file = path
         nl = self.repo.files[cas0.path].newline
         style = cas0.kind if cas0.kind in ("flux", "argocd", "kustomize", "helmfile") else "terraform"
-        split = self.stage_split(d, cas0, expr) if style == "terraform" and not _helm_provider(self.repo, d) else None
+        split = self.unit_split(usplit, cas0) if usplit is not None else \
+            self.stage_split(d, cas0, expr) if style == "terraform" and not _helm_provider(self.repo, d) else None
         if split is not None and not split.dir:
             return res                              # said (a file or an output name already there)
         if style == "terraform" and not _helm_provider(self.repo, d) and split is None:
@@ -652,8 +756,8 @@ class Installer:
             else self.module_refs(expr, kept, eks)
         if split is not None and split.conflicts:
             _find(res, "MIG-CAS-006", "error", split.conflicts[0], 1,
-                  f"{split.conflicts[0]} already declares an output of a name migrator gives the Karpenter install's "
-                  f"outputs (karpenter_*), with another value", "rename that output, then run migrator again")
+                  f"{split.conflicts[0]} already declares an output (or a variable) of a name migrator gives the "
+                  f"Karpenter install's outputs (karpenter_*), with another value", "rename it, then run migrator again")
             return res
         pools, classes = self.objects(shapes, refs, literal, names)
         if pools is None:
@@ -663,6 +767,8 @@ class Installer:
             text, charts = text
             res.charts_file = split.path
             res.edits.append(NewFile(split.path, to_newline(charts, self.repo.files[split.source].newline), RULE))
+            if isinstance(split, UnitSplit) and split.inputs_edit(self.repo) is not None:
+                res.edits.append(split.inputs_edit(self.repo))
             forward = split.forward_file()
             if forward is not None:
                 res.edits.append(NewFile(forward[0], to_newline(forward[1], nl), RULE))
@@ -895,6 +1001,21 @@ class Installer:
         group = _group_name_expr(kept.group, eks) if kept else None
         return {"cluster": expr, **{k: f"module.{name}.{k}" for k in STAGE_OUTPUTS}, **({"group": group} if group else {})}
 
+    def unit_split(self, split: UnitSplit, cas0) -> UnitSplit:
+        """The Terragrunt split, said (MIG-CAS-066); without a folder when a file migrator writes is there already."""
+        if split.path in self.repo.files:
+            _find(self.res, "MIG-CAS-006", "error", split.path, 1, f"{split.path} already exists; migrator writes the "
+                  "Karpenter installation there", "rename that file, then run migrator again")
+            split.dir = ""
+            return split
+        _find(self.res, "MIG-CAS-066", "info", split.source, 1,
+              f"Cluster Autoscaler is installed by the Terragrunt unit {split.unit}, which depends on the cluster's unit "
+              f"(dependency.{split.dependency}): the karpenter module is written beside the cluster ({split.cluster_dir}, "
+              f"with outputs), the charts and NodePools beside Cluster Autoscaler ({split.dir}), given those outputs "
+              f"as inputs in {split.source}",
+              "apply the cluster's unit before the charts' unit at every phase (the runbook's commands go in that order)")
+        return split
+
     def stage_split(self, d: str, cas0, expr: str) -> "Split | None":
         """Karpenter over two Terraform stages (migrator/stages.py): the cluster's root module d has no helm provider
         and the root module that installs Cluster Autoscaler reads d's state by terraform_remote_state and has one.
@@ -1010,8 +1131,8 @@ class Installer:
             module_text = align_attributes("\n".join(out).rstrip("\n") + "\n")
             at = split.dir
             out = [top[0], f"# phase install). The karpenter module is in {d} (the cluster's stage): this stage reads its",
-                   f"# outputs through data.terraform_remote_state.{split.data}. Cluster Autoscaler keeps scaling until "
-                   "the cutover phase.", ""] + list(head)
+                   f"# outputs through {split.reads()}.",
+                   "# Cluster Autoscaler keeps scaling until the cutover phase.", ""] + list(head) + split.declarations()
         values: dict[str, Any] = {"settings": {"clusterName": "__MIG_0__", "interruptionQueue": "__MIG_1__"},
                                   "serviceAccount": {"name": "__MIG_2__"}}
         exprs = {"__MIG_0__": refs["cluster"], "__MIG_1__": refs["queue_name"], "__MIG_2__": refs["service_account"]}

@@ -12,6 +12,7 @@ from ...cas import FACTS, NodeGroup, item_path
 from ...edits import Edit, TextEdit, coalesced, comments_above, line_end, line_start, to_newline
 from ...model import Finding
 from ...inventory.sites import _module_blocks
+from ...inventory.terragrunt import output_readers
 from ...placement import block_span, emptied_headings
 from ...sources import hcl as hclsrc
 from ...sources.yamlspans import yaml_item_span
@@ -136,10 +137,12 @@ class Groups:
                     "MIG-CAS-063", "warning", p, line,
                     f"{b.address} reads node group{'s' if len(gone) > 1 else ''} {', '.join(g.name for g in gone)}"
                     + (f" and {', '.join(g.name for g in stay)} (staying) in one expression" if stay else "")
+                    + (f" and Terragrunt reads it ({act[2]})" if act[2] else "")
                     + f": migrator does not edit it, so {'those groups stay' if len(gone) > 1 else 'that group stays'}"
                     ", at zero nodes",
-                    f"drop {', '.join(g.name for g in gone)} from {b.address} (or remove it), then run migrator again "
-                    "to remove the group"))
+                    (f"stop reading it in {act[2]} (and what reads that input), then remove it" if act[2] else
+                     f"drop {', '.join(g.name for g in gone)} from {b.address} (or remove it)")
+                    + ", then run migrator again to remove the group"))
             elif kind == "unlink":
                 self.res.edits.append(TextEdit(p, b.start, b.end, act[2], RULE))
             else:
@@ -192,6 +195,8 @@ class Groups:
                                                     "which is gone"))
                     elif not gone:
                         continue
+                    elif b.type == "output" and output_readers(self.repo, d, b.labels[0]):
+                        acts.append(("hold", (p, b), ", ".join(output_readers(self.repo, d, b.labels[0])), gone, stay))
                     elif (follower or b.type == "output") and not stay:
                         acts.append(("follow", (p, b), (
                             f"it follows the Auto Scaling group of node group {', '.join(g.name for g in gone)}, "

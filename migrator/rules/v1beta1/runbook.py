@@ -30,7 +30,7 @@ def root_targets(repo, d: str, addr: str, depth: int = 0, owns=None) -> list[tup
     if owns is not None:
         found = [(cp, cb) for cp, cb in found if owns(cp)] or found
     if not found:
-        units = unit_callers(repo, d) if repo is not None else []     # a Terragrunt unit applies the module itself
+        units = unit_callers(repo, d, every=True) if repo is not None else []   # a Terragrunt unit applies the module
         if owns is not None:
             units = [u for u in units if owns(u.path)] or units
         return [(u.dir, addr) for u in units] or [(d, addr)]
