@@ -3524,8 +3524,8 @@ def test_the_kept_group_is_raised_by_the_tool_that_owns_it():
 def test_outputs_another_terragrunt_unit_reads_are_not_removed_at_the_cleanup(tmp_path):
     """The cleanup keeps an output the add-ons unit reads (`dependency.eks.outputs.x`), and what it reads, said:
     Cluster Autoscaler's IRSA role (MIG-CAS-042) and a node group named by another output the unit passes
-    (MIG-CAS-063); removing them would break the other unit's next plan. Sizes the unit's merged-in env.hcl states
-    are written in place in the module (its variable's default would change nothing)."""
+    (MIG-CAS-063); removing them would break the other unit's next plan. A size the unit's merged-in env.hcl states
+    is set there (its variable's default would change nothing)."""
     import shutil
     shutil.copytree(FIXTURES / "cas-terragrunt-units" / "input", tmp_path, dirs_exist_ok=True)
     (tmp_path / "modules/eks/outputs.tf").write_text((tmp_path / "modules/eks/outputs.tf").read_text() +
@@ -3535,9 +3535,12 @@ def test_outputs_another_terragrunt_unit_reads_are_not_removed_at_the_cleanup(tm
     unit.write_text(unit.read_text().replace("\n}\n", "\n  workers_group                   = "
                                                       "dependency.eks.outputs.workers_name\n}\n"))
     plan = _walk_to(tmp_path, "cutover")
-    groups = {c.path: c.new for c in plan.changes}["modules/eks/node_groups.tf"]
-    assert "    desired_size = 0\n    min_size     = 0\n    max_size     = var.workers_max_size\n" in groups
-    assert "default" not in "".join(c.diff for c in plan.changes if c.path == "modules/eks/variables.tf")
+    new = {c.path: c.new for c in plan.changes}
+    assert "modules/eks/node_groups.tf" not in new and "modules/eks/variables.tf" not in new
+    assert "  workers_min_size       = 0\n" in new["live/dev/env.hcl"]          # where the unit's input is written
+    said = [f.message for f in plan.findings if f.code == "MIG-CAS-043"]
+    assert len(said) == 2 and all("var.workers_min_size: set to 0 where it is stated (input workers_min_size of "
+                                  "terragrunt unit live/dev/eks (live/dev/env.hcl))" in m for m in said)
     from migrator.apply import apply_changes
     apply_changes(tmp_path, plan.changes)
     plan = _plan(tmp_path)

@@ -211,7 +211,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         if v is None:
             continue
         if v.path and _lit(v.expr, numbers):
-            passed.append(Site(v.path, v.expr, f"input {name} of terragrunt unit {u.dir} ({v.path})"))
+            passed.append(Site(v.path, v.expr, f"input {name} of terragrunt unit {u.dir} ({v.path})", passed=True))
         else:
             why.append(f"terragrunt unit {u.dir}: its input {name} is not a literal")
     if passed and not why:
