@@ -1144,11 +1144,12 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
     `each.value` bound to the item (`each.value.x`, `lookup(each.value, "x", d)`, `try(each.value.x, d)`, string
     templates of those, dynamic `taint` blocks over an item's list); anything else stays an expression (said per
     field). Sized and removed in the item."""
-    from .inventory.sites import map_entries
+    from .inventory.sites import map_entries, unit_entries
     spec = FACTS["node_groups"]["aws_eks_node_group"]
     text = repo.text(p)
     fe = b.attr("for_each")
-    entries, why = map_entries(repo, p, fe)
+    by_unit = unit_entries(repo, p, fe)         # Terragrunt units give the map: each unit's items, in its own files
+    entries, why = (by_unit, "") if by_unit is not None else map_entries(repo, p, fe)
     kept = _filtered(repo, p, fe) if why else None
     if kept is not None:                    # `{ for k, v in var.x : k => v if v.enabled }`: the items the filter keeps
         entries, why = kept, ""

@@ -3554,3 +3554,65 @@ def test_outputs_another_terragrunt_unit_reads_are_not_removed_at_the_cleanup(tm
     (group,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
     assert "output.workers_name" in group.message and "Terragrunt reads it (live/dev/addons/terragrunt.hcl)" in \
         group.message
+
+
+def _two_environments(tmp_path):
+    """antonputra lessons/160's layout: one eks module and one add-ons module for the dev and staging units, each unit
+    giving its own node_groups map; the OIDC provider behind `count = var.enable_irsa ? 1 : 0`."""
+    module = ('variable "eks_name" {}\nvariable "node_groups" {}\n\nvariable "enable_irsa" {\n  type    = bool\n'
+              '  default = true\n}\n\nresource "aws_eks_cluster" "this" {\n  name     = var.eks_name\n'
+              '  role_arn = "r"\n}\n\nresource "aws_iam_openid_connect_provider" "this" {\n'
+              '  count = var.enable_irsa ? 1 : 0\n\n  url            = aws_eks_cluster.this.identity[0].oidc[0].issuer\n'
+              '  client_id_list = ["sts.amazonaws.com"]\n}\n\nresource "aws_eks_node_group" "this" {\n'
+              '  for_each = var.node_groups\n\n  cluster_name    = aws_eks_cluster.this.name\n'
+              '  node_group_name = each.key\n  node_role_arn   = "r"\n  subnet_ids      = ["subnet-1"]\n'
+              '  capacity_type   = each.value.capacity_type\n  instance_types  = each.value.instance_types\n\n'
+              '  scaling_config {\n    desired_size = each.value.scaling_config.desired_size\n'
+              '    max_size     = each.value.scaling_config.max_size\n'
+              '    min_size     = each.value.scaling_config.min_size\n  }\n}\n\n'
+              'output "eks_name" {\n  value = aws_eks_cluster.this.name\n}\n')
+    files = {"modules/eks/main.tf": module,
+             "modules/addons/ca.tf": 'variable "eks_name" {}\n\nresource "helm_release" "cluster_autoscaler" {\n'
+                                     '  name       = "autoscaler"\n  repository = "https://kubernetes.github.io/autoscaler"\n'
+                                     '  chart      = "cluster-autoscaler"\n  namespace  = "kube-system"\n}\n'}
+    for env, size in (("dev", 3), ("staging", 6)):
+        files[f"live/{env}/eks/terragrunt.hcl"] = (
+            'terraform {\n  source = "../../../modules/eks"\n}\n\ninputs = {\n  eks_name = "%s"\n\n  node_groups = {\n'
+            '    general = {\n      capacity_type  = "ON_DEMAND"\n      instance_types = ["m6i.large"]\n'
+            '      scaling_config = {\n        desired_size = 2\n        max_size     = %d\n        min_size     = 2\n'
+            '      }\n    }\n  }\n}\n' % (env, size))
+        files[f"live/{env}/addons/terragrunt.hcl"] = (
+            'terraform {\n  source = "../../../modules/addons"\n}\n\ndependency "eks" {\n  config_path = "../eks"\n}\n\n'
+            'inputs = {\n  eks_name                  = dependency.eks.outputs.eks_name\n'
+            '  enable_cluster_autoscaler = true\n}\n')
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    return tmp_path
+
+
+def test_each_environments_unit_gives_its_own_node_groups_and_a_shared_module_is_not_written(tmp_path):
+    """Groups made by for_each over a variable the units give are read per unit, where each is written (the
+    environment's root reads its own); Karpenter is not written across units into modules several environments'
+    units apply (each would write its own NodePools there): MIG-CAS-002, no error."""
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    tree = _two_environments(tmp_path)
+    groups = scan(Repo(tree)).groups
+    assert sorted((g.path, g.name, g.fields["max_size"]) for g in groups) == [
+        ("live/dev/eks/terragrunt.hcl", "general", 3), ("live/staging/eks/terragrunt.hcl", "general", 6)]
+    plan = _plan(tree)
+    assert not plan.changes and not plan.has_errors
+    assert {r.path for r in plan.roots for f in r.findings if f.code == "MIG-CAS-002"} == {"live/dev", "live/staging"}
+
+
+def test_an_oidc_provider_behind_a_count_the_module_turns_on_is_the_irsa_trust(tmp_path):
+    """`count = var.enable_irsa ? 1 : 0`, true by default and no caller saying otherwise: `...this[0].arn` (before:
+    MIG-CAS-009, a false error); turned off, or not known, it is none."""
+    from migrator.inventory import Repo
+    from migrator.rules.cas.karpenter import _oidc_provider
+    tree = _two_environments(tmp_path)
+    assert _oidc_provider(Repo(tree), "modules/eks") == "aws_iam_openid_connect_provider.this[0].arn"
+    unit = tree / "live/dev/eks/terragrunt.hcl"
+    unit.write_text(unit.read_text().replace('  eks_name = "dev"\n', '  eks_name    = "dev"\n  enable_irsa = false\n'))
+    assert _oidc_provider(Repo(tree), "modules/eks") is None

@@ -126,6 +126,21 @@ def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr,
     return None, None, f"{src} is not one {'object' if kind_ == 'object' else 'list'} written in this module"
 
 
+def unit_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> list | None:
+    """The items of the map a module's `var.x` stands for, where Terragrunt units give it: each unit's own object
+    literal (in its terragrunt.hcl or the file its inputs merge in), its items written there - one set per unit, so
+    each environment's root reads its own. None when no unit gives it, or one gives it as anything else."""
+    from .terragrunt import callers as unit_callers
+    m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr.source.strip()) if expr is not None and expr.kind == "ref" else None
+    if m is None:
+        return None
+    given = [u.inputs[m.group(1)] for u in unit_callers(repo, posixpath.dirname(tf_path), every=True)
+             if u.inputs.get(m.group(1)) is not None]
+    if not given or any(v.expr is None or not v.path or v.expr.kind != "object" for v in given):
+        return None
+    return [(v.path, e, []) for v in given for e in v.expr.entries]
+
+
 def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) -> tuple[list, str]:
     """The items of a map the repository writes, each with the file it is written in: an object literal, a local /
     variable standing for one (object_site), or `merge()` of those (a later map's item replaces an earlier one's

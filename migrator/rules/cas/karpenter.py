@@ -210,6 +210,10 @@ def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | N
     unit_dir, cluster_unit, md = units[0]
     if not cas0.path.endswith(hclsrc.TF_CODE):
         return None                             # the unit installs a registry module itself: no module to write beside
+    from ...inventory.terragrunt import callers as unit_callers
+    charts = posixpath.dirname(cas0.path) or "."
+    if len(unit_callers(repo, charts, every=True)) > 1 or len(unit_callers(repo, md, every=True)) > 1:
+        return None                             # one module for several environments' units: each would write its own
     path = posixpath.join(unit_dir, UNIT_FILE) if unit_dir != "." else UNIT_FILE
     f = repo.hcl(path) if path in repo.files else None
     if f is None:
@@ -231,7 +235,6 @@ def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | N
             m = re.fullmatch(rf"dependency\.{re.escape(dep)}\.outputs\.([\w-]+)", entry.value.source.strip())
             if m:
                 passed[m.group(1)] = entry.key
-    charts = posixpath.dirname(cas0.path) or "."
     declared = {b.labels[0]: p for p in repo.tf_in_dir(charts if charts != "." else "") for b in
                 (repo.hcl(p).blocks if repo.hcl(p) is not None else []) if b.type == "variable" and b.labels}
     return UnitSplit(charts, "", posixpath.join(charts, "karpenter.tf") if charts != "." else "karpenter.tf", path, md,
@@ -364,10 +367,22 @@ def _oidc_provider(repo, d: str) -> str | None:
     """The ARN of the cluster's IAM OIDC provider as the cluster's own module declares it (a hand-written cluster:
     `resource`/`data "aws_iam_openid_connect_provider"`, whatever file holds it); None when there is not exactly
     one."""
-    found = [f"{'data.' if kind == 'data' else ''}aws_iam_openid_connect_provider.{b.labels[1]}.arn"
+    found = [f"{'data.' if kind == 'data' else ''}aws_iam_openid_connect_provider.{b.labels[1]}"
+             + ("" if b.attr("count") is None else "[0]") + ".arn"
              for kind in ("resource", "data") for p, b in repo.blocks(kind, "aws_iam_openid_connect_provider")
-             if (posixpath.dirname(p) or ".") == d and b.attr("count") is None and b.attr("for_each") is None]
+             if (posixpath.dirname(p) or ".") == d and b.attr("for_each") is None and _one(repo, d, b.attr("count"))]
     return found[0] if len(found) == 1 else None
+
+
+def _one(repo, d: str, count) -> bool:
+    """No `count`, `count = 1`, or `count = <condition> ? 1 : 0` whose condition the module's callers (calls,
+    Terragrunt units) or defaults make true: the block's one instance exists (`[0]`)."""
+    from ...inventory.sites import _expr, module_value
+    if count is None or count.literal() == 1:
+        return True
+    m = re.fullmatch(r"\s*(.+?)\s*\?\s*1\s*:\s*0\s*", count.source)
+    cond = _expr(m.group(1)) if m else None
+    return cond is not None and module_value(repo, d if d != "." else "", cond) is True
 
 
 def _subnet_set(source: str) -> frozenset:
@@ -659,8 +674,8 @@ class Installer:
             _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
                   f"{cas0.address}: {where}" + (
                       ", and migrator cannot write Karpenter across these units (it needs a `dependency` on the cluster's "
-                      "unit and an `inputs` object to give the charts the cluster's outputs, and the cluster unit's node "
-                      "groups read)" if units
+                      "unit and an `inputs` object to give the charts the cluster's outputs, modules no other unit (another "
+                      "environment) applies, and the cluster unit's node groups read)" if units
                       else "" if called else ", so migrator cannot tell which cluster to install Karpenter into, nor "
                       "write it beside the cluster"),
                   ("give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
