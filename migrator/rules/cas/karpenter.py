@@ -242,6 +242,17 @@ def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | N
                      declared=declared)
 
 
+NODE_MAPPING = AUTH["node_mapping"]
+
+
+def _mapping(module: str, base: str) -> str:
+    """Karpenter's node role as one aws-auth mapRoles item in HCL, opened where it stands and closed at `base`."""
+    groups = ", ".join(f'"{g}"' for g in NODE_MAPPING["groups"])
+    return (f"{{\n{base}  rolearn  = module.{module}.node_iam_role_arn\n"
+            f'{base}  username = "{NODE_MAPPING["username"]}"\n'
+            f"{base}  groups   = [{groups}]\n{base}}}")
+
+
 def _find(res: InstallResult, code: str, severity: str, path: str, line: int, message: str, manual: str = "") -> None:
     res.findings.append(Finding(code, severity, path, line, message, manual))
 
@@ -632,9 +643,9 @@ class Installer:
         units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module", "wrapper") \
             else []
         usplit = _unit_split(self.repo, cas0, units) if units else None
-        if usplit is not None and not any(posixpath.dirname(g.home or g.path) == usplit.cluster_dir
-                                          for g in self.cas.groups):
-            usplit = None                       # no node group of the cluster's unit read: said as units (MIG-CAS-002)
+        if usplit is not None and (not _helm_provider(self.repo, usplit.dir) or not any(
+                posixpath.dirname(g.home or g.path) == usplit.cluster_dir for g in self.cas.groups)):
+            usplit = None                       # no chart installs there, or no node group of the cluster's unit read
         if usplit is not None:
             d = usplit.cluster_dir              # the karpenter module goes beside the cluster, in its unit's module
             expr, eks = cluster_expr(self.repo, self.cas, d)
@@ -675,7 +686,8 @@ class Installer:
                   f"{cas0.address}: {where}" + (
                       ", and migrator cannot write Karpenter across these units (it needs a `dependency` on the cluster's "
                       "unit and an `inputs` object to give the charts the cluster's outputs, modules no other unit (another "
-                      "environment) applies, and the cluster unit's node groups read)" if units
+                      "environment) applies, a helm provider in the installing unit, and the cluster unit's node "
+                      "groups read)" if units
                       else "" if called else ", so migrator cannot tell which cluster to install Karpenter into, nor "
                       "write it beside the cluster"),
                   ("give the module outputs for the cluster's name, endpoint and OIDC provider and its node role, and "
@@ -1104,7 +1116,7 @@ class Installer:
                       "the cluster's authentication mode is CONFIG_MAP, so Karpenter's node role cannot join through "
                       "an access entry",
                       f'add the node role {names["node_role"]} to the aws-auth ConfigMap (mapRoles, username '
-                      "system:node:{{EC2PrivateDNSName}}, groups system:bootstrappers and system:nodes) before the "
+                      f"{NODE_MAPPING['username']}, groups {' and '.join(NODE_MAPPING['groups'])}) before the "
                       "NodePools launch nodes, or switch the cluster to API_AND_CONFIG_MAP")
         mod += ["", "  # fixed names: the EC2NodeClass and the chart values name them",
                 "  node_iam_role_use_name_prefix = false",
@@ -1784,11 +1796,7 @@ class Installer:
                 # the roles the module is given (`var.aws_auth_roles`): the node role joins them here, as one more item
                 head = text[line_start(text, e.start):e.start]          # "  aws_auth_roles = "
                 ind = head[:len(head) - len(head.lstrip())]
-                new = (f"concat({e.source.strip()}, [\n{ind}  {{\n"
-                       f"{ind}    rolearn  = module.{module}.node_iam_role_arn\n"
-                       f'{ind}    username = "system:node:{{{{EC2PrivateDNSName}}}}"\n'
-                       f'{ind}    groups   = ["system:bootstrappers", "system:nodes"]\n'
-                       f"{ind}  }},\n{ind}])")
+                new = f"concat({e.source.strip()}, [\n{ind}  {_mapping(module, ind + '  ')},\n{ind}])"
                 self.res.edits.append(TextEdit(p, e.start, e.end, to_newline(new, self.repo.files[p].newline), RULE))
                 _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, e.start),
                       f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}."
@@ -1802,11 +1810,7 @@ class Installer:
             after = text[last.end:e.end]
             comma = after.lstrip().startswith(",")
             pos = last.end + (after.index(",") + 1 if comma else 0)
-            entry = (("" if comma else ",") + "\n" + f"{ind}{{\n"
-                     f"{ind}  rolearn  = module.{module}.node_iam_role_arn\n"
-                     f'{ind}  username = "system:node:{{{{EC2PrivateDNSName}}}}"\n'
-                     f'{ind}  groups   = ["system:bootstrappers", "system:nodes"]\n'
-                     f"{ind}}}" + ("," if comma else ""))
+            entry = ("" if comma else ",") + "\n" + ind + _mapping(module, ind) + ("," if comma else "")
             self.res.edits.append(TextEdit(p, pos, pos, to_newline(entry, self.repo.files[p].newline), RULE))
             _find(self.res, "MIG-CAS-037", "info", p, hclsrc.line_of(text, e.start),
                   f"the cluster authenticates with aws-auth: Karpenter's node role is mapped in {b.address}.aws_auth_roles "
@@ -1836,10 +1840,8 @@ class Installer:
             arg = roles.items[0]
             ls = line_start(text, roles.start)
             ind = text[ls:ls + len(text[ls:]) - len(text[ls:].lstrip(" \t"))]
-            def item(base: str) -> str:         # the mapping, opened where it stands and closed at `base`
-                return (f"{{\n{base}  rolearn  = module.{module}.node_iam_role_arn\n"
-                        f'{base}  username = "system:node:{{{{EC2PrivateDNSName}}}}"\n'
-                        f'{base}  groups   = ["system:bootstrappers", "system:nodes"]\n{base}}}')
+            def item(base: str) -> str:
+                return _mapping(module, base)
             def written_out(x) -> bool:         # a list literal whose items stand on lines of their own
                 return x.kind == "tuple" and bool(x.items) and \
                     hclsrc.line_of(text, x.items[-1].start) != hclsrc.line_of(text, x.start)
@@ -1893,14 +1895,14 @@ class Installer:
         ind = re.match(r"\s*", lines[starts[0]]).group(0)
         ends = starts[1:] + [len(lines)]
         items = ["".join(lines[a:z]).rstrip() + "\n" for a, z in zip(starts, ends)]
-        node = next((x for x in reversed(items) if "system:node:{{EC2PrivateDNSName}}" in x), None)
+        node = next((x for x in reversed(items) if NODE_MAPPING["username"] in x), None)
         arn = f"${{module.{module}.node_iam_role_arn}}"
         if node is not None:
             new = re.sub(r"(rolearn\s*:\s*)(\"?)[^\n\"]*\2", lambda m: m.group(1) + m.group(2) + arn + m.group(2),
                          node, count=1)
         else:
-            new = (f"{ind}- rolearn: {arn}\n{ind}  username: system:node:{{{{EC2PrivateDNSName}}}}\n{ind}  groups:\n"
-                   f"{ind}    - system:bootstrappers\n{ind}    - system:nodes\n")
+            new = (f"{ind}- rolearn: {arn}\n{ind}  username: {NODE_MAPPING['username']}\n{ind}  groups:\n"
+                   + "".join(f"{ind}    - {g}\n" for g in NODE_MAPPING["groups"]))
         pos = text.index("\n", h.body_start + len(body.rstrip())) + 1    # after its last line (blank lines stay below)
         self.res.edits.append(TextEdit(p, pos, pos, to_newline(new, self.repo.files[p].newline), RULE))
         self._mapped(p, b, text, roles)

@@ -9,6 +9,7 @@ from ...inventory import value_at
 from ...model import Step
 from ..v1.runbook import build
 from . import convert
+from .karpenter import NODE_MAPPING
 
 
 def steps(hop: dict, ctx) -> list[Step]:
@@ -110,7 +111,8 @@ def steps(hop: dict, ctx) -> list[Step]:
         "node_access": (f"aws eks create-access-entry --cluster-name {cluster} --principal-arn \"{node_role_arn}\" "
                         "--type EC2_LINUX") if inst.access == "entry" else
                        (f"eksctl create iamidentitymapping --cluster {cluster} --arn \"{node_role_arn}\" --username "
-                        "'system:node:{{EC2PrivateDNSName}}' --group system:bootstrappers --group system:nodes"),
+                        f"{shlex.quote(NODE_MAPPING['username'])} "
+                        + " ".join(f"--group {g}" for g in NODE_MAPPING["groups"])),
         "controller_identity": (f"eksctl create podidentityassociation --cluster {cluster} --namespace {ns} "
                                 f"--service-account-name karpenter --role-name {role} --permission-policy-arns "
                                 f"\"{policy_arn}\"") if inst.identity == "pod-identity" else
