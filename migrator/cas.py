@@ -220,7 +220,9 @@ def scan(repo: Repo) -> CasInventory:
     _script_installs(repo, inv)
     _helmfile_installs(repo, inv)
     for p, b, row in _module_installs(repo):
-        inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row))
+        ns = wrapper_input(repo, p, b, row["namespace"]) if row.get("namespace") else None
+        inv.installs.append(CasInstall("module", p, hclsrc.line_of(repo.text(p), b.start), block=b, row=row,
+                                       namespace=str(ns or row.get("namespace_default") or "kube-system")))
     _unknown_modules(repo)
     for p, b, row in _wrapper_installs(repo, generic):
         ns = wrapper_input(repo, p, b, row.get("namespace")) or row.get("fixed", {}).get("namespace")
@@ -563,15 +565,21 @@ def _module_installs(repo: Repo):
     """(file, module block, its row of knowledge/cas.yaml `modules`) of every add-on module call that installs Cluster
     Autoscaler: its switch on as written or as the root states it (a variable's default or tfvars), or left at an
     on default."""
-    from .inventory.sites import static_value
-    for p, b in repo.blocks("module", None, "autoscaler"):    # the switch or the source names it
+    from .inventory.blueprints import at_path
+    from .inventory.terragrunt import module_block, units
+    calls = list(repo.blocks("module", None, "autoscaler"))     # the switch or the source names it
+    for u in units(repo):               # a Terragrunt unit calling one: its inputs as the call's arguments
+        if u.remote and any(re.search(r["source"], u.remote) for r in FACTS["modules"]):
+            b = module_block(repo, u, FACTS["detect"]["chart"].replace("-", "_"))
+            calls += [(u.path, b)] if b is not None else []
+    for p, b in calls:
         src = b.attr("source")
         source = str(src.literal() or "") if src is not None else ""
         row = next((r for r in FACTS["modules"] if re.search(r["source"], source)), None)
         if row is None:
             continue
-        switch = b.attr(row["switch"])
-        on = row["default"] if switch is None else static_value(repo, posixpath.dirname(p), switch)
+        switch = at_path(b, row["switch"])
+        on = row["default"] if switch is None else wrapper_input(repo, p, b, row["switch"])
         if on is True and not _off(repo, p, b):       # the call itself may be switched off (count 0)
             yield p, b, row
 

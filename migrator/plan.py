@@ -203,6 +203,13 @@ def _has_work(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
     return any(registry.has_work(ctx.result(hop, p)) for p in phases)
 
 
+def _has_errors(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
+    """An error a rule of the hop's phases says: the hop cannot be passed over as having nothing to do (an install
+    that cannot carry the controller through it, MIG-HELM-027)."""
+    return any(f.severity == "error" for p in phases for r in ctx.result(hop, p).values()
+               for f in getattr(r, "findings", []))
+
+
 def _at_goal(ctx: registry.Context, st: standing.Standing, goal) -> bool:
     """Do the controller chart and the karpenter-crd chart this root installs both stand at the target's version (the
     CRDs too: the controller chart never upgrades the CRDs it once installed, so without a karpenter-crd install at the
@@ -465,7 +472,8 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
                 not chain[0].get("requires_target") and \
                 (st.objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(st.objects_era)) and \
-                not _has_work(chain[0], ctx, registry.phases(chain[0])):
+                not _has_work(chain[0], ctx, registry.phases(chain[0])) and \
+                not _has_errors(chain[0], ctx, registry.phases(chain[0])):
             chain.pop(0)
     if goal.exit_hop is not None and fixed is None:
         # off self-managed Karpenter: the onward 1.x hop only for a root below the exit's floor (or one whose chart is

@@ -59,9 +59,10 @@ def candidate_dirs(objects: set[str], installs: set[str]) -> list[str]:
     return roots or ["."]
 
 
-def _module_users(repo: Repo, d: str) -> set[str]:
+def _module_users(repo: Repo, d: str, every: bool = False) -> set[str]:
     """The root modules that call directory d by relative source, directly or through other modules (a Terragrunt
-    unit whose `terraform.source` is such a folder is a root module that calls it)."""
+    unit whose `terraform.source` is such a folder is a root module that calls it; with `every`, also a unit that
+    names neither Karpenter nor Cluster Autoscaler: asked for the folders of installs and objects only)."""
     from .inventory.terragrunt import callers as unit_callers
     from .resolve import callers
     out: set[str] = set()
@@ -69,7 +70,7 @@ def _module_users(repo: Repo, d: str) -> set[str]:
     frontier = [d]
     while frontier:
         x = frontier.pop()
-        units = [u.dir for u in unit_callers(repo, x) if not inside(u.dir, d)]
+        units = [u.dir for u in unit_callers(repo, x, every=every) if not inside(u.dir, d)]
         out.update(units)
         found = [posixpath.dirname(cp) or "." for cp, _ in callers(repo, x)]
         found = [c for c in found if not inside(c, d)]
@@ -99,9 +100,9 @@ def _kustomize_users(repo: Repo, d: str, manifests: list[Manifest]) -> set[str]:
 
 def _unit_clusters(repo: Repo, dirs: set[str]) -> dict[str, str]:
     """Terragrunt unit folder -> its cluster's folder, for the units among dirs that install or use Karpenter."""
-    from .inventory.terragrunt import terragrunt, units
-    if not any(True for _ in units(repo)):
-        return {}
+    from .inventory.terragrunt import UNIT_FILE, terragrunt
+    if not any(posixpath.normpath(posixpath.join(d, UNIT_FILE)) in repo.files for d in dirs):
+        return {}                   # none of them is a unit
     tg = terragrunt(repo)
     found = [u for u in (tg.unit_at(d) for d in sorted(dirs)) if u is not None]
     return cluster_dirs(found) if found else {}
@@ -200,7 +201,7 @@ class Fleet:
         self.shared: dict[str, set[str]] = {}       # shared folder -> the directories that use it
         # a Terraform module called by relative source stands for the root modules that call it
         for d in sorted(objects | installs):
-            users = _module_users(repo, d) if d != "." else set()
+            users = _module_users(repo, d, every=True) if d != "." else set()
             if users:
                 self.shared[d] = users
         # a unit of the karpenter module (the controller's IAM, the queue) is its cluster's too (an add-on unit that

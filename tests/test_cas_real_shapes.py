@@ -1978,6 +1978,53 @@ def test_a_module_that_held_only_cluster_autoscaler_goes_with_its_call_at_the_cl
                for f in plan.findings)
 
 
+def test_the_terragrunt_split_needs_a_helm_provider_where_the_charts_would_go(tmp_path):
+    """The split writes Karpenter's charts beside Cluster Autoscaler, in the installing unit's module: when Cluster
+    Autoscaler there comes from an add-on module (lablabs/eks-cluster-autoscaler, which brings its own helm_release)
+    and nothing in that module, its callers or the unit's generated files configures helm, no chart could be installed
+    from it: nothing is written and MIG-CAS-002 says why; with a helm provider there, the split is written. The units
+    name neither Karpenter nor Cluster Autoscaler (the eks module's unit rarely does), yet they are what applies the
+    modules: the root is where they meet, live/dev (before: modules/addons, planned as a root module of its own)."""
+    files = {
+        "live/dev/eks/terragrunt.hcl": 'terraform {\n  source = "../../../modules/eks"\n}\n\ninputs = {\n'
+                                       '  eks_name = "demo"\n}\n',
+        "live/dev/addons/terragrunt.hcl": 'terraform {\n  source = "../../../modules/addons"\n}\n\n'
+                                          'dependency "eks" {\n  config_path = "../eks"\n}\n\ninputs = {\n'
+                                          '  eks_name = dependency.eks.outputs.eks_name\n}\n',
+        "modules/eks/main.tf": 'variable "eks_name" {}\n\nresource "aws_eks_cluster" "this" {\n'
+                               '  name     = var.eks_name\n  role_arn = "r"\n}\n\n'
+                               'resource "aws_iam_openid_connect_provider" "this" {\n'
+                               '  url            = aws_eks_cluster.this.identity[0].oidc[0].issuer\n'
+                               '  client_id_list = ["sts.amazonaws.com"]\n}\n\n'
+                               'output "eks_name" {\n  value = aws_eks_cluster.this.name\n}\n\n'
+                               'resource "aws_eks_node_group" "general" {\n'
+                               '  cluster_name    = aws_eks_cluster.this.name\n  node_group_name = "general"\n'
+                               '  node_role_arn   = "r"\n  subnet_ids      = ["subnet-1"]\n'
+                               '  instance_types  = ["m5.large"]\n\n  scaling_config {\n    desired_size = 2\n'
+                               '    max_size     = 3\n    min_size     = 2\n  }\n}\n',
+        "modules/addons/ca.tf": 'variable "eks_name" {}\n\nmodule "cluster_autoscaler" {\n'
+                                '  source  = "lablabs/eks-cluster-autoscaler/aws"\n  version = "2.2.0"\n\n'
+                                '  cluster_name                     = var.eks_name\n'
+                                '  cluster_identity_oidc_issuer     = "https://oidc"\n'
+                                '  cluster_identity_oidc_issuer_arn = "arn:aws:iam::111122223333:oidc-provider/oidc"\n'
+                                '}\n',
+    }
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    plan = _plan(tmp_path)
+    assert [(r.path, r.era) for r in plan.roots] == [("live/dev", "cas")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert "installed by Terragrunt unit live/dev/addons and the cluster is made by unit live/dev/eks" in f.message \
+        and "a helm provider in the installing unit" in f.message
+    assert not plan.changes and not [f for f in plan.findings if f.code == "MIG-CAS-066"]
+    (tmp_path / "modules/addons/providers.tf").write_text('provider "helm" {\n  kubernetes {\n'
+                                                          '    config_path = "~/.kube/config"\n  }\n}\n')
+    plan = _plan(tmp_path)
+    assert [f.code for f in plan.findings if f.code in ("MIG-CAS-002", "MIG-CAS-066")] == ["MIG-CAS-066"]
+    assert {"modules/eks/karpenter.tf", "modules/addons/karpenter.tf"} <= {c.path for c in plan.changes}
+
+
 def test_a_terragrunt_unit_calling_a_registry_helm_module_with_the_chart_is_an_install(tmp_path):
     """`terraform { source = "tfr:///terraform-module/release/helm?version=2.8.2" }` with `inputs.app.chart =
     "cluster-autoscaler"`: Cluster Autoscaler, seen (it was no root at all); its cluster made by the eks unit it depends
@@ -3616,3 +3663,62 @@ def test_an_oidc_provider_behind_a_count_the_module_turns_on_is_the_irsa_trust(t
     unit = tree / "live/dev/eks/terragrunt.hcl"
     unit.write_text(unit.read_text().replace('  eks_name = "dev"\n', '  eks_name    = "dev"\n  enable_irsa = false\n'))
     assert _oidc_provider(Repo(tree), "modules/eks") is None
+
+
+def test_particuleio_addons_units_beside_a_remote_eks_unit_say_where_karpenter_must_go(tmp_path):
+    """teks: Cluster Autoscaler is `cluster-autoscaler = { enabled = true }` in a unit applying particuleio's add-ons
+    (before: not seen at all, the repository "has no Cluster Autoscaler"), and its `dependency "eks"` comes from an
+    included file whose config_path is `${get_original_terragrunt_dir()}/../eks`. That unit applies the eks module from
+    GitHub: nothing can be written beside the cluster, and MIG-CAS-002 says so by name (before, when seen: "no
+    terraform-aws-modules/eks module ... in the repository", which was false)."""
+    (tmp_path / "dependency-blocks").mkdir()
+    (tmp_path / "dependency-blocks/eks.hcl").write_text(
+        'skip = true\n\ndependency "eks" {\n  config_path = "${get_original_terragrunt_dir()}/../eks"\n}\n')
+    eks = tmp_path / "live/demo/eks/terragrunt.hcl"
+    eks.parent.mkdir(parents=True)
+    eks.write_text('terraform {\n  source = "github.com/terraform-aws-modules/terraform-aws-eks?ref=v20.28.0"\n}\n\n'
+                   'inputs = {\n  cluster_name = "demo"\n}\n')
+    addons = tmp_path / "live/demo/eks-addons/terragrunt.hcl"
+    addons.parent.mkdir(parents=True)
+    addons.write_text(
+        'include "eks" {\n  path   = "../../../dependency-blocks/eks.hcl"\n  expose = true\n}\n\nterraform {\n'
+        '  source = "github.com/particuleio/terraform-kubernetes-addons.git//modules/aws?ref=v15.3.0"\n}\n\n'
+        'inputs = {\n  cluster-name = dependency.eks.outputs.cluster_name\n\n  cluster-autoscaler = {\n'
+        '    enabled = true\n  }\n}\n')
+    plan = _plan(tmp_path)
+    assert [(r.path, r.era) for r in plan.roots] == [("live/demo", "cas")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert "the cluster is made by unit live/demo/eks, which applies github.com/terraform-aws-modules/terraform-aws-" \
+        "eks?ref=v20.28.0, a module outside the repository" in f.message and "no terraform-aws-modules" not in f.message
+    assert not plan.changes
+
+
+def test_particuleio_cluster_autoscaler_is_scaled_through_its_values_text(tmp_path):
+    """The add-ons' chart takes `extra_values` last: the cutover adds `extra_values = "replicaCount: 0"` when the call
+    has none, and leaves a replica count of the user's own alone (MIG-CAS-040, nothing written for it); the cleanup
+    writes `enabled = false` in place (the fixture cas-particuleio-addons walks the heredoc form). Switched off, the
+    call is no install."""
+    import shutil
+    from migrator.cas import scan
+    from migrator.inventory import Repo
+    shutil.copytree(FIXTURES / "cas-particuleio-addons" / "input", tmp_path / "r")
+    addons = tmp_path / "r" / "addons.tf"
+    addons.write_text(re.sub(r"    extra_values = <<-EXTRA_VALUES\n.*?\n      EXTRA_VALUES\n", "",
+                             addons.read_text(), flags=re.S))
+    assert "extra_values" not in addons.read_text()
+    plan = _walk(tmp_path / "r", 2)
+    assert re.search(r'\n    extra_values = "replicaCount: 0" # Karpenter provisions nodes now[^\n]*\n    enabled += true',
+                     addons.read_text())
+    assert not plan.has_errors
+    plan = _walk(tmp_path / "r", 1)
+    assert re.search(r"\n    enabled += false\n", addons.read_text())
+    assert not scan(Repo(tmp_path / "r")).installs
+    own = tmp_path / "own"
+    shutil.copytree(FIXTURES / "cas-particuleio-addons" / "input", own)
+    (own / "addons.tf").write_text((own / "addons.tf").read_text().replace(
+        "        scale-down-utilization-threshold: 0.7\n", "        scale-down-utilization-threshold: 0.7\n"
+        "      replicaCount: 2\n"))
+    _walk(own, 1)
+    plan = _plan(own)
+    assert [f.code for f in plan.findings if f.code == "MIG-CAS-040"] == ["MIG-CAS-040"]
+    assert "addons.tf" not in [c.path for c in plan.changes]

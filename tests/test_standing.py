@@ -393,3 +393,54 @@ def test_a_chart_move_an_error_holds_back_takes_its_iam_change_with_it(tmp_path)
     plan = make_plan(tmp_path, to="latest")
     assert [(r.hop_from, r.phase) for r in plan.roots] == [("v1beta1", "patch-upgrade")]
     assert {"MIG-HELM-027", "MIG-HOP-008"} <= {f.code for f in plan.findings} and not plan.changes
+
+
+PARTICULE = '''module "addons" {
+  source = "github.com/particuleio/terraform-kubernetes-addons.git//modules/aws?ref=%s"
+
+  cluster-name = "demo"
+
+  karpenter = {
+    enabled = true%s
+  }
+}
+'''
+
+
+def test_particuleio_addons_install_the_karpenter_of_their_tag_and_stop_where_their_values_do(tmp_path):
+    """particuleio/terraform-kubernetes-addons (the teks stack): `karpenter = { enabled = true }` installs the chart
+    of the module's tag (data), and its built-in values are settings.aws.* names no chart after 0.32 reads. The
+    hop that chart version puts the root in is not passed over as having nothing to do: it stops on MIG-HELM-027
+    (before: planned straight as v1 -> 1.14.1, with no error). With settings.clusterName given in extra_values the
+    chart version is pinned in the input object; switched off, it is no install."""
+    (tmp_path / "main.tf").write_text(PARTICULE % ("v15.3.0", ""))
+    plan = make_plan(tmp_path, to="latest")
+    assert [(r.era, r.chart, r.hop_from, r.hop_to) for r in plan.roots] == [("v1beta1", "0.35.0", "v1beta1", "v1")]
+    (f,) = [f for f in plan.findings if f.severity == "error"]
+    assert f.code == "MIG-HELM-027" and "particuleio/terraform-kubernetes-addons" in f.message and \
+        "karpenter.extra_values gives settings.clusterName" in f.message and not plan.changes
+    given = '\n    extra_values = <<-EOT\n      settings:\n        clusterName: demo\n      EOT'
+    (tmp_path / "main.tf").write_text((PARTICULE % ("v15.3.0", given)).replace("enabled =", "enabled      ="))
+    plan = make_plan(tmp_path, to="latest")
+    assert not plan.has_errors
+    (c,) = plan.changes
+    assert '  karpenter = {\n    chart_version = "0.35.12"\n    enabled       = true\n    extra_values  = <<-EOT\n' \
+        in c.new
+    (tmp_path / "main.tf").write_text(PARTICULE % ("v13.0.0", ""))
+    assert [(r.era, r.chart) for r in make_plan(tmp_path).roots] == [("v1alpha5", "0.27.5")]
+    (tmp_path / "main.tf").write_text((PARTICULE % ("v15.3.0", "")).replace("enabled = true", "enabled = false"))
+    assert not make_plan(tmp_path, to="latest").changes
+
+
+def test_particuleio_addons_called_by_a_terragrunt_unit_are_read_from_its_inputs(tmp_path):
+    """teks: the add-ons are a Terragrunt unit (`terraform { source = "github.com/particuleio/...?ref=v15.3.0" }`),
+    its inputs the call's arguments; the unit is no longer said to be a module migrator does not read (MIG-SRC-014)."""
+    unit = tmp_path / "live/demo/eks-addons-critical/terragrunt.hcl"
+    unit.parent.mkdir(parents=True)
+    unit.write_text('terraform {\n  source = "github.com/particuleio/terraform-kubernetes-addons.git//modules/aws'
+                    '?ref=v16.1.0"\n}\n\ninputs = {\n  cluster-name = "demo"\n\n  karpenter = {\n    enabled = true\n'
+                    '  }\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    assert [(r.era, r.chart) for r in plan.roots] == [("v1beta1", "0.37.0")]
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-HELM-027"]
+    assert not [f for f in plan.findings if f.code == "MIG-SRC-014"]

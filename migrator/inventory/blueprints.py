@@ -16,7 +16,7 @@ from .terraform import _switched_off
 
 
 
-FAMILIES = ("blueprints_addons", "blueprints_v4")     # knowledge/karpenter_module.yaml, one row each
+FAMILIES = ("blueprints_addons", "blueprints_v4", "particuleio_addons")     # knowledge/karpenter_module.yaml
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
@@ -30,7 +30,7 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
 def _calls(repo: Repo, facts: dict) -> Iterator[tuple[str, hclsrc.Block, object]]:
     """(file, module block, Terragrunt unit or None) of every call of the add-ons: `module` blocks, and Terragrunt
     units whose remote source is the add-ons module (their inputs as the block's arguments)."""
-    for p, b in repo.blocks("module", None, "eks-blueprints"):      # only files that name the add-ons
+    for p, b in repo.blocks("module", None, facts["mention"]):      # only files that name the add-ons
         yield p, b, None
     from .terragrunt import module_block, units
     for u in units(repo):
@@ -44,9 +44,9 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
     facts = knowledge.load("karpenter_module")[family]
     for p, b, unit in _calls(repo, facts):
         src = b.attr("source").literal() if b.attr("source") is not None else None
-        enabled = b.attr(facts["enable"])
-        if unit is not None and enabled is None and facts["enable"] in unit.inputs:    # set in a shared .hcl
-            v = unit.inputs[facts["enable"]].value
+        enabled = at_path(b, facts["enable"])
+        if unit is not None and enabled is None and facts["enable"].split(".")[0] in unit.inputs:   # a shared .hcl
+            v = _unit_value(unit, facts["enable"])
             enabled = hclsrc.Expr("bool", 0, 0, str(v).lower(), value=v) if isinstance(v, bool) else \
                 hclsrc.Expr("other", 0, 0, "unknown")
         if not isinstance(src, str) or not re.search(facts["source"], src) or enabled is None \
@@ -54,17 +54,20 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
             continue
         line = hclsrc.line_of(repo.text(p), b.start)
         from .. import evaluate
-        plain = enabled.literal() is True and (not facts["no_chart"] or b.attr(facts["no_chart"]) is None) and \
+        plain = enabled.literal() is True and (not facts["no_chart"] or at_path(b, facts["no_chart"]) is None) and \
             b.attr("count") is None and b.attr("for_each") is None
         if unit is not None:                # a unit: its inputs as Terragrunt evaluates them (unknown counts as on)
             def value(k):
-                v = unit.inputs.get(k) if k else None
-                return None if v is None or not isinstance(v.value, bool) else v.value
+                v = _unit_value(unit, k) if k else None
+                return v if isinstance(v, bool) else None
             on, chart = value(facts["enable"]), value(facts["no_chart"])
             got = None if plain else [{facts["enable"]: on is not False,
                                        **({facts["no_chart"]: chart} if chart is not None else {})}]
         else:
             got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
+        if unit is None and got:                # the evaluator's instances: the switch at its path
+            got = [{facts["enable"]: _get(i, facts["enable"]),
+                    **({facts["no_chart"]: i.get(facts["no_chart"])} if facts["no_chart"] in i else {})} for i in got]
         if got is not None and not any(i.get(facts["enable"]) is True for i in got):
             _switched_off(repo, p, line, b.address, f"{facts['enable']} is false" if got else "the module is not created")
             continue
@@ -87,3 +90,52 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
         yield ci
 
 
+
+
+def at_path(b: hclsrc.Block, path: str) -> hclsrc.Expr | None:
+    """The expression a module call writes at an input path (`karpenter.enabled`: the key `enabled` of its object
+    input `karpenter`), None when it does not write one there."""
+    e = b.attr(path.split(".")[0])
+    for key in path.split(".")[1:]:
+        e = next((x.value for x in e.entries if x.key == key), None) if e is not None and e.kind == "object" else None
+    return e
+
+
+def _unit_value(unit, path: str):
+    """A Terragrunt unit's input at a path, as Terragrunt evaluates its inputs (None: not set, or not known)."""
+    v = unit.inputs.get(path.split(".")[0])
+    v = v.value if v is not None else None
+    for key in path.split(".")[1:]:
+        v = v.get(key) if isinstance(v, dict) else None
+    return v
+
+
+def _get(values: dict, path: str):
+    for key in path.split("."):
+        values = values.get(key) if isinstance(values, dict) else None
+    return values
+
+
+def stuck(repo: Repo, ci) -> str | None:
+    """The newest chart minor an add-on module's built-in values configure (knowledge/karpenter_module.yaml
+    `last_chart`), when the call does not give the settings a newer chart reads itself (`unstuck_by` in one of its
+    YAML value inputs); None when the install can carry Karpenter on."""
+    facts = knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]
+    if not facts.get("last_chart"):
+        return None
+    if facts.get("unstuck_by"):
+        from ..sources import yaml as yamlsrc
+        for key in facts["value_keys"]:
+            e = at_path(ci.block, f"{facts['input']}.{key}")
+            text = e.value if e is not None and e.kind == "string" else None
+            if e is not None and e.kind == "heredoc" and e.heredoc is not None:
+                h = e.heredoc
+                text = "".join(ln[h.indent:] if h.trim else ln for ln in
+                               repo.text(ci.path)[h.body_start:h.body_end].splitlines(keepends=True))
+            try:
+                tree = yamlsrc.load(text) if isinstance(text, str) else None
+            except yamlsrc.YamlParseError:
+                tree = None
+            if _get(tree, facts["unstuck_by"]) is not None:
+                return None
+    return facts["last_chart"]

@@ -263,7 +263,7 @@ class _Config:
             if got is None and len(a) > 1:
                 return Val(a[1].value)
             return Val(_abs(got) if got is not None else UNKNOWN)
-        if name == "get_terragrunt_dir":
+        if name in ("get_terragrunt_dir", "get_original_terragrunt_dir"):     # an included file: the unit's folder
             return Val(_abs(self.unit_dir))
         if name == "get_parent_terragrunt_dir":
             return Val(_abs(self.parent or self.unit_dir))
@@ -362,6 +362,7 @@ class Terragrunt:
         self.repo = repo
         self._configs: dict[tuple[str, str], _Config] = {}
         self._read: dict[str, Unit | None] = {}
+        self.every: dict[str, list[Unit]] = {}      # module folder -> every unit applying it (callers(every=True))
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
         self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
                                               if posixpath.basename(p) == UNIT_FILE and _names(repo.text(p)))
@@ -469,13 +470,11 @@ def callers(repo: Repo, module_dir: str, every: bool = False) -> list[Unit]:
     if found or not every or not getattr(repo, "_has_units", False):
         return found
     tg, base = terragrunt(repo), posixpath.basename(module_dir)
-    out = []
-    for p in sorted(repo.files):
-        if posixpath.basename(p) == UNIT_FILE and base in repo.text(p):
-            u = tg.unit_at(posixpath.dirname(p) or ".")
-            if u is not None and u.module_dir == module_dir:
-                out.append(u)
-    return out
+    if module_dir not in tg.every:              # asked again and again (roots, providers, runbook): read once
+        tg.every[module_dir] = [u for u in (tg.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
+                                            if posixpath.basename(p) == UNIT_FILE and base in repo.text(p))
+                                if u is not None and u.module_dir == module_dir]
+    return list(tg.every[module_dir])
 
 
 def output_readers(repo: Repo, module_dir: str, output: str) -> list[str]:
@@ -667,7 +666,8 @@ def _read_remotely(source: str) -> bool:
     """Is a remote module one migrator knows by its inputs (the add-on families of knowledge/karpenter_module.yaml)?"""
     from .. import knowledge
     facts = knowledge.load("karpenter_module")
-    return any(re.search(facts[f]["source"], source) for f in ("blueprints_addons", "blueprints_v4")) or \
+    from .blueprints import FAMILIES
+    return any(re.search(facts[f]["source"], source) for f in FAMILIES) or \
         bool(re.search(facts["source"], source.split("?")[0]))
 
 

@@ -202,7 +202,8 @@ class _TreeSitter:
                 quoted = ktext.startswith('"')
                 key = _unescape(ktext[1:-1]) if quoted else ktext
                 cs, ce = self.span(c)
-                entries.append(ObjEntry(key, ks, ke, quoted, self.expr(val_node), cs, ce))
+                value = self.expr(val_node)         # a heredoc value ends after its closing line break: so does
+                entries.append(ObjEntry(key, ks, ke, quoted, value, cs, max(ce, value.end)))     # the entry
             return Expr("object", s, e, src, entries=entries)
         if t == "function_call":
             args = next((c for c in kids if c.type == "function_arguments"), None)

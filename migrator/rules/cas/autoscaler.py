@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ...cas import FACTS, CasInstall, helm_sets_are_lists, set_entries, yaml_values
 from ...inventory import value_at
+from ...inventory.blueprints import at_path
 from ...inventory.terragrunt import output_readers
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, apply_edits, indent_at, line_end, line_start, to_newline
@@ -20,6 +21,13 @@ from ...sources import keytree
 from ...sources.keytree import Op
 
 RULE = "cas/autoscaler"
+def _scale_zero(ci: CasInstall) -> str:
+    """The kubectl command that scales the chart's Deployment to zero: found by the name label the chart gives it
+    (knowledge/cas.yaml `detect.app_name`, or the module's nameOverride, its row's `app_name`)."""
+    name = (ci.row or {}).get("app_name") or FACTS["detect"]["app_name"]
+    return f"kubectl -n {ci.namespace} scale deployment -l app.kubernetes.io/name={name} --replicas=0"
+
+
 CUTOVER_MARK = "# Karpenter provisions nodes now (migrator: the move from Cluster Autoscaler, cutover)"
 
 
@@ -334,8 +342,7 @@ class Autoscaler:
                     "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, sets.start),
                     f"{ci.address}.set is {sets.source.strip()[:60]}: migrator does not edit an expression, so Cluster "
                     "Autoscaler is not scaled to 0 in the files",
-                    f"give its chart replicaCount 0 there, or scale it with kubectl -n {ci.namespace} scale deployment "
-                    "-l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0"))
+                    f"give its chart replicaCount 0 there, or scale it with {_scale_zero(ci)}"))
                 return
             self.res.edits.append(_append_item(ci.path, text, sets, '{ name = "replicaCount", value = "0" }'))
         elif obj is not None and obj.entries:
@@ -370,7 +377,10 @@ class Autoscaler:
         d = ci.path.rsplit("/", 1)[0] if "/" in ci.path else "."
         ind = _indent_in(text, b)
         if self.phase == "cleanup":
-            sw = b.attr(row["switch"])
+            sw = at_path(b, row["switch"])
+            if sw is None and "." in row["switch"]:       # a key of an object input: written into the object
+                self._switch_key(ci, d)
+                return
             if sw is not None and sw.kind != "bool":
                 self.res.findings.append(Finding(
                     "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, sw.start),
@@ -390,6 +400,9 @@ class Autoscaler:
             return
         cfg = b.attr(row["config"])
         zero_set = '{ name = "replicaCount", value = "0" }'
+        if row["scale"] == "values_text":
+            self._values_text(ci, d, cfg)
+            return
         if cfg is None:
             value = f"{{\n{ind}  set = [{zero_set}]\n{ind}}}" if row["scale"] == "object_set" else \
                 f'{{\n{ind}  replicaCount = "0"\n{ind}}}'
@@ -410,8 +423,8 @@ class Autoscaler:
                     "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, cfg.start),
                     f"{b.address}.{row['config']} is written in a way migrator does not edit (an expression, or it "
                     f"already has {key}): Cluster Autoscaler is not scaled to 0 in the files",
-                    f"give Cluster Autoscaler's chart replicaCount 0 there ({zero_set}), or scale it with kubectl -n "
-                    f"{ci.namespace} scale deployment -l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0"))
+                    f"give Cluster Autoscaler's chart replicaCount 0 there ({zero_set}), or scale it with "
+                    f"{_scale_zero(ci)}"))
                 return
             first = cfg.entries[0]
             eind = text[line_start(text, first.start):first.start]
@@ -423,6 +436,68 @@ class Autoscaler:
         self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
                                          f"{b.address}: Cluster Autoscaler scaled to 0 replicas through "
                                          f"{row['config']}"))
+
+    def _switch_key(self, ci: CasInstall, d: str) -> None:
+        """The cleanup of a module whose switch is a key of an object input (`cluster-autoscaler = { enabled = true }`
+        set by default on): `enabled = false` written as the object's first entry."""
+        row, b = ci.row, ci.block
+        text, nl = self.repo.text(ci.path), self.repo.files[ci.path].newline
+        parent, key = row["switch"].rsplit(".", 1)
+        obj = at_path(b, parent)
+        if obj is None or obj.kind != "object" or not obj.entries or \
+                hclsrc.line_of(text, obj.entries[0].start) == hclsrc.line_of(text, obj.start):
+            self.res.findings.append(Finding(
+                "MIG-CAS-040", "warning", ci.path, ci.line,
+                f"{b.address}.{parent} is written in a way migrator does not edit (an expression, or on one line)",
+                f"set {row['switch']} = false there (Cluster Autoscaler is replaced by Karpenter), then apply"))
+            return
+        first = obj.entries[0]
+        ls = line_start(text, first.start)
+        self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(
+            f"{text[ls:first.start]}{key} = false # Cluster Autoscaler is replaced by Karpenter (migrator)\n", nl),
+            RULE))
+        self._removed(ci, d, b.address, "switched off")
+
+    def _values_text(self, ci: CasInstall, d: str, cfg) -> None:
+        """The cutover of a module that gives the chart YAML text last (knowledge/cas.yaml `values_text`): a line
+        `replicaCount: 0` closes the heredoc at its top level, or the key is added with that one line."""
+        row, b = ci.row, ci.block
+        text, nl = self.repo.text(ci.path), self.repo.files[ci.path].newline
+        entries = {e.key: e for e in cfg.entries} if cfg is not None and cfg.kind == "object" else None
+        vals = entries.get(row["values"]) if entries is not None else None
+        said = f"{b.address}.{row['config']}.{row['values']}"
+        if entries is not None and vals is None and cfg.entries and \
+                hclsrc.line_of(text, cfg.entries[0].start) != hclsrc.line_of(text, cfg.start):
+            first = cfg.entries[0]
+            ls = line_start(text, first.start)
+            self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(
+                f'{text[ls:first.start]}{row["values"]} = "replicaCount: 0" {CUTOVER_MARK}\n', nl), RULE))
+        elif vals is not None and re.fullmatch(r"\s*replicaCount:\s*0\s*", str(vals.value.literal())):
+            return                                      # already scaled to 0 (the cutover landed)
+        elif vals is not None and vals.value.kind == "heredoc" and vals.value.heredoc is not None:
+            h = vals.value.heredoc
+            body = text[h.body_start:h.body_end]
+            if re.search(r"(?m)^\s*replicaCount:\s*0\s*$", body):
+                return                                  # already scaled to 0 (the cutover landed)
+            if re.search(r"(?m)^\s*replicaCount:", body):
+                vals = None                             # a replica count of its own: not overwritten
+            else:
+                ind = " " * h.indent
+                self.res.edits.append(TextEdit(ci.path, h.body_end, h.body_end, to_newline(
+                    f"{ind}replicaCount: 0 {CUTOVER_MARK}\n", nl), RULE))
+        else:
+            vals = None
+        if vals is None and not (entries is not None and row["values"] not in entries and cfg.entries):
+            self.res.findings.append(Finding(
+                "MIG-CAS-040", "warning", ci.path, ci.line,
+                f"{said} is written in a way migrator does not edit (an expression, or its own replicaCount): "
+                "Cluster Autoscaler is not scaled to 0 in the files",
+                f"give Cluster Autoscaler's chart replicaCount: 0 there, or scale it with {_scale_zero(ci)}"))
+            return
+        self.res.scaled.append((said, ci.namespace, "1"))
+        self.res.targets.append((d, b.address))
+        self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,
+                                         f"{b.address}: Cluster Autoscaler scaled to 0 replicas through {said}"))
 
     def wrapper(self, ci: CasInstall) -> None:
         """A generic Helm release module given Cluster Autoscaler's chart (knowledge/cas.yaml `wrappers`, or a module
@@ -462,8 +537,7 @@ class Autoscaler:
                 f"{b.address} gives {row['name']} its helm values in a way migrator does not edit ("
                 + (f"{row['set']} is {sets.source.strip()[:60]}" if sets is not None else "no input of helm `set` "
                    "values") + "): Cluster Autoscaler is not scaled to 0 in the files",
-                f"give Cluster Autoscaler's chart replicaCount 0 there, or scale it with kubectl -n {ci.namespace} "
-                "scale deployment -l app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0"))
+                f"give Cluster Autoscaler's chart replicaCount 0 there, or scale it with {_scale_zero(ci)}"))
             return
         self.res.edits.append(edit)
         self.res.scaled.append((b.address, ci.namespace, "1"))
@@ -504,8 +578,7 @@ class Autoscaler:
             self.res.findings.append(Finding(
                 "MIG-CAS-023", "warning", ci.path, ci.line,
                 f"{ci.address}: its chart source cannot be read, so migrator does not set replicaCount there",
-                f"set replicaCount: 0 in its values (or kubectl -n {ci.namespace} scale deployment -l "
-                "app.kubernetes.io/name=aws-cluster-autoscaler --replicas=0 with auto-sync off)"))
+                f"set replicaCount: 0 in its values (or {_scale_zero(ci)} with auto-sync off)"))
             return
         i = next((n for n, x in enumerate(params or []) if isinstance(x, dict) and x.get("name") == "replicaCount"),
                  None)

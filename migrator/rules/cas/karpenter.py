@@ -540,7 +540,7 @@ def _helm_provider(repo, d: str) -> bool:
     dirs = [d] + sorted(_module_users(repo, d) if d != "." else [])
     if any(_HELM.search(repo.text(p)) for x in dirs for p in repo.tf_in_dir(x if x != "." else "")):
         return True
-    for u in unit_callers(repo, d) if d != "." else []:
+    for u in unit_callers(repo, d, every=True) if d != "." else []:
         x = posixpath.dirname(u.path)          # the unit and the .hcl files it includes from above (generate blocks)
         while True:
             if any(_HELM.search(repo.text(p)) for p in repo.files
@@ -574,7 +574,7 @@ def _cluster_units(repo, cas0, owns) -> list[tuple[str, str, str]]:
     d = posixpath.dirname(cas0.path) or "."
     out = []
     own = terragrunt(repo).unit_at(d) if posixpath.basename(cas0.path) == UNIT_FILE else None
-    for u in ([own] if own is not None else callers(repo, d)):      # the unit itself calls a remote Helm module
+    for u in ([own] if own is not None else callers(repo, d, every=True)):  # or the unit calls a remote Helm module
         if not owns(u.path):
             continue
         for dep in u.dependencies:
@@ -584,6 +584,22 @@ def _cluster_units(repo, cas0, owns) -> list[tuple[str, str, str]]:
                                    or any((posixpath.dirname(p) or ".") == md for p, _ in scan(repo).eks_modules)):
                 out.append((u.dir, du.dir, md))
     return out
+
+
+def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str] | None:
+    """(the unit installing Cluster Autoscaler, the unit it depends on, that unit's source) when the cluster is made
+    by a Terragrunt unit calling the eks module from outside the repository (`tfr:///terraform-aws-modules/eks/aws`,
+    a git source): one unit applies one module, so nothing can be written beside that cluster."""
+    from ...inventory.terragrunt import UNIT_FILE, callers, terragrunt
+    from ...cas import FACTS as CAS
+    d = posixpath.dirname(cas0.path) or "."
+    own = terragrunt(repo).unit_at(d) if posixpath.basename(cas0.path) == UNIT_FILE else None
+    for u in ([own] if own is not None else callers(repo, d, every=True)):
+        for dep in (u.dependencies if owns(u.path) else []):
+            du = terragrunt(repo).unit_at(dep)
+            if du is not None and du.remote and re.search(CAS["detect"]["eks_unit_source"], du.remote.split("?")[0]):
+                return u.dir, du.dir, du.remote
+    return None
 
 
 class Installer:
@@ -670,6 +686,18 @@ class Installer:
             configs = [(p, d, o) for p, d, o in scan(self.repo).clusters
                        if str((o.get("metadata") or {}).get("name")) in named] if not others else []
             called = [(o, cb) for o in others for cp, cb in self.repo.callers(o) if (posixpath.dirname(cp) or ".") == d]
+            remote = _remote_cluster_unit(self.repo, cas0, self.ctx.owns) if not units and not others else None
+            if remote is not None:
+                _find(res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
+                      f"{cas0.address}: it is installed by Terragrunt unit {remote[0]} and the cluster is made by unit "
+                      f"{remote[1]}, which applies {remote[2]}, a module outside the repository: a unit applies one "
+                      "module, so Karpenter's module cannot be written beside that cluster; nothing is written for this "
+                      "root",
+                      f"add a unit applying terraform-aws-modules/eks/aws//modules/karpenter (at the eks module's "
+                      f"major) with a dependency on {remote[1]}, and the karpenter-crd and karpenter charts beside "
+                      f"Cluster Autoscaler's in {remote[0]}, given its outputs (docs/from-cluster-autoscaler.md), then "
+                      "run migrator again")
+                return res
             where = (f"it is installed by Terragrunt unit {units[0][0]} and the cluster is made by unit "
                      f"{units[0][1]} (module {units[0][2]}), another state" if units else
                      f"the cluster is made inside {called[0][1].address} ({called[0][0]}), a module this root calls: "

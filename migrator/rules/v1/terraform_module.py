@@ -116,7 +116,7 @@ def blueprints(ctx, res: ModuleResult) -> None:
     v1 statements itself (karpenter.policy_statements naming eks:eks-cluster-name), say what the 1.0 controller
     needs and the two ways to give it."""
     for ci in ctx.charts:
-        if ci.kind != "blueprints":
+        if ci.kind != "blueprints" or (ci.family or "blueprints_addons") != "blueprints_addons":
             continue
         b = ci.block
         cfg = b.attr(BPA["input"])

@@ -143,7 +143,7 @@ class HelmRule:
                     self.crds(ci)
                 elif ci.chart == "karpenter" and not any(c.chart == "karpenter-crd" for c in self.charts):
                     self.finding("MIG-HELM-020", "warning", ci.path, ci.line,
-                                 f"{ci.address} (eks-blueprints-addons) installs the karpenter chart only, and Helm "
+                                 f"{ci.address} ({_family(ci)}) installs the karpenter chart only, and Helm "
                                  "never upgrades CRDs from a chart's crds/ folder",
                                  f"install the CRDs of {format_version(self.targets['karpenter'], 'v')} before the "
                                  "controller moves: a helm_release of oci://public.ecr.aws/karpenter/karpenter-crd at "
@@ -459,14 +459,15 @@ class HelmRule:
         if target is None:
             return
         from ...modmajor import FACTS as MODULE
-        last = MODULE[ci.family or "blueprints_addons"].get("last_chart")
+        from ...inventory.blueprints import stuck
+        last, facts = stuck(self.repo, ci), MODULE[ci.family or "blueprints_addons"]
         if last and parse_version(target)[:2] > tuple(int(x) for x in last.split(".")):
             self.finding("MIG-HELM-027", "error", ci.path, ci.line,
-                         f"{ci.address} (EKS Blueprints v4 kubernetes-addons) installs Karpenter with built-in values "
-                         f"no chart after {last} reads (settings.aws.*): it cannot install {target}",
-                         "move the Karpenter install out of kubernetes-addons (enable_karpenter = false, then the "
-                         "terraform-aws-modules karpenter module with a helm_release, or eks-blueprints-addons) at the "
-                         "version it runs now, then run migrator again")
+                         f"{ci.address} ({facts['name']}) installs Karpenter with built-in values no chart after "
+                         f"{last} reads (settings.aws.*): it cannot install {target}"
+                         + (f" unless its {facts['input']}.{facts['value_keys'][0]} gives {facts['unstuck_by']}"
+                            if facts.get("unstuck_by") else ""),
+                         f"{facts['move_out']}, then run migrator again")
             return
         if ci.version is not None:
             self.version(ci)
@@ -499,12 +500,12 @@ class HelmRule:
                                            f"{value}{nl}{ind}}}{nl}", self.rule))
         else:
             self.finding("MIG-HELM-019", "warning", ci.path, ci.line,
-                         f"{ci.address} (eks-blueprints-addons) installs its default Karpenter chart "
+                         f"{ci.address} ({facts['name']}) installs its default Karpenter chart "
                          f"({default or 'unknown for this add-on version'}) and its karpenter input is an expression",
                          f'add chart_version = "{new}" to its karpenter input, then run migrator again')
             return
         self.finding("MIG-HELM-003", "info", ci.path, ci.line,
-                     f"{ci.address} (eks-blueprints-addons): karpenter.chart_version = {new} written (it installed "
+                     f"{ci.address} ({facts['name']}): {facts['input']}.{key} = {new} written (it installed "
                      f"the add-on's default, {default or 'unknown for this add-on version'})")
 
     def bump(self, path: str, start: int, end: int, current: str, target: str, how: str) -> None:
@@ -1072,3 +1073,9 @@ def _item_lines(text: str, tree, aff, seq, i: int) -> tuple[int | None, int | No
             le = nxt
         pos = nxt
     return ls, le
+
+
+def _family(ci: ChartInstall) -> str:
+    """The name of the add-on module (knowledge/karpenter_module.yaml family) that installs the chart."""
+    from ...modmajor import FACTS as MODULE
+    return MODULE[ci.family or "blueprints_addons"]["name"]

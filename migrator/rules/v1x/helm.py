@@ -102,8 +102,8 @@ def claimed(ctx, installed: str | None) -> tuple[list[dict], list[tuple[dict, st
 
 def run(ctx, phase: str, done: dict) -> HelmResult:
     ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
-    from ...modmajor import FACTS as MODULE
-    stuck = ci is not None and bool(ci.family) and bool(MODULE[ci.family].get("last_chart"))   # MIG-HELM-027
+    from ...inventory.blueprints import stuck as stuck_at
+    stuck = ci is not None and bool(ci.family) and bool(stuck_at(ctx.repo, ci))   # MIG-HELM-027
     vp = values_plan(ctx, done, ci.address if ci and not stuck else None)
     extra = getattr(done.get("v1x/terraform_module"), "value_rows", [])    # what the module move needs
     fixes, gaps = claimed(ctx, ci.address if ci and not stuck else None)
