@@ -3722,3 +3722,54 @@ def test_particuleio_cluster_autoscaler_is_scaled_through_its_values_text(tmp_pa
     plan = _plan(own)
     assert [f.code for f in plan.findings if f.code == "MIG-CAS-040"] == ["MIG-CAS-040"]
     assert "addons.tf" not in [c.path for c in plan.changes]
+
+
+def test_a_kept_group_with_a_generated_name_is_labelled_and_the_controller_pinned_by_the_label(tmp_path):
+    """Chart values a GitOps tool applies cannot name a group whose EKS name is generated (a terraform-aws-modules
+    group without use_name_prefix = false, an aws_eks_node_group with node_group_name_prefix): before, the controller
+    was only kept off Karpenter's nodes (MIG-CAS-019). Now the group gets karpenter.sh/controller = "true" (in its
+    `labels`, or a `labels` map of its own) and the chart's affinity selects it (MIG-CAS-067); the group is in the
+    install's terraform apply targets, so the label is on the nodes before the charts sync; the walk ends with no
+    error, the NodePool taken from the group never carries the label (MIG-CAS-068), and nothing is left to do."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path / "r")
+    main = tmp_path / "r" / "terraform" / "main.tf"
+    main.write_text(main.read_text().replace('      name            = "core"\n      use_name_prefix = false\n', "")
+                    .replace("      ami_type        = ", "      ami_type       = ")
+                    .replace("      instance_types  = ", "      instance_types = ")
+                    .replace("      min_size        = 2\n      max_size        = 3\n      desired_size    = 2\n",
+                             "      min_size       = 2\n      max_size       = 3\n      desired_size   = 2\n"))
+    plan = _plan(tmp_path / "r")
+    assert not plan.has_errors and not [f for f in plan.findings if f.code == "MIG-CAS-019"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-067"]
+    assert "node group core" in f.message and "karpenter.sh/controller=true" in f.message
+    new = {c.path: c.new for c in plan.changes}
+    assert '      desired_size   = 2\n\n      labels = {\n        "karpenter.sh/controller" = "true"\n      }\n    }\n' \
+        in new["terraform/main.tf"]
+    app = next(v for k, v in new.items() if k.endswith(".yaml") and "kind: Application" in v and "valuesObject" in v)
+    assert "- key: karpenter.sh/controller\n" in app and "eks.amazonaws.com/nodegroup" not in app
+    assert any("apply" in c and "-target=module.eks" in c for c in _commands(plan))
+    plan = _walk(tmp_path / "r", 3)
+    assert not _plan(tmp_path / "r").changes
+    pools = [d for p in (tmp_path / "r").rglob("*.yaml") for d in p.read_text().split("\n---\n")
+             if "\nkind: NodePool\n" in "\n" + d]
+    assert pools and not [d for d in pools if "karpenter.sh/controller" in d]
+
+
+def test_a_group_label_a_nodepool_may_not_set_is_not_carried(tmp_path):
+    """A group already labelled karpenter.sh/controller (the label the terraform-aws-modules karpenter example gives
+    the controller's group) pins the controller as it is, with no edit; its NodePool does not carry that label (the
+    NodePool CRD forbids the karpenter.sh domain, so the NodePools would not validate): said, MIG-CAS-068."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-flux" / "input", tmp_path / "r")
+    eks = tmp_path / "r" / "infra" / "eks.tf"
+    eks.write_text(eks.read_text().replace('  node_group_name = "system"\n', '  node_group_name_prefix = "system-"\n')
+                   .replace('    role = "system"\n', '    "karpenter.sh/controller" = "true"\n    role                      = "system"\n'))
+    plan = _plan(tmp_path / "r")
+    assert not plan.has_errors and "infra/eks.tf" not in [c.path for c in plan.changes]
+    (f,) = [f for f in plan.findings if f.code == "MIG-CAS-068"]
+    assert f.severity == "info" and "karpenter.sh/controller" in f.message
+    pools = next(c.new for c in plan.changes if c.path.endswith("karpenter-nodepools.yaml"))
+    assert "role: system" in pools and "karpenter.sh/controller" not in pools
+    release = next(c.new for c in plan.changes if c.path.endswith("karpenter.yaml"))
+    assert "- key: karpenter.sh/controller\n" in release

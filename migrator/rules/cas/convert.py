@@ -83,6 +83,13 @@ def pool_name_notes(groups: list[NodeGroup], names: dict[str, str]) -> list[Find
     return out
 
 
+def _restricted_label(key: str) -> bool:
+    """A label the NodePool CRD forbids in template.metadata.labels (knowledge/cas.yaml `nodepool_labels`)."""
+    row = FACTS["nodepool_labels"]
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    return key in row["keys"] or (key not in row["allowed"] and any(domain.endswith(d) for d in row["domains"]))
+
+
 def _note(g: NodeGroup, code: str, severity: str, message: str, manual: str = "") -> Finding:
     return Finding(code, severity, g.path, g.line, f"node group {g.name}: {message}", manual)
 
@@ -196,6 +203,18 @@ def shape(g: NodeGroup) -> Shape:
                            "carries none of them", "add the group's labels to the NodePool's template.metadata.labels "
                            "before the cutover (pods select nodes by them)"))
         labels = {}
+    restricted = sorted(k for k in labels if _restricted_label(str(k)))
+    if restricted:
+        controller = FACTS["install"]["controller_label"]["key"]
+        notes.append(_note(g, "MIG-CAS-068", "info" if restricted == [controller] else "warning",
+                           f"label(s) {', '.join(restricted)} are in a domain a NodePool may not set (the NodePool CRD "
+                           "restricts karpenter.sh and karpenter.k8s.aws, and kubernetes.io/hostname): not carried"
+                           + (f" ({controller} marks the nodes the controller runs on, never Karpenter's)"
+                              if controller in restricted else ""),
+                           "" if restricted == [controller] else
+                           "select these nodes by another label, or by the ones Karpenter sets itself "
+                           "(karpenter.sh/nodepool, its well-known labels)"))
+        labels = {k: v for k, v in labels.items() if k not in restricted}
     taints = []
     raw = g.fields.get("taints")
     for t in (raw.values() if isinstance(raw, dict) else raw or []):

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import knowledge
-from ...cas import FACTS, CasInventory, NodeGroup, nested, scan, set_entries, subnet_zones, yaml_values
-from ...edits import Edit, NewFile, TextEdit, line_start, to_newline
+from ...cas import FACTS, CasInventory, NodeGroup, _block_file, nested, scan, set_entries, subnet_zones, yaml_values
+from ...edits import Edit, NewFile, TextEdit, line_end, line_start, to_newline
 from ...inventory.sites import _module_blocks
 from ...inventory.terragrunt import UNIT_FILE
 from ...model import Finding
@@ -64,6 +64,8 @@ class InstallResult:
     access: str = "entry"                   # entry | aws-auth | aws-auth-by-hand: how Karpenter's node role joins
     values_file: str = ""                   # eksctl: the chart values the runbook's helm command reads
     groups: list[str] = field(default_factory=list)
+    labelled: list[tuple[str, str]] = field(default_factory=list)   # (dir, address) of a group given the controller
+                                                                    # label: applied before the charts
 
 
 STAGE_OUTPUTS = tuple(INSTALL["module_outputs"])      # the karpenter module's outputs the charts and objects read
@@ -1492,8 +1494,11 @@ class Installer:
     def chart_values(self, kept, cluster: str, names: dict[str, str], annotate: bool = True) -> dict:
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]
         group = _group_name_literal(kept.group) if kept is not None else None
+        pin = self.controller_label(kept.group) if kept is not None and not group else None
         if group:
             match.append({"key": convert.GROUP_LABEL, "operator": "In", "values": [group]})
+        elif pin is not None:
+            match.append({"key": pin[0], "operator": "In", "values": [pin[1]]})
         elif kept is not None:
             _find(self.res, "MIG-CAS-019", "warning", kept.group.path, kept.group.line,
                   f"node group {kept.group.name}'s EKS name is not a literal, so the controller is only kept off "
@@ -1510,6 +1515,61 @@ class Installer:
         if convert.tolerations(kept):
             out["tolerations"] = convert.tolerations(kept)
         return out
+
+    def controller_label(self, g: NodeGroup) -> tuple[str, str] | None:
+        """The label that pins the controller to a kept group whose EKS name is generated (knowledge/cas.yaml
+        `install.controller_label`): the group's own when it has it, else added to the group's `labels` - a
+        terraform-aws-modules group entry or an aws_eks_node_group of the Terraform folder Karpenter's IAM is written
+        in, whose labels are a map written out (or none yet); None where it cannot be added."""
+        key, value = INSTALL["controller_label"]["key"], INSTALL["controller_label"]["value"]
+        labels = g.literal("labels")
+        if isinstance(labels, dict) and str(labels.get(key)) == value:
+            return key, value
+        if g.source not in ("module", "resource") or g.flavour != "managed" or g.block is None or g.instance or \
+                (g.source == "module" and (g.entry is None or g.entry.value.kind != "object")):
+            return None
+        where = _block_file(self.repo, g.block) or g.path
+        if (posixpath.dirname(where) or ".") != (self.res.file.rsplit("/", 1)[0] if "/" in self.res.file else "."):
+            return None                         # another root module's group: its apply is not this runbook's
+        path = g.path if g.source == "module" else where
+        text, nl = self.repo.text(path), self.repo.files[path].newline
+        if (path, g.name) in getattr(self, "_labelled", set()):
+            return key, value
+        entries = {x.key: x for x in g.entry.value.entries} if g.source == "module" else None
+        have = entries.get("labels") if entries is not None else g.block.attributes.get("labels")
+        have = have.value if isinstance(have, hclsrc.ObjEntry) else have.expr if have is not None else None
+        line = f'"{key}" = "{value}"'
+        if have is not None:
+            if have.kind != "object" or (have.entries and hclsrc.line_of(text, have.entries[0].start)
+                                         == hclsrc.line_of(text, have.start)):
+                return None                     # an expression, or a map on one line: not edited
+            if have.entries:
+                first = have.entries[0]
+                ls = line_start(text, first.start)
+                edit = TextEdit(path, ls, ls, to_newline(f"{text[ls:first.start]}{line}\n", nl), RULE)
+            else:
+                ind = re.match(r"[ \t]*", text[line_start(text, have.start):]).group(0)
+                edit = TextEdit(path, have.start, have.end, to_newline(f"{{\n{ind}  {line}\n{ind}}}", nl), RULE)
+        else:
+            container = g.entry.value if g.source == "module" else None
+            last = (container.entries[-1] if container is not None and container.entries else
+                    max(g.block.attributes.values(), key=lambda a: a.end) if g.source == "resource" and
+                    g.block.attributes else None)
+            if last is None or (container is not None and hclsrc.line_of(text, container.start) ==
+                                hclsrc.line_of(text, container.end)):
+                return None
+            ind = text[line_start(text, last.start):last.start]
+            pos = line_end(text, last.end)
+            edit = TextEdit(path, pos, pos, to_newline(f"\n{ind}labels = {{\n{ind}  {line}\n{ind}}}\n", nl),
+                            RULE, order=1)
+        self.res.edits.append(edit)
+        self.__dict__.setdefault("_labelled", set()).add((path, g.name))
+        self.res.labelled.append((posixpath.dirname(where) or ".", g.block.address))
+        _find(self.res, "MIG-CAS-067", "info", g.path, g.line,
+              f"node group {g.name}'s EKS name is generated, so chart values outside Terraform cannot name it: it is "
+              f"labelled {key}={value} and the controller is pinned to that label (the label reaches its running "
+              "nodes in place when Terraform applies the group: a node group configuration update)")
+        return key, value
 
     def controller_role_arn(self, name: str) -> str | None:
         """The ARN of the controller's IRSA role (the karpenter module names it `name`) for chart values a GitOps tool

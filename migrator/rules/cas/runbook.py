@@ -20,7 +20,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     wl = res["install"]["cas/workloads"]
     ns = FACTS["install"]["namespace"]
     kept = inst.kept or cut_groups.kept or cln_groups.kept
-    aws = [t for t in inst.targets if t[1].startswith("module.")] + \
+    aws = [t for t in inst.targets if t[1].startswith("module.")] + inst.labelled + \
         [(d, a.rsplit(".", 1)[0]) for d, a in ((inst.file.rsplit("/", 1)[0] if "/" in inst.file else ".", x)
                                                for x in inst.tagged)]
     charts = [t for t in inst.targets if t[1].startswith("helm_release.")]
