@@ -3773,3 +3773,48 @@ def test_a_group_label_a_nodepool_may_not_set_is_not_carried(tmp_path):
     assert "role: system" in pools and "karpenter.sh/controller" not in pools
     release = next(c.new for c in plan.changes if c.path.endswith("karpenter.yaml"))
     assert "- key: karpenter.sh/controller\n" in release
+
+
+def test_cluster_autoscaler_args_in_yaml_text_set_the_nodepools_pace(tmp_path):
+    """Cluster Autoscaler's extraArgs written as YAML text - particuleio's `extra_values` heredoc, a helm_release
+    `values = [<<EOT ... EOT]` - are read like the other forms: scale-down-unneeded-time is the NodePools'
+    consolidateAfter (before: the 10m default, the text unread); a value from an interpolation is not taken."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-particuleio-addons" / "input", tmp_path / "r")
+    addons = tmp_path / "r" / "addons.tf"
+    addons.write_text(addons.read_text().replace("scale-down-utilization-threshold: 0.7", "scale-down-unneeded-time: 3m"))
+    tf = next(c.new for c in _plan(tmp_path / "r").changes if c.path == "karpenter.tf")
+    assert tf.count("consolidateAfter: 3m") == 2 and "consolidateAfter: 10m" not in tf
+    addons.write_text(addons.read_text().replace("scale-down-unneeded-time: 3m",
+                                                 "scale-down-unneeded-time: ${var.pace}"))
+    tf = next(c.new for c in _plan(tmp_path / "r").changes if c.path == "karpenter.tf")
+    assert tf.count("consolidateAfter: 10m") == 2
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", tmp_path / "t")
+    cas = tmp_path / "t" / "cluster-autoscaler.tf"
+    cas.write_text(cas.read_text().replace('  values = [yamlencode({\n', '  values = [<<-EOT\n    extraArgs:\n'
+                                           '      scale-down-unneeded-time: 4m\n    EOT\n    , yamlencode({\n', 1))
+    tf = next(c.new for c in _plan(tmp_path / "t").changes if c.path == "karpenter.tf")
+    assert "consolidateAfter: 4m" in tf and "consolidateAfter: 10m" not in tf
+
+
+def test_get_original_terragrunt_dir_is_the_units_folder_wherever_it_is_read(tmp_path):
+    """A `dependency` whose config_path is `${get_original_terragrunt_dir()}/../eks` (teks' dependency-blocks/eks.hcl)
+    names the unit's sibling whether the file is included or read by read_terragrunt_config; get_terragrunt_dir() in a
+    read file is that file's own folder."""
+    from migrator.inventory import Repo
+    from migrator.inventory.terragrunt import terragrunt
+    (tmp_path / "blocks").mkdir()
+    (tmp_path / "blocks/eks.hcl").write_text(
+        'locals {\n  here = get_terragrunt_dir()\n  unit = get_original_terragrunt_dir()\n}\n\n'
+        'dependency "eks" {\n  config_path = "${get_original_terragrunt_dir()}/../eks"\n}\n')
+    for name, text in {
+        "included": 'include "eks" {\n  path = "../../blocks/eks.hcl"\n}\n\nterraform {\n  source = "../../m"\n}\n',
+        "reader": 'locals {\n  eks = read_terragrunt_config("../../blocks/eks.hcl")\n}\n\nterraform {\n'
+                  '  source = "../../m"\n}\n\ninputs = {\n  here = local.eks.locals.here\n'
+                  '  unit = local.eks.locals.unit\n}\n'}.items():
+        (tmp_path / "live" / name).mkdir(parents=True)
+        (tmp_path / "live" / name / "terragrunt.hcl").write_text(text)
+    tg = terragrunt(Repo(tmp_path))
+    assert tg.unit_at("live/included").dependencies == ["live/eks"]
+    reader = tg.unit_at("live/reader")
+    assert {k: reader.inputs[k].value for k in ("here", "unit")} == {"here": "/blocks", "unit": "/live/reader"}

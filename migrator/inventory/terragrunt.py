@@ -113,8 +113,10 @@ class _Config:
     """One Terragrunt configuration file, evaluated for a unit: functions see the unit's directory (as Terragrunt
     evaluates an included file), `read_terragrunt_config` files see their own."""
 
-    def __init__(self, tg: "Terragrunt", path: str, unit_dir: str, parent: str | None = None):
+    def __init__(self, tg: "Terragrunt", path: str, unit_dir: str, parent: str | None = None,
+                 origin: str | None = None):
         self.tg, self.path, self.unit_dir, self.parent = tg, path, unit_dir, parent
+        self.origin = origin or unit_dir        # the unit whose evaluation reads this file (get_original_terragrunt_dir)
         self.file = tg.repo.hcl(path)
         self._locals: dict[str, Val] = {}
         self._busy: set[str] = set()
@@ -148,7 +150,8 @@ class _Config:
                 target = repo_path(self.unit_dir, target) if isinstance(target, str) else None
                 if target in self.tg.repo.files:
                     self._includes[b.labels[0] if b.labels else ""] = \
-                        _Config(self.tg, target, self.unit_dir, parent=posixpath.dirname(target) or ".")
+                        _Config(self.tg, target, self.unit_dir, parent=posixpath.dirname(target) or ".",
+                                origin=self.origin)
         return self._includes
 
     def dependency(self, name: str) -> Val:
@@ -263,8 +266,10 @@ class _Config:
             if got is None and len(a) > 1:
                 return Val(a[1].value)
             return Val(_abs(got) if got is not None else UNKNOWN)
-        if name in ("get_terragrunt_dir", "get_original_terragrunt_dir"):     # an included file: the unit's folder
+        if name == "get_terragrunt_dir":            # an included file: the unit's folder; a read one: its own
             return Val(_abs(self.unit_dir))
+        if name == "get_original_terragrunt_dir":   # the unit's folder, wherever the file is read from
+            return Val(_abs(self.origin))
         if name == "get_parent_terragrunt_dir":
             return Val(_abs(self.parent or self.unit_dir))
         if name == "get_repo_root":
@@ -283,7 +288,7 @@ class _Config:
             p = repo_path(self.unit_dir, p) if isinstance(p, str) else None
             if p is None or p not in self.tg.repo.files or self.tg.repo.hcl(p) is None:
                 return Val(UNKNOWN) if len(args) < 2 else self.eval(args[1])
-            return self.tg.config(p, posixpath.dirname(p) or ".").as_object()
+            return self.tg.config(p, posixpath.dirname(p) or ".", origin=self.origin).as_object()
         if name == "merge":
             out: dict[str, Val] = {}
             for v in vals():
@@ -368,10 +373,10 @@ class Terragrunt:
                                               if posixpath.basename(p) == UNIT_FILE and _names(repo.text(p)))
                                   if u is not None]
 
-    def config(self, path: str, unit_dir: str) -> _Config:
-        key = (path, unit_dir)
+    def config(self, path: str, unit_dir: str, origin: str | None = None) -> _Config:
+        key = (path, unit_dir, origin or unit_dir)
         if key not in self._configs:
-            self._configs[key] = _Config(self, path, unit_dir)
+            self._configs[key] = _Config(self, path, unit_dir, origin=origin)
         return self._configs[key]
 
     def find_up(self, start: str, name: str) -> str | None:

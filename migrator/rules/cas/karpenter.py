@@ -604,6 +604,23 @@ def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str] | None:
     return None
 
 
+def _yaml_text(text: str, e: hclsrc.Expr) -> dict | None:
+    """The YAML map an HCL string or heredoc holds, its interpolations masked (None when it is not YAML or a map)."""
+    from ...sources.templates import TemplateError, mask
+    if e.kind == "heredoc" and e.heredoc is not None:
+        h = e.heredoc
+        body = "".join(ln[h.indent:] if h.trim else ln for ln in text[h.body_start:h.body_end].splitlines(keepends=True))
+    elif e.kind == "string" and e.value is not None:
+        body = e.value
+    else:
+        return None
+    try:
+        got = yamlsrc.load(mask(body).text)
+    except (TemplateError, yamlsrc.YamlParseError):
+        return None
+    return got if isinstance(got, dict) else None
+
+
 class Installer:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -1031,8 +1048,13 @@ class Installer:
             elif i.row is not None:                   # an add-on module: its chart settings object
                 cfg = i.block.attr(i.row["config"])
                 vals = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
-                             if e.key == "values"), None)
-            for item in hclsrc.list_items(vals):
+                             if e.key == i.row.get("values", "values")), None)
+            for item in hclsrc.list_items(vals) if vals is not None and vals.kind != "heredoc" else [vals] if vals else []:
+                if item.kind in ("heredoc", "string"):      # YAML text: `values = [<<EOT ... EOT]`, extra_values
+                    args = (_yaml_text(self.repo.text(i.path), item) or {}).get("extraArgs")
+                    out.update({str(k): v for k, v in (args.items() if isinstance(args, dict) else [])
+                                if isinstance(v, (str, int)) and "__MIG_" not in str(v)})
+                    continue
                 obj = hclsrc.encoded_object(item)
                 if obj is not None:
                     for e in obj.entries:
