@@ -16,7 +16,7 @@ from .terraform import _switched_off
 
 
 
-FAMILIES = ("blueprints_addons", "blueprints_v4", "particuleio_addons")     # knowledge/karpenter_module.yaml
+FAMILIES = tuple(knowledge.load("karpenter_module")["addon_families"])
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:

@@ -671,8 +671,7 @@ def _read_remotely(source: str) -> bool:
     """Is a remote module one migrator knows by its inputs (the add-on families of knowledge/karpenter_module.yaml)?"""
     from .. import knowledge
     facts = knowledge.load("karpenter_module")
-    from .blueprints import FAMILIES
-    return any(re.search(facts[f]["source"], source) for f in FAMILIES) or \
+    return any(re.search(facts[f]["source"], source) for f in facts["addon_families"]) or \
         bool(re.search(facts["source"], source.split("?")[0]))
 
 
