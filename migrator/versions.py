@@ -126,17 +126,23 @@ def constraint(v: str) -> tuple[str, tuple[int, ...] | None]:
     return (m.group(1) or ""), tuple(int(x or 0) for x in m.group(2, 3, 4))
 
 
+def pinned(block) -> str:
+    """The version a module call pins as written: its `version`, else the tag of a git source (`?ref=v1.2.2`)."""
+    v = block.attr("version")
+    raw = str(v.literal()) if v is not None and v.literal() else ""
+    if not raw:
+        src = block.attr("source")
+        m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
+        raw = m.group(1) if m else ""
+    return raw
+
+
 def module_default(block, table: list[dict]) -> str | None:
     """The chart version a module call installs by default: the row of its table (module version `from` -> `chart`)
     for the version the call pins (an exact version, a constraint's newest match, a git `?ref=`; unpinned: the
     newest)."""
     facts = {"default_chart": table}
-    v = block.attr("version")
-    raw = str(v.literal()) if v is not None and v.literal() else ""
-    if not raw:                         # a git source pins its tag: ...?ref=v1.2.2
-        src = block.attr("source")
-        m = re.search(r"[?&]ref=v?(\d+\.\d+\.\d+)", str(src.literal() or "")) if src is not None else None
-        raw = m.group(1) if m else ""
+    raw = pinned(block)
     if not raw:                         # unpinned: terraform init installs the newest release
         return facts["default_chart"][-1]["chart"].lstrip("v")
     op, ver = constraint(raw)

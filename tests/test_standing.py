@@ -444,3 +444,19 @@ def test_particuleio_addons_called_by_a_terragrunt_unit_are_read_from_its_inputs
     assert [(r.era, r.chart) for r in plan.roots] == [("v1beta1", "0.37.0")]
     assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-HELM-027"]
     assert not [f for f in plan.findings if f.code == "MIG-SRC-014"]
+
+
+def test_particuleio_addons_before_v20_give_the_1_0_controller_no_v1_permissions(tmp_path):
+    """Tags before v20.0.0 make the controller's policy with a karpenter module of their own (~> 19.0 / ~> 20.0,
+    enable_v1_permissions unset): the v1 hop says the 1.0 controller would fail, and how to move (MIG-V1-MOD-007);
+    from v20.0.0 (its karpenter module ~> 21.0) nothing is said."""
+    given = '\n    extra_values = <<-EOT\n      settings:\n        clusterName: demo\n      EOT'
+    text = (PARTICULE % ("v16.1.0", given)).replace("enabled =", "enabled      =")
+    (tmp_path / "main.tf").write_text(text)
+    plan = make_plan(tmp_path, to="latest")
+    assert [(r.era, r.chart, r.hop_to) for r in plan.roots] == [("v1beta1", "0.37.0", "v1")]
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1-MOD-007"]
+    assert "particuleio/terraform-kubernetes-addons 16.1.0" in f.message and "20.0.0 or later" in f.manual_step
+    (tmp_path / "main.tf").write_text(text.replace("v16.1.0", "v20.0.0").replace("enabled      = true",
+                                                                                  'chart_version = "0.37.0"\n    enabled       = true').replace("extra_values = <<", "extra_values  = <<"))
+    assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-V1-MOD-007"]

@@ -116,6 +116,8 @@ def blueprints(ctx, res: ModuleResult) -> None:
     v1 statements itself (karpenter.policy_statements naming eks:eks-cluster-name), say what the 1.0 controller
     needs and the two ways to give it."""
     for ci in ctx.charts:
+        if ci.kind == "blueprints" and MODULE.get(ci.family or "", {}).get("v1_policy_from"):
+            _addon_policy(ci, res, MODULE[ci.family])
         if ci.kind != "blueprints" or (ci.family or "blueprints_addons") != "blueprints_addons":
             continue
         b = ci.block
@@ -135,6 +137,25 @@ def blueprints(ctx, res: ModuleResult) -> None:
 
 
 V1_TAG = knowledge.load("iam")["v1beta1->v1"]["cluster_tag"]
+MODULE = knowledge.load("karpenter_module")
+
+
+def _addon_policy(ci, res: ModuleResult, facts: dict) -> None:
+    """An add-on module that makes the controller's IAM with a karpenter module of its own: releases before
+    `v1_policy_from` give no v1 permissions, and the call has no input to add them."""
+    from ...versions import pinned
+    raw = pinned(ci.block)
+    ver = parse_version(raw) if raw else None
+    if ver is not None and ver >= parse_version(facts["v1_policy_from"]):
+        return
+    res.findings.append(Finding(
+        "MIG-V1-MOD-007", "warning", ci.path, ci.line,
+        f"{ci.address} ({facts['name']} {raw or 'unpinned'}) makes the controller's policy "
+        f"with a karpenter module of its own that has no v1 permissions ({V1_TAG} tagging and scoping), and no input "
+        "adds them: the 1.0 controller fails with UnauthorizedOperation on ec2:CreateTags",
+        f"move the add-ons to {facts['v1_policy_from']} or later (its karpenter module has them) before the "
+        "controller moves, or install Karpenter with the terraform-aws-modules karpenter module (>= 20.24, "
+        "enable_v1_permissions = true) and switch the add-on's off"))
 
 
 def _v1_permissions(ctx, res: ModuleResult, p: str, b: hclsrc.Block, ver, text: str, line: int) -> None:
