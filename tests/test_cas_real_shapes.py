@@ -3818,3 +3818,44 @@ def test_get_original_terragrunt_dir_is_the_units_folder_wherever_it_is_read(tmp
     assert tg.unit_at("live/included").dependencies == ["live/eks"]
     reader = tg.unit_at("live/reader")
     assert {k: reader.inputs[k].value for k in ("here", "unit")} == {"here": "/blocks", "unit": "/live/reader"}
+
+
+def test_the_values_text_cutover_reads_the_top_level_only_and_sees_itself_landed(tmp_path):
+    """A `replicaCount` nested under another key of particuleio's extra_values (another chart's, a sub-map) is not
+    Cluster Autoscaler's: the cutover still closes the heredoc with its own; once written (with migrator's comment
+    after it) the same phase planned again finds it landed, with no MIG-CAS-040."""
+    import shutil
+    from migrator.plan import make_plan
+    shutil.copytree(FIXTURES / "cas-particuleio-addons" / "expected-run-1", tmp_path / "r")
+    addons = tmp_path / "r" / "addons.tf"
+    addons.write_text(addons.read_text().replace("        scale-down-utilization-threshold: 0.7\n",
+                                                 "        scale-down-utilization-threshold: 0.7\n"
+                                                 "      vpa:\n        replicaCount: 0\n"))
+    plan = make_plan(tmp_path / "r", to="latest", phase="cutover")
+    new = next(c.new for c in plan.changes if c.path == "addons.tf")
+    assert "      vpa:\n        replicaCount: 0\n      replicaCount: 0 # Karpenter provisions nodes now" in new
+    addons.write_text(new)
+    plan = make_plan(tmp_path / "r", to="latest", phase="cutover")
+    assert "addons.tf" not in [c.path for c in plan.changes]
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-040"]
+
+
+def test_a_kept_group_labelled_for_the_controller_keeps_the_labels_its_defaults_gave_it(tmp_path):
+    """The eks module gives a group the defaults' `labels` unless the group writes its own, which replace them: a
+    group labelled for the controller that had only the defaults' labels gets them written beside the new one, so its
+    nodes lose none (a lost label would unschedule what selects it)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path / "r")
+    main = tmp_path / "r" / "terraform" / "main.tf"
+    main.write_text(main.read_text().replace('      name            = "core"\n      use_name_prefix = false\n', "")
+                    .replace("      ami_type        = ", "      ami_type       = ")
+                    .replace("      instance_types  = ", "      instance_types = ")
+                    .replace("      min_size        = 2\n      max_size        = 3\n      desired_size    = 2\n",
+                             "      min_size       = 2\n      max_size       = 3\n      desired_size   = 2\n")
+                    .replace("  eks_managed_node_groups = {\n", '  eks_managed_node_group_defaults = {\n    labels = {\n'
+                             '      tier = "base"\n    }\n  }\n\n  eks_managed_node_groups = {\n', 1))
+    plan = _plan(tmp_path / "r")
+    assert not plan.has_errors and [f.code for f in plan.findings if f.code == "MIG-CAS-067"] == ["MIG-CAS-067"]
+    new = next(c.new for c in plan.changes if c.path == "terraform/main.tf")
+    assert '      labels = {\n        tier                      = "base"\n        "karpenter.sh/controller" = "true"\n' \
+        '      }\n' in new

@@ -90,8 +90,6 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
         yield ci
 
 
-
-
 def at_path(b: hclsrc.Block, path: str) -> hclsrc.Expr | None:
     """The expression a module call writes at an input path (`karpenter.enabled`: the key `enabled` of its object
     input `karpenter`), None when it does not write one there."""
@@ -126,12 +124,7 @@ def stuck(repo: Repo, ci) -> str | None:
     if facts.get("unstuck_by"):
         from ..sources import yaml as yamlsrc
         for key in facts["value_keys"]:
-            e = at_path(ci.block, f"{facts['input']}.{key}")
-            text = e.value if e is not None and e.kind == "string" else None
-            if e is not None and e.kind == "heredoc" and e.heredoc is not None:
-                h = e.heredoc
-                text = "".join(ln[h.indent:] if h.trim else ln for ln in
-                               repo.text(ci.path)[h.body_start:h.body_end].splitlines(keepends=True))
+            text = hclsrc.text_of(repo.text(ci.path), at_path(ci.block, f"{facts['input']}.{key}"))
             try:
                 tree = yamlsrc.load(text) if isinstance(text, str) else None
             except yamlsrc.YamlParseError:

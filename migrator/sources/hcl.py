@@ -48,6 +48,16 @@ def list_items(e: Expr | None) -> list[Expr]:
     return [e]
 
 
+def text_of(text: str, e: Expr | None) -> str | None:
+    """The text an HCL string or heredoc holds, as Terraform reads it (a `<<-` heredoc without its common indent;
+    interpolations in a heredoc left as written); None for other expressions and interpolated quoted strings."""
+    if e is not None and e.kind == "heredoc" and e.heredoc is not None:
+        h = e.heredoc
+        lines = text[h.body_start:h.body_end].splitlines(keepends=True)
+        return "".join(ln[h.indent:] if h.trim else ln for ln in lines)
+    return e.value if e is not None and e.kind == "string" and e.value is not None else None
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of an offset."""
     return text.count("\n", 0, offset) + 1

@@ -21,6 +21,8 @@ from ...sources import keytree
 from ...sources.keytree import Op
 
 RULE = "cas/autoscaler"
+
+
 def _scale_zero(ci: CasInstall) -> str:
     """The kubectl command that scales the chart's Deployment to zero: found by the name label the chart gives it
     (knowledge/cas.yaml `detect.app_name`, or the module's nameOverride, its row's `app_name`)."""
@@ -477,9 +479,10 @@ class Autoscaler:
         elif vals is not None and vals.value.kind == "heredoc" and vals.value.heredoc is not None:
             h = vals.value.heredoc
             body = text[h.body_start:h.body_end]
-            if re.search(r"(?m)^\s*replicaCount:\s*0\s*$", body):
+            top = rf"(?m)^[ \t]{{{h.indent}}}replicaCount:"      # a key at the YAML's top level, not nested
+            if re.search(top + r"[ \t]*0[ \t]*(#.*)?$", body):
                 return                                  # already scaled to 0 (the cutover landed)
-            if re.search(r"(?m)^\s*replicaCount:", body):
+            if re.search(top, body):
                 vals = None                             # a replica count of its own: not overwritten
             else:
                 ind = " " * h.indent

@@ -607,12 +607,8 @@ def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str] | None:
 def _yaml_text(text: str, e: hclsrc.Expr) -> dict | None:
     """The YAML map an HCL string or heredoc holds, its interpolations masked (None when it is not YAML or a map)."""
     from ...sources.templates import TemplateError, mask
-    if e.kind == "heredoc" and e.heredoc is not None:
-        h = e.heredoc
-        body = "".join(ln[h.indent:] if h.trim else ln for ln in text[h.body_start:h.body_end].splitlines(keepends=True))
-    elif e.kind == "string" and e.value is not None:
-        body = e.value
-    else:
+    body = hclsrc.text_of(text, e)
+    if body is None:
         return None
     try:
         got = yamlsrc.load(mask(body).text)
@@ -1573,6 +1569,9 @@ class Installer:
                 ind = re.match(r"[ \t]*", text[line_start(text, have.start):]).group(0)
                 edit = TextEdit(path, have.start, have.end, to_newline(f"{{\n{ind}  {line}\n{ind}}}", nl), RULE)
         else:
+            if "labels" in g.fields and not isinstance(labels, dict):
+                return None                     # labels from the module's defaults, written as an expression
+            inherited = labels or {}            # the defaults' labels: a group's own map replaces them, so it keeps them
             container = g.entry.value if g.source == "module" else None
             last = (container.entries[-1] if container is not None and container.entries else
                     max(g.block.attributes.values(), key=lambda a: a.end) if g.source == "resource" and
@@ -1582,7 +1581,9 @@ class Installer:
                 return None
             ind = text[line_start(text, last.start):last.start]
             pos = line_end(text, last.end)
-            edit = TextEdit(path, pos, pos, to_newline(f"\n{ind}labels = {{\n{ind}  {line}\n{ind}}}\n", nl),
+            kept = "".join(f"{ind}  {hclsrc.object_key(str(k))} = {hclsrc.quote(str(v))}\n"
+                           for k, v in inherited.items())
+            edit = TextEdit(path, pos, pos, to_newline(f"\n{ind}labels = {{\n{kept}{ind}  {line}\n{ind}}}\n", nl),
                             RULE, order=1)
         self.res.edits.append(edit)
         self.__dict__.setdefault("_labelled", set()).add((path, g.name))
