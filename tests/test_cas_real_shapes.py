@@ -3690,6 +3690,7 @@ def test_particuleio_addons_units_beside_a_remote_eks_unit_say_where_karpenter_m
     (f,) = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert "the cluster is made by unit live/demo/eks, which applies github.com/terraform-aws-modules/terraform-aws-" \
         "eks?ref=v20.28.0, a module outside the repository" in f.message and "no terraform-aws-modules" not in f.message
+    assert "charts in a unit of their own" in f.manual_step      # the add-ons unit applies a remote module too
     assert not plan.changes
 
 

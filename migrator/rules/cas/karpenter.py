@@ -588,8 +588,9 @@ def _cluster_units(repo, cas0, owns) -> list[tuple[str, str, str]]:
     return out
 
 
-def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str] | None:
-    """(the unit installing Cluster Autoscaler, the unit it depends on, that unit's source) when the cluster is made
+def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str, bool] | None:
+    """(the unit installing Cluster Autoscaler, the unit it depends on, that unit's source, whether the installing unit
+    applies a module from outside the repository too) when the cluster is made
     by a Terragrunt unit calling the eks module from outside the repository (`tfr:///terraform-aws-modules/eks/aws`,
     a git source): one unit applies one module, so nothing can be written beside that cluster."""
     from ...inventory.terragrunt import UNIT_FILE, callers, terragrunt
@@ -600,7 +601,7 @@ def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str] | None:
         for dep in (u.dependencies if owns(u.path) else []):
             du = terragrunt(repo).unit_at(dep)
             if du is not None and du.remote and re.search(CAS["detect"]["eks_unit_source"], du.remote.split("?")[0]):
-                return u.dir, du.dir, du.remote
+                return u.dir, du.dir, du.remote, bool(u.remote)
     return None
 
 
@@ -709,9 +710,11 @@ class Installer:
                       "module, so Karpenter's module cannot be written beside that cluster; nothing is written for this "
                       "root",
                       f"add a unit applying terraform-aws-modules/eks/aws//modules/karpenter (at the eks module's "
-                      f"major) with a dependency on {remote[1]}, and the karpenter-crd and karpenter charts beside "
-                      f"Cluster Autoscaler's in {remote[0]}, given its outputs (docs/from-cluster-autoscaler.md), then "
-                      "run migrator again")
+                      f"major) with a dependency on {remote[1]}, and the karpenter-crd and karpenter charts "
+                      + ("in a unit of their own (a module of the repository with a helm provider, as "
+                         f"{remote[0]} applies a module from outside it too)" if remote[3] else
+                         f"beside Cluster Autoscaler's in {remote[0]}")
+                      + ", given its outputs (docs/from-cluster-autoscaler.md), then run migrator again")
                 return res
             where = (f"it is installed by Terragrunt unit {units[0][0]} and the cluster is made by unit "
                      f"{units[0][1]} (module {units[0][2]}), another state" if units else
