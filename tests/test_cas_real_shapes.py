@@ -3842,21 +3842,30 @@ def test_the_values_text_cutover_reads_the_top_level_only_and_sees_itself_landed
 
 
 def test_a_kept_group_labelled_for_the_controller_keeps_the_labels_its_defaults_gave_it(tmp_path):
-    """The eks module gives a group the defaults' `labels` unless the group writes its own, which replace them: a
-    group labelled for the controller that had only the defaults' labels gets them written beside the new one, so its
-    nodes lose none (a lost label would unschedule what selects it)."""
+    """The eks module (v20: `*_defaults` are gone in v21) gives a group the defaults' `labels` unless the group writes
+    its own, which replace them: a group labelled for the controller that had only the defaults' labels gets them
+    written beside the new one, so its nodes lose none (fixture cas-argocd-generated-names)."""
     import shutil
-    shutil.copytree(FIXTURES / "cas-argocd" / "input", tmp_path / "r")
-    main = tmp_path / "r" / "terraform" / "main.tf"
-    main.write_text(main.read_text().replace('      name            = "core"\n      use_name_prefix = false\n', "")
-                    .replace("      ami_type        = ", "      ami_type       = ")
-                    .replace("      instance_types  = ", "      instance_types = ")
-                    .replace("      min_size        = 2\n      max_size        = 3\n      desired_size    = 2\n",
-                             "      min_size       = 2\n      max_size       = 3\n      desired_size   = 2\n")
-                    .replace("  eks_managed_node_groups = {\n", '  eks_managed_node_group_defaults = {\n    labels = {\n'
-                             '      tier = "base"\n    }\n  }\n\n  eks_managed_node_groups = {\n', 1))
+    shutil.copytree(FIXTURES / "cas-argocd-generated-names" / "input", tmp_path / "r")
     plan = _plan(tmp_path / "r")
     assert not plan.has_errors and [f.code for f in plan.findings if f.code == "MIG-CAS-067"] == ["MIG-CAS-067"]
     new = next(c.new for c in plan.changes if c.path == "terraform/main.tf")
     assert '      labels = {\n        tier                      = "base"\n        "karpenter.sh/controller" = "true"\n' \
         '      }\n' in new
+
+
+def test_the_values_text_cutover_on_an_object_written_on_one_line_is_said_not_claimed(tmp_path):
+    """`cluster-autoscaler = { enabled = true, version = "v1.30.1" }` on one line leaves no place for an entry as hclfmt
+    writes it: nothing is written, MIG-CAS-040 says what to set, and no MIG-CAS-022 claims it was scaled (before the
+    review it was claimed with no edit)."""
+    import shutil
+    from migrator.plan import make_plan
+    shutil.copytree(FIXTURES / "cas-particuleio-addons" / "expected-run-1", tmp_path / "r")
+    addons = tmp_path / "r" / "addons.tf"
+    addons.write_text(re.sub(r"  cluster-autoscaler = \{\n.*?\n  \}\n",
+                             '  cluster-autoscaler = { enabled = true, version = "v1.30.1" }\n',
+                             addons.read_text(), count=1, flags=re.S))
+    plan = make_plan(tmp_path / "r", to="latest", phase="cutover")
+    assert "addons.tf" not in [c.path for c in plan.changes]
+    codes = [f.code for f in plan.findings if f.path == "addons.tf"]
+    assert "MIG-CAS-040" in codes and "MIG-CAS-022" not in codes

@@ -426,6 +426,12 @@ def test_particuleio_addons_install_the_karpenter_of_their_tag_and_stop_where_th
     (c,) = plan.changes
     assert '  karpenter = {\n    chart_version = "0.35.12"\n    enabled       = true\n    extra_values  = <<-EOT\n' \
         in c.new
+    (tmp_path / "main.tf").write_text((PARTICULE % ("v15.3.0", "\n    extra_values = var.karpenter_values"))
+                                      .replace("enabled =", "enabled      ="))
+    plan = make_plan(tmp_path, to="latest")            # values it cannot read may give the settings: no stop
+    assert not plan.has_errors and not plan.changes
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-027"]
+    assert f.severity == "warning" and "karpenter.extra_values is an expression" in f.message
     (tmp_path / "main.tf").write_text(PARTICULE % ("v13.0.0", ""))
     assert [(r.era, r.chart) for r in make_plan(tmp_path).roots] == [("v1alpha5", "0.27.5")]
     (tmp_path / "main.tf").write_text((PARTICULE % ("v15.3.0", "")).replace("enabled = true", "enabled = false"))
@@ -459,4 +465,6 @@ def test_particuleio_addons_before_v20_give_the_1_0_controller_no_v1_permissions
     assert "particuleio/terraform-kubernetes-addons 16.1.0" in f.message and "20.0.0 or later" in f.manual_step
     (tmp_path / "main.tf").write_text(text.replace("v16.1.0", "v20.0.0").replace("enabled      = true",
                                                                                   'chart_version = "0.37.0"\n    enabled       = true').replace("extra_values = <<", "extra_values  = <<"))
+    assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-V1-MOD-007"]
+    (tmp_path / "main.tf").write_text(text.replace("?ref=v16.1.0", ""))      # unpinned: the newest tag, which has them
     assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-V1-MOD-007"]

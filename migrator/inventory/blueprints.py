@@ -10,7 +10,7 @@ from typing import Iterator
 from .. import knowledge
 from ..model import Finding
 from ..sources import hcl as hclsrc
-from .charts import ChartInstall, ValuesSource
+from .charts import ChartInstall, ValuesSource, _values_item
 from .repo import Repo
 from .terraform import _switched_off
 
@@ -84,9 +84,11 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
         ci = ChartInstall("blueprints", "karpenter", p, hclsrc.line_of(repo.text(p), b.start), block=b,
                           version=version, family=family)
         ci.unit = unit
-        for key in facts["value_keys"]:         # the user's own chart values: reported, not rewritten
-            if key in entries:
-                ci.values.append(ValuesSource("other", p, hclsrc.line_of(repo.text(p), entries[key].start)))
+        for key in facts["value_keys"]:         # the user's own chart values: reported, not rewritten, unless they
+            if key in entries:                  # are YAML text the add-on gives the chart as such (values_text)
+                line = hclsrc.line_of(repo.text(p), entries[key].start)
+                ci.values += _values_item(repo, p, entries[key].value, line) if key in facts.get("values_text", []) \
+                    else [ValuesSource("other", p, line)]
         yield ci
 
 
@@ -122,13 +124,20 @@ def stuck(repo: Repo, ci) -> str | None:
     if not facts.get("last_chart"):
         return None
     if facts.get("unstuck_by"):
-        from ..sources import yaml as yamlsrc
         for key in facts["value_keys"]:
-            text = hclsrc.text_of(repo.text(ci.path), at_path(ci.block, f"{facts['input']}.{key}"))
-            try:
-                tree = yamlsrc.load(text) if isinstance(text, str) else None
-            except yamlsrc.YamlParseError:
-                tree = None
+            e = at_path(ci.block, f"{facts['input']}.{key}")
+            tree = hclsrc.yaml_in(repo.text(ci.path), e)
             if _get(tree, facts["unstuck_by"]) is not None:
                 return None
     return facts["last_chart"]
+
+
+def unread_values(repo: Repo, ci) -> str | None:
+    """The value input of an add-on call that may give the settings a newer chart reads but is written as an
+    expression migrator cannot read (`extra_values = var.karpenter_values`): its path, else None."""
+    facts = knowledge.load("karpenter_module")[ci.family or "blueprints_addons"]
+    for key in facts["value_keys"] if facts.get("unstuck_by") else []:
+        e = at_path(ci.block, f"{facts['input']}.{key}")
+        if e is not None and hclsrc.yaml_in(repo.text(ci.path), e) is None and e.kind != "null":
+            return f"{facts['input']}.{key}"
+    return None

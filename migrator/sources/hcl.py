@@ -58,6 +58,21 @@ def text_of(text: str, e: Expr | None) -> str | None:
     return e.value if e is not None and e.kind == "string" and e.value is not None else None
 
 
+def yaml_in(text: str, e: Expr | None) -> dict | None:
+    """The YAML map an HCL string or heredoc holds (helm values written as text), its interpolations masked so they
+    read as scalars; None when it is no YAML map."""
+    from .templates import TemplateError, mask
+    from .yaml import YamlParseError, load
+    body = text_of(text, e)
+    if body is None:
+        return None
+    try:
+        got = load(mask(body).text)
+    except (TemplateError, YamlParseError):
+        return None
+    return got if isinstance(got, dict) else None
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of an offset."""
     return text.count("\n", 0, offset) + 1

@@ -380,8 +380,11 @@ class Autoscaler:
         ind = _indent_in(text, b)
         if self.phase == "cleanup":
             sw = at_path(b, row["switch"])
-            if sw is None and "." in row["switch"]:       # a key of an object input: written into the object
-                self._switch_key(ci, d)
+            if sw is None and "." in row["switch"]:     # on by the module's default, a key no object writes
+                self.res.findings.append(Finding(
+                    "MIG-CAS-040", "warning", ci.path, ci.line,
+                    f"{ci.address} is on by the module's default and the call writes no such key",
+                    f"set {row['switch']} = false in the call (Cluster Autoscaler is replaced by Karpenter), then apply"))
                 return
             if sw is not None and sw.kind != "bool":
                 self.res.findings.append(Finding(
@@ -439,64 +442,40 @@ class Autoscaler:
                                          f"{b.address}: Cluster Autoscaler scaled to 0 replicas through "
                                          f"{row['config']}"))
 
-    def _switch_key(self, ci: CasInstall, d: str) -> None:
-        """The cleanup of a module whose switch is a key of an object input (`cluster-autoscaler = { enabled = true }`
-        set by default on): `enabled = false` written as the object's first entry."""
-        row, b = ci.row, ci.block
-        text, nl = self.repo.text(ci.path), self.repo.files[ci.path].newline
-        parent, key = row["switch"].rsplit(".", 1)
-        obj = at_path(b, parent)
-        if obj is None or obj.kind != "object" or not obj.entries or \
-                hclsrc.line_of(text, obj.entries[0].start) == hclsrc.line_of(text, obj.start):
-            self.res.findings.append(Finding(
-                "MIG-CAS-040", "warning", ci.path, ci.line,
-                f"{b.address}.{parent} is written in a way migrator does not edit (an expression, or on one line)",
-                f"set {row['switch']} = false there (Cluster Autoscaler is replaced by Karpenter), then apply"))
-            return
-        first = obj.entries[0]
-        ls = line_start(text, first.start)
-        self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(
-            f"{text[ls:first.start]}{key} = false # Cluster Autoscaler is replaced by Karpenter (migrator)\n", nl),
-            RULE))
-        self._removed(ci, d, b.address, "switched off")
-
     def _values_text(self, ci: CasInstall, d: str, cfg) -> None:
         """The cutover of a module that gives the chart YAML text last (knowledge/cas.yaml `values_text`): a line
         `replicaCount: 0` closes the heredoc at its top level, or the key is added with that one line."""
         row, b = ci.row, ci.block
         text, nl = self.repo.text(ci.path), self.repo.files[ci.path].newline
-        entries = {e.key: e for e in cfg.entries} if cfg is not None and cfg.kind == "object" else None
-        vals = entries.get(row["values"]) if entries is not None else None
+        entries = {e.key: e for e in cfg.entries} if cfg is not None and cfg.kind == "object" else {}
+        vals = entries[row["values"]].value if row["values"] in entries else None
         said = f"{b.address}.{row['config']}.{row['values']}"
-        if entries is not None and vals is None and cfg.entries and \
+        edit = None
+        if vals is None and cfg is not None and cfg.entries and \
                 hclsrc.line_of(text, cfg.entries[0].start) != hclsrc.line_of(text, cfg.start):
-            first = cfg.entries[0]
+            first = cfg.entries[0]                      # an object written one entry per line: the key added
             ls = line_start(text, first.start)
-            self.res.edits.append(TextEdit(ci.path, ls, ls, to_newline(
-                f'{text[ls:first.start]}{row["values"]} = "replicaCount: 0" {CUTOVER_MARK}\n', nl), RULE))
-        elif vals is not None and re.fullmatch(r"\s*replicaCount:\s*0\s*", str(vals.value.literal())):
+            edit = TextEdit(ci.path, ls, ls, to_newline(
+                f'{text[ls:first.start]}{row["values"]} = "replicaCount: 0" {CUTOVER_MARK}\n', nl), RULE)
+        elif vals is not None and re.fullmatch(r"\s*replicaCount:\s*0\s*", str(vals.literal())):
             return                                      # already scaled to 0 (the cutover landed)
-        elif vals is not None and vals.value.kind == "heredoc" and vals.value.heredoc is not None:
-            h = vals.value.heredoc
+        elif vals is not None and vals.kind == "heredoc" and vals.heredoc is not None:
+            h = vals.heredoc
             body = text[h.body_start:h.body_end]
             top = rf"(?m)^[ \t]{{{h.indent}}}replicaCount:"      # a key at the YAML's top level, not nested
             if re.search(top + r"[ \t]*0[ \t]*(#.*)?$", body):
                 return                                  # already scaled to 0 (the cutover landed)
-            if re.search(top, body):
-                vals = None                             # a replica count of its own: not overwritten
-            else:
-                ind = " " * h.indent
-                self.res.edits.append(TextEdit(ci.path, h.body_end, h.body_end, to_newline(
-                    f"{ind}replicaCount: 0 {CUTOVER_MARK}\n", nl), RULE))
-        else:
-            vals = None
-        if vals is None and not (entries is not None and row["values"] not in entries and cfg.entries):
+            if not re.search(top, body):                # a replica count of the user's own is not overwritten
+                edit = TextEdit(ci.path, h.body_end, h.body_end, to_newline(
+                    f"{' ' * h.indent}replicaCount: 0 {CUTOVER_MARK}\n", nl), RULE)
+        if edit is None:
             self.res.findings.append(Finding(
                 "MIG-CAS-040", "warning", ci.path, ci.line,
-                f"{said} is written in a way migrator does not edit (an expression, or its own replicaCount): "
-                "Cluster Autoscaler is not scaled to 0 in the files",
+                f"{said} is written in a way migrator does not edit (an expression, an object on one line, or a "
+                "replicaCount of its own): Cluster Autoscaler is not scaled to 0 in the files",
                 f"give Cluster Autoscaler's chart replicaCount: 0 there, or scale it with {_scale_zero(ci)}"))
             return
+        self.res.edits.append(edit)
         self.res.scaled.append((said, ci.namespace, "1"))
         self.res.targets.append((d, b.address))
         self.res.findings.append(Finding("MIG-CAS-022", "info", ci.path, ci.line,

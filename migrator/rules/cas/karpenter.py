@@ -593,29 +593,15 @@ def _remote_cluster_unit(repo, cas0, owns) -> tuple[str, str, str, bool] | None:
     applies a module from outside the repository too) when the cluster is made
     by a Terragrunt unit calling the eks module from outside the repository (`tfr:///terraform-aws-modules/eks/aws`,
     a git source): one unit applies one module, so nothing can be written beside that cluster."""
-    from ...inventory.terragrunt import UNIT_FILE, callers, terragrunt
-    from ...cas import FACTS as CAS
+    from ...inventory.terragrunt import callers, terragrunt
     d = posixpath.dirname(cas0.path) or "."
     own = terragrunt(repo).unit_at(d) if posixpath.basename(cas0.path) == UNIT_FILE else None
     for u in ([own] if own is not None else callers(repo, d, every=True)):
         for dep in (u.dependencies if owns(u.path) else []):
             du = terragrunt(repo).unit_at(dep)
-            if du is not None and du.remote and re.search(CAS["detect"]["eks_unit_source"], du.remote.split("?")[0]):
+            if du is not None and du.remote and re.search(FACTS["detect"]["eks_unit_source"], du.remote.split("?")[0]):
                 return u.dir, du.dir, du.remote, bool(u.remote)
     return None
-
-
-def _yaml_text(text: str, e: hclsrc.Expr) -> dict | None:
-    """The YAML map an HCL string or heredoc holds, its interpolations masked (None when it is not YAML or a map)."""
-    from ...sources.templates import TemplateError, mask
-    body = hclsrc.text_of(text, e)
-    if body is None:
-        return None
-    try:
-        got = yamlsrc.load(mask(body).text)
-    except (TemplateError, yamlsrc.YamlParseError):
-        return None
-    return got if isinstance(got, dict) else None
 
 
 class Installer:
@@ -1047,10 +1033,10 @@ class Installer:
             elif i.row is not None:                   # an add-on module: its chart settings object
                 cfg = i.block.attr(i.row["config"])
                 vals = next((e.value for e in (cfg.entries if cfg is not None and cfg.kind == "object" else [])
-                             if e.key == i.row.get("values", "values")), None)
-            for item in hclsrc.list_items(vals) if vals is not None and vals.kind != "heredoc" else [vals] if vals else []:
+                             if e.key == i.row.get("values")), None)
+            for item in hclsrc.list_items(vals):
                 if item.kind in ("heredoc", "string"):      # YAML text: `values = [<<EOT ... EOT]`, extra_values
-                    args = (_yaml_text(self.repo.text(i.path), item) or {}).get("extraArgs")
+                    args = (hclsrc.yaml_in(self.repo.text(i.path), item) or {}).get("extraArgs")
                     out.update({str(k): v for k, v in (args.items() if isinstance(args, dict) else [])
                                 if isinstance(v, (str, int)) and "__MIG_" not in str(v)})
                     continue

@@ -146,11 +146,11 @@ def _addon_policy(ci, res: ModuleResult, facts: dict) -> None:
     from ...versions import pinned
     raw = pinned(ci.block)
     ver = parse_version(raw) if raw else None
-    if ver is not None and ver >= parse_version(facts["v1_policy_from"]):
-        return
+    if not raw or (ver is not None and ver >= parse_version(facts["v1_policy_from"])):
+        return                      # unpinned: terraform init fetches the newest, which has them
     res.findings.append(Finding(
         "MIG-V1-MOD-007", "warning", ci.path, ci.line,
-        f"{ci.address} ({facts['name']} {raw or 'unpinned'}) makes the controller's policy "
+        f"{ci.address} ({facts['name']} {raw}) makes the controller's policy "
         f"with a karpenter module of its own that has no v1 permissions ({V1_TAG} tagging and scoping), and no input "
         "adds them: the 1.0 controller fails with UnauthorizedOperation on ec2:CreateTags",
         f"move the add-ons to {facts['v1_policy_from']} or later (its karpenter module has them) before the "

@@ -459,14 +459,17 @@ class HelmRule:
         if target is None:
             return
         from ...modmajor import FACTS as MODULE
-        from ...inventory.blueprints import stuck
+        from ...inventory.blueprints import stuck, unread_values
         last, facts = stuck(self.repo, ci), MODULE[ci.family or "blueprints_addons"]
         if last and parse_version(target)[:2] > tuple(int(x) for x in last.split(".")):
-            self.finding("MIG-HELM-027", "error", ci.path, ci.line,
+            unread = unread_values(self.repo, ci)      # it may give them: said, not a stop
+            self.finding("MIG-HELM-027", "warning" if unread else "error", ci.path, ci.line,
                          f"{ci.address} ({facts['name']}) installs Karpenter with built-in values no chart after "
                          f"{last} reads (settings.aws.*): it cannot install {target}"
                          + (f" unless its {facts['input']}.{facts['value_keys'][0]} gives {facts['unstuck_by']}"
-                            if facts.get("unstuck_by") else ""),
+                            if facts.get("unstuck_by") else "")
+                         + (f" ({unread} is an expression migrator does not read: nothing is written)" if unread
+                            else ""),
                          f"{facts['move_out']}, then run migrator again")
             return
         if ci.version is not None:
