@@ -95,11 +95,9 @@ class NodeGroup:
         terraform-aws-modules/eks default (by the major its version pins) where nothing states it, else None."""
         if key in self.fields or self.source != "module" or self.block is None:
             return self.literal(key)
-        from .versions import constraint
-        v = self.block.attr("version")
-        ver = constraint(str(v.literal()))[1] if v is not None and v.literal() else None
-        for row in FACTS["node_groups"]["terraform_module"]["module_sizes"] if ver is not None else []:
-            if ver[0] >= row["from"]:
+        major = _pinned_major(self.block)
+        for row in FACTS["node_groups"]["terraform_module"]["module_sizes"] if major is not None else []:
+            if major >= row["from"]:
                 return row[self.flavour].get(key)
         return None
 
@@ -129,6 +127,8 @@ class CasInventory:
     ambiguous: bool = False     # several ClusterConfigs and Cluster Autoscaler names not exactly one of them
     eksctl_sas: list[tuple[str, Any, int, str, str]] = field(default_factory=list)  # eksctl iam.serviceAccounts of
                                                 # Cluster Autoscaler: (path, doc, index, namespace, name)
+    retired: list[tuple[str, int, str]] = field(default_factory=list)   # inputs the module's pinned major no
+                                                # longer has (a v21 call's *_node_group_defaults): not read
 
     def owned(self, owns) -> "CasInventory":
         return CasInventory([i for i in self.installs if owns(i.path)], [g for g in self.groups if owns(g.path)],
@@ -136,7 +136,8 @@ class CasInventory:
                             [x for x in self.vpc_modules if owns(x[0])], [x for x in self.clusters if owns(x[0])],
                             [x for x in self.unread if owns(x[0])], [x for x in self.policies if owns(x[0])],
                             self.priorities, [x for x in self.fargate if owns(x[0])],
-                            eksctl_sas=[x for x in self.eksctl_sas if owns(x[0])], copies=self.copies)
+                            eksctl_sas=[x for x in self.eksctl_sas if owns(x[0])], copies=self.copies,
+                            retired=[x for x in self.retired if owns(x[0])])
 
     @property
     def present(self) -> bool:
@@ -1029,6 +1030,13 @@ def _names(tree: Any, value: str) -> bool:
     return tree == value
 
 
+def _pinned_major(b: hclsrc.Block) -> int | None:
+    """The major a module call pins (the lowest its `version` allows, or its git source's tag), else None."""
+    from .versions import constraint, pinned
+    ver = constraint(pinned(b))[1]
+    return ver[0] if ver else None
+
+
 def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None:
     tf = FACTS["node_groups"]["terraform_module"]
     text = repo.text(p)
@@ -1044,6 +1052,12 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
             continue
         m = Masked(text="")
         defaults = b.attr(tf["defaults"][attr])
+        if defaults is not None and (_pinned_major(b) or 0) > tf["defaults_until"]:
+            inv.retired.append((p, hclsrc.line_of(text, defaults.start),
+                                f"module.{b.labels[0]}.{tf['defaults'][attr]}: the eks module v{_pinned_major(b)} has "
+                                f"no such input (v{tf['defaults_until']} was its last), so terraform rejects it and "
+                                f"its settings reach no group"))
+            defaults = None
         base = hcl_to_obj(defaults, m) if defaults is not None and defaults.kind == "object" else {}
         listed = groups.kind == "tuple" and groups.items and all(i.kind == "object" for i in groups.items)
         why = ""

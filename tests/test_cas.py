@@ -261,10 +261,12 @@ def test_subnets_without_a_terraform_declaration_are_tagged_by_the_runbook(tmp_p
 
 def test_a_root_on_fargate_runs_the_controller_on_its_own_profile(tf):
     main = tf / "main.tf"
-    main.write_text(main.read_text().replace(
-        "  eks_managed_node_group_defaults = {",
+    text = main.read_text()
+    assert "  eks_managed_node_groups = {" in text
+    main.write_text(text.replace(
+        "  eks_managed_node_groups = {",
         "  fargate_profiles = {\n    system = {\n      selectors = [{ namespace = \"monitoring\" }]\n    }\n  }\n\n"
-        "  eks_managed_node_group_defaults = {"))
+        "  eks_managed_node_groups = {"))
     plan = make_plan(tf, to="latest")
     assert not plan.has_errors
     text = _new(plan, "main.tf")
@@ -278,6 +280,23 @@ def test_a_root_on_fargate_runs_the_controller_on_its_own_profile(tf):
         apply_changes(plan.root, plan.changes)
     final = (tf / "main.tf").read_text()
     assert "general = {" not in final and "spot = {" not in final and "karpenter = {" in final
+
+
+def test_node_group_defaults_are_read_up_to_the_eks_module_v20_only(tf):
+    """v21 of terraform-aws-modules/eks has no *_node_group_defaults: a call that still sets one is told, not read."""
+    main = tf / "main.tf"
+    text = main.read_text()
+    assert "  eks_managed_node_groups = {" in text
+    main.write_text(text.replace("  eks_managed_node_groups = {", "  eks_managed_node_group_defaults = {\n"
+                                 "    disk_size = 80\n  }\n\n  eks_managed_node_groups = {"))
+    plan = make_plan(tf, to="latest")
+    (told,) = [f for f in plan.findings if f.code == "MIG-CAS-069"]
+    assert told.severity == "warning" and told.path == "main.tf" and "eks_managed_node_group_defaults" in told.message
+    assert "80Gi" not in _new(plan, "karpenter.tf")         # the spot group states no disk_size of its own
+    main.write_text(main.read_text().replace('version = "~> 21.0"', 'version = "~> 20.0"', 1))
+    plan = make_plan(tf, to="latest")
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-069"]
+    assert "volumeSize: 80Gi" in _new(plan, "karpenter.tf")
 
 
 def test_cluster_name_followed_through_a_variable_default(tf):

@@ -873,6 +873,10 @@ class Installer:
         for s in shapes:
             res.findings.extend(s.notes)
         self.kubernetes_range(shapes)
+        for p, line, what in self.cas.retired:
+            _find(res, "MIG-CAS-069", "warning", p, line, f"{what}; the NodePools are written from each group's own "
+                  "settings", "move the defaults' settings into each group (UPGRADE-21.0 of terraform-aws-modules/eks), "
+                  "then plan again so the NodePools carry them")
         for p, line, what in self.cas.unread:
             _find(res, "MIG-CAS-032", "warning", p, line, f"{what}: migrator cannot tell its node groups, so it writes "
                   "no NodePool for them", "write a NodePool for each of those groups by hand (docs/"
