@@ -3570,11 +3570,14 @@ def test_the_kept_group_is_raised_by_the_tool_that_owns_it():
 
 def test_outputs_another_terragrunt_unit_reads_are_not_removed_at_the_cleanup(tmp_path):
     """The cleanup keeps an output the add-ons unit reads (`dependency.eks.outputs.x`), and what it reads, said:
-    Cluster Autoscaler's IRSA role (MIG-CAS-042) and a node group named by another output the unit passes
-    (MIG-CAS-063); removing them would break the other unit's next plan. A size the unit's merged-in env.hcl states
-    is set there (its variable's default would change nothing)."""
+    Cluster Autoscaler's IRSA role (MIG-CAS-042) when a block that stays reads the input it is passed to, and a node
+    group named by another output the unit passes (MIG-CAS-063); removing them would break the other unit's next
+    plan. A size the unit's merged-in env.hcl states is set there (its variable's default would change nothing)."""
     import shutil
     shutil.copytree(FIXTURES / "cas-terragrunt-units" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "modules/addons/audit.tf").write_text(
+        'resource "kubernetes_config_map_v1" "audit" {\n  metadata {\n    name = "audit"\n  }\n\n  data = {\n'
+        '    autoscaler_role = var.cluster_autoscaler_iam_role_arn\n  }\n}\n')
     (tmp_path / "modules/eks/outputs.tf").write_text((tmp_path / "modules/eks/outputs.tf").read_text() +
                                                      '\noutput "workers_name" {\n'
                                                      "  value = aws_eks_node_group.workers.node_group_name\n}\n")
@@ -3601,6 +3604,29 @@ def test_outputs_another_terragrunt_unit_reads_are_not_removed_at_the_cleanup(tm
     (group,) = [f for f in plan.findings if f.code == "MIG-CAS-063"]
     assert "output.workers_name" in group.message and "Terragrunt reads it (live/dev/addons/terragrunt.hcl)" in \
         group.message
+
+
+def test_an_input_a_terragrunt_unit_passes_to_cluster_autoscaler_only_goes_with_it(tmp_path):
+    """The add-ons unit passes Cluster Autoscaler's IRSA role ARN from the eks unit as one input its module reads in
+    the chart's helm_release only: the cleanup removes the input entry, the module's variable, the eks module's output
+    and the role, in one phase (nothing is left to hold them); the input run is aligned again."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terragrunt-units" / "input", tmp_path, dirs_exist_ok=True)
+    from migrator.apply import apply_changes
+    apply_changes(tmp_path, _walk_to(tmp_path, "cutover").changes)
+    plan = _plan(tmp_path)
+    assert plan.roots[0].phase == "cleanup" and not plan.has_errors
+    assert not [f for f in plan.findings if f.code == "MIG-CAS-042"]
+    new = {c.path: c.new for c in plan.changes}
+    assert new["modules/eks/cluster_autoscaler_iam.tf"] is None
+    assert "cluster_autoscaler" not in new["modules/eks/outputs.tf"]
+    assert "cluster_autoscaler" not in new["modules/addons/variables.tf"] and 'variable "cluster_ca"' in \
+        new["modules/addons/variables.tf"]
+    unit = new["live/dev/addons/terragrunt.hcl"]
+    assert "cluster_autoscaler_iam_role_arn" not in unit and "  cluster_ca       = dependency.eks.outputs.cluster_ca\n" \
+        in unit
+    (told,) = [f for f in plan.findings if f.code == "MIG-CAS-020" and f.path == "live/dev/addons/terragrunt.hcl"]
+    assert "input cluster_autoscaler_iam_role_arn removed, with variable.cluster_autoscaler_iam_role_arn" in told.message
 
 
 def _two_environments(tmp_path):

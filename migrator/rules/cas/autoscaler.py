@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ...cas import FACTS, CasInstall, helm_sets_are_lists, set_entries, yaml_values
 from ...inventory import value_at
 from ...inventory.blueprints import at_path
-from ...inventory.terragrunt import output_readers
+from ...inventory.terragrunt import output_readers, terragrunt
 from . import convert, karpenter
 from ...edits import DeleteFile, Edit, TextEdit, apply_edits, indent_at, line_end, line_start, to_newline
 from ...model import Finding
@@ -228,15 +228,24 @@ class Autoscaler:
         it goes with it, and a block that any other block of its module still reads stays (with what only it reads),
         said: its readers decide when it can go."""
         from ...tfgraph import unlink
-        for d in sorted({posixpath.dirname(p) for p in self._gone}):
+        # a folder whose outputs Terragrunt units read comes last: what those units' modules keep is settled first
+        dirs = {posixpath.dirname(p) for p in self._gone}
+        read = {x for x in dirs if any(output_readers(self.repo, x, b.labels[0]) for q in self.repo.tf_in_dir(x)
+                                       for b in (self.repo.hcl(q).blocks if self.repo.hcl(q) else [])
+                                       if b.type == "output")}
+        for d in sorted(dirs, key=lambda x: (x in read, x)):
             while True:
                 going = {b.address: (p, b) for p, bs in self._gone.items() if posixpath.dirname(p) == d for b in bs}
                 if not going:
                     break
                 edits: list[Edit] = []
                 outputs, readers = unlink(self.repo, going, RULE, edits)
-                for p, b in list(outputs):      # an output a Terragrunt unit reads holds what it reads (said)
-                    units = output_readers(self.repo, d, b.labels[0])
+                for p, b in list(outputs):      # an output a Terragrunt unit reads holds what it reads (said),
+                    units = output_readers(self.repo, d, b.labels[0])   # unless that unit only passes it on to
+                    freed = self._unit_inputs(units, d, b.labels[0]) if units else None   # what goes too
+                    if freed is not None:
+                        edits += freed
+                        continue
                     if units:
                         outputs.remove((p, b))
                         body = self.repo.text(p)[b.start:b.end]
@@ -271,6 +280,51 @@ class Autoscaler:
                         + (f" (with {', '.join(sorted(self._together[a] - {a}))}, which go with it)"
                            if a in self._together else ""),
                         f"remove {a} by hand once {', '.join(by)} no longer reads it"))
+
+    def _unit_inputs(self, units: list[str], d: str, output: str) -> list[Edit] | None:
+        """The edits that free an output of module folder `d` from the Terragrunt units reading it, when each unit
+        only passes it on as one input (`k = dependency.x.outputs.<output>`) whose variable, in the unit's module, is
+        read by nothing but blocks this cleanup removes: the input entry and the variable go. None when any reader
+        does more (the output then holds what it reads, said)."""
+        edits: list[Edit] = []
+        told = []
+        for u in units:
+            f, text = self.repo.hcl(u), self.repo.text(u)
+            inputs = f.attributes.get("inputs") if f is not None else None
+            obj = inputs.expr if inputs is not None else None
+            ref = re.compile(rf"dependency\.[\w-]+\.outputs\.{re.escape(output)}")
+            hits = [e for e in (obj.entries if obj is not None and obj.kind == "object" else [])
+                    if ref.search(e.value.source)]
+            unit = terragrunt(self.repo).unit_at(posixpath.dirname(u) or ".")
+            m = unit.module_dir if unit is not None else None
+            if len(hits) != 1 or not ref.fullmatch(hits[0].value.source.strip()) or \
+                    len(list(ref.finditer(text))) != 1 or m is None or not self.ctx.owns(u):
+                return None
+            key = hits[0].key
+            going = {id(b) for q, bs in self._gone.items() if (posixpath.dirname(q) or ".") == m for b in bs}
+            var = None
+            for q in self.repo.tf_in_dir(m if m != "." else ""):
+                qf, qt = self.repo.hcl(q), self.repo.text(q)
+                for b in (qf.blocks if qf is not None else []):
+                    if b.type == "variable" and b.labels == [key]:
+                        var = (q, b)
+                    elif re.search(rf"\bvar\.{re.escape(key)}\b", qt[b.start:b.end]) and id(b) not in going:
+                        return None         # read by a block that stays
+            if var is None or not going:
+                return None
+            e = hits[0]
+            a, z = line_start(text, e.start), line_end(text, e.end)
+            if text[a:e.start].strip() or text[e.end:z].strip().rstrip(","):
+                return None                 # not on lines of its own
+            edits.append(TextEdit(u, a, z, "", RULE))
+            edits += remove_blocks(self.repo, var[0], [var[1]], RULE)
+            told.append((u, hclsrc.line_of(text, e.start), key, var))
+        for u, line, key, (q, b) in told:
+            self.res.findings.append(Finding(
+                "MIG-CAS-020", "info", u, line,
+                f"input {key} removed, with variable.{key} of {posixpath.dirname(q) or '.'}: it passed "
+                f"{output} of {d} to Cluster Autoscaler's blocks only, which go; the output goes with it"))
+        return edits
 
     def _emptied_modules(self) -> None:
         """A local module the cleanup leaves with no resource, module or data block (a module of the repository that
