@@ -266,6 +266,49 @@ def irsa_document(identity: dict, module: str, name: str, oidc_arn: str, service
         .replace("{oidc_arn}", oidc_arn).replace("{service_accounts}", service_accounts).replace("{test}", test)
 
 
+def configuration_dirs(repo, d: str) -> list[str]:
+    """The module folders of every configuration folder `d` is part of: up to the root modules that call it by
+    relative source, then down through every module those call (one provider range holds them all)."""
+    roots, seen, frontier = [], {d}, [d]
+    while frontier:
+        x = frontier.pop()
+        ups = [posixpath.dirname(cp) or "." for cp, _ in repo.callers(x if x != "." else "")]
+        if not ups:
+            roots.append(x)
+        for u in ups:
+            if u not in seen:
+                seen.add(u)
+                frontier.append(u)
+    out, frontier = list(roots), list(roots)
+    while frontier:
+        x = frontier.pop()
+        for down in sorted(repo.called_by(x if x != "." else "")):
+            if down not in out:
+                out.append(down)
+                frontier.append(down)
+    return out
+
+
+def capped_eks(repo, d: str) -> list[tuple[str, hclsrc.Block, tuple[int, ...]]]:
+    """The terraform-aws-modules/eks calls of the configurations of folder `d` whose release caps the AWS provider
+    below what the karpenter module v21 requires (majors row v20 -> v21 `eks_caps_provider`): (file, call, release)."""
+    cap = major_row(20)["eks_caps_provider"]
+    source = re.compile(knowledge.load("cas")["detect"]["eks_module_source"])
+    table = knowledge.load("karpenter_module_inputs")       # the same repository's tags: its last release per major
+    low, high = parse_version(cap["from"]), parse_version(cap["below"])
+    out = []
+    for x in configuration_dirs(repo, d):
+        for p in repo.tf_in_dir(x if x != "." else ""):
+            f = repo.hcl(p)
+            for b in (f.blocks if f is not None else []):
+                src = b.attr("source") if b.type == "module" else None
+                lit = src.literal() if src is not None else None
+                ver = installed(b, table) if isinstance(lit, str) and source.search(lit) else None
+                if ver is not None and low <= ver < high:
+                    out.append((p, b, ver))
+    return out
+
+
 def installed(b, table: dict) -> tuple[int, ...] | None:
     """The terraform-aws-modules release a call runs: its pinned version; a `~>` constraint's newest match (terraform
     init installs it; modules are not in the lock file), no later than the last release of its major

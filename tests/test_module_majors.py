@@ -273,3 +273,34 @@ def test_the_blueprints_chart_version_is_written_in_every_shape_of_the_karpenter
     (c,) = [c for c in plan.changes if c.path == "main.tf"]
     assert want in c.new
     hclsrc.parse(c.new)
+
+
+@pytest.mark.parametrize("eks_version, where, told", [
+    ('"~> 20.8"', "main.tf", True),                 # terraform init installs v20.37.2: AWS provider < 6.0
+    ('"20.37.2"', "main.tf", True),
+    ('"20.31.6"', "main.tf", False),                # before the cap: no conflict with the provider v21 needs
+    ('"~> 21.0"', "main.tf", False),
+    ('"~> 20.8"', "modules/cluster/main.tf", True),  # a module the same root calls: one provider range
+])
+def test_the_v21_move_says_when_the_eks_module_caps_the_aws_provider(tmp_path, eks_version, where, told):
+    """The karpenter module v21 needs the AWS provider 6; terraform-aws-modules/eks v20.37.1 and later v20 releases
+    cap it below 6, so a configuration calling both cannot be initialised: the hop says to move the eks module first
+    (MIG-V1X-MOD-020), wherever in the configuration that call is."""
+    import shutil
+    shutil.copytree(FIXTURES / "module-v20-to-v21-pod-identity" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    text = main.read_text()
+    start = text.index('module "eks" {')
+    end = text.index("\n}\n", start) + 3
+    eks = text[start:end].replace('version = "~> 20.8"', f"version = {eks_version}")
+    assert f"version = {eks_version}" in eks
+    if where == "main.tf":
+        main.write_text(text[:start] + eks + text[end:])
+    else:
+        (tmp_path / "modules/cluster").mkdir(parents=True)
+        (tmp_path / where).write_text(eks)
+        main.write_text(text[:start] + 'module "cluster" {\n  source = "./modules/cluster"\n}\n' + text[end:])
+    plan = make_plan(tmp_path, to="latest")
+    said = [f for f in plan.findings if f.code == "MIG-V1X-MOD-020"]
+    assert [f.path for f in said] == ([where] if told else [])
+    assert all(f.severity == "warning" and "module.eks" in f.message and "v21" in f.manual_step for f in said)

@@ -2014,32 +2014,17 @@ class Installer:
 
     def provider_pin(self, d: str) -> None:
         need = INSTALL["requires_aws_provider"]
-        from ...modmajor import installed
-        from ...path import parse_version
-        cap = INSTALL["eks_module_caps_provider"]
-        releases = knowledge.load("karpenter_module_inputs")   # the same repository's tags: its last release per major
-        for p, b in self.cas.eks_modules:        # the eks module's own provider range must allow it too
+        from ...modmajor import capped_eks, configuration_dirs
+        for p, b, ver in capped_eks(self.repo, d):      # the eks module's own provider range must allow it too
             v = b.attr("version")
-            ver = installed(b, releases) if v is not None else None
-            if (posixpath.dirname(p) or ".") == d and ver is not None and \
-                    parse_version(cap["from"]) <= ver < parse_version(cap["below"]):
-                _find(self.res, "MIG-CAS-039", "warning", p, hclsrc.line_of(self.repo.text(p), v.start),
-                      f"{b.address} ({v.literal()}) installs a release that allows the AWS provider below {need}.0 only, "
-                      f"and the karpenter module {INSTALL['module_version']} needs >= {need}.0: terraform init cannot "
-                      "satisfy both",
-                      f"move {b.address} to v{parse_version(cap['below'])[0]} first (its UPGRADE guide), then apply "
-                      "this install")
-        # the provider range is the whole configuration's: this module's, and every module that calls it up to the
-        # root (a pin there holds the module written here to the same AWS provider)
-        dirs, frontier = [d], [d]
-        while frontier:
-            x = frontier.pop()
-            for cp, _ in self.repo.callers(x if x != "." else ""):
-                up = posixpath.dirname(cp) or "."
-                if up not in dirs:
-                    dirs.append(up)
-                    frontier.append(up)
-        for p in (p for x in dirs for p in self.repo.tf_in_dir(x if x != "." else "")):
+            _find(self.res, "MIG-CAS-039", "warning", p, hclsrc.line_of(self.repo.text(p), v.start),
+                  f"{b.address} ({v.literal()}) installs a release that allows the AWS provider below {need}.0 only, "
+                  f"and the karpenter module {INSTALL['module_version']} needs >= {need}.0: terraform init cannot "
+                  "satisfy both",
+                  f"move {b.address} to v{ver[0] + 1} first (its UPGRADE guide), then apply this install")
+        # the provider range is the whole configuration's: every module of it, up to the root and down through what
+        # the root calls (a pin anywhere holds the module written here to the same AWS provider)
+        for p in (p for x in configuration_dirs(self.repo, d) for p in self.repo.tf_in_dir(x if x != "." else "")):
             text = self.repo.text(p)
             m = re.search(r'aws\s*=\s*\{[^}]*?version\s*=\s*"([^"]+)"', text, re.S)
             if m:

@@ -532,6 +532,14 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
     prov = _provider_pin(repo, p)
     if prov:
         res.findings.append(Finding("MIG-V1X-MOD-006", "warning", *prov))
+    need = V21["requires"]["aws_provider"]
+    for ep, eb, ver in modmajor.capped_eks(repo, posixpath.dirname(p) or "."):
+        v = eb.attr("version")
+        res.findings.append(Finding(
+            "MIG-V1X-MOD-020", "warning", ep, hclsrc.line_of(repo.text(ep), v.start),
+            f"{eb.address} ({v.literal()}) installs v{'.'.join(map(str, ver))}, which allows the AWS provider below "
+            f"{need}.0 only; {b.address} v{V21['version']} needs >= {need}.0: terraform init cannot satisfy both",
+            f"move {eb.address} to v{ver[0] + 1} first (its UPGRADE-{ver[0] + 1}.0 guide), then apply this hop"))
 
 
 def _chart_namespace(ci, p: str) -> str | None:
@@ -568,8 +576,10 @@ def _agent(repo) -> bool:
 
 
 def _provider_pin(repo, p: str):
-    """An AWS provider constraint in the calling module that stops below 6.0 (v21 requires >= 6.0)."""
-    for tp in modmajor.module_files(repo, p):
+    """An AWS provider constraint in the calling module's configuration (up to its root, down through what the root
+    calls) that stops below 6.0 (v21 requires >= 6.0)."""
+    for tp in (t for x in modmajor.configuration_dirs(repo, posixpath.dirname(p) or ".")
+               for t in repo.tf_in_dir(x if x != "." else "")):
         text = repo.text(tp)
         for m in re.finditer(r'(?<![\w-])aws\s*=\s*\{[^{}]*?version\s*=\s*"([^"]+)"', text):
             op, ver = modmajor.constraint(m.group(1))
