@@ -85,12 +85,24 @@ def realigned(text: str, path: str, b: hclsrc.Block, new_names: dict[str, str], 
     return out, widths
 
 
-def remove_attribute(text: str, path: str, a: hclsrc.Attribute, rule: str) -> TextEdit:
-    """Delete an attribute with the comment lines above it (and the blank line that separated them)."""
-    s0 = comments_above(text, line_start(text, a.start))
-    if s0 > 0 and not text[line_start(text, s0 - 1):s0].strip():
-        s0 = line_start(text, s0 - 1)
-    return TextEdit(path, s0, _line_after(text, a.end), "", rule)
+def remove_attributes(text: str, path: str, attrs: list[hclsrc.Attribute], rule: str) -> list[TextEdit]:
+    """Delete attributes of one block, each with the comment lines above it. Lines removed together that were a whole
+    paragraph (a blank line above, a blank line or the block's end below) take the blank line above with them; an
+    attribute removed from a paragraph that keeps others leaves its blank lines as they were."""
+    spans = sorted((comments_above(text, line_start(text, a.start)), _line_after(text, a.end)) for a in attrs)
+    merged: list[list[int]] = []
+    for s0, e in spans:
+        if merged and s0 <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s0, e])
+    out = []
+    for s0, e in merged:
+        after = text[e:_line_after(text, e)].strip()
+        if s0 > 0 and not text[line_start(text, s0 - 1):s0].strip() and after in ("", "}"):
+            s0 = line_start(text, s0 - 1)
+        out.append(TextEdit(path, s0, e, "", rule))
+    return out
 
 
 def insert_block(text: str, path: str, b: hclsrc.Block, comment: str, pairs: list[tuple[str, str]], nl: str,
@@ -160,9 +172,8 @@ def move(repo, p: str, b: hclsrc.Block, row: dict, rule: str, *, extra: list[tup
     present = dict(b.attributes)
     new_names: dict[str, str] = {}
     removed = [n for n in present if n in row["removed"]]
-    for name in removed:
-        res.edits.append(remove_attribute(text, p, present[name], rule))
-        res.said.append(f"{name} removed ({row['removed'][name]})")
+    res.edits += remove_attributes(text, p, [present[name] for name in removed], rule)
+    res.said += [f"{name} removed ({row['removed'][name]})" for name in removed]
     for name in present:
         targets = row["inputs"].get(name)
         if targets:

@@ -304,3 +304,36 @@ def test_the_v21_move_says_when_the_eks_module_caps_the_aws_provider(tmp_path, e
     said = [f for f in plan.findings if f.code == "MIG-V1X-MOD-020"]
     assert [f.path for f in said] == ([where] if told else [])
     assert all(f.severity == "warning" and "module.eks" in f.message and "v21" in f.manual_step for f in said)
+
+
+def test_the_v21_move_sets_no_identity_input_the_chart_reads_from_the_call_itself(tmp_path):
+    """Chart values that name the service account by the call's own output (`${module.karpenter.service_account}`)
+    already match the Pod Identity association: setting `service_account` from that output would make the call read
+    itself (a cycle the Terraform check refuses, so nothing was written, MIG-EDIT-006)."""
+    import shutil
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", tmp_path, dirs_exist_ok=True)
+    assert "name: ${module.karpenter.service_account}" in (tmp_path / "karpenter.tf").read_text()
+    plan = make_plan(tmp_path, to="latest")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (new,) = [c.new for c in plan.changes if c.path == "karpenter.tf"]
+    call = new[new.index('module "karpenter"'):new.index("\n}\n", new.index('module "karpenter"'))]
+    assert "service_account" not in call and "module.karpenter" not in call
+    assert "  cluster_name = module.eks.cluster_name\n\n  create_pod_identity_association = true\n" in call
+
+
+@pytest.mark.parametrize("body, gone, want", [
+    # a paragraph that keeps an attribute keeps its blank lines
+    ("  a = 1\n\n  x = 2\n  b = 3\n", ["x"], "  a = 1\n\n  b = 3\n"),
+    # a whole paragraph removed takes the blank line above it
+    ("  a = 1\n\n  x = 2\n  y = 3\n\n  b = 4\n", ["x", "y"], "  a = 1\n\n  b = 4\n"),
+    # two whole paragraphs, and a comment above one of them
+    ("  a = 1\n\n  x = 2\n\n  # why\n  y = 3\n  z = 4\n\n  b = 5\n", ["x", "y", "z"], "  a = 1\n\n  b = 5\n"),
+    # the last paragraph, before the block's end
+    ("  a = 1\n\n  x = 2\n", ["x"], "  a = 1\n"),
+])
+def test_removed_inputs_leave_the_paragraphs_as_terraform_fmt_keeps_them(body, gone, want):
+    from migrator.edits import apply_edits
+    text = 'module "k" {\n' + body + "}\n"
+    (b,) = hclsrc.parse(text).blocks
+    edits = modmajor.remove_attributes(text, "main.tf", [b.attributes[n] for n in gone], "t")
+    assert apply_edits(text, edits) == 'module "k" {\n' + want + "}\n"

@@ -115,6 +115,7 @@ def stale_inputs(ctx, res: ModuleResult) -> None:
         shown = ".".join(map(str, at)).replace(".999", ".x")
         v19: list[str] = []
         raise_to: list[tuple[str, tuple]] = []
+        dropped: list = []
         for name, a in b.attributes.items():
             if name in META:
                 continue
@@ -148,7 +149,7 @@ def stale_inputs(ctx, res: ModuleResult) -> None:
                         f"give the trust through {row['identity']['trust_input']} (docs/hops/minors.md, the v20 -> v21 "
                         "move), or set the version back to v20 and let migrator plan the move"))
                 elif why is not None:
-                    res.edits.append(modmajor.remove_attribute(text, p, a, RULE))
+                    dropped.append(a)
                     res.findings.append(Finding("MIG-V1X-MOD-011", "info", p, line,
                                                 f"{b.address} is pinned at v21: {name} removed ({why})"))
                 else:
@@ -157,6 +158,7 @@ def stale_inputs(ctx, res: ModuleResult) -> None:
                         f"{b.address} runs {shown}, whose inputs have no {name} (v20's last was "
                         f"{'.'.join(map(str, last))}): terraform plan fails",
                         f"remove {name} or find its v21 name in the module's UPGRADE-21.0.md"))
+        res.edits += modmajor.remove_attributes(text, p, dropped, RULE)
         if v19:
             _v19_leftovers(ctx, res, p, b, at, v19)
         if raise_to:
@@ -489,8 +491,9 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
         ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
         for key, got in (("namespace", _chart_namespace(ci, p)), ("service_account", _chart_account(ctx, p))):
             inp, default = ID[key]["input"], ID[key]["default"]
-            if b.attr(inp) is not None or got == hclsrc.quote(default):
-                continue
+            if b.attr(inp) is not None or got == hclsrc.quote(default) or (
+                    got is not None and re.search(rf"\bmodule\.{re.escape(b.labels[0])}\.", got)):
+                continue        # the chart already reads this call's own output: set from it, it would be a cycle
             if got is None:
                 res.findings.append(Finding(
                     "MIG-V1X-MOD-008", "warning", p, line,
