@@ -20,6 +20,10 @@ SOURCES = [
     ("v0.32.10", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1beta1", "v1beta1"),
     ("v1.0.14", "karpenter.sh_nodepools.yaml", "v1", "v1"),
     ("v1.0.14", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1", "v1"),
+    # the newest 1.2: the chart installed beside the matched karpenter module v20 (knowledge/cas.yaml
+    # install.matched_v20, whose policy serves Karpenter up to 1.2)
+    ("v1.2.8", "karpenter.sh_nodepools.yaml", "v1", "v1@1.2.8"),
+    ("v1.2.8", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1", "v1@1.2.8"),
     ("v1.14.1", "karpenter.sh_nodepools.yaml", "v1", "v1@1.14.1"),
     ("v1.14.1", "karpenter.k8s.aws_ec2nodeclasses.yaml", "v1", "v1@1.14.1"),
 ]

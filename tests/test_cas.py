@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from migrator import knowledge
 from migrator.apply import apply_changes
 from migrator.cas import scan
 from migrator.cli import app
@@ -316,3 +317,64 @@ def test_no_cluster_declaration_is_a_warning_not_a_stop(tmp_path):
     plan = make_plan(root, to="latest")
     assert [(f.code, f.severity) for f in plan.findings if f.code == "MIG-CAS-002"] == [("MIG-CAS-002", "warning")]
     assert plan.changes == [] and not plan.has_errors
+
+
+def _eks_v20(tf, kubernetes: str):
+    """cas-terraform's eks module call written for v20 (`~> 20.31`: terraform init installs 20.37.2, which caps the
+    AWS provider below 6), its cluster on the Kubernetes version given."""
+    main = tf / "main.tf"
+    text = main.read_text()
+    for old, new in (('version = "~> 21.0"', 'version = "~> 20.31"'), ("  name               = local.name\n",
+                     "  cluster_name    = local.name\n"), ('  kubernetes_version = "1.33"\n',
+                     f'  cluster_version = "{kubernetes}"\n'), ("  addons = {", "  cluster_addons = {")):
+        assert old in text
+        text = text.replace(old, new, 1)
+    main.write_text(text)
+
+
+def test_beside_an_eks_module_that_caps_the_aws_provider_the_karpenter_module_is_the_last_v20(tf):
+    """An eks module release that allows the AWS provider below 6 only (v20.37.x) cannot share a configuration with the
+    karpenter module v21: the install writes the last v20 release with its v1 permissions and the newest Karpenter its
+    policy serves (1.2), its Pod Identity association asked for (v20 makes none by default); every input it passes
+    exists in that release, and the objects validate against that chart's CRDs."""
+    _eks_v20(tf, "1.31")
+    plan = make_plan(tf, to="latest")
+    assert not plan.has_errors and not [f for f in plan.findings if f.code == "MIG-CAS-039"]
+    (said,) = [f for f in plan.findings if f.code == "MIG-CAS-070"]
+    assert said.path == "main.tf" and "Karpenter 1.2.8 is installed" in said.message
+    text = _new(plan, "karpenter.tf")
+    call = text[text.index('module "karpenter"'):text.index("\n}\n", text.index('module "karpenter"'))]
+    assert 'version = "20.37.2"' in call and "enable_v1_permissions = true" in call
+    assert "create_pod_identity_association = true" in call and "iam_role_source_assume_policy_documents" not in call
+    assert "enable_inline_policy" not in call
+    assert text.count('version    = "1.2.8"') == 2                    # both charts
+    inputs = knowledge.load("karpenter_module_inputs")["inputs"]
+    from migrator.path import parse_version
+    for name in re.findall(r"^  (\w+)\s+=", call, flags=re.M):
+        if name in ("source", "version"):
+            continue
+        first, last = inputs[name]
+        assert parse_version(first) <= parse_version("20.37.2") and (last is None or
+                                                                    parse_version(last) >= parse_version("20.37.2")), name
+
+
+def test_an_eks_module_that_caps_the_aws_provider_on_a_kubernetes_karpenter_1_2_does_not_run_is_moved_first(tf):
+    """Karpenter 1.2 supports Kubernetes up to 1.32: on a newer cluster the matched v20 module cannot serve, so the
+    newest module is written and the eks module's move is said first (MIG-CAS-039)."""
+    _eks_v20(tf, "1.33")
+    plan = make_plan(tf, to="latest")
+    assert [f.code for f in plan.findings if f.code in ("MIG-CAS-039", "MIG-CAS-070")] == ["MIG-CAS-039"]
+    assert 'version = "21.19.0"' in _new(plan, "karpenter.tf")
+
+
+def test_the_chart_the_matched_v20_module_installs_has_its_crds_packaged():
+    """The matched karpenter module's chart is read from the data (cas.yaml install.matched_v20 -> minors.yaml
+    module_coverage -> that minor's newest patch): its NodePool and EC2NodeClass CRDs must be packaged to validate
+    what the install writes (scripts/package_crds.py)."""
+    from migrator.path import parse_version
+    minors = knowledge.load("minors")
+    ver = parse_version(knowledge.load("cas")["install"]["matched_v20"]["module_version"])
+    cov = next(r for r in reversed(minors["module_coverage"]) if parse_version(r["from"]) <= ver)
+    chart = next(r["newest"] for r in minors["minors"] if r["minor"] == cov["karpenter"])
+    for api, kind in (("karpenter.sh/v1", "NodePool"), ("karpenter.k8s.aws/v1", "EC2NodeClass")):
+        assert knowledge.crd_schema(api, kind, chart)["type"] == "object"

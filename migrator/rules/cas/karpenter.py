@@ -66,6 +66,8 @@ class InstallResult:
     groups: list[str] = field(default_factory=list)
     labelled: list[tuple[str, str]] = field(default_factory=list)   # (dir, address) of a group given the controller
                                                                     # label: applied before the charts
+    module_version: str = ""                # the karpenter module release written (the matched v20, or the newest)
+    chart: str = ""                         # the chart version installed (below the target with the matched v20)
 
 
 STAGE_OUTPUTS = tuple(INSTALL["module_outputs"])      # the karpenter module's outputs the charts and objects read
@@ -612,6 +614,8 @@ class Installer:
         self.res = InstallResult()
         self.zoned: set[str] = set()        # groups whose NodePool keeps to their zones (zones())
         self.target = ctx.target.chart if ctx.target is not None and ctx.target.chart else knowledge.load("minors")["newest"]
+        self.module_version = INSTALL["module_version"]
+        self.matched = None     # (file, eks module call, its release, module_coverage row): the v20 module matched to it
 
     def run(self) -> InstallResult:
         res = self.res
@@ -748,6 +752,7 @@ class Installer:
                   "write the NodePools by hand (docs/from-cluster-autoscaler.md), or declare the node groups in the "
                   "cluster's own root module")
             return res
+        self.match_module(d, shapes)
         kept, ok = self.settle(shapes, cas0, fargate=convert.on_fargate(self.ctx))
         if not ok:
             return res
@@ -904,6 +909,32 @@ class Installer:
               f"node group {kept.group.name} stays and runs the Karpenter controller: {why}",
               "choose another with --node-group-keep NAME")
         return kept, True
+
+    def match_module(self, d: str, shapes: list) -> None:
+        """The karpenter module's major matched to the eks module's provider range: beside an eks module call whose
+        release caps the AWS provider below what v21 needs, the last v20 release (knowledge/cas.yaml
+        `install.matched_v20`) and the newest chart its policy serves (minors.yaml `module_coverage`), when the
+        cluster's Kubernetes (as its code states it) is in that chart's range; else the newest module, and the eks
+        move said first (MIG-CAS-039)."""
+        from ...modmajor import capped_eks
+        from ...path import parse_version
+        capped = capped_eks(self.repo, d)
+        if not capped:
+            return
+        minors = knowledge.load("minors")
+        ver = parse_version(INSTALL["matched_v20"]["module_version"])
+        cov = next((r for r in reversed(minors["module_coverage"]) if parse_version(r["from"]) <= ver), None)
+        row = next((r for r in minors["minors"] if cov is not None and r["minor"] == cov["karpenter"]), None)
+        if row is None:
+            return
+        g = next((s.group for s in shapes if s.group.cluster_version), None)
+        k8s = parse_version(g.cluster_version) if g is not None else None
+        if k8s is not None and not parse_version(row["k8s"][0]) <= k8s <= parse_version(row["k8s"][1]):
+            return
+        if parse_version(self.target) > parse_version(row["newest"]):
+            self.target = row["newest"]
+        self.module_version = INSTALL["matched_v20"]["module_version"]
+        self.matched = (*capped[0], cov)
 
     def kubernetes_range(self, shapes: list) -> None:
         """The cluster's Kubernetes version (as its code states it) against the range the target Karpenter supports
@@ -1138,11 +1169,33 @@ class Installer:
         out = top + [""] + ([] if split is not None else list(head))
         mod = [f'module "{name}" {{',
                f'  source  = "{INSTALL["module_source"]}"',
-               f'  version = "{INSTALL["module_version"]}"', "",
+               f'  version = "{self.module_version}"', "",
                f"  cluster_name = {expr}", ""]
+        oidc = None
+        if self.res.identity == "irsa":
+            oidc = f"{eks}.oidc_provider_arn" if eks else _oidc_provider(self.repo, d)
+            if oidc is None:
+                _find(self.res, "MIG-CAS-009", "error", self.cas.installs[0].path, self.cas.installs[0].line,
+                      "the cluster has no Pod Identity agent, is not a terraform-aws-modules/eks module and its module "
+                      f"({d}) declares no aws_iam_openid_connect_provider, so migrator cannot write the controller's "
+                      "IRSA trust", "add the eks-pod-identity-agent add-on (or an aws_iam_openid_connect_provider "
+                      "for the cluster's issuer) beside the cluster, then run migrator again")
+                oidc = "null"
+        if self.matched is not None:
+            cov = self.matched[3]
+            mod += [f"  # Karpenter v1's permissions: this v20 release's policy serves Karpenter up to {cov['karpenter']}"]
+            mod += [f"  {k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in cov.get("needs", {}).items()]
+            mod += [""]
         if self.res.identity == "pod-identity":
-            mod += ["  # the controller's identity: EKS Pod Identity (the cluster runs the eks-pod-identity-agent add-on)",
-                    f'  namespace       = "{ns}"', f'  service_account = "{sa}"']
+            mod += ["  # the controller's identity: EKS Pod Identity (the cluster runs the eks-pod-identity-agent add-on)"]
+            if self.matched is not None:        # v20 makes no association unless asked
+                mod += ["  create_pod_identity_association = true"]
+            mod += [f'  namespace       = "{ns}"', f'  service_account = "{sa}"']
+        elif self.matched is not None:
+            irsa = INSTALL["matched_v20"]["irsa_inputs"]
+            mod += ["  # the controller's identity: IRSA through the cluster's OIDC provider (no Pod Identity agent here)",
+                    f"  {irsa['enable']} = true", f"  {irsa['provider']} = {oidc}",
+                    f'  {irsa["accounts"]} = ["{ns}:{sa}"]']
         else:
             mod += ["  # the controller's identity: IRSA through the cluster's OIDC provider (no Pod Identity agent here)",
                     "  create_pod_identity_association         = false",
@@ -1174,15 +1227,7 @@ class Installer:
         mod += [f'    {k} = "{v}"' for k, v in INSTALL["node_policies"].items()]
         mod += ["  }", "}", ""]
         out += mod
-        if self.res.identity == "irsa":
-            oidc = f"{eks}.oidc_provider_arn" if eks else _oidc_provider(self.repo, d)
-            if oidc is None:
-                _find(self.res, "MIG-CAS-009", "error", self.cas.installs[0].path, self.cas.installs[0].line,
-                      "the cluster has no Pod Identity agent, is not a terraform-aws-modules/eks module and its module "
-                      f"({d}) declares no aws_iam_openid_connect_provider, so migrator cannot write the controller's "
-                      "IRSA trust", "add the eks-pod-identity-agent add-on (or an aws_iam_openid_connect_provider "
-                      "for the cluster's issuer) beside the cluster, then run migrator again")
-                oidc = "null"
+        if self.res.identity == "irsa" and self.matched is None:
             doc = irsa_document(MODULE, name, f"{name}_irsa", oidc, f'["{ns}:{sa}"]',
                                 '"StringEquals"').replace(
                 "The IRSA trust the karpenter module's v20 wrote itself (v21 takes it as a source document)",
@@ -1302,7 +1347,7 @@ class Installer:
         typical one (knowledge/iam.yaml plausible_name)."""
         from ... import policysize
         from ...path import parse_version
-        version = parse_version(INSTALL["module_version"])
+        version = parse_version(self.module_version)
         row = policysize.template_for(version)
         if row is None or not policysize.inline_allowed(version):
             return False
@@ -2015,6 +2060,18 @@ class Installer:
     def provider_pin(self, d: str) -> None:
         need = INSTALL["requires_aws_provider"]
         from ...modmajor import capped_eks, configuration_dirs
+        self.res.module_version, self.res.chart = self.module_version, self.target
+        if self.matched is not None:                    # the v20 module shares the eks module's provider range
+            p, b, ver, cov = self.matched
+            v = b.attr("version")
+            _find(self.res, "MIG-CAS-070", "info", p, hclsrc.line_of(self.repo.text(p), v.start),
+                  f"{b.address} ({v.literal()}) installs v{'.'.join(map(str, ver))}, which allows the AWS provider "
+                  f"below {need}.0 only: the karpenter module is written at {self.module_version}, the last v20 "
+                  f"release, whose policy serves Karpenter up to {cov['karpenter']}, so Karpenter {self.target} is "
+                  "installed",
+                  f"the next hop (to the newest 1.x) moves the karpenter module to v21, after {b.address} moves to "
+                  f"v{ver[0] + 1} (its UPGRADE guide)")
+            return
         for p, b, ver in capped_eks(self.repo, d):      # the eks module's own provider range must allow it too
             v = b.attr("version")
             _find(self.res, "MIG-CAS-039", "warning", p, hclsrc.line_of(self.repo.text(p), v.start),

@@ -30,10 +30,10 @@ def steps(hop: dict, ctx) -> list[Step]:
     cas0 = inv.installs[0] if inv.installs else None
     cas_kind = cas0.kind if cas0 else "terraform"
     values = {
-        "module_version": FACTS["install"]["module_version"], "identity": {"pod-identity": "EKS Pod Identity",
+        "module_version": inst.module_version or FACTS["install"]["module_version"], "identity": {"pod-identity": "EKS Pod Identity",
                                                                             "irsa": "IRSA"}.get(inst.identity, "?"),
 "tagged": ", ".join(inst.tagged) or "the subnets and security group (by hand)",
-        "chart_version": ctx.target.chart if ctx.target is not None and ctx.target.chart else "",
+        "chart_version": inst.chart or (ctx.target.chart if ctx.target is not None and ctx.target.chart else ""),
         "kept": kept or "?", "kept_why": inst.kept_why or "chosen before", "namespace": ns,
         "pools": ", ".join(p for p, _ in inst.pools) or "none",
         "objects_apply": f"kubectl apply -f {shlex.quote(inst.objects_file)}" if inst.objects_file else "",
