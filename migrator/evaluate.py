@@ -188,7 +188,12 @@ def share(src, dst) -> None:
 def roots_of(repo, tf_path: str) -> list[str]:
     """The root module directories a file's module is evaluated from: its own directory, or the roots that call it
     by relative source (directly or through other modules)."""
-    d = posixpath.dirname(tf_path) or "."
+    return roots_of_dir(repo, posixpath.dirname(tf_path) or ".")
+
+
+def roots_of_dir(repo, d: str) -> list[str]:
+    """The root module directories of a module folder: itself, or the roots that call it (directly or through other
+    modules) by relative source."""
     out: list[str] = []
     seen = {d}
     frontier = [d]

@@ -280,16 +280,8 @@ def irsa_document(identity: dict, module: str, name: str, oidc_arn: str, service
 def configuration_dirs(repo, d: str) -> list[str]:
     """The module folders of every configuration folder `d` is part of: up to the root modules that call it by
     relative source, then down through every module those call (one provider range holds them all)."""
-    roots, seen, frontier = [], {d}, [d]
-    while frontier:
-        x = frontier.pop()
-        ups = [posixpath.dirname(cp) or "." for cp, _ in repo.callers(x if x != "." else "")]
-        if not ups:
-            roots.append(x)
-        for u in ups:
-            if u not in seen:
-                seen.add(u)
-                frontier.append(u)
+    from .evaluate import roots_of_dir
+    roots = roots_of_dir(repo, d)
     out, frontier = list(roots), list(roots)
     while frontier:
         x = frontier.pop()
