@@ -276,6 +276,11 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     changed = {c.path for c in plan.changes}
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
+    from .inventory.kustomizations import KFILES
+    kz = repo._kustomizations           # the kustomizations and their patch files: read once when none changed
+    if kz is not None and not any(posixpath.basename(p) in KFILES for p in changed) and \
+            not any(pt.file in changed for k in kz for pt in k.patches if pt.file):
+        patched._kustomizations, patched.patch_paths = kz, repo.patch_paths
     # only the roots whose files changed are planned again (the others would find what they found); every root keeps
     # its step, so a shared file held back for an earlier root stays held back
     changed_roots = {r.path for r in plan.every if set(r.changes) & changed}
@@ -796,6 +801,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     plan.changes = _without_cycles(repo, plan.changes, findings)
     plan.changes = _whole_phases(plan.roots, plan.changes, findings, multi)
     findings += _unevaluated(repo)
+    _unrelated_breakage(repo, rps)
     for rp in plan.roots:
         # a finding about a file is reported by the roots that use it, never by another root's rules
         rp.findings = [f for f in rp.findings if not f.path or fleet.owns(rp.path, f.path)]
@@ -805,6 +811,27 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     plan.findings.extend(f for f in findings + repo.findings if not f.path or selected is None)
     plan.findings = sorted({_key(f): f for f in reversed(plan.findings)}.values(), key=_finding_order)
     return plan
+
+
+_NAMES_THE_MOVE = re.compile(r"karpenter|cluster[-_ ]?autoscaler", re.I)
+
+
+def _unrelated_breakage(repo: Repo, rps: list) -> None:
+    """A file that does not parse (MIG-SRC-001/002) is an error where it may hide what the move reads: in a cluster
+    root planned, or naming Karpenter or Cluster Autoscaler. Anywhere else (a legacy Terraform 0.11 module beside the
+    clusters, read only because it declares an instance profile) it is a warning: the plan goes on without it, and a
+    team's CI is not stopped by a file the move never needs."""
+    from .roots import _module_users
+    for i, f in enumerate(repo.findings):
+        if f.code not in ("MIG-SRC-001", "MIG-SRC-002") or f.severity != "error" or not f.path or \
+                f.path not in repo.files or _NAMES_THE_MOVE.search(repo.text(f.path)):
+            continue
+        d = posixpath.dirname(f.path) or "."
+        if any(inside(x, rp.path) for rp in rps for x in {d} | set(_module_users(repo, d))):
+            continue                    # in a root's folder, or a module a root calls
+        repo.findings[i] = dataclasses.replace(
+            f, severity="warning", message=f"{f.message} (this file names neither Karpenter nor Cluster Autoscaler "
+                                           "and no cluster root planned holds it: the plan goes on without it)")
 
 
 def _unevaluated(repo: Repo) -> list[Finding]:

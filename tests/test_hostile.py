@@ -87,3 +87,24 @@ def test_a_killed_apply_leaves_every_file_old_or_new(tmp_path):
         assert now in (olds[rel], news[rel]), rel
         states.append(now == news[rel])
     assert states == sorted(states, reverse=True)       # written in order: new ones first, then old ones
+
+
+def test_a_broken_file_the_move_never_needs_does_not_stop_the_plan(tmp_path):
+    """A Terraform 0.11 module that HCL2 cannot parse, beside the clusters and in no cluster root (read only because
+    it declares an instance profile; its `provisioner` is Terraform's, not Karpenter's), is a warning: the plan goes
+    on. A broken file that names Karpenter, or lies in a root planned, stays an error."""
+    legacy = tmp_path / "legacy/core-iam/main.tf"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text('resource "aws_iam_instance_profile" "ops" {\n  name = "ops"\n}\n\n'
+                      'resource "aws_s3_bucket" "logs" {\n  bucket = "logs"\n\n  tags {\n    "Name" = "logs"\n  }\n\n'
+                      '  provisioner "local-exec" {\n    command = "true"\n  }\n}\n')
+    root = tmp_path / "clusters/dev"
+    root.mkdir(parents=True)
+    (root / "nodepool.yaml").write_text(NP.format(n="dev") + "\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    (said,) = [f for f in plan.findings if f.code == "MIG-SRC-001"]
+    assert said.path == "legacy/core-iam/main.tf" and said.severity == "warning" and "goes on without it" in said.message
+    assert not plan.has_errors and plan.changes
+    legacy.write_text(legacy.read_text() + '\n# the karpenter node role lives here too\n')
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert [f.severity for f in plan.findings if f.code == "MIG-SRC-001"] == ["error"]
