@@ -620,10 +620,13 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     latest = route.parse_target("latest")
     hop = chain[0]
     rp.hop, rp.key = hop, hop_key(hop)
+    asked = goal                # the later hops go on to what was asked
+    if hop.get("implemented") and hasattr(registry.hop_package(hop), "goal") and goal is not None:
+        goal = ctx.target = registry.hop_package(hop).goal(ctx, goal)    # the chart the hop really installs
     rp.phases = [p for p in hop.get("phases", []) if among is None or p["name"] in among]
     rp.hop_from = hop["from"]
     rp.hop_to = (goal.chart or str(goal)) if hop.get("onward") else hop["to"]
-    rp.later = [route.describe(h, latest if target is None else goal)
+    rp.later = [route.describe(h, latest if target is None else asked)
                 for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                           else chain[1:])]
     if objects:                 # objects only: the hops after them start from the chart the root runs

@@ -348,6 +348,8 @@ def test_beside_an_eks_module_that_caps_the_aws_provider_the_karpenter_module_is
     assert "create_pod_identity_association = true" in call and "iam_role_source_assume_policy_documents" not in call
     assert "enable_inline_policy" not in call
     assert text.count('version    = "1.2.8"') == 2                    # both charts
+    (hop,) = [f.message for f in plan.findings if f.code == "MIG-HOP-004"]
+    assert "this run plans cas → v1 (chart 1.2.8); then run migrator again for: v1 → 1.14.1 (chart 1.14.1)" in hop
     inputs = knowledge.load("karpenter_module_inputs")["inputs"]
     from migrator.path import parse_version
     for name in re.findall(r"^  (\w+)\s+=", call, flags=re.M):

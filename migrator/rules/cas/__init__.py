@@ -24,6 +24,16 @@ RULES = {
 }
 
 
+def goal(ctx, target):
+    """The hop's goal as the install will put it in: the chart of the karpenter module matched to the eks module's
+    provider range when that is below the target's (karpenter.Installer.match_module), else the target."""
+    import dataclasses
+    if not getattr(target, "chart", None) or not ctx.repo.files:
+        return target
+    chart = karpenter.Installer(ctx).matched_chart()
+    return dataclasses.replace(target, chart=chart) if chart and chart != target.chart else target
+
+
 def root_markers(repo) -> list[str]:
     """Where each Cluster Autoscaler's cluster root is: its install's file; for a plain Deployment manifest (applied by
     kubectl) or an install by a script, its cluster's file when that is plain to see - the eksctl ClusterConfig in its

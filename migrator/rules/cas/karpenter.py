@@ -910,6 +910,14 @@ class Installer:
               "choose another with --node-group-keep NAME")
         return kept, True
 
+    def matched_chart(self) -> str | None:
+        """The chart the install would put in beside an eks module that caps the AWS provider (match_module), read
+        before the rules run (the hop's goal); None where nothing is matched."""
+        if not self.cas.present or not self.cas.groups:
+            return None
+        self.match_module(self.terraform_dir(self.cas.installs[0]), [convert.shape(g) for g in self.cas.groups])
+        return self.target if self.matched is not None else None
+
     def match_module(self, d: str, shapes: list) -> None:
         """The karpenter module's major matched to the eks module's provider range: beside an eks module call whose
         release caps the AWS provider below what v21 needs, the last v20 release (knowledge/cas.yaml
