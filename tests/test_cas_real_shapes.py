@@ -3899,3 +3899,23 @@ def test_the_values_text_cutover_on_an_object_written_on_one_line_is_said_not_cl
     assert "addons.tf" not in [c.path for c in plan.changes]
     codes = [f.code for f in plan.findings if f.path == "addons.tf"]
     assert "MIG-CAS-040" in codes and "MIG-CAS-022" not in codes
+
+
+def test_an_input_freed_in_a_pass_that_then_holds_the_iam_is_neither_removed_nor_said(tmp_path):
+    """The unit's input would go with the output, but another block of the eks module reads Cluster Autoscaler's IRSA
+    role: the role stays (MIG-CAS-042), so the output reading it stays, and the input and its variable stay too -
+    nothing of the freed pass is written or said."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terragrunt-units" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "modules/eks/ssm.tf").write_text(
+        'resource "aws_ssm_parameter" "autoscaler_role" {\n  name  = "/eks/autoscaler-role"\n  type  = "String"\n'
+        "  value = module.cluster_autoscaler_irsa.iam_role_arn\n}\n")
+    from migrator.apply import apply_changes
+    apply_changes(tmp_path, _walk_to(tmp_path, "cutover").changes)
+    plan = _plan(tmp_path)
+    assert plan.roots[0].phase == "cleanup" and not plan.has_errors
+    new = {c.path: c.new for c in plan.changes}
+    assert "live/dev/addons/terragrunt.hcl" not in new and "modules/addons/variables.tf" not in new
+    assert "modules/eks/outputs.tf" not in new and "modules/eks/cluster_autoscaler_iam.tf" not in new
+    assert [f.code for f in plan.findings if f.path == "live/dev/addons/terragrunt.hcl"] == []
+    assert any(f.code == "MIG-CAS-042" and "module.cluster_autoscaler_irsa" in f.message for f in plan.findings)

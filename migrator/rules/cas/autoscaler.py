@@ -239,12 +239,14 @@ class Autoscaler:
                 if not going:
                     break
                 edits: list[Edit] = []
+                told: list[Finding] = []        # the inputs freed, said once this pass holds nothing
                 outputs, readers = unlink(self.repo, going, RULE, edits)
                 for p, b in list(outputs):      # an output a Terragrunt unit reads holds what it reads (said),
                     units = output_readers(self.repo, d, b.labels[0])   # unless that unit only passes it on to
                     freed = self._unit_inputs(units, d, b.labels[0]) if units else None   # what goes too
                     if freed is not None:
-                        edits += freed
+                        edits += freed[0]
+                        told += freed[1]
                         continue
                     if units:
                         outputs.remove((p, b))
@@ -255,6 +257,7 @@ class Autoscaler:
                         for a in {h for _, _, hits in readers.values() for h in hits}}
                 if not held:
                     self.res.edits += edits
+                    self.res.findings += told
                     for p, b in outputs:
                         self._gone.setdefault(p, []).append(b)
                         self.res.removed.append(b.address)
@@ -281,11 +284,11 @@ class Autoscaler:
                            if a in self._together else ""),
                         f"remove {a} by hand once {', '.join(by)} no longer reads it"))
 
-    def _unit_inputs(self, units: list[str], d: str, output: str) -> list[Edit] | None:
-        """The edits that free an output of module folder `d` from the Terragrunt units reading it, when each unit
-        only passes it on as one input (`k = dependency.x.outputs.<output>`) whose variable, in the unit's module, is
-        read by nothing but blocks this cleanup removes: the input entry and the variable go. None when any reader
-        does more (the output then holds what it reads, said)."""
+    def _unit_inputs(self, units: list[str], d: str, output: str) -> tuple[list[Edit], list[Finding]] | None:
+        """The edits (and what they say) that free an output of module folder `d` from the Terragrunt units reading
+        it, when each unit only passes it on as one input (`k = dependency.x.outputs.<output>`) whose variable, in the
+        unit's module, is read by nothing but blocks this cleanup removes: the input entry and the variable go. None
+        when any reader does more (the output then holds what it reads, said)."""
         edits: list[Edit] = []
         told = []
         for u in units:
@@ -319,12 +322,10 @@ class Autoscaler:
             edits.append(TextEdit(u, a, z, "", RULE))
             edits += remove_blocks(self.repo, var[0], [var[1]], RULE)
             told.append((u, hclsrc.line_of(text, e.start), key, var))
-        for u, line, key, (q, b) in told:
-            self.res.findings.append(Finding(
-                "MIG-CAS-020", "info", u, line,
-                f"input {key} removed, with variable.{key} of {posixpath.dirname(q) or '.'}: it passed "
-                f"{output} of {d} to Cluster Autoscaler's blocks only, which go; the output goes with it"))
-        return edits
+        return edits, [Finding("MIG-CAS-020", "info", u, line,
+                               f"input {key} removed, with variable.{key} of {posixpath.dirname(q) or '.'}: it "
+                               f"passed {output} of {d} to Cluster Autoscaler's blocks only, which go; the output goes "
+                               "with it") for u, line, key, (q, b) in told]
 
     def _emptied_modules(self) -> None:
         """A local module the cleanup leaves with no resource, module or data block (a module of the repository that
