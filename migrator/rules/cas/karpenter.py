@@ -615,7 +615,8 @@ class Installer:
         self.zoned: set[str] = set()        # groups whose NodePool keeps to their zones (zones())
         self.target = ctx.target.chart if ctx.target is not None and ctx.target.chart else knowledge.load("minors")["newest"]
         self.module_version = INSTALL["module_version"]
-        self.matched = None     # (file, eks module call, its release, module_coverage row): the v20 module matched to it
+        self.matched = None     # (file, eks module call, its release, module_coverage row, the chart's Kubernetes
+                                # range): the v20 module matched to it
 
     def run(self) -> InstallResult:
         res = self.res
@@ -942,7 +943,7 @@ class Installer:
         if parse_version(self.target) > parse_version(row["newest"]):
             self.target = row["newest"]
         self.module_version = INSTALL["matched_v20"]["module_version"]
-        self.matched = (*capped[0], cov)
+        self.matched = (*capped[0], cov, row["k8s"])
 
     def kubernetes_range(self, shapes: list) -> None:
         """The cluster's Kubernetes version (as its code states it) against the range the target Karpenter supports
@@ -2070,13 +2071,13 @@ class Installer:
         from ...modmajor import capped_eks, configuration_dirs
         self.res.module_version, self.res.chart = self.module_version, self.target
         if self.matched is not None:                    # the v20 module shares the eks module's provider range
-            p, b, ver, cov = self.matched
+            p, b, ver, cov, k8s = self.matched
             v = b.attr("version")
             _find(self.res, "MIG-CAS-070", "info", p, hclsrc.line_of(self.repo.text(p), v.start),
                   f"{b.address} ({v.literal()}) installs v{'.'.join(map(str, ver))}, which allows the AWS provider "
                   f"below {need}.0 only: the karpenter module is written at {self.module_version}, the last v20 "
                   f"release, whose policy serves Karpenter up to {cov['karpenter']}, so Karpenter {self.target} is "
-                  "installed",
+                  f"installed (it supports Kubernetes {k8s[0]} to {k8s[1]})",
                   f"the next hop (to the newest 1.x) moves the karpenter module to v21, after {b.address} moves to "
                   f"v{ver[0] + 1} (its UPGRADE guide)")
             return
