@@ -108,3 +108,19 @@ def test_a_broken_file_the_move_never_needs_does_not_stop_the_plan(tmp_path):
     legacy.write_text(legacy.read_text() + '\n# the karpenter node role lives here too\n')
     plan = make_plan(tmp_path, to="v1", phase="manifests")
     assert [f.severity for f in plan.findings if f.code == "MIG-SRC-001"] == ["error"]
+
+
+def test_a_broken_document_that_only_names_a_karpenter_kind_in_prose_is_not_an_error(tmp_path):
+    """A chart template of a Secret whose comment says "Provisioner password" (step-ca, vendored in Obmondo/kubeaid)
+    does not parse with its actions: it declares no Karpenter kind, so it is no error; a broken document that does
+    declare one (`kind: Provisioner`) stays an error."""
+    t = tmp_path / "charts/step/templates/secrets.yaml"
+    t.parent.mkdir(parents=True)
+    t.write_text("# 2. Provisioner password.\n\n{{- if .Values.bootstrap.enabled }}\napiVersion: v1\nkind: Secret\n"
+                 "{{- if .Values.inject.enabled }}\ntype: smallstep.com/ca-password\n{{- end }}\nmetadata:\n"
+                 "  name: ca-password\n{{- end }}\n")
+    plan = make_plan(tmp_path, to="v1")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    t.write_text("kind: Provisioner\napiVersion: karpenter.sh/v1alpha5\nmetadata:\n  name: x\n  : [\n")
+    plan = make_plan(tmp_path, to="v1")
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-SRC-002"]

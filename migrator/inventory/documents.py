@@ -34,6 +34,10 @@ class Words:
 
 KARPENTER_KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
 _KIND_RE = Words(sorted({k for _, k in KARPENTER_KINDS} - {"Machine", "NodeClaim"}))
+# a document that declares one of those kinds (`kind: NodePool`, `"kind": "NodePool"`), not one whose prose names it
+# (a chart's "# 2. Provisioner password." comment): only such a document is an error when it does not parse
+_KIND_LINE = re.compile(r"""["']?\bkind["']?[ \t]*:[ \t]*["']?(?:%s)["']?(?![\w-])"""
+                        % "|".join(re.escape(k) for k in _KIND_RE.words))
 
 
 def _era(obj: Any) -> tuple[str, str, str] | None:
@@ -93,7 +97,7 @@ def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: "
                     "migrator leaves it untouched",
                     "convert the Karpenter objects of this chart template by hand (see the objects migrator writes "
                     "elsewhere for the shape), or move the action that breaks the YAML onto a line of its own"))
-            elif _KIND_RE.search(doc.text):
+            elif _KIND_LINE.search(doc.text):
                 repo.findings.append(_unparsed(m, report_path, base_line + doc.first_line + e.line, str(e),
                                                "fix the YAML (or the template directives that break it); "
                                                "the file is left untouched"))
