@@ -187,3 +187,27 @@ def test_a_key_renamed_where_it_stands_inside_an_if_block_is_converted(tmp_path)
     apply_changes(plan.root, plan.changes)
     text = (root / "chart/templates/nodepools.yaml").read_text()
     assert "      {{- if $pool.class }}\n      nodeClassRef:\n        group: karpenter.k8s.aws\n" in text
+
+
+def test_a_chart_template_whose_karpenter_api_version_is_a_value_is_said_not_an_error(tmp_path):
+    """A chart that templates the API version (`karpenter.k8s.aws/{{ $.Values.ApiVersion }}`, the fleet-management
+    workshop's karpenter resources chart) is a Helm template: a document still not YAML with its actions masked is a
+    warning (MIG-SRC-004), never an error, and one that parses is said, since its version cannot be told (MIG-SRC-017)."""
+    from migrator.plan import make_plan
+    t = tmp_path / "charts/karpenter/templates"
+    t.mkdir(parents=True)
+    (tmp_path / "charts/karpenter/Chart.yaml").write_text("apiVersion: v2\nname: karpenter-resources\nversion: 0.1.0\n")
+    (t / "nodepool.yaml").write_text(
+        "{{- range $k, $v := $.Values.nodeGroups }}\n---\napiVersion: karpenter.sh/{{ $.Values.ApiVersion }}\n"
+        "kind: NodePool\nmetadata:\n  name: {{ $k }}\nspec:\n  template:\n    spec:\n      nodeClassRef:\n"
+        "        name: {{ $k }}\n{{- end }}\n")
+    (t / "nodeclass.yaml").write_text(
+        "---\napiVersion: karpenter.k8s.aws/{{ $.Values.ApiVersion }}\nkind: EC2NodeClass\nmetadata:\n  name: x\n"
+        "spec:\n  {{- if .Values.role }}\n  role: {{ .Values.role }}\n  {{- else }}\n  role: {{ .Values.other }}\n"
+        "  {{- end }}\n")
+    plan = make_plan(tmp_path, to="latest")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    got = sorted((f.code, f.path) for f in plan.findings if f.code in ("MIG-SRC-004", "MIG-SRC-017"))
+    assert got == [("MIG-SRC-004", "charts/karpenter/templates/nodeclass.yaml"),
+                   ("MIG-SRC-017", "charts/karpenter/templates/nodepool.yaml")]
+    assert not plan.changes

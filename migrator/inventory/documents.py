@@ -117,7 +117,8 @@ def _unparsed(m: Masked | None, path: str, line: int, error: str, manual: str) -
     return Finding("MIG-SRC-002", "error", path, line, error, manual)
 
 
-_KARPENTER_API = re.compile(r"karpenter\.(?:sh|k8s\.aws)/v1")
+# a Karpenter API version, or one a chart's action gives (`karpenter.k8s.aws/{{ $.Values.ApiVersion }}`)
+_KARPENTER_API = re.compile(r"karpenter\.(?:sh|k8s\.aws)/(?:v1|\{\{)")
 
 
 def helm_chart_text(text: str) -> bool:
