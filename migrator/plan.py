@@ -816,18 +816,16 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     return plan
 
 
-_NAMES_THE_MOVE = re.compile(r"karpenter|cluster[-_ ]?autoscaler", re.I)
-
-
 def _unrelated_breakage(repo: Repo, rps: list) -> None:
     """A file that does not parse (MIG-SRC-001/002) is an error where it may hide what the move reads: in a cluster
     root planned, or naming Karpenter or Cluster Autoscaler. Anywhere else (a legacy Terraform 0.11 module beside the
     clusters, read only because it declares an instance profile) it is a warning: the plan goes on without it, and a
     team's CI is not stopped by a file the move never needs."""
+    from .inventory.terragrunt import names_the_move
     from .roots import _module_users
     for i, f in enumerate(repo.findings):
         if f.code not in ("MIG-SRC-001", "MIG-SRC-002") or f.severity != "error" or not f.path or \
-                f.path not in repo.files or _NAMES_THE_MOVE.search(repo.text(f.path)):
+                f.path not in repo.files or names_the_move(repo.text(f.path)):
             continue
         d = posixpath.dirname(f.path) or "."
         if any(inside(x, rp.path) for rp in rps for x in {d} | set(_module_users(repo, d))):

@@ -101,7 +101,8 @@ def _abs(d: str) -> str:
 
 
 _REMOTE = re.compile(r"^(tfr:|git::|git@|github\.com/|bitbucket\.org/|https?://|s3::|gcs::|hg::|[\w.-]+\.\w+/[\w-]+/)")
-def _names(text: str) -> bool:
+def names_the_move(text: str) -> bool:
+    """Does a text name Karpenter or Cluster Autoscaler?"""
     low = text.lower()
     return "karpenter" in low or "autoscaler" in low
 
@@ -370,7 +371,7 @@ class Terragrunt:
         self.every: dict[str, list[Unit]] = {}      # module folder -> every unit applying it (callers(every=True))
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
         self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
-                                              if posixpath.basename(p) == UNIT_FILE and _names(repo.text(p)))
+                                              if posixpath.basename(p) == UNIT_FILE and names_the_move(repo.text(p)))
                                   if u is not None]
 
     def config(self, path: str, unit_dir: str, origin: str | None = None) -> _Config:
