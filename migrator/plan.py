@@ -461,9 +461,13 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             continue
         if not standing.finishing_applies(finishing, st.chart):
             continue
-        if _has_work(finishing, ctx, finishing["finish_phases"]):
+        # its other phases are behind this root (but those it may rejoin, when they have work)
+        rejoin = [p for p, rule in finishing.get("rejoin_phases", {}).items()
+                  if registry.has_work({rule: ctx.result(finishing, p).get(rule)} if ctx.result(finishing, p).get(rule)
+                                       is not None else {})]
+        if rejoin or _has_work(finishing, ctx, finishing["finish_phases"]):
             chain = [finishing] + chain
-            finish = finishing["finish_phases"]       # its other phases are behind this root
+            finish = [p for p in registry.phases(finishing) if p in rejoin or p in finishing["finish_phases"]]
             break
         if (left := registry.left_beside(finishing, ctx)) is not None:
             note(left[0], "info", left[1], left[2])   # still there, with no phase to move it: said
@@ -502,7 +506,8 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if fixed is not None or (wanted is not None and wanted not in (finish or [])):
         finish = None
     return _plan_hop(rp, chain, ctx, target, goal, wanted, fixed, multi, note, st,
-                     among=finish if finish and chain and chain[0].get("finish_phases") == finish else None)
+                     among=finish if finish and chain and chain[0].get("finish_phases")
+                     and set(chain[0]["finish_phases"]) <= set(finish) else None)
 
 
 def _module_calls(ctx) -> bool:
@@ -648,7 +653,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         return rp
     names = among or registry.phases(hop)
     natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names) or names[0]
-    rp.rank = (position, names.index(natural))
+    every = registry.phases(hop)        # a rank is the phase's place in the whole hop, whatever is left of it
+    rp.rank = (position, every.index(natural) if natural in every else names.index(natural))
     if wanted is None:
         wanted = natural
     elif wanted not in names:
@@ -662,7 +668,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         return rp
     rp.phase = wanted
     rp.only = ctx.only_rules
-    rp.rank = (position, names.index(wanted))
+    rp.rank = (position, every.index(wanted) if wanted in every else names.index(wanted))
     rest = names[names.index(wanted) + 1:]
     rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
                         rp.later) or f"nothing: {goal} is reached"
@@ -898,7 +904,24 @@ def _whole_phases(roots: list[RootPlan], changes: list[FileChange], findings: li
     out = changes
     for rp in roots:
         bad = sorted(failed & set(rp.changes))
-        if not bad or not rp.phase or rp.phase not in (rp.hop or {}).get("atomic_phases", []):
+        if not rp.phase or rp.phase not in (rp.hop or {}).get("atomic_phases", []):
+            continue
+        if not bad and rp.held:
+            # a file it shares with roots behind it waits for them (MIG-ROOT-001): so does the rest of the phase
+            # (a node group scaled down while the shared module still runs Cluster Autoscaler), but for the files
+            # other roots change with it
+            others = {p for x in roots if x is not rp for p in x.changes}
+            dropped = {c.path for c in out if c.path in set(rp.changes) - others}
+            out = [c for c in out if c.path not in dropped]
+            if dropped:
+                findings.append(Finding(
+                    "MIG-ROOT-003", "warning", "", 0,
+                    f"{'root ' + rp.path if multi else 'the repository'}: phase {rp.phase} waits for "
+                    f"{', '.join(sorted(set(rp.held)))}, shared with roots behind it, so none of its "
+                    f"{len(dropped)} other file change(s) is written either: the phase lands whole or not at all",
+                    "move the roots behind it on first (MIG-ROOT-001 names them), then run migrator again"))
+            continue
+        if not bad:
             continue
         mine = set(rp.changes)
         dropped = {c.path for c in out if c.path in mine}

@@ -272,9 +272,11 @@ class Fleet:
             return tuple(sorted(found, key=rollout_key))
         if path.endswith(TERRAFORM) and not any(inside(d, r) for r in self.paths):
             # a Terraform file outside every cluster root belongs to the root modules that call its directory, or
-            # to its own root module (another cluster: no root of this plan), never to the root nearest by path
-            users = {self._nearest(u) for u in _module_users(self.repo, d) if any(inside(u, r) for r in self.paths)}
-            users |= {self.stages[u] for u in _module_users(self.repo, d) | {d} if u in self.stages}
+            # to its own root module (another cluster: no root of this plan), never to the root nearest by path; a
+            # module only Terragrunt units apply (the cluster's module of each environment's unit) is theirs
+            called = _module_users(self.repo, d) or _module_users(self.repo, d, every=True)
+            users = {self._nearest(u) for u in called if any(inside(u, r) for r in self.paths)}
+            users |= {self.stages[u] for u in called | {d} if u in self.stages}
             if users:
                 return tuple(sorted({self.tied.get(r, r) for r in users}, key=rollout_key))
             r = self._nearest(d)

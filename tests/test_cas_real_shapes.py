@@ -3668,10 +3668,10 @@ def _two_environments(tmp_path):
     return tmp_path
 
 
-def test_each_environments_unit_gives_its_own_node_groups_and_a_shared_module_is_not_written(tmp_path):
+def test_each_environments_unit_gives_its_own_node_groups_and_a_shared_module_is_written_once(tmp_path):
     """Groups made by for_each over a variable the units give are read per unit, where each is written (the
-    environment's root reads its own); Karpenter is not written across units into modules several environments'
-    units apply (each would write its own NodePools there): MIG-CAS-002, no error."""
+    environment's root reads its own); Karpenter is written once into the modules several environments' units apply,
+    each environment's NodePools in its own unit (MIG-CAS-071; before: MIG-CAS-002, nothing written)."""
     from migrator.cas import scan
     from migrator.inventory import Repo
     tree = _two_environments(tmp_path)
@@ -3679,8 +3679,72 @@ def test_each_environments_unit_gives_its_own_node_groups_and_a_shared_module_is
     assert sorted((g.path, g.name, g.fields["max_size"]) for g in groups) == [
         ("live/dev/eks/terragrunt.hcl", "general", 3), ("live/staging/eks/terragrunt.hcl", "general", 6)]
     plan = _plan(tree)
-    assert not plan.changes and not plan.has_errors
-    assert {r.path for r in plan.roots for f in r.findings if f.code == "MIG-CAS-002"} == {"live/dev", "live/staging"}
+    assert not plan.has_errors
+    assert {c.path for c in plan.changes} >= {"modules/eks/karpenter.tf", "modules/addons/karpenter.tf",
+                                              "live/dev/addons/karpenter-nodepools.yaml",
+                                              "live/staging/addons/karpenter-nodepools.yaml"}
+    assert {r.path for r in plan.roots for f in r.findings if f.code == "MIG-CAS-071"} == {"live/dev", "live/staging"}
+
+
+def test_modules_every_environment_applies_get_karpenter_once_and_each_environment_its_own_values(tmp_path):
+    """fixtures/cas-terragrunt-environments: the files written in the shared modules are the same text for dev and
+    prod (no environment's literal name in them); each environment's inputs and NodePools are in its own units."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terragrunt-environments" / "input", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    assert not plan.has_errors and {r.phase for r in plan.roots} == {"install"}
+    new = {c.path: c.new for c in plan.changes}
+    assert set(new) == {"modules/eks/karpenter.tf", "modules/addons/karpenter.tf",
+                        "live/dev/addons/terragrunt.hcl", "live/prod/addons/terragrunt.hcl",
+                        "live/dev/addons/karpenter-nodepools.yaml", "live/prod/addons/karpenter-nodepools.yaml"}
+    for shared in ("modules/eks/karpenter.tf", "modules/addons/karpenter.tf"):
+        assert "orders-dev" not in new[shared] and "orders-prod" not in new[shared]
+    assert 'node_iam_role_name            = "${aws_eks_cluster.this.name}-karpenter-node"' in new["modules/eks/karpenter.tf"]
+    assert "controller_node_group" not in new["modules/eks/karpenter.tf"]      # no one environment's group there
+    for env, pools in (("dev", {"general", "workers"}), ("prod", {"general", "batch"})):
+        unit = new[f"live/{env}/addons/terragrunt.hcl"]
+        assert '  karpenter_controller_node_group = "general"\n' in unit
+        assert "  karpenter_queue_name      = dependency.eks.outputs.karpenter_queue_name\n" in unit
+        docs = yamlsrc.load_all_safe(new[f"live/{env}/addons/karpenter-nodepools.yaml"])
+        assert {d["metadata"]["name"] for d in docs if d["kind"] == "NodePool"} == pools
+        (cls,) = [d for d in docs if d["kind"] == "EC2NodeClass"]
+        assert cls["spec"]["role"] == f"orders-{env}-karpenter-node"
+    assert {r.path for r in plan.roots for f in r.findings if f.code == "MIG-CAS-071"} == {"live/dev", "live/prod"}
+
+
+def test_an_environment_planned_alone_leaves_the_other_its_own_install_and_waits_for_it(tmp_path):
+    """`apply --root live/dev` writes the shared modules with dev's inputs. prod then still has its install to do (its
+    unit does not give the variables the shared charts declare): only its inputs and NodePools are written, the same
+    as when both are planned together (MIG-CAS-073), and dev's cutover waits for it - the shared Cluster Autoscaler
+    file (MIG-ROOT-001) and, so that the phase lands whole, dev's own scale-down (MIG-ROOT-003). Before, prod read
+    as installed and was stuck without NodePools, and dev's cutover scaled the shared Cluster Autoscaler to zero in
+    prod too."""
+    import filecmp
+    import shutil
+    from migrator.apply import apply_changes
+    fx = FIXTURES / "cas-terragrunt-environments"
+    shutil.copytree(fx / "input", tmp_path, dirs_exist_ok=True)
+    apply_changes(tmp_path, _plan(tmp_path, only=["live/dev"]).changes)
+    assert not (tmp_path / "live/prod/addons/karpenter-nodepools.yaml").exists()
+    plan = _plan(tmp_path)
+    phases = {r.path: r.phase for r in plan.roots}
+    assert phases == {"live/dev": "cutover", "live/prod": "install"} and not plan.has_errors
+    assert {c.path for c in plan.changes} == {"live/prod/addons/terragrunt.hcl",
+                                              "live/prod/addons/karpenter-nodepools.yaml"}
+    codes = {f.code for f in plan.findings}
+    assert {"MIG-CAS-073", "MIG-ROOT-001", "MIG-ROOT-003"} <= codes
+    apply_changes(tmp_path, plan.changes)
+    cmp = filecmp.dircmp(tmp_path, fx / "expected-run-1")
+    assert not _differ(cmp), _differ(cmp)              # as when both environments are planned in one run
+    plan = _plan(tmp_path)
+    assert {r.phase for r in plan.roots} == {"cutover"}
+
+
+def _differ(cmp) -> list[str]:
+    out = list(cmp.diff_files) + list(cmp.left_only) + list(cmp.right_only)
+    for sub in cmp.subdirs.values():
+        out += _differ(sub)
+    return out
 
 
 def test_an_oidc_provider_behind_a_count_the_module_turns_on_is_the_irsa_trust(tmp_path):

@@ -288,10 +288,14 @@ class Autoscaler:
         """The edits (and what they say) that free an output of module folder `d` from the Terragrunt units reading
         it, when each unit only passes it on as one input (`k = dependency.x.outputs.<output>`) whose variable, in the
         unit's module, is read by nothing but blocks this cleanup removes: the input entry and the variable go. None
-        when any reader does more (the output then holds what it reads, said)."""
+        when any reader does more (the output then holds what it reads, said). A unit of another environment (a
+        module several environments' units apply) is freed alike by its own root's plan: checked here, not edited."""
         edits: list[Edit] = []
         told = []
-        for u in units:
+        own = [u for u in units if self.ctx.owns(u)]
+        if not own:
+            return None
+        for u in sorted(units, key=lambda x: x not in own):
             f, text = self.repo.hcl(u), self.repo.text(u)
             inputs = f.attributes.get("inputs") if f is not None else None
             obj = inputs.expr if inputs is not None else None
@@ -301,7 +305,7 @@ class Autoscaler:
             unit = terragrunt(self.repo).unit_at(posixpath.dirname(u) or ".")
             m = unit.module_dir if unit is not None else None
             if len(hits) != 1 or not ref.fullmatch(hits[0].value.source.strip()) or \
-                    len(list(ref.finditer(text))) != 1 or m is None or not self.ctx.owns(u):
+                    len(list(ref.finditer(text))) != 1 or m is None:
                 return None
             key = hits[0].key
             going = {id(b) for q, bs in self._gone.items() if (posixpath.dirname(q) or ".") == m for b in bs}
@@ -319,6 +323,10 @@ class Autoscaler:
             a, z = line_start(text, e.start), line_end(text, e.end)
             if text[a:e.start].strip() or text[e.end:z].strip().rstrip(","):
                 return None                 # not on lines of its own
+            if u not in own:
+                if (var[0], var[1].start) in {(q, b.start) for _, _, _, (q, b) in told}:
+                    continue                # another environment's unit of the same module: its root frees it
+                return None
             edits.append(TextEdit(u, a, z, "", RULE))
             edits += remove_blocks(self.repo, var[0], [var[1]], RULE)
             told.append((u, hclsrc.line_of(text, e.start), key, var))

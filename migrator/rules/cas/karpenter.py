@@ -170,29 +170,52 @@ class UnitSplit(Split):
     inputs: dict[str, str] = field(default_factory=dict)       # inputs this install adds: variable -> output
     into: Any = None                        # the object literal of the unit's inputs the new ones join
     declared: dict[str, str] = field(default_factory=dict)     # the charts' module's variables: name -> file
+    shared: list[str] = field(default_factory=list)            # every unit applying the modules (one per environment),
+                                                               # when several do: the modules' files are the same for
+                                                               # all, what differs is given in each unit's inputs
+    literals: dict[str, str] = field(default_factory=dict)     # inputs given as this environment's own values
+
+    def _variable(self, name: str) -> str:
+        var = name if name.startswith("karpenter_") else f"karpenter_{name}"
+        if var in self.declared and var not in self.inputs and var not in self.literals:
+            self.conflicts.append(self.declared[var])
+        return var
 
     def ref(self, name: str, value: str) -> str:
         have = self._output(self.existing, name, value, self.written)
         if have in self.passed:
             return f"var.{self.passed[have]}"
-        var = have if have.startswith("karpenter_") else f"karpenter_{have}"
-        if var in self.declared and var not in self.inputs:
-            self.conflicts.append(self.declared[var])
+        var = self._variable(have)
         self.inputs[var] = have
         return f"var.{var}"
 
+    def refs(self, expr: str, kept, eks: str, irsa: bool, literal: bool) -> dict[str, str]:
+        """As Split.refs; with modules shared by several environments, the controller's node group is this
+        environment's own: its name, given in the unit's inputs (an output of the shared module would name one
+        environment's group for all)."""
+        group = _group_name_literal(kept.group) if kept is not None and self.shared else None
+        if group is None:
+            return super().refs(expr, kept, eks, irsa, literal)
+        out = super().refs(expr, None, eks, irsa, literal)
+        var = self._variable("controller_node_group")
+        self.literals[var] = hclsrc.quote(group)
+        out["group"] = f"var.{var}"
+        return out
+
     def reads(self) -> str:
+        if self.shared:
+            return f"inputs of each environment's unit ({', '.join(self.shared)})"
         return f"inputs of {self.unit}/terragrunt.hcl, from dependency.{self.dependency}"
 
     def declarations(self) -> list[str]:
         out: list[str] = []
-        for v in self.inputs:
+        for v in [*self.inputs, *self.literals]:
             out += [f'variable "{v}" {{', "  type = string", "}", ""]
         return out
 
     def inputs_edit(self, repo) -> TextEdit | None:
         """The inputs joining the unit's `inputs` object, after its last entry, as a run of their own."""
-        if not self.inputs:
+        if not self.inputs and not self.literals:
             return None
         path = posixpath.join(self.unit, UNIT_FILE) if self.unit != "." else UNIT_FILE
         text = repo.text(path)
@@ -201,49 +224,79 @@ class UnitSplit(Split):
         last = obj.entries[-1] if obj.entries else None
         ind = text[line_start(text, last.start):last.start] if last is not None else \
             text[line_start(text, obj.start):obj.start] + "  "
-        lines = [f"# Karpenter (migrator): the outputs of dependency.{self.dependency} its charts read"] + \
-            [f"{v} = dependency.{self.dependency}.outputs.{o}" for v, o in self.inputs.items()]
+        lines = ([f"# Karpenter (migrator): the outputs of dependency.{self.dependency} its charts read"] +
+                 [f"{v} = dependency.{self.dependency}.outputs.{o}" for v, o in self.inputs.items()]
+                 if self.inputs else [])
+        if self.literals:
+            lines += [*([""] if lines else []), "# Karpenter (migrator): this environment's node group for the controller"]
+            lines += [f"{v} = {x}" for v, x in self.literals.items()]
         body = align_attributes("\n".join(lines) + "\n")
-        new = ("\n" if last is not None else "") + "".join(ind + ln + "\n" for ln in body.splitlines())
+        new = ("\n" if last is not None else "") + "".join((ind + ln if ln else "") + "\n" for ln in body.splitlines())
         return TextEdit(path, pos, pos, to_newline(new, repo.files[path].newline), RULE)
 
 
-def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | None":
-    """The split over the units of _cluster_units: None where the charts' unit names the cluster's unit by no
-    `dependency` block, or gives its module no `inputs` object migrator can add to."""
-    unit_dir, cluster_unit, md = units[0]
-    if not cas0.path.endswith(hclsrc.TF_CODE):
-        return None                             # the unit installs a registry module itself: no module to write beside
-    from ...inventory.terragrunt import callers as unit_callers
-    charts = posixpath.dirname(cas0.path) or "."
-    if len(unit_callers(repo, charts, every=True)) > 1 or len(unit_callers(repo, md, every=True)) > 1:
-        return None                             # one module for several environments' units: each would write its own
+def _unit_place(repo, unit_dir: str, cluster_units: set[str]) -> tuple[str, list, Any] | None:
+    """Where a unit's terragrunt.hcl takes the install's inputs: (the name of its `dependency` on one of the cluster's
+    units, the object literals of its `inputs`, the one new entries join: the last). None where it names no such
+    unit by a `dependency` block, or gives its module no `inputs` object migrator can add to."""
     path = posixpath.join(unit_dir, UNIT_FILE) if unit_dir != "." else UNIT_FILE
     f = repo.hcl(path) if path in repo.files else None
     if f is None:
         return None
     dep = next((b.labels[0] for b in f.blocks if b.type == "dependency" and b.labels and b.attr("config_path") is not None
                 and isinstance(b.attr("config_path").literal(), str)
-                and posixpath.normpath(posixpath.join(unit_dir, b.attr("config_path").literal())) == cluster_unit), None)
+                and posixpath.normpath(posixpath.join(unit_dir, b.attr("config_path").literal())) in cluster_units), None)
     e = f.attributes["inputs"].expr if "inputs" in f.attributes else None
     objs = [e] if e is not None and e.kind == "object" else \
         [x for x in e.items if x.kind == "object"] if e is not None and e.kind == "call" and e.name == "merge" else []
     if dep is None or not objs or (e.kind == "call" and e.items[-1] is not objs[-1]):
         return None                             # a later merge() argument could override what is added
-    obj = objs[-1]
-    if hclsrc.line_of(repo.text(path), obj.start) == hclsrc.line_of(repo.text(path), obj.end):
+    if hclsrc.line_of(repo.text(path), objs[-1].start) == hclsrc.line_of(repo.text(path), objs[-1].end):
         return None                             # an object on one line: no place for entries as hclfmt writes them
-    passed = {}
+    return dep, objs, objs[-1]
+
+
+def _passed(dep: str, objs: list) -> dict[str, str]:
+    """The cluster unit's outputs a unit's inputs already pass on: output -> the input (variable) that gives it."""
+    out = {}
     for x in objs:
         for entry in x.entries:
             m = re.fullmatch(rf"dependency\.{re.escape(dep)}\.outputs\.([\w-]+)", entry.value.source.strip())
             if m:
-                passed[m.group(1)] = entry.key
+                out[m.group(1)] = entry.key
+    return out
+
+
+def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | None":
+    """The split over the units of _cluster_units: None where the charts' unit names the cluster's unit by no
+    `dependency` block, or gives its module no `inputs` object migrator can add to. Modules several environments'
+    units apply (one unit per environment, each with its own inputs) are written once, the same for every
+    environment: the split is then `shared`, and None unless every unit applying the charts' module depends on a unit
+    of the cluster's module and takes inputs (each environment's root gives its own)."""
+    unit_dir, cluster_unit, md = units[0]
+    if not cas0.path.endswith(hclsrc.TF_CODE):
+        return None                             # the unit installs a registry module itself: no module to write beside
+    from ...inventory.terragrunt import callers as unit_callers
+    charts = posixpath.dirname(cas0.path) or "."
+    chart_units = unit_callers(repo, charts, every=True)
+    cluster_units = {u.dir for u in unit_callers(repo, md, every=True)}
+    shared = sorted(u.dir for u in chart_units) if len(chart_units) > 1 or len(cluster_units) > 1 else []
+    if shared and (any(_unit_place(repo, u, cluster_units) is None for u in shared) or charts == md):
+        return None                             # an environment could not be given the install's inputs
+    place = _unit_place(repo, unit_dir, {cluster_unit})
+    if place is None:
+        return None
+    dep, objs, obj = place
+    path = posixpath.join(unit_dir, UNIT_FILE) if unit_dir != "." else UNIT_FILE
+    passed = _passed(dep, objs)
+    for u in shared:                            # the shared module reads only what every environment passes alike
+        other = _passed(*_unit_place(repo, u, cluster_units)[:2])
+        passed = {k: v for k, v in passed.items() if other.get(k) == v}
     declared = {b.labels[0]: p for p in repo.tf_in_dir(charts if charts != "." else "") for b in
                 (repo.hcl(p).blocks if repo.hcl(p) is not None else []) if b.type == "variable" and b.labels}
     return UnitSplit(charts, "", posixpath.join(charts, "karpenter.tf") if charts != "." else "karpenter.tf", path, md,
                      _outputs(repo, md), stage=md, dependency=dep, unit=unit_dir, passed=passed, into=obj,
-                     declared=declared)
+                     declared=declared, shared=shared)
 
 
 NODE_MAPPING = AUTH["node_mapping"]
@@ -617,12 +670,43 @@ class Installer:
         self.module_version = INSTALL["module_version"]
         self.matched = None     # (file, eks module call, its release, module_coverage row, the chart's Kubernetes
                                 # range): the v20 module matched to it
+        self.shared: list[str] = []     # the units of every environment applying the modules written (UnitSplit)
+        self.ours: dict[str, str] = {}  # the install's files already written in modules shared with other
+                                        # environments, which this one has yet to give its inputs: path -> text
+
+    def awaited(self) -> dict[str, str]:
+        """The files migrator's install wrote in modules several environments' Terragrunt units apply, when this
+        environment's unit does not give the variables they declare yet (another environment's plan wrote them,
+        planned alone with --root): this environment's install is then still to do, its own inputs and NodePools
+        (path -> the file's text, kept as it is)."""
+        from ...inventory.terragrunt import callers as unit_callers
+        out: dict[str, str] = {}
+        for c in self.ctx.charts:
+            text = self.repo.text(c.path)
+            d = posixpath.dirname(c.path) or "."
+            units = unit_callers(self.repo, d, every=True)
+            if c.chart != "karpenter" or MARK not in text or len(units) < 2:
+                continue
+            f = self.repo.hcl(c.path)
+            wanted = {b.labels[0] for b in (f.blocks if f is not None else []) if b.type == "variable" and b.labels
+                      and b.labels[0].startswith("karpenter_") and b.attr("default") is None}
+            mine = [u for u in units if self.ctx.owns(u.path)]
+            if wanted and mine and any(not wanted <= set(u.inputs) for u in mine):
+                out[c.path] = text
+        for p in list(out):                 # and the karpenter module's file its outputs come from
+            m = re.search(r"The karpenter module is in (\S+) \(the cluster's stage\)", out[p])
+            other = posixpath.join(m.group(1), "karpenter.tf") if m and m.group(1) != "." else "karpenter.tf"
+            if m and other in self.repo.files and MARK in self.repo.text(other):
+                out[other] = self.repo.text(other)
+        return out
 
     def run(self) -> InstallResult:
         res = self.res
         if self.ctx.charts or any(m.kind in ("NodePool", "EC2NodeClass") for m in self.ctx.manifests):
-            res.done = True
-            return res
+            self.ours = self.awaited()
+            if not self.ours:
+                res.done = True
+                return res
         if not self.cas.present:
             return res
         cas0 = self.cas.installs[0]
@@ -666,6 +750,9 @@ class Installer:
         units = _cluster_units(self.repo, cas0, self.ctx.owns) if cas0.kind in ("terraform", "module", "wrapper") \
             else []
         usplit = _unit_split(self.repo, cas0, units) if units else None
+        if usplit is not None and self.ours:    # what the install already wrote is written again, the same
+            usplit.existing = {k: v for k, v in usplit.existing.items() if v[0] not in self.ours}
+            usplit.declared = {k: v for k, v in usplit.declared.items() if v not in self.ours}
         if usplit is not None and (not _helm_provider(self.repo, usplit.dir) or not any(
                 posixpath.dirname(g.home or g.path) == usplit.cluster_dir for g in self.cas.groups)):
             usplit = None                       # no chart installs there, or no node group of the cluster's unit read
@@ -759,7 +846,7 @@ class Installer:
             return res
         res.identity = "pod-identity" if _agent(self.repo, self.cas, self.ctx.owns) else "irsa"
         path = posixpath.join(d, "karpenter.tf") if d != "." else "karpenter.tf"
-        if path in self.repo.files:
+        if path in self.repo.files and path not in self.ours:
             _find(res, "MIG-CAS-006", "error", path, 1, f"{path} already exists; migrator writes the Karpenter "
                   "installation there", "rename that file, then run migrator again")
             return res
@@ -788,11 +875,15 @@ class Installer:
                   "docs/from-cluster-autoscaler.md by hand)")
             return res
         at = split.dir if split is not None else d          # where the charts and the NodePools are written
-        kubectl = style == "terraform" and _kubectl_provider(self.repo, at)
+        self.shared = split.shared if isinstance(split, UnitSplit) else []
+        # modules several environments apply hold what is the same for all: each environment's NodePools go in a
+        # file of its own unit, with its own names
+        kubectl = style == "terraform" and _kubectl_provider(self.repo, at) and not self.shared
         literal = self.cluster_literal(d, cas0) if not kubectl else None
         res.cluster_literal = literal or ""
         head: list[str] = []
-        conn = _connection(self.repo, at) if style == "terraform" and not kubectl and literal is None else None
+        conn = _connection(self.repo, at) if style == "terraform" and not kubectl and literal is None \
+            and not self.shared else None
         required = self.require_kubectl(at) if conn is not None else None
         if required is not None:        # the name is known at apply only: the NodePools go through a kubectl provider
             kubectl = True
@@ -804,7 +895,7 @@ class Installer:
                   f"it: the {conf['source']} provider is added to the root, "
                   f"connected as its {conn.what} is",
                   "terraform init -upgrade installs the provider (the install step's first command)")
-        elif style == "terraform" and not kubectl and literal is None and at != ".":
+        elif style == "terraform" and not kubectl and literal is None and at != "." and not self.shared:
             added = self.kubectl_from_callers(at, expr)
             if added is not None:
                 kubectl, head = True, added
@@ -827,6 +918,16 @@ class Installer:
         pools, classes = self.objects(shapes, refs, literal, names)
         if pools is None:
             return res
+        if self.shared:                     # the modules name what the cluster's name makes as Terraform resolves it
+            names = self.fixed_names(expr, None)
+            _find(res, "MIG-CAS-071", "info", split.source, 1,
+                  f"the modules {split.stage} and {split.dir} are applied by the units of {len(self.shared)} "
+                  f"environments ({', '.join(self.shared)}): Karpenter is written in them once, the same for every "
+                  "environment, and what is this environment's own (the controller's node group, the NodePools) in "
+                  f"its units ({split.unit})",
+                  "plan every environment with the same migrator run (or each with --root, the earliest first): a "
+                  "module shared by the environments moves when they all do; each environment applies its units "
+                  "itself")
         text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names, head, refs, split)
         if split is not None:
             text, charts = text
@@ -856,7 +957,9 @@ class Installer:
                   "add the kubectl provider (alekc/kubectl) to the root's required_providers, or give the cluster "
                   "a literal name (or variable default), then run migrator again")
         elif not kubectl:
-            res.objects_file = posixpath.join(at, "karpenter-nodepools.yaml") if at != "." else "karpenter-nodepools.yaml"
+            home = split.unit if self.shared else at
+            res.objects_file = posixpath.join(home, "karpenter-nodepools.yaml") if home != "." else \
+                "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
         value = self.tag_value(d, literal)
@@ -870,7 +973,35 @@ class Installer:
                   "terraform cannot plan, so the runbook tags them with aws-cli",
                   "or name the cluster from a local or a variable, then run migrator again to tag them in Terraform")
         self.provider_pin(d)
+        if self.ours:
+            self.join_written(res)
         return res
+
+    def join_written(self, res: InstallResult) -> None:
+        """This environment's part of an install already written in the shared modules: the files there stay as they
+        are, when they are what this environment's plan writes; else nothing is written, said."""
+        differ = sorted(e.path for e in res.edits if isinstance(e, NewFile) and e.path in self.ours
+                        and e.text.replace("\r\n", "\n") != self.ours[e.path].replace("\r\n", "\n"))
+        missing = sorted(set(self.ours) - {e.path for e in res.edits if isinstance(e, NewFile)})
+        if differ or missing:
+            res.edits.clear()
+            res.pools.clear()
+            where = (differ or missing)[0]
+            _find(res, "MIG-CAS-072", "warning", where, 1,
+                  f"{where} holds the Karpenter install another environment's plan wrote in a module this "
+                  f"environment's units apply too, and it is not what this environment's plan writes there (edited "
+                  "since, or written by another migrator version): this environment's inputs and NodePools are not "
+                  "written",
+                  f"give {self.shared[0] if self.shared else 'this environment'}'s unit the variables {where} declares "
+                  "(as the other environments' units do), and write its NodePools by hand (docs/from-cluster-"
+                  "autoscaler.md)")
+            return
+        res.edits = [e for e in res.edits if not (isinstance(e, NewFile) and e.path in self.ours)]
+        _find(res, "MIG-CAS-073", "info", sorted(self.ours)[0], 1,
+              f"Karpenter is already written in the modules this environment shares with others "
+              f"({', '.join(sorted(self.ours))}): this environment's install gives its units the inputs they read, "
+              "and writes its NodePools",
+              "apply this environment's units in the runbook's order")
 
     def settle(self, shapes: list, cas0, fargate: bool = False) -> tuple[Any, bool]:
         """The node groups' notes, the groups migrator cannot read, and where the controller runs: (the shape of
@@ -1111,7 +1242,7 @@ class Installer:
 
     def unit_split(self, split: UnitSplit, cas0) -> UnitSplit:
         """The Terragrunt split, said (MIG-CAS-066); without a folder when a file migrator writes is there already."""
-        if split.path in self.repo.files:
+        if split.path in self.repo.files and split.path not in self.ours:
             _find(self.res, "MIG-CAS-006", "error", split.path, 1, f"{split.path} already exists; migrator writes the "
                   "Karpenter installation there", "rename that file, then run migrator again")
             split.dir = ""
@@ -1231,7 +1362,8 @@ class Installer:
                         f'  iam_role_name                 = "{names["controller_role"]}"']
         if self.inline_policy(d, names, style):
             mod += ["", "  # the controller policy as an inline role policy: the managed one would pass IAM's 6,144-character",
-                    "  # quota with this cluster's name (MIG-V1X-MOD-013)", "  enable_inline_policy = true", ""]
+                    f"  # quota with {'a cluster name of typical length' if self.shared else 'this cluster' + chr(39) + 's name'}"
+                    " (MIG-V1X-MOD-013)", "  enable_inline_policy = true", ""]
         mod += ["  node_iam_role_additional_policies = {"]
         mod += [f'    {k} = "{v}"' for k, v in INSTALL["node_policies"].items()]
         mod += ["  }", "}", ""]
@@ -1360,7 +1492,7 @@ class Installer:
         row = policysize.template_for(version)
         if row is None or not policysize.inline_allowed(version):
             return False
-        scope = policysize.Scope(cluster_name=self.cluster_literal(d, self.cas.installs[0]),
+        scope = policysize.Scope(cluster_name=None if self.shared else self.cluster_literal(d, self.cas.installs[0]),
                                  node_role_name=names["node_role"] if "${" not in names["node_role"] else None,
                                  node_role_prefix=False,
                                  queue_name=names["queue"] if style != "terraform" and "${" not in names["queue"] else None)
@@ -1830,8 +1962,8 @@ class Installer:
                     continue
                 if _independent(self.repo, d, e.source):
                     return e.source.strip()
-                return hclsrc.quote(literal) if literal else None
-        return hclsrc.quote(literal) if literal else None
+                return hclsrc.quote(literal) if literal and not self.shared else None
+        return hclsrc.quote(literal) if literal and not self.shared else None
 
     def tags(self, d: str, expr: str) -> None:
         """karpenter.sh/discovery on the private subnets and the node security group, where the root declares them:
