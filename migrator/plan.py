@@ -898,40 +898,33 @@ def _generated(old: str) -> str | None:
 def _whole_phases(roots: list[RootPlan], changes: list[FileChange], findings: list[Finding],
                   multi: bool) -> list[FileChange]:
     """A root in a phase that lands whole (its hop's `atomic_phases`) one of whose files failed its check
-    (MIG-EDIT-00x: not written) writes none of its other changes either (the subnet tags without the install, the
-    Cluster Autoscaler release removed while the node groups stay)."""
+    (MIG-EDIT-00x: not written), or waits for roots behind it (a shared file held: MIG-ROOT-001), writes none of its
+    other changes either (the subnet tags without the install, the Cluster Autoscaler release removed while the node
+    groups stay)."""
     failed = {f.path for f in findings if f.severity == "error" and f.code.startswith("MIG-EDIT-")}
     out = changes
     for rp in roots:
         bad = sorted(failed & set(rp.changes))
-        if not rp.phase or rp.phase not in (rp.hop or {}).get("atomic_phases", []):
+        if not rp.phase or rp.phase not in (rp.hop or {}).get("atomic_phases", []) or not (bad or rp.held):
             continue
-        if not bad and rp.held:
+        who = 'root ' + rp.path if multi else 'the repository'
+        if bad:
+            mine = set(rp.changes)
+            code, why, manual = "MIG-HOP-008", f"could not write {', '.join(bad)} (its check failed)", \
+                "resolve the errors, then run migrator again"
+        else:
             # a file it shares with roots behind it waits for them (MIG-ROOT-001): so does the rest of the phase
             # (a node group scaled down while the shared module still runs Cluster Autoscaler), but for the files
             # other roots change with it
-            others = {p for x in roots if x is not rp for p in x.changes}
-            dropped = {c.path for c in out if c.path in set(rp.changes) - others}
-            out = [c for c in out if c.path not in dropped]
-            if dropped:
-                findings.append(Finding(
-                    "MIG-ROOT-003", "warning", "", 0,
-                    f"{'root ' + rp.path if multi else 'the repository'}: phase {rp.phase} waits for "
-                    f"{', '.join(sorted(set(rp.held)))}, shared with roots behind it, so none of its "
-                    f"{len(dropped)} other file change(s) is written either: the phase lands whole or not at all",
-                    "move the roots behind it on first (MIG-ROOT-001 names them), then run migrator again"))
-            continue
-        if not bad:
-            continue
-        mine = set(rp.changes)
+            mine = set(rp.changes) - {p for x in roots if x is not rp for p in x.changes}
+            code, why, manual = "MIG-ROOT-003", f"waits for {', '.join(sorted(set(rp.held)))}, shared with roots " \
+                "behind it", "move the roots behind it on first (MIG-ROOT-001 names them), then run migrator again"
         dropped = {c.path for c in out if c.path in mine}
         out = [c for c in out if c.path not in mine]
         if dropped:
             findings.append(Finding(
-                "MIG-HOP-008", "warning", "", 0,
-                f"{'root ' + rp.path if multi else 'the repository'}: phase {rp.phase} could not write "
-                f"{', '.join(bad)} (its check failed), so none of its {len(dropped)} other file change(s) is "
-                "written: the phase lands whole or not at all", "resolve the errors, then run migrator again"))
+                code, "warning", "", 0, f"{who}: phase {rp.phase} {why}, so none of its {len(dropped)} other file "
+                "change(s) is written: the phase lands whole or not at all", manual))
     return out
 
 
