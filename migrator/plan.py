@@ -463,8 +463,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             continue
         # its other phases are behind this root (but those it may rejoin, when they have work)
         rejoin = [p for p, rule in finishing.get("rejoin_phases", {}).items()
-                  if registry.has_work({rule: ctx.result(finishing, p).get(rule)} if ctx.result(finishing, p).get(rule)
-                                       is not None else {})]
+                  if getattr(ctx.result(finishing, p).get(rule), "done", True) is False]
         if rejoin or _has_work(finishing, ctx, finishing["finish_phases"]):
             chain = [finishing] + chain
             finish = [p for p in registry.phases(finishing) if p in rejoin or p in finishing["finish_phases"]]
@@ -472,6 +471,8 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         if (left := registry.left_beside(finishing, ctx)) is not None:
             note(left[0], "info", left[1], left[2])   # still there, with no phase to move it: said
     wanted = phase
+    if wanted is None and fixed is None and finish and finish[0] not in chain[0]["finish_phases"]:
+        wanted = finish[0]                 # a phase still to do before the rest: the root stands there
     if fixed is not None:                  # the second pass plans each root at the very same hop and phase
         if r in fixed:
             chain, wanted = [fixed[r][0]], fixed[r][1]
@@ -654,7 +655,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     names = among or registry.phases(hop)
     natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names) or names[0]
     every = registry.phases(hop)        # a rank is the phase's place in the whole hop, whatever is left of it
-    rp.rank = (position, every.index(natural) if natural in every else names.index(natural))
+    rp.rank = (position, every.index(natural))
     if wanted is None:
         wanted = natural
     elif wanted not in names:
@@ -668,7 +669,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         return rp
     rp.phase = wanted
     rp.only = ctx.only_rules
-    rp.rank = (position, every.index(wanted) if wanted in every else names.index(wanted))
+    rp.rank = (position, every.index(wanted))
     rest = names[names.index(wanted) + 1:]
     rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
                         rp.later) or f"nothing: {goal} is reached"

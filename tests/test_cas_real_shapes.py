@@ -3983,3 +3983,20 @@ def test_an_input_freed_in_a_pass_that_then_holds_the_iam_is_neither_removed_nor
     assert "modules/eks/outputs.tf" not in new and "modules/eks/cluster_autoscaler_iam.tf" not in new
     assert [f.code for f in plan.findings if f.path == "live/dev/addons/terragrunt.hcl"] == []
     assert any(f.code == "MIG-CAS-042" and "module.cluster_autoscaler_irsa" in f.message for f in plan.findings)
+
+
+def test_a_shared_install_edited_since_is_said_and_the_other_environment_writes_nothing(tmp_path):
+    """The shared charts file another environment's plan wrote, edited since (a value set by hand): prod's
+    install is not what it would write there, so MIG-CAS-072 names the file and prod's unit, and nothing of prod is
+    written (its inputs would have to match what the file declares)."""
+    import shutil
+    from migrator.apply import apply_changes
+    shutil.copytree(FIXTURES / "cas-terragrunt-environments" / "input", tmp_path, dirs_exist_ok=True)
+    apply_changes(tmp_path, _plan(tmp_path, only=["live/dev"]).changes)
+    charts = tmp_path / "modules/addons/karpenter.tf"
+    charts.write_text(charts.read_text().replace("  skip_crds  = true\n", "  skip_crds  = true\n  timeout    = 600\n"))
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    assert not [c for c in plan.changes if c.path.startswith("live/prod/")]
+    (said,) = [f for f in plan.findings if f.code == "MIG-CAS-072"]
+    assert said.path == "modules/addons/karpenter.tf" and "give the unit live/prod/addons the variables" in said.manual_step

@@ -671,6 +671,7 @@ class Installer:
         self.matched = None     # (file, eks module call, its release, module_coverage row, the chart's Kubernetes
                                 # range): the v20 module matched to it
         self.shared: list[str] = []     # the units of every environment applying the modules written (UnitSplit)
+        self.unit = ""                  # then this environment's unit that takes the inputs
         self.ours: dict[str, str] = {}  # the install's files already written in modules shared with other
                                         # environments, which this one has yet to give its inputs: path -> text
 
@@ -678,27 +679,25 @@ class Installer:
         """The files migrator's install wrote in modules several environments' Terragrunt units apply, when this
         environment's unit does not give the variables they declare yet (another environment's plan wrote them,
         planned alone with --root): this environment's install is then still to do, its own inputs and NodePools
-        (path -> the file's text, kept as it is)."""
-        from ...inventory.terragrunt import callers as unit_callers
-        out: dict[str, str] = {}
+        (path -> the file's text, kept as it is): the charts' karpenter.tf and the one in the module of the cluster's
+        unit the charts' unit depends on."""
+        from ...inventory.terragrunt import callers as unit_callers, terragrunt
         for c in self.ctx.charts:
-            text = self.repo.text(c.path)
             d = posixpath.dirname(c.path) or "."
             units = unit_callers(self.repo, d, every=True)
-            if c.chart != "karpenter" or MARK not in text or len(units) < 2:
+            if c.chart != "karpenter" or MARK not in self.repo.text(c.path) or len(units) < 2:
                 continue
             f = self.repo.hcl(c.path)
             wanted = {b.labels[0] for b in (f.blocks if f is not None else []) if b.type == "variable" and b.labels
                       and b.labels[0].startswith("karpenter_") and b.attr("default") is None}
             mine = [u for u in units if self.ctx.owns(u.path)]
-            if wanted and mine and any(not wanted <= set(u.inputs) for u in mine):
-                out[c.path] = text
-        for p in list(out):                 # and the karpenter module's file its outputs come from
-            m = re.search(r"The karpenter module is in (\S+) \(the cluster's stage\)", out[p])
-            other = posixpath.join(m.group(1), "karpenter.tf") if m and m.group(1) != "." else "karpenter.tf"
-            if m and other in self.repo.files and MARK in self.repo.text(other):
-                out[other] = self.repo.text(other)
-        return out
+            if not wanted or all(wanted <= set(u.inputs) for u in mine):
+                continue
+            dirs = {d} | {du.module_dir for u in mine for dep in u.dependencies
+                          if (du := terragrunt(self.repo).unit_at(dep)) is not None and du.module_dir}
+            files = [posixpath.join(x, "karpenter.tf") if x != "." else "karpenter.tf" for x in sorted(dirs)]
+            return {p: self.repo.text(p) for p in files if p in self.repo.files and MARK in self.repo.text(p)}
+        return {}
 
     def run(self) -> InstallResult:
         res = self.res
@@ -876,6 +875,7 @@ class Installer:
             return res
         at = split.dir if split is not None else d          # where the charts and the NodePools are written
         self.shared = split.shared if isinstance(split, UnitSplit) else []
+        self.unit = split.unit if self.shared else ""
         # modules several environments apply hold what is the same for all: each environment's NodePools go in a
         # file of its own unit, with its own names
         kubectl = style == "terraform" and _kubectl_provider(self.repo, at) and not self.shared
@@ -987,12 +987,13 @@ class Installer:
             res.edits.clear()
             res.pools.clear()
             where = (differ or missing)[0]
+            unit = f"the unit {self.unit}" if self.unit else "this environment's unit"
             _find(res, "MIG-CAS-072", "warning", where, 1,
                   f"{where} holds the Karpenter install another environment's plan wrote in a module this "
                   f"environment's units apply too, and it is not what this environment's plan writes there (edited "
                   "since, or written by another migrator version): this environment's inputs and NodePools are not "
                   "written",
-                  f"give {self.shared[0] if self.shared else 'this environment'}'s unit the variables {where} declares "
+                  f"give {unit} the variables {where} declares "
                   "(as the other environments' units do), and write its NodePools by hand (docs/from-cluster-"
                   "autoscaler.md)")
             return
@@ -1361,9 +1362,9 @@ class Installer:
                 mod += ["  iam_role_use_name_prefix      = false",
                         f'  iam_role_name                 = "{names["controller_role"]}"']
         if self.inline_policy(d, names, style):
+            whose = "a cluster name of typical length" if self.shared else "this cluster's name"
             mod += ["", "  # the controller policy as an inline role policy: the managed one would pass IAM's 6,144-character",
-                    f"  # quota with {'a cluster name of typical length' if self.shared else 'this cluster' + chr(39) + 's name'}"
-                    " (MIG-V1X-MOD-013)", "  enable_inline_policy = true", ""]
+                    f"  # quota with {whose} (MIG-V1X-MOD-013)", "  enable_inline_policy = true", ""]
         mod += ["  node_iam_role_additional_policies = {"]
         mod += [f'    {k} = "{v}"' for k, v in INSTALL["node_policies"].items()]
         mod += ["  }", "}", ""]
