@@ -160,14 +160,14 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
     out = []
     rendered = rendered_values(repo)
     for key, named in (("roots", options.roots), ("node_roles", options.node_roles)):
-        for r in sorted(set(named) - set(fleet.paths)):
+        for r in sorted(set(named) - set(fleet.roots)):
             said = repo.__dict__.setdefault("_unknown_roots_said", set())
             if (key, r) not in said:
                 said.add((key, r))
                 repo.findings.append(Finding(
                     "MIG-CFG-001", "warning", "", 0,
                     f"the configuration's {key} names {r!r}, which is not a cluster root: its facts are not used",
-                    f"name one of the cluster roots: {', '.join(fleet.paths)}"))
+                    f"name one of the cluster roots: {', '.join(fleet.roots)}"))
     for r in fleet.planned:
         if only is not None and r not in only:
             continue
@@ -177,10 +177,13 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
         if r in options.roots:          # .migrator.yaml roots: this cluster's own facts
             opts = dataclasses.replace(opts, **{k: v for k, v in options.roots[r].items() if v})
-        ctx = registry.Context(repo=repo, manifests=[m for m in manifests if owns(m.tf_path or m.path)],
+        base = fleet.base(r)
+        ctx = registry.Context(repo=repo.without(fleet.others(r)) if r != base else repo,
+                               manifests=[m for m in manifests if owns(m.tf_path or m.path)],
                                helm_values=values_of(mine) + [v for v in rendered if owns(v.path)],
-                               options=opts, charts=mine, owns=owns, root=r,
-                               stages=tuple(sorted(s for s, x in fleet.stages.items() if x == r)))
+                               options=opts, charts=mine, owns=owns, root=base,
+                               stages=tuple(sorted(s for s, x in fleet.stages.items() if x == base)),
+                               var_file=r if r != base else "", environments=tuple(fleet.split.get(base, ())))
         ctx.target = target
         ctx.all_manifests = manifests
         # a chart rendered with helm template pins its version in its labels
@@ -708,8 +711,26 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
             # migrator's own commands act on this root only
             step.commands = [re.sub(r"^(migrator (?:apply|plan) \S+)", lambda m: f"{m.group(1)} --root {shlex.quote(r)}", c)
                            for c in step.commands]
+        if ctx.var_file:            # an environment's root: Terraform runs in its root module with its tfvars
+            step.commands = [with_var_file(c, ctx.root, ctx.var_file) for c in step.commands]
+            step.verify = [with_var_file(c, ctx.root, ctx.var_file) for c in step.verify]
         rp.steps.append(step)
     return rp
+
+
+_TERRAFORM_RUN = re.compile(r"\bterraform((?: -chdir=(\S+))?) (plan|apply|destroy|import|refresh)\b")
+
+
+def with_var_file(command: str, root: str, var_file: str) -> str:
+    """A terraform plan / apply (import, destroy) run in an environment's root module, given that environment's tfvars
+    (`-var-file`, relative to the folder terraform runs in); runs in other folders stay as they are."""
+    def add(m: re.Match) -> str:
+        d = (m.group(2) or ".").strip("'\"")
+        if posixpath.normpath(d) != posixpath.normpath(root) or "-var-file" in command:
+            return m.group(0)
+        rel = posixpath.relpath(var_file, root) if root != "." else var_file
+        return f"{m.group(0)} -var-file={shlex.quote(rel)}"
+    return _TERRAFORM_RUN.sub(add, command)
 
 
 def _blocked_phase(hop: dict, ctx: registry.Context, names: list[str]) -> str | None:
@@ -796,6 +817,13 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     multi = len(fleet.planned) > 1
     contexts = _contexts(repo, fleet, manifests, charts, options, target, None if fixed is None else set(fixed))
     rps = [_plan_root(r, ctx, target, phase, fixed, multi) for r, ctx in contexts]
+    have = {_key(f) for f in repo.findings}
+    for _r, ctx in contexts:            # what an environment's root read in its own view of the files
+        if ctx.repo is not repo:
+            for f in ctx.repo.findings:
+                if _key(f) not in have:
+                    have.add(_key(f))
+                    repo.findings.append(f)
     if phase is not None and fixed is None and any(rp.hop for rp in rps) and not any(rp.phase == phase for rp in rps):
         have = sorted({f"{rp.hop_from} -> {rp.hop_to}: {', '.join(p['name'] for p in rp.phases)}"
                        for rp in rps if rp.hop is not None})

@@ -238,6 +238,17 @@ class Fleet:
         self.tied = self._tied(manifests)
         self._owner.clear()                         # answers given before the tied folders were known
         self._users.clear()
+        # a root module applied once per environment with its own tfvars (`-var-file envs/dev.tfvars`): one cluster
+        # per tfvars, each a root of its own named by its tfvars file
+        self.variants: dict[str, tuple[str, str]] = {}      # root name (its tfvars) -> (root module, tfvars)
+        self.split: dict[str, list[str]] = {}               # root module -> its environments' root names
+        for r in self.paths:
+            if r in self.tied.values() or not any(inside(d, r) for d in objects | installs):
+                continue                # a root of nothing to move (a repository without Karpenter or Cluster Autoscaler)
+            envs = environment_tfvars(repo, r)
+            if len(envs) > 1:
+                self.split[r] = sorted(envs, key=rollout_key)
+                self.variants.update({e: (r, e) for e in envs})
 
     # -- which root a file belongs to -------------------------------------------------------------------------------
 
@@ -261,8 +272,38 @@ class Fleet:
         """Every cluster root that uses a file (several for a shared module's or base's files), in rollout order."""
         got = self._users.get(path)
         if got is None:
-            got = self._users[path] = self._users_of(path)
+            got = self._users[path] = self._environments(path, self._users_of(path))
         return got
+
+    @property
+    def roots(self) -> list[str]:
+        """Every cluster root's name: a folder, or the tfvars of one environment of a root module (Fleet.variants)."""
+        return [v for r in self.paths for v in self.split.get(r, [r])]
+
+    def base(self, root: str) -> str:
+        """The folder of a cluster root (an environment's tfvars stands for its root module's folder)."""
+        return self.variants[root][0] if root in self.variants else root
+
+    def others(self, root: str) -> set[str]:
+        """The files an environment's root never reads: the other environments' tfvars of its root module."""
+        if root not in self.variants:
+            return set()
+        return {e for e in self.split[self.variants[root][0]] if e != root}
+
+    def _environments(self, path: str, users: tuple[str, ...]) -> tuple[str, ...]:
+        """Roots split by environment stand for their environments: a file of one of them (its tfvars, or a file named
+        after it: envs/dev.karpenter-nodepools.yaml) is that one's, any other file of the root module is every one's."""
+        if not self.split or not any(u in self.split for u in users):
+            return users
+        out: set[str] = set()
+        for u in users:
+            envs = self.split.get(u)
+            if envs is None:
+                out.add(u)
+                continue
+            own = [e for e in envs if path == e or path.startswith(e[:-len(".tfvars")] + ".")]
+            out.update(own or envs)
+        return tuple(sorted(out, key=rollout_key))
 
     def _users_of(self, path: str) -> tuple[str, ...]:
         d = posixpath.dirname(path) or "."
@@ -352,7 +393,7 @@ class Fleet:
     @property
     def planned(self) -> list[str]:
         """The roots planned on their own (a tied folder is planned with the root whose Application syncs it)."""
-        return [r for r in self.paths if r not in self.tied]
+        return [v for r in self.paths if r not in self.tied for v in self.split.get(r, [r])]
 
     def _tied(self, manifests: list[Manifest]) -> dict[str, str]:
         """Folders of objects that an Argo CD Application or a Flux Kustomization kept in another cluster root applies
@@ -381,6 +422,38 @@ class Fleet:
                 if how == "argocd" and what in files and self._nearest(posixpath.dirname(files[what]) or ".") != r:
                     found.setdefault(r, set()).add(self._nearest(posixpath.dirname(files[what]) or "."))
         return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
+
+
+ENVIRONMENTS = knowledge.load("resolve")["environment_tfvars"]
+
+
+def environment_tfvars(repo: Repo, root: str) -> list[str]:
+    """The tfvars files a root module is applied with once per environment (`terraform apply -var-file=envs/dev.tfvars`):
+    the ones Terraform does not load by itself (terraform.tfvars, *.auto.tfvars), in the root module's folder or a
+    folder below it with no Terraform code of its own (envs/), each setting a variable the module declares. Files
+    named as examples are no environment."""
+    here = root if root != "." else ""
+    code = repo.tf_in_dir(here)
+    if not code:
+        return []
+    declared = {b.labels[0] for p in code for b in (repo.hcl(p).blocks if repo.hcl(p) is not None else [])
+                if b.type == "variable" and b.labels}
+    out = []
+    for p in repo.tfvars_files():
+        name = posixpath.basename(p)
+        if name in ENVIRONMENTS["loaded"] or name.endswith(tuple(ENVIRONMENTS["loaded_suffixes"])) or \
+                any(w in name.lower() for w in ENVIRONMENTS["not_environments"]):
+            continue
+        d = posixpath.dirname(p)
+        x = d
+        while x != here and not repo.tf_in_dir(x) and x:
+            x = posixpath.dirname(x)
+        if x != here or not inside(d or ".", root):
+            continue                    # another module's (its nearest folder with Terraform code is not this root)
+        f = repo.hcl(p)
+        if f is not None and set(f.attributes) & declared:
+            out.append(p)
+    return out
 
 
 def _stages(repo: Repo, roots: list[str]) -> dict[str, str]:

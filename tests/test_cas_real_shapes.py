@@ -4000,3 +4000,103 @@ def test_a_shared_install_edited_since_is_said_and_the_other_environment_writes_
     assert not [c for c in plan.changes if c.path.startswith("live/prod/")]
     (said,) = [f for f in plan.findings if f.code == "MIG-CAS-072"]
     assert said.path == "modules/addons/karpenter.tf" and "give the unit live/prod/addons the variables" in said.manual_step
+
+
+def test_a_root_module_applied_per_tfvars_is_one_cluster_root_per_environment():
+    """envs/dev.tfvars and envs/prod.tfvars beside a root module (passed with -var-file) are two clusters: each its
+    own root, named by its tfvars; terraform.tfvars (loaded by Terraform itself) and an example are no environment.
+    A file of the root module is both environments'; a tfvars, or a file named after it, is its environment's only."""
+    import shutil
+    import tempfile
+    from migrator.inventory import Repo
+    from migrator.roots import environment_tfvars
+    with tempfile.TemporaryDirectory() as d:
+        tree = pathlib.Path(d)
+        shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tree, dirs_exist_ok=True)
+        (tree / "envs/example.tfvars").write_text('cluster_name = "example"\n')
+        assert environment_tfvars(Repo(tree), ".") == ["envs/dev.tfvars", "envs/prod.tfvars"]
+        plan = _plan(tree)
+        assert [r.path for r in plan.roots] == ["envs/dev.tfvars", "envs/prod.tfvars"]
+        from migrator.inventory import scan_charts, scan_manifests
+        from migrator.roots import Fleet
+        from migrator.rules import registry
+        repo = Repo(tree)
+        fleet = Fleet(repo, scan_manifests(repo), scan_charts(repo), registry.root_markers(repo))
+        assert fleet.users("main.tf") == ("envs/dev.tfvars", "envs/prod.tfvars")
+        assert fleet.users("terraform.tfvars") == ("envs/dev.tfvars", "envs/prod.tfvars")
+        assert fleet.users("envs/prod.tfvars") == ("envs/prod.tfvars",)
+        assert fleet.users("envs/dev.karpenter-nodepools.yaml") == ("envs/dev.tfvars",)
+
+
+def test_a_root_module_applied_per_tfvars_gets_karpenter_once_and_each_environment_its_own_values(tmp_path):
+    """fixtures/cas-tfvars-environments: each environment is planned from its own tfvars (its groups, its cluster's
+    name); karpenter.tf is the same text for both (no environment's name in it, the controller's group read from a
+    variable), each tfvars gets its group's key, each environment its NodePools file; every terraform plan and
+    apply of the runbook carries the environment's -var-file. Before: MIG-CAS-003 ("var.node_groups is set by 2
+    tfvars files"), nothing written."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tmp_path, dirs_exist_ok=True)
+    plan = _plan(tmp_path)
+    assert not plan.has_errors and {r.phase for r in plan.roots} == {"install"}
+    new = {c.path: c.new for c in plan.changes}
+    assert set(new) == {"karpenter.tf", "main.tf", "envs/dev.tfvars", "envs/prod.tfvars",
+                        "envs/dev.karpenter-nodepools.yaml", "envs/prod.karpenter-nodepools.yaml"}
+    assert "shop-dev" not in new["karpenter.tf"] and "shop-prod" not in new["karpenter.tf"]
+    assert "eks_managed_node_groups[var.karpenter_controller_node_group].node_group_id" in new["karpenter.tf"]
+    assert '"karpenter.sh/discovery" = var.cluster_name' in new["main.tf"]
+    for env, pools in (("dev", {"general", "workers"}), ("prod", {"general", "batch"})):
+        assert new[f"envs/{env}.tfvars"].endswith('\nkarpenter_controller_node_group = "general"\n')
+        docs = yamlsrc.load_all_safe(new[f"envs/{env}.karpenter-nodepools.yaml"])
+        assert {d["metadata"]["name"] for d in docs if d["kind"] == "NodePool"} == pools
+        (cls,) = [d for d in docs if d["kind"] == "EC2NodeClass"]
+        assert cls["spec"]["role"] == f"shop-{env}-karpenter-node"
+    assert {r.path for r in plan.roots for f in r.findings if f.code == "MIG-CAS-074"} == \
+        {"envs/dev.tfvars", "envs/prod.tfvars"}
+    runs = [c for s in plan.steps for c in s.commands + s.verify if re.search(r"\bterraform (plan|apply)\b", c)]
+    assert runs and all(f"-var-file=envs/{s.root.split('/')[1].split('.')[0]}.tfvars" in c
+                        for s in plan.steps for c in s.commands + s.verify if re.search(r"\bterraform (plan|apply)\b", c))
+
+
+def test_an_environment_of_a_tfvars_root_planned_alone_leaves_the_other_its_install_and_waits_for_it(tmp_path):
+    """`apply --root envs/dev.tfvars` writes karpenter.tf and dev's values. prod still has its install (its tfvars
+    does not set the variable karpenter.tf declares): only its tfvars and NodePools are written (MIG-CAS-073), to the
+    same files as planning both together, and dev's cutover waits for it (MIG-ROOT-001, MIG-ROOT-003). An edited
+    karpenter.tf is said (MIG-CAS-072) and nothing of prod written."""
+    import filecmp
+    import shutil
+    from migrator.apply import apply_changes
+    fx = FIXTURES / "cas-tfvars-environments"
+    shutil.copytree(fx / "input", tmp_path, dirs_exist_ok=True)
+    apply_changes(tmp_path, _plan(tmp_path, only=["envs/dev.tfvars"]).changes)
+    assert not (tmp_path / "envs/prod.karpenter-nodepools.yaml").exists()
+    assert "karpenter" not in (tmp_path / "envs/prod.tfvars").read_text()
+    plan = _plan(tmp_path)
+    assert {r.path: r.phase for r in plan.roots} == {"envs/dev.tfvars": "cutover", "envs/prod.tfvars": "install"}
+    assert not plan.has_errors
+    assert {c.path for c in plan.changes} == {"envs/prod.tfvars", "envs/prod.karpenter-nodepools.yaml"}
+    assert {"MIG-CAS-073", "MIG-ROOT-001", "MIG-ROOT-003"} <= {f.code for f in plan.findings}
+    edited = tmp_path.parent / (tmp_path.name + "-edited")
+    shutil.copytree(tmp_path, edited)
+    apply_changes(tmp_path, plan.changes)
+    cmp = filecmp.dircmp(tmp_path, fx / "expected-run-1")
+    assert not _differ(cmp), _differ(cmp)
+    assert {r.phase for r in _plan(tmp_path).roots} == {"cutover"}
+    k = edited / "karpenter.tf"
+    k.write_text(k.read_text().replace("  skip_crds  = true\n", "  skip_crds  = true\n  timeout    = 600\n"))
+    plan = _plan(edited)
+    assert not plan.has_errors and not [c for c in plan.changes if c.path.startswith("envs/prod")]
+    (said,) = [f for f in plan.findings if f.code == "MIG-CAS-072"]
+    assert said.path == "karpenter.tf" and "envs/prod.tfvars" in said.manual_step
+
+
+def test_a_terraform_run_in_an_environments_root_module_gets_its_var_file():
+    from migrator.plan import with_var_file
+    assert with_var_file("terraform apply -target=module.eks", ".", "envs/dev.tfvars") == \
+        "terraform apply -var-file=envs/dev.tfvars -target=module.eks"
+    assert with_var_file("if terraform -chdir=infra plan -no-color | grep x; then terraform -chdir=infra apply; fi",
+                         "infra", "infra/envs/prod.tfvars") == \
+        "if terraform -chdir=infra plan -var-file=envs/prod.tfvars -no-color | grep x; then " \
+        "terraform -chdir=infra apply -var-file=envs/prod.tfvars; fi"
+    assert with_var_file("terraform -chdir=other apply", "infra", "infra/envs/prod.tfvars") == \
+        "terraform -chdir=other apply"
+    assert with_var_file("terraform init -upgrade", ".", "envs/dev.tfvars") == "terraform init -upgrade"

@@ -38,6 +38,17 @@ class Repo:
         for s in self.discovery.skipped:
             self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
 
+    def without(self, paths: set[str]) -> "Repo":
+        """The repository as one environment's root reads it: every file but `paths` (the other environments' tfvars
+        of its root module). Parsed files and the evaluator's answers are shared; its indexes and findings are its own."""
+        from .. import evaluate
+        view = Repo(self.root, Discovery(self.root, {p: f for p, f in self.files.items() if p not in paths}, []))
+        view._hcl, view.yaml_docs = self._hcl, self.yaml_docs
+        for key, empty in (("_tfparse", {}), ("_tfparse_clock", {"spent": 0.0, "late": []})):
+            self.__dict__.setdefault(key, empty)
+        evaluate.share(self, view)
+        return view
+
     @property
     def files(self) -> dict[str, SourceFile]:
         return self.discovery.files

@@ -80,6 +80,8 @@ class Context:
     only_rules: frozenset | None = None    # objects behind their controller: the hop's object rules only
     root: str = "."                        # the cluster root's folder
     stages: tuple = ()                     # Terraform stages of its cluster outside it (migrator/stages.py)
+    var_file: str = ""                     # one environment of a root module applied per tfvars: that tfvars
+    environments: tuple = ()               # then every environment's tfvars of the root module
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"

@@ -299,6 +299,53 @@ def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | N
                      declared=declared, shared=shared)
 
 
+@dataclass
+class TfvarsInputs:
+    """A root module applied once per environment, each with its own tfvars (`-var-file=envs/dev.tfvars`): the
+    install is written in the module once, the same for every environment; the controller's node group (the key of
+    this environment's group in the module's map) is a variable each environment's tfvars sets, and the NodePools go
+    in a file named after the tfvars (envs/dev.karpenter-nodepools.yaml)."""
+    var_file: str
+    environments: list[str] = field(default_factory=list)
+    declared: dict[str, str] = field(default_factory=dict)     # the module's variables: name -> file
+    literals: dict[str, str] = field(default_factory=dict)     # variable -> this environment's value (HCL)
+    key: str = ""                                              # the kept group's key in its map
+
+    VARIABLE = "karpenter_controller_node_group"
+
+    def group(self, g) -> None:
+        """The kept group as this environment's own: its key in the module's map (or the resource's instance key)."""
+        key = g.entry.key if g is not None and g.source == "module" and g.entry is not None else \
+            g.key if g is not None and g.source == "resource" and g.key else None
+        if key is not None:
+            self.key = str(key)
+            self.literals[self.VARIABLE] = hclsrc.quote(self.key)
+
+    def group_ref(self, expr: str | None) -> str | None:
+        """The controller group's expression reading the key from this environment's variable."""
+        if expr is None or not self.key:
+            return expr
+        return expr.replace(f"[{hclsrc.quote(self.key)}]", f"[var.{self.VARIABLE}]", 1)
+
+    def declarations(self) -> list[str]:
+        out: list[str] = []
+        for v in self.literals:
+            out += [f'variable "{v}" {{', '  description = "The node group (its key) the Karpenter controller runs on: '
+                    'each environment\'s tfvars sets it"', "  type        = string", "}", ""]
+        return out
+
+    def objects_file(self) -> str:
+        return self.var_file[:-len(".tfvars")] + ".karpenter-nodepools.yaml"
+
+    def tfvars_edit(self, repo) -> TextEdit:
+        """The environment's values, after the last line of its tfvars."""
+        text = repo.text(self.var_file)
+        lines = ["# Karpenter (migrator): this environment's node group for the controller"]
+        lines += [f"{v} = {x}" for v, x in self.literals.items()]
+        new = ("" if not text or text.endswith("\n") else "\n") + ("\n" if text.strip() else "") + "\n".join(lines) + "\n"
+        return TextEdit(self.var_file, len(text), len(text), to_newline(new, repo.files[self.var_file].newline), RULE)
+
+
 NODE_MAPPING = AUTH["node_mapping"]
 
 
@@ -682,6 +729,8 @@ class Installer:
         (path -> the file's text, kept as it is): the charts' karpenter.tf and the one in the module of the cluster's
         unit the charts' unit depends on."""
         from ...inventory.terragrunt import callers as unit_callers, terragrunt
+        if self.ctx.var_file:
+            return self.awaited_by_tfvars()
         for c in self.ctx.charts:
             d = posixpath.dirname(c.path) or "."
             units = unit_callers(self.repo, d, every=True)
@@ -698,6 +747,43 @@ class Installer:
             files = [posixpath.join(x, "karpenter.tf") if x != "." else "karpenter.tf" for x in sorted(dirs)]
             return {p: self.repo.text(p) for p in files if p in self.repo.files and MARK in self.repo.text(p)}
         return {}
+
+    def awaited_by_tfvars(self) -> dict[str, str]:
+        """As awaited, for a root module applied once per environment with its own tfvars: the karpenter.tf migrator
+        wrote in it when this environment's tfvars does not set the variables it declares yet."""
+        for c in self.ctx.charts:
+            if c.chart != "karpenter" or MARK not in self.repo.text(c.path):
+                continue
+            f = self.repo.hcl(c.path)
+            wanted = {b.labels[0] for b in (f.blocks if f is not None else []) if b.type == "variable" and b.labels
+                      and b.labels[0].startswith("karpenter_") and b.attr("default") is None}
+            mine = self.repo.hcl(self.ctx.var_file) if self.ctx.var_file in self.repo.files else None
+            if wanted and mine is not None and not wanted <= set(mine.attributes):
+                return {c.path: self.repo.text(c.path)}
+        return {}
+
+    def by_tfvars(self, d: str, kept) -> "TfvarsInputs | None":
+        """The install of a root module applied once per environment (`-var-file`): written once, the same for every
+        environment; what is this environment's own goes in its tfvars. None when the root is not one, or its
+        tfvars cannot take the controller's node group (said)."""
+        var_file = self.ctx.var_file
+        if not var_file or (self.ctx.root if self.ctx.root != "." else "") != (d if d != "." else ""):
+            return None
+        envs = list(self.ctx.environments) or [var_file]
+        declared = {b.labels[0]: p for p in self.repo.tf_in_dir(d if d != "." else "") for b in
+                    (self.repo.hcl(p).blocks if self.repo.hcl(p) is not None else []) if b.type == "variable" and b.labels}
+        split = TfvarsInputs(var_file=var_file, environments=envs,
+                             declared={k: v for k, v in declared.items() if v not in self.ours})
+        split.group(kept.group if kept is not None else None)
+        f = self.repo.hcl(var_file)
+        taken = [v for v in split.literals if (f is not None and v in f.attributes) or v in split.declared]
+        if taken:
+            where = var_file if f is not None and taken[0] in f.attributes else split.declared[taken[0]]
+            _find(self.res, "MIG-CAS-006", "error", where, 1,
+                  f"{where} already sets (or declares) {taken[0]}, the variable migrator gives each environment's "
+                  "controller node group", "rename it, then run migrator again")
+            return TfvarsInputs(var_file="")
+        return split
 
     def run(self) -> InstallResult:
         res = self.res
@@ -876,6 +962,11 @@ class Installer:
         at = split.dir if split is not None else d          # where the charts and the NodePools are written
         self.shared = split.shared if isinstance(split, UnitSplit) else []
         self.unit = split.unit if self.shared else ""
+        by_env = self.by_tfvars(d, kept) if split is None and style == "terraform" else None
+        if by_env is not None and not by_env.var_file:
+            return res                              # said (the variable is taken)
+        if by_env is not None:
+            self.shared, self.unit = by_env.environments, by_env.var_file
         # modules several environments apply hold what is the same for all: each environment's NodePools go in a
         # file of its own unit, with its own names
         kubectl = style == "terraform" and _kubectl_provider(self.repo, at) and not self.shared
@@ -910,6 +1001,9 @@ class Installer:
         self.zones(shapes)
         refs = split.refs(expr, kept, eks, res.identity == "irsa", literal is not None) if split is not None \
             else self.module_refs(expr, kept, eks)
+        if by_env is not None and by_env.literals:
+            refs["group"] = by_env.group_ref(refs.get("group"))
+            head = head + by_env.declarations()
         if split is not None and split.conflicts:
             _find(res, "MIG-CAS-006", "error", split.conflicts[0], 1,
                   f"{split.conflicts[0]} already declares an output (or a variable) of a name migrator gives the "
@@ -918,7 +1012,17 @@ class Installer:
         pools, classes = self.objects(shapes, refs, literal, names)
         if pools is None:
             return res
-        if self.shared:                     # the modules name what the cluster's name makes as Terraform resolves it
+        if by_env is not None:              # the module names what the cluster's name makes as Terraform resolves it
+            names = self.fixed_names(expr, None)
+            _find(res, "MIG-CAS-074", "info", by_env.var_file, 1,
+                  f"the root module {d} is applied once per environment with its own tfvars "
+                  f"({', '.join(by_env.environments)}): Karpenter is written in it once, the same for every environment, "
+                  f"and what is this environment's own in its files: "
+                  + (f"the controller's node group in {by_env.var_file}, " if by_env.literals else "")
+                  + f"its NodePools in {by_env.objects_file()}",
+                  "plan every environment with the same migrator run (or each with --root, the earliest first): the "
+                  "root module moves when they all do; each environment applies it with its own -var-file")
+        elif self.shared:                   # the modules name what the cluster's name makes as Terraform resolves it
             names = self.fixed_names(expr, None)
             _find(res, "MIG-CAS-071", "info", split.source, 1,
                   f"the modules {split.stage} and {split.dir} are applied by the units of {len(self.shared)} "
@@ -929,6 +1033,8 @@ class Installer:
                   "module shared by the environments moves when they all do; each environment applies its units "
                   "itself")
         text = self.terraform(d, expr, eks, kept, kubectl, pools, classes, style, names, head, refs, split)
+        if by_env is not None and by_env.literals:
+            res.edits.append(by_env.tfvars_edit(self.repo))
         if split is not None:
             text, charts = text
             res.charts_file = split.path
@@ -957,9 +1063,9 @@ class Installer:
                   "add the kubectl provider (alekc/kubectl) to the root's required_providers, or give the cluster "
                   "a literal name (or variable default), then run migrator again")
         elif not kubectl:
-            home = split.unit if self.shared else at
-            res.objects_file = posixpath.join(home, "karpenter-nodepools.yaml") if home != "." else \
-                "karpenter-nodepools.yaml"
+            home = split.unit if self.shared and split is not None else at
+            res.objects_file = by_env.objects_file() if by_env is not None else \
+                posixpath.join(home, "karpenter-nodepools.yaml") if home != "." else "karpenter-nodepools.yaml"
             body = "---\n".join(yamlsrc.Emitter().emit(o).text for o in classes + pools)
             res.edits.append(NewFile(res.objects_file, to_newline(body, nl), RULE))
         value = self.tag_value(d, literal)
@@ -988,21 +1094,26 @@ class Installer:
             res.pools.clear()
             where = (differ or missing)[0]
             unit = f"the unit {self.unit}" if self.unit else "this environment's unit"
+            if self.ctx.var_file:
+                unit = f"this environment's tfvars ({self.ctx.var_file})"
             _find(res, "MIG-CAS-072", "warning", where, 1,
                   f"{where} holds the Karpenter install another environment's plan wrote in a module this "
                   f"environment's units apply too, and it is not what this environment's plan writes there (edited "
                   "since, or written by another migrator version): this environment's inputs and NodePools are not "
                   "written",
                   f"give {unit} the variables {where} declares "
-                  "(as the other environments' units do), and write its NodePools by hand (docs/from-cluster-"
-                  "autoscaler.md)")
+                  f"(as the other environments' {'tfvars' if self.ctx.var_file else 'units'} do), and write its "
+                  "NodePools by hand (docs/from-cluster-autoscaler.md)")
             return
         res.edits = [e for e in res.edits if not (isinstance(e, NewFile) and e.path in self.ours)]
+        tfvars = bool(self.ctx.var_file)
         _find(res, "MIG-CAS-073", "info", sorted(self.ours)[0], 1,
-              f"Karpenter is already written in the modules this environment shares with others "
-              f"({', '.join(sorted(self.ours))}): this environment's install gives its units the inputs they read, "
-              "and writes its NodePools",
-              "apply this environment's units in the runbook's order")
+              f"Karpenter is already written in the {'root module' if tfvars else 'modules'} this environment shares "
+              f"with others ({', '.join(sorted(self.ours))}): this environment's install gives "
+              + (f"its tfvars ({self.ctx.var_file}) the values it reads" if tfvars else "its units the inputs they read")
+              + ", and writes its NodePools",
+              "apply this environment's " + ("root module with its -var-file" if tfvars else "units")
+              + " in the runbook's order")
 
     def settle(self, shapes: list, cas0, fargate: bool = False) -> tuple[Any, bool]:
         """The node groups' notes, the groups migrator cannot read, and where the controller runs: (the shape of

@@ -323,7 +323,13 @@ class Groups:
                                              f"node group {g.name}: min_size and desired_size to 0 (was "
                                              f"{before[0]}/{before[1]}); the group stays until cleanup, for rollback"))
         if g.block is not None:
-            self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
+            self.res.targets.append((self._block_dir(g), g.block.address))
+
+    def _block_dir(self, g: NodeGroup) -> str:
+        """The folder Terraform applies a group's block in (a module's map may be written in a tfvars elsewhere)."""
+        from ...cas import _block_file
+        return posixpath.dirname(g.home or (_block_file(self.repo, g.block) if g.source == "module" else None)
+                                 or g.path) or "."
 
     def _eksctl_sizes(self, g: NodeGroup, text: str, want: dict) -> bool:
         """Set minSize / desiredCapacity in the group's item of the ClusterConfig (its scalar, or a new line)."""
@@ -552,7 +558,7 @@ class Groups:
                                              f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
             return
         self.res.removed.append(address)
-        self.res.targets.append((posixpath.dirname(g.home or g.path) or ".", g.block.address))
+        self.res.targets.append((self._block_dir(g), g.block.address))
         self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line,
                                          f"node group {g.name} removed: Karpenter's NodePool {g.name} replaces it"))
 
