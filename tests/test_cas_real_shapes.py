@@ -4100,3 +4100,27 @@ def test_a_terraform_run_in_an_environments_root_module_gets_its_var_file():
     assert with_var_file("terraform -chdir=other apply", "infra", "infra/envs/prod.tfvars") == \
         "terraform -chdir=other apply"
     assert with_var_file("terraform init -upgrade", ".", "envs/dev.tfvars") == "terraform init -upgrade"
+
+
+def test_environments_keeping_groups_eks_names_get_the_controllers_group_by_their_own_key(tmp_path):
+    """cas-terragrunt-environments with `node_group_name_prefix` (EKS makes the names) and prod keeping `system`, dev
+    `general`: the shared cluster module outputs every group's name by key, and each environment's unit gives its own
+    key. Before: the shared module's output named one environment's group (`aws_eks_node_group.this["general"]`), the
+    two environments' texts differed and the plan stopped on MIG-EDIT-001 ("report this as a bug")."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-terragrunt-environments" / "input", tmp_path, dirs_exist_ok=True)
+    ng = tmp_path / "modules/eks/node_groups.tf"
+    ng.write_text(ng.read_text().replace("  node_group_name = each.key\n", '  node_group_name_prefix = "${each.key}-"\n'))
+    unit = tmp_path / "live/prod/eks/terragrunt.hcl"
+    unit.write_text(unit.read_text().replace("    general = {", "    system = {", 1))
+    plan = _plan(tmp_path)
+    assert not plan.has_errors
+    new = {c.path: c.new for c in plan.changes}
+    assert "value = { for k, g in aws_eks_node_group.this : k => g.node_group_name }" in new["modules/eks/karpenter.tf"]
+    assert "[var.karpenter_node_group_names[var.karpenter_controller_node_group]]" in new["modules/addons/karpenter.tf"]
+    assert 'variable "karpenter_node_group_names" {\n  type = map(string)\n}' in new["modules/addons/karpenter.tf"]
+    for env, key in (("dev", "general"), ("prod", "system")):
+        text = new[f"live/{env}/addons/terragrunt.hcl"]
+        assert f'karpenter_controller_node_group = "{key}"' in text
+        assert "karpenter_node_group_names" in text and "dependency.eks.outputs.karpenter_node_group_names" in text
+    _walk(tmp_path, 3)

@@ -174,6 +174,7 @@ class UnitSplit(Split):
                                                                # when several do: the modules' files are the same for
                                                                # all, what differs is given in each unit's inputs
     literals: dict[str, str] = field(default_factory=dict)     # inputs given as this environment's own values
+    maps: set[str] = field(default_factory=set)                # inputs that are maps of strings
 
     def _variable(self, name: str) -> str:
         var = name if name.startswith("karpenter_") else f"karpenter_{name}"
@@ -194,10 +195,17 @@ class UnitSplit(Split):
         environment's own: its name, given in the unit's inputs (an output of the shared module would name one
         environment's group for all)."""
         group = _group_name_literal(kept.group) if kept is not None and self.shared else None
-        if group is None:
+        keyed = _group_names_expr(kept.group, eks) if kept is not None and self.shared and group is None else None
+        if group is None and keyed is None:
             return super().refs(expr, kept, eks, irsa, literal)
         out = super().refs(expr, None, eks, irsa, literal)
         var = self._variable("controller_node_group")
+        if keyed is not None:       # a name EKS makes (a prefix): every group's name by key, this environment's key
+            names = self.ref("node_group_names", keyed[0])
+            self.maps.add(names[len("var."):])
+            self.literals[var] = hclsrc.quote(keyed[1])
+            out["group"] = f"{names}[var.{var}]"
+            return out
         self.literals[var] = hclsrc.quote(group)
         out["group"] = f"var.{var}"
         return out
@@ -210,7 +218,7 @@ class UnitSplit(Split):
     def declarations(self) -> list[str]:
         out: list[str] = []
         for v in [*self.inputs, *self.literals]:
-            out += [f'variable "{v}" {{', "  type = string", "}", ""]
+            out += [f'variable "{v}" {{', f"  type = {'map(string)' if v in self.maps else 'string'}", "}", ""]
         return out
 
     def inputs_edit(self, repo) -> TextEdit | None:
@@ -448,6 +456,17 @@ def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
         return f'split(":", {eks}.{g.attr}["{g.entry.key}"].node_group_id)[1]'
     if g.source == "resource":
         return f"{g.address}.node_group_name"
+    return None
+
+
+def _group_names_expr(g: NodeGroup, eks: str) -> tuple[str, str] | None:
+    """(every group's EKS name by its key, as Terraform knows them; the group's key), for a group of a map (the eks
+    module's, or an aws_eks_node_group's for_each): modules several environments apply read one environment's group
+    by its key, never by a name one environment's text would hold."""
+    if g.source == "module" and g.flavour == "managed" and g.entry is not None:
+        return f'{{ for k, g in {eks}.{g.attr} : k => split(":", g.node_group_id)[1] }}', str(g.entry.key)
+    if g.source == "resource" and g.key and g.block is not None:
+        return f"{{ for k, g in {g.block.address} : k => g.node_group_name }}", str(g.key)
     return None
 
 
