@@ -770,9 +770,23 @@ def _combine(rps: list[RootPlan], fleet: Fleet, ranks: dict | None = None) -> li
         users = [u for u in fleet.users(path) if u in by_root or u in (ranks or {})]
         rank = {u: (ranks or {}).get(u, by_root[u].rank if u in by_root else (DONE,)) for u in users}
         earliest = min(rank.values())
+        # a root at the same step whose phase writes nothing (its rules stopped it: a finding says why) cannot take
+        # its part of the shared file yet (the variable the others' install declares, which its apply would not
+        # set): the file waits for it
+        stuck = [x for x in users if x in by_root and x not in per and rank[x] == earliest and _stopped(by_root[x])]
         seen: set = set()
         for u, edits in per.items():
             rp = by_root[u]
+            if stuck and rank[u] == earliest:
+                rp.held.append(path)
+                rp.findings.append(Finding(
+                    "MIG-ROOT-004", "warning", path, 0,
+                    f"{path} is shared by the cluster roots {', '.join(users)}; {', '.join(stuck)} "
+                    f"({_step(by_root[stuck[0]])}) cannot make its part of this phase (its findings say why), so the "
+                    f"changes {u} needs in it wait: applied with {stuck[0]}'s values, the file would not work there",
+                    f"resolve what stops {', '.join(stuck)} (migrator plan --root {stuck[0]}), then run migrator "
+                    "again: the file moves when every root that uses it can"))
+                continue
             if rank[u] != earliest:
                 rp.held.append(path)
                 ahead = [x for x in users if rank[x] == earliest]
@@ -791,6 +805,14 @@ def _combine(rps: list[RootPlan], fleet: Fleet, ranks: dict | None = None) -> li
                     seen.add(k)
                     out.append(e)
     return out
+
+
+def _stopped(rp: RootPlan) -> bool:
+    """A root planned at a phase that writes nothing while its own rules say something stands in the way (a warning
+    or an error of its hop: MIG-CAS-004, no node group for the controller)."""
+    return rp.hop is not None and bool(rp.phase) and not rp.edits and any(
+        f.severity in ("warning", "error") and not f.code.startswith(("MIG-HOP-", "MIG-ROOT-", "MIG-SRC-", "MIG-CFG-"))
+        for f in rp.findings)
 
 
 def _step(rp: RootPlan) -> str:

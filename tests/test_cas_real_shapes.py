@@ -4124,3 +4124,20 @@ def test_environments_keeping_groups_eks_names_get_the_controllers_group_by_thei
         assert f'karpenter_controller_node_group = "{key}"' in text
         assert "karpenter_node_group_names" in text and "dependency.eks.outputs.karpenter_node_group_names" in text
     _walk(tmp_path, 3)
+
+
+def test_an_environment_that_cannot_install_holds_the_shared_install_of_the_others(tmp_path):
+    """dev keeps no group the controller can run on (all spot: MIG-CAS-004, nothing written for it). prod's install
+    would write karpenter.tf, which declares the variable each tfvars sets: dev's next `terraform apply
+    -var-file=envs/dev.tfvars` would fail on it. So the shared files wait for dev (MIG-ROOT-004), and prod's own
+    files with them (MIG-ROOT-003): nothing is written. Before: prod's install was written."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tmp_path, dirs_exist_ok=True)
+    dev = tmp_path / "envs/dev.tfvars"
+    dev.write_text(dev.read_text().replace('capacity_type  = "ON_DEMAND"', 'capacity_type  = "SPOT"'))
+    plan = _plan(tmp_path)
+    assert not plan.changes and not plan.has_errors
+    codes = {(f.code, f.path) for f in plan.findings}
+    assert {("MIG-ROOT-004", "karpenter.tf"), ("MIG-CAS-004", "main.tf"), ("MIG-ROOT-003", "")} <= codes
+    (prod,) = [r for r in plan.roots if r.path == "envs/prod.tfvars"]
+    assert set(prod.held) == {"karpenter.tf", "main.tf"}
