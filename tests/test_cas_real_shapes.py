@@ -4141,3 +4141,25 @@ def test_an_environment_that_cannot_install_holds_the_shared_install_of_the_othe
     assert {("MIG-ROOT-004", "karpenter.tf"), ("MIG-CAS-004", "main.tf"), ("MIG-ROOT-003", "")} <= codes
     (prod,) = [r for r in plan.roots if r.path == "envs/prod.tfvars"]
     assert set(prod.held) == {"karpenter.tf", "main.tf"}
+
+
+def test_a_tfvars_environment_whose_cluster_is_made_in_a_module_it_calls_is_said(tmp_path):
+    """The same environments, the cluster and Cluster Autoscaler in ./modules/cluster, which the root module calls:
+    each environment's own values would have to pass through the module's call, which migrator does not write, so
+    MIG-CAS-002 says so for each environment and nothing is written (never one environment's names in the shared
+    module, which stopped the plan with MIG-EDIT-001)."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tmp_path, dirs_exist_ok=True)
+    main = (tmp_path / "main.tf").read_text()
+    head, body = main.split('module "eks" {', 1)
+    (tmp_path / "modules/cluster").mkdir(parents=True)
+    (tmp_path / "modules/cluster/main.tf").write_text('module "eks" {' + body)
+    (tmp_path / "modules/cluster/variables.tf").write_text(
+        "".join(f'variable "{v}" {{}}\n' for v in ("region", "cluster_name", "vpc_id", "subnet_ids", "node_groups")))
+    (tmp_path / "main.tf").write_text(
+        head + 'module "cluster" {\n  source = "./modules/cluster"\n\n' + "".join(
+            f"  {v} = var.{v}\n" for v in ("region", "cluster_name", "vpc_id", "subnet_ids", "node_groups")) + "}\n")
+    plan = _plan(tmp_path)
+    assert not plan.has_errors and not plan.changes
+    said = [f for f in plan.findings if f.code == "MIG-CAS-002"]
+    assert said and all("applied once per environment" in f.message for f in said)

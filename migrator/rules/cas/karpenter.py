@@ -781,14 +781,30 @@ class Installer:
                 return {c.path: self.repo.text(c.path)}
         return {}
 
-    def by_tfvars(self, d: str, kept) -> "TfvarsInputs | None":
+    def by_tfvars(self, d: str, kept, split=None, style: str = "terraform") -> "TfvarsInputs | None":
         """The install of a root module applied once per environment (`-var-file`): written once, the same for every
-        environment; what is this environment's own goes in its tfvars. None when the root is not one, or its
-        tfvars cannot take the controller's node group (said)."""
+        environment; what is this environment's own goes in its tfvars. None when the root is not one; without a
+        var_file when nothing can be written (said: the variable is taken, or the cluster or Cluster Autoscaler is
+        outside the root module's own files)."""
         var_file = self.ctx.var_file
-        if not var_file or (self.ctx.root if self.ctx.root != "." else "") != (d if d != "." else ""):
+        if not var_file:
             return None
         envs = list(self.ctx.environments) or [var_file]
+        if (self.ctx.root if self.ctx.root != "." else "") != (d if d != "." else "") or split is not None \
+                or style != "terraform":
+            # the cluster is made in a module the root module calls (or in another stage): what is each
+            # environment's own would have to pass through that module's call
+            cas0 = self.cas.installs[0]
+            _find(self.res, "MIG-CAS-002", "warning", cas0.path, cas0.line,
+                  f"{cas0.address}: the root module {self.ctx.root} is applied once per environment with its own tfvars "
+                  f"({', '.join(envs)}) and " + (f"Cluster Autoscaler is installed by {style}" if style != "terraform"
+                                                 else f"the cluster is made in {d}, outside it")
+                  + ": migrator writes Karpenter per "
+                  "environment only in the root module itself; nothing is written for this root",
+                  "write the karpenter module beside the cluster and the charts in the root module, with the "
+                  "controller's node group as a variable each tfvars sets (docs/from-cluster-autoscaler.md), or "
+                  "follow the Karpenter guide 'Migrating from Cluster Autoscaler' by hand")
+            return TfvarsInputs(var_file="")
         declared = {b.labels[0]: p for p in self.repo.tf_in_dir(d if d != "." else "") for b in
                     (self.repo.hcl(p).blocks if self.repo.hcl(p) is not None else []) if b.type == "variable" and b.labels}
         split = TfvarsInputs(var_file=var_file, environments=envs,
@@ -981,9 +997,9 @@ class Installer:
         at = split.dir if split is not None else d          # where the charts and the NodePools are written
         self.shared = split.shared if isinstance(split, UnitSplit) else []
         self.unit = split.unit if self.shared else ""
-        by_env = self.by_tfvars(d, kept) if split is None and style == "terraform" else None
+        by_env = self.by_tfvars(d, kept, split, style)
         if by_env is not None and not by_env.var_file:
-            return res                              # said (the variable is taken)
+            return res                              # said (the variable is taken, or the cluster is elsewhere)
         if by_env is not None:
             self.shared, self.unit = by_env.environments, by_env.var_file
         # modules several environments apply hold what is the same for all: each environment's NodePools go in a
