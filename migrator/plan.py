@@ -777,26 +777,10 @@ def _combine(rps: list[RootPlan], fleet: Fleet, ranks: dict | None = None) -> li
         seen: set = set()
         for u, edits in per.items():
             rp = by_root[u]
-            if stuck and rank[u] == earliest:
+            wait = _waits(path, users, u, by_root, rank, stuck)
+            if wait is not None:
                 rp.held.append(path)
-                rp.findings.append(Finding(
-                    "MIG-ROOT-004", "warning", path, 0,
-                    f"{path} is shared by the cluster roots {', '.join(users)}; {', '.join(stuck)} "
-                    f"({_step(by_root[stuck[0]])}) cannot make its part of this phase (its findings say why), so the "
-                    f"changes {u} needs in it wait: applied with {stuck[0]}'s values, the file would not work there",
-                    f"resolve what stops {', '.join(stuck)} (migrator plan --root {stuck[0]}), then run migrator "
-                    "again: the file moves when every root that uses it can"))
-                continue
-            if rank[u] != earliest:
-                rp.held.append(path)
-                ahead = [x for x in users if rank[x] == earliest]
-                rp.findings.append(Finding(
-                    "MIG-ROOT-001", "warning", path, 0,
-                    f"{path} is shared by the cluster roots {', '.join(users)}; it moves with the earliest of them "
-                    f"({', '.join(f'{x} at {_step(by_root[x])}' for x in ahead if x in by_root)}), so the changes {u} "
-                    f"({_step(rp)}) needs in it wait",
-                    f"move {', '.join(ahead)} on first (migrator plan --root {ahead[0]}); this file follows when "
-                    f"every root that uses it has reached {_step(rp)}"))
+                rp.findings.append(wait)
                 continue
             rp.changes.append(path)
             for e in edits:
@@ -805,6 +789,30 @@ def _combine(rps: list[RootPlan], fleet: Fleet, ranks: dict | None = None) -> li
                     seen.add(k)
                     out.append(e)
     return out
+
+
+def _waits(path: str, users: list[str], u: str, by_root: dict, rank: dict, stuck: list[str]) -> Finding | None:
+    """Why root u's changes to a shared file wait: roots behind it (MIG-ROOT-001), or a root at its step that cannot
+    write its phase (MIG-ROOT-004); None when they are made now."""
+    earliest = min(rank.values())
+    if stuck and rank[u] == earliest:
+        return Finding(
+            "MIG-ROOT-004", "warning", path, 0,
+            f"{path} is shared by the cluster roots {', '.join(users)}; {', '.join(stuck)} "
+            f"({_step(by_root[stuck[0]])}) cannot make its part of this phase (its findings say why), so the "
+            f"changes {u} needs in it wait: applied with {stuck[0]}'s values, the file would not work there",
+            f"resolve what stops {', '.join(stuck)} (migrator plan --root {stuck[0]}), then run migrator "
+            "again: the file moves when every root that uses it can")
+    if rank[u] == earliest:
+        return None
+    ahead = [x for x in users if rank[x] == earliest]
+    return Finding(
+        "MIG-ROOT-001", "warning", path, 0,
+        f"{path} is shared by the cluster roots {', '.join(users)}; it moves with the earliest of them "
+        f"({', '.join(f'{x} at {_step(by_root[x])}' for x in ahead if x in by_root)}), so the changes {u} "
+        f"({_step(by_root[u])}) needs in it wait",
+        f"move {', '.join(ahead)} on first (migrator plan --root {ahead[0]}); this file follows when "
+        f"every root that uses it has reached {_step(by_root[u])}")
 
 
 def _stopped(rp: RootPlan) -> bool:
