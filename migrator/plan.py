@@ -816,9 +816,11 @@ def _waits(path: str, users: list[str], u: str, by_root: dict, rank: dict, stuck
 
 
 def _stopped(rp: RootPlan) -> bool:
-    """A root planned at a phase that writes nothing while its own rules say something stands in the way (a warning
-    or an error of its hop: MIG-CAS-004, no node group for the controller)."""
-    return rp.hop is not None and bool(rp.phase) and not rp.edits and any(
+    """A root planned at a phase that lands whole (its hop's `atomic_phases`: the move from Cluster Autoscaler, to
+    Auto Mode) and writes nothing while its own rules say something stands in the way (a warning or an error of its
+    hop: MIG-CAS-004, no node group for the controller). A phase whose work is done outside the files (a rendered
+    chart) is no such phase."""
+    return rp.hop is not None and rp.phase in rp.hop.get("atomic_phases", []) and not rp.edits and any(
         f.severity in ("warning", "error") and not f.code.startswith(("MIG-HOP-", "MIG-ROOT-", "MIG-SRC-", "MIG-CFG-"))
         for f in rp.findings)
 

@@ -301,8 +301,11 @@ class Fleet:
             if envs is None:
                 out.add(u)
                 continue
-            own = [e for e in envs if path == e or path.startswith(e[:-len(".tfvars")] + ".")]
-            out.update(own or envs)
+            # its own tfvars; else the environment whose name the file's starts with (the longest: envs/prod.eu.x
+            # is prod.eu's, not prod's)
+            named = [e for e in envs if path.startswith(e[:-len(".tfvars")] + ".")]
+            own = [path] if path in envs else [max(named, key=len)] if named else envs
+            out.update(own)
         return tuple(sorted(out, key=rollout_key))
 
     def _users_of(self, path: str) -> tuple[str, ...]:
@@ -431,7 +434,7 @@ def environment_tfvars(repo: Repo, root: str) -> list[str]:
     """The tfvars files a root module is applied with once per environment (`terraform apply -var-file=envs/dev.tfvars`):
     the ones Terraform does not load by itself (terraform.tfvars, *.auto.tfvars), in the root module's folder or a
     folder below it with no Terraform code of its own (envs/), each setting a variable the module declares. Files
-    named as examples are no environment."""
+    named as examples or test fixtures are no environment (knowledge/resolve.yaml `environment_tfvars`)."""
     here = root if root != "." else ""
     code = repo.tf_in_dir(here)
     if not code:

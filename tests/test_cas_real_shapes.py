@@ -4026,6 +4026,12 @@ def test_a_root_module_applied_per_tfvars_is_one_cluster_root_per_environment():
         assert fleet.users("terraform.tfvars") == ("envs/dev.tfvars", "envs/prod.tfvars")
         assert fleet.users("envs/prod.tfvars") == ("envs/prod.tfvars",)
         assert fleet.users("envs/dev.karpenter-nodepools.yaml") == ("envs/dev.tfvars",)
+        (tree / "envs/prod.eu.tfvars").write_text('cluster_name = "shop-prod-eu"\n')
+        repo = Repo(tree)
+        fleet = Fleet(repo, scan_manifests(repo), scan_charts(repo), registry.root_markers(repo))
+        assert fleet.users("envs/prod.eu.tfvars") == ("envs/prod.eu.tfvars",)
+        assert fleet.users("envs/prod.eu.karpenter-nodepools.yaml") == ("envs/prod.eu.tfvars",)
+        assert fleet.users("envs/prod.karpenter-nodepools.yaml") == ("envs/prod.tfvars",)
 
 
 def test_a_root_module_applied_per_tfvars_gets_karpenter_once_and_each_environment_its_own_values(tmp_path):
