@@ -329,11 +329,9 @@ class TfvarsInputs:
             self.key = str(key)
             self.literals[self.VARIABLE] = hclsrc.quote(self.key)
 
-    def group_ref(self, expr: str | None) -> str | None:
-        """The controller group's expression reading the key from this environment's variable."""
-        if expr is None or not self.key:
-            return expr
-        return expr.replace(f"[{hclsrc.quote(self.key)}]", f"[var.{self.VARIABLE}]", 1)
+    def group_ref(self, g, eks: str) -> str | None:
+        """The controller group's name as Terraform knows it, its key read from this environment's variable."""
+        return _group_name_expr(g, eks, f"var.{self.VARIABLE}") if self.key else None
 
     def declarations(self) -> list[str]:
         out: list[str] = []
@@ -450,12 +448,13 @@ def _shared_by(repo, d: str, cas_path: str) -> tuple[list[str], list[str]]:
     return roots, [r for r in roots if r not in with_cas]
 
 
-def _group_name_expr(g: NodeGroup, eks: str) -> str | None:
-    """The EKS node group name as Terraform knows it (the eks.amazonaws.com/nodegroup label's value)."""
+def _group_name_expr(g: NodeGroup, eks: str, key: str | None = None) -> str | None:
+    """The EKS node group name as Terraform knows it (the eks.amazonaws.com/nodegroup label's value); `key`: the
+    expression that gives the group's key in its map (a variable each environment sets) instead of the key itself."""
     if g.source == "module" and g.flavour == "managed":
-        return f'split(":", {eks}.{g.attr}["{g.entry.key}"].node_group_id)[1]'
+        return f'split(":", {eks}.{g.attr}[{key or hclsrc.quote(str(g.entry.key))}].node_group_id)[1]'
     if g.source == "resource":
-        return f"{g.address}.node_group_name"
+        return f"{g.block.address}[{key}].node_group_name" if key and g.key else f"{g.address}.node_group_name"
     return None
 
 
@@ -1037,7 +1036,7 @@ class Installer:
         refs = split.refs(expr, kept, eks, res.identity == "irsa", literal is not None) if split is not None \
             else self.module_refs(expr, kept, eks)
         if by_env is not None and by_env.literals:
-            refs["group"] = by_env.group_ref(refs.get("group"))
+            refs["group"] = by_env.group_ref(kept.group, eks) or refs.get("group")
             head = head + by_env.declarations()
         if split is not None and split.conflicts:
             _find(res, "MIG-CAS-006", "error", split.conflicts[0], 1,
