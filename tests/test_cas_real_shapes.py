@@ -4108,18 +4108,12 @@ def test_a_terraform_run_in_an_environments_root_module_gets_its_var_file():
     assert with_var_file("terraform init -upgrade", ".", "envs/dev.tfvars") == "terraform init -upgrade"
 
 
-def test_environments_keeping_groups_eks_names_get_the_controllers_group_by_their_own_key(tmp_path):
+def test_environments_keeping_groups_eks_names_get_the_controllers_group_by_their_own_key():
     """cas-terragrunt-environments with `node_group_name_prefix` (EKS makes the names) and prod keeping `system`, dev
     `general`: the shared cluster module outputs every group's name by key, and each environment's unit gives its own
     key. Before: the shared module's output named one environment's group (`aws_eks_node_group.this["general"]`), the
     two environments' texts differed and the plan stopped on MIG-EDIT-001 ("report this as a bug")."""
-    import shutil
-    shutil.copytree(FIXTURES / "cas-terragrunt-environments" / "input", tmp_path, dirs_exist_ok=True)
-    ng = tmp_path / "modules/eks/node_groups.tf"
-    ng.write_text(ng.read_text().replace("  node_group_name = each.key\n", '  node_group_name_prefix = "${each.key}-"\n'))
-    unit = tmp_path / "live/prod/eks/terragrunt.hcl"
-    unit.write_text(unit.read_text().replace("    general = {", "    system = {", 1))
-    plan = _plan(tmp_path)
+    plan = _plan(FIXTURES / "cas-terragrunt-environments-eks-names" / "input")     # walked: its walk.json
     assert not plan.has_errors
     new = {c.path: c.new for c in plan.changes}
     assert "value = { for k, g in aws_eks_node_group.this : k => g.node_group_name }" in new["modules/eks/karpenter.tf"]
@@ -4129,19 +4123,14 @@ def test_environments_keeping_groups_eks_names_get_the_controllers_group_by_thei
         text = new[f"live/{env}/addons/terragrunt.hcl"]
         assert f'karpenter_controller_node_group = "{key}"' in text
         assert "karpenter_node_group_names" in text and "dependency.eks.outputs.karpenter_node_group_names" in text
-    _walk(tmp_path, 3)
 
 
-def test_an_environment_that_cannot_install_holds_the_shared_install_of_the_others(tmp_path):
+def test_an_environment_that_cannot_install_holds_the_shared_install_of_the_others():
     """dev keeps no group the controller can run on (all spot: MIG-CAS-004, nothing written for it). prod's install
     would write karpenter.tf, which declares the variable each tfvars sets: dev's next `terraform apply
     -var-file=envs/dev.tfvars` would fail on it. So the shared files wait for dev (MIG-ROOT-004), and prod's own
     files with them (MIG-ROOT-003): nothing is written. Before: prod's install was written."""
-    import shutil
-    shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tmp_path, dirs_exist_ok=True)
-    dev = tmp_path / "envs/dev.tfvars"
-    dev.write_text(dev.read_text().replace('capacity_type  = "ON_DEMAND"', 'capacity_type  = "SPOT"'))
-    plan = _plan(tmp_path)
+    plan = _plan(FIXTURES / "cas-tfvars-environments-no-controller-group" / "input")
     assert not plan.changes and not plan.has_errors
     codes = {(f.code, f.path) for f in plan.findings}
     assert {("MIG-ROOT-004", "karpenter.tf"), ("MIG-CAS-004", "main.tf"), ("MIG-ROOT-003", "")} <= codes
@@ -4149,23 +4138,12 @@ def test_an_environment_that_cannot_install_holds_the_shared_install_of_the_othe
     assert set(prod.held) == {"karpenter.tf", "main.tf"}
 
 
-def test_a_tfvars_environment_whose_cluster_is_made_in_a_module_it_calls_is_said(tmp_path):
+def test_a_tfvars_environment_whose_cluster_is_made_in_a_module_it_calls_is_said():
     """The same environments, the cluster and Cluster Autoscaler in ./modules/cluster, which the root module calls:
     each environment's own values would have to pass through the module's call, which migrator does not write, so
     MIG-CAS-002 says so for each environment and nothing is written (never one environment's names in the shared
     module, which stopped the plan with MIG-EDIT-001)."""
-    import shutil
-    shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tmp_path, dirs_exist_ok=True)
-    main = (tmp_path / "main.tf").read_text()
-    head, body = main.split('module "eks" {', 1)
-    (tmp_path / "modules/cluster").mkdir(parents=True)
-    (tmp_path / "modules/cluster/main.tf").write_text('module "eks" {' + body)
-    (tmp_path / "modules/cluster/variables.tf").write_text(
-        "".join(f'variable "{v}" {{}}\n' for v in ("region", "cluster_name", "vpc_id", "subnet_ids", "node_groups")))
-    (tmp_path / "main.tf").write_text(
-        head + 'module "cluster" {\n  source = "./modules/cluster"\n\n' + "".join(
-            f"  {v} = var.{v}\n" for v in ("region", "cluster_name", "vpc_id", "subnet_ids", "node_groups")) + "}\n")
-    plan = _plan(tmp_path)
+    plan = _plan(FIXTURES / "cas-tfvars-environments-cluster-module" / "input")
     assert not plan.has_errors and not plan.changes
     said = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert said and all("applied once per environment" in f.message for f in said)

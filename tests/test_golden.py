@@ -44,6 +44,8 @@ def test_phases_match_expected_trees(name, tree):
         if phase is not None:                   # a walk's next run has the next phase's changes
             again = make_plan(root, to=to, phase=phase, options=opts)
             assert again.changes == [], f"{phase} is not idempotent"
+    if fixture_walk(name) is not None:          # walked to the end: nothing is left to write (a stop writes nothing)
+        assert make_plan(root, to=to, options=opts).changes == [], f"the walk of {name} goes on after its last run"
 
 
 @pytest.mark.parametrize("name", FIRST_HOP)
