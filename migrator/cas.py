@@ -1071,8 +1071,9 @@ def _module_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> No
             inv.unread.append((p, hclsrc.line_of(text, groups.start),
                                f"module.{b.labels[0]}.{attr} is a list whose items are not all written out"
                                if groups.kind == "tuple" else
-                               f"module.{b.labels[0]}.{attr} is built by an expression ({groups.source[:60]}"
-                               + (f": {why}" if why else "") + ")"))
+                               f"module.{b.labels[0]}.{attr} is built by an expression ({groups.brief()})"
+                               + (f" that {why.removeprefix(groups.brief()).strip()}" if why.startswith(groups.brief())
+                                  else f": {why}" if why else "")))
         for at, e, under in entries:
             if e.value.kind != "object":
                 inv.unread.append((at, hclsrc.line_of(repo.text(at), e.start),
@@ -1104,7 +1105,7 @@ def _resource_group(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> N
         if n == 0:                      # switched off: no group runs
             return
         if n != 1:                      # a group per subnet, per list item: the evaluator tells the instances
-            _evaluated_groups(repo, p, b, inv, f"count ({b.attr('count').source.strip()[:60]})")
+            _evaluated_groups(repo, p, b, inv, f"count ({b.attr('count').brief()})")
             return
     if b.attr("for_each") is not None:
         _each_groups(repo, p, b, inv)
@@ -1176,7 +1177,7 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
     if kept is not None:                    # `{ for k, v in var.x : k => v if v.enabled }`: the items the filter keeps
         entries, why = kept, ""
     if why:
-        _evaluated_groups(repo, p, b, inv, f"for_each over {fe.source.strip()[:60]}",
+        _evaluated_groups(repo, p, b, inv, f"for_each over {fe.brief()}",
                           why if fe.kind == "ref" or (fe.kind == "call" and fe.name == "merge") else "")
         return
     for at, e, under in entries:

@@ -4147,3 +4147,32 @@ def test_a_tfvars_environment_whose_cluster_is_made_in_a_module_it_calls_is_said
     assert not plan.has_errors and not plan.changes
     said = [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert said and all("applied once per environment" in f.message for f in said)
+
+
+def test_groups_chosen_by_a_conditional_are_said_once_on_one_line(tmp_path):
+    """CloudGeometry/cg-devx-core: `eks_managed_node_groups = (local.node_group_type == "EKS") ? local.eks_node_groups
+    : []`. MIG-CAS-003 names the expression once, on one line, cut at a word. Before: the expression was cut in the
+    middle of a token and said twice ("((local.node_group_type == "EKS") ? local.eks_node_groups : [: (local...")."""
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {\n  region = "eu-west-1"\n}\n\nlocals {\n  node_group_type = "EKS"\n  groups = [\n'
+        '    for g in var.node_groups : { name = g.name }\n  ]\n}\n\nvariable "node_groups" {\n  type = any\n}\n\n'
+        'module "eks" {\n  source          = "terraform-aws-modules/eks/aws"\n  version         = "~> 19.16"\n'
+        '  cluster_name    = "shop"\n  cluster_version = "1.28"\n\n'
+        '  eks_managed_node_groups = (local.node_group_type == "EKS") ? local.groups : []\n}\n\n'
+        'resource "helm_release" "cluster_autoscaler" {\n  name       = "cluster-autoscaler"\n'
+        '  repository = "https://kubernetes.github.io/autoscaler"\n  chart      = "cluster-autoscaler"\n'
+        '  namespace  = "kube-system"\n}\n')
+    plan = _plan(tmp_path)
+    (said,) = [f for f in plan.findings if f.code == "MIG-CAS-003"]
+    assert 'module.eks.eks_managed_node_groups is built by an expression ((local.node_group_type == "EKS") ? ' \
+           "local.groups : []) that is not a map written in the repository" in said.message
+    assert said.message.count("local.node_group_type") == 1
+
+
+def test_an_expression_in_a_message_is_one_line_cut_at_a_word():
+    from migrator.sources import hcl as hclsrc
+    f = hclsrc.parse('x = merge(\n  local.aaaaaaaaaa,\n  local.bbbbbbbbbb,\n  local.cccccccccc,\n  local.dddddddddd,\n)\n')
+    e = f.attributes["x"].expr
+    assert e.brief(200) == "merge( local.aaaaaaaaaa, local.bbbbbbbbbb, local.cccccccccc, local.dddddddddd, )"
+    assert e.brief(42) == "merge( local.aaaaaaaaaa, local.bbbbbbbbbb, …"
+    assert e.brief(41) == "merge( local.aaaaaaaaaa, …"

@@ -109,7 +109,7 @@ def object_site(repo: Repo, tf_path: str, expr: hclsrc.Expr,
         if given:
             cp, e = given[0]
             return (cp, e, "") if e.kind == kind_ else object_site(repo, cp, e, kind_) if e.kind == "ref" else \
-                (None, None, f"{src} is {e.source.strip()[:60]} in {cp}")
+                (None, None, f"{src} is {e.brief()} in {cp}")
         found = [(p, b.attr("default")) for p, b in _module_blocks(repo, module, "variable")
                  if b.labels == [name] and b.attr("default") is not None]
     else:
@@ -161,7 +161,7 @@ def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) ->
                 before = out.pop(e.key, None)
                 out[e.key] = (at, e, ([*before[2], (before[0], before[1])] if before else []) + under)
         return list(out.values()), ""
-    return [], f"{expr.source.strip()[:60]} is not a map written in the repository"
+    return [], f"{expr.brief()} is not a map written in the repository"
 
 
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0,

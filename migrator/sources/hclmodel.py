@@ -27,6 +27,15 @@ class Expr:
     name: str = ""          # call: function name; ref: dotted reference text
     heredoc: "Heredoc | None" = None
 
+    def brief(self, width: int = 60) -> str:
+        """The expression's source for a message: on one line, cut at a word with an ellipsis when longer than width
+        (a message never ends inside a token, as `... : [` did)."""
+        one = " ".join(self.source.split())
+        if len(one) <= width:
+            return one
+        cut = one[:width] if one[width] == " " or " " not in one[:width] else one[:width].rsplit(" ", 1)[0]
+        return cut.rstrip() + " …"
+
     def literal(self) -> Any:
         """Python value if the expression is a plain literal (no references), else None."""
         if self.kind in ("number", "bool"):

@@ -214,7 +214,7 @@ class ClusterRule:
             else:
                 _find(res, "MIG-AUTO-008", "error", p, hclsrc.line_of(text, cc.start),
                       f"{b.address}: {want_input} is an expression migrator cannot read or extend "
-                      f"({cc.expr.source.strip()[:80]})",
+                      f"({cc.expr.brief(80)})",
                       f"set {want_input} = {{ enabled = true, node_pools = [] }} by hand, then run migrator again")
                 return
         else:

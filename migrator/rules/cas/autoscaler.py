@@ -405,7 +405,7 @@ class Autoscaler:
             if sets.kind != "tuple":
                 self.res.findings.append(Finding(
                     "MIG-CAS-040", "warning", ci.path, hclsrc.line_of(text, sets.start),
-                    f"{ci.address}.set is {sets.source.strip()[:60]}: migrator does not edit an expression, so Cluster "
+                    f"{ci.address}.set is {sets.brief()}: migrator does not edit an expression, so Cluster "
                     "Autoscaler is not scaled to 0 in the files",
                     f"give its chart replicaCount 0 there, or scale it with {_scale_zero(ci)}"))
                 return
@@ -580,7 +580,7 @@ class Autoscaler:
             self.res.findings.append(Finding(
                 "MIG-CAS-040", "warning", ci.path, ci.line,
                 f"{b.address} gives {row['name']} its helm values in a way migrator does not edit ("
-                + (f"{row['set']} is {sets.source.strip()[:60]}" if sets is not None else "no input of helm `set` "
+                + (f"{row['set']} is {sets.brief()}" if sets is not None else "no input of helm `set` "
                    "values") + "): Cluster Autoscaler is not scaled to 0 in the files",
                 f"give Cluster Autoscaler's chart replicaCount 0 there, or scale it with {_scale_zero(ci)}"))
             return
