@@ -4176,3 +4176,30 @@ def test_an_expression_in_a_message_is_one_line_cut_at_a_word():
     assert e.brief(200) == "merge( local.aaaaaaaaaa, local.bbbbbbbbbb, local.cccccccccc, local.dddddddddd, )"
     assert e.brief(42) == "merge( local.aaaaaaaaaa, local.bbbbbbbbbb, …"
     assert e.brief(41) == "merge( local.aaaaaaaaaa, …"
+
+
+def test_a_root_applied_per_workspace_names_its_cluster_as_terraform_resolves_it(tmp_path):
+    """A root module applied once per Terraform workspace (`terraform workspace select prod`), its cluster named
+    `"shop-${terraform.workspace}"`: no file holds a workspace's name, so nothing is written with one (never the
+    `default` workspace's "shop-default"): the NodePools are kubectl_manifest resources naming the cluster as
+    Terraform resolves it (MIG-CAS-061), the discovery tag reads the local. The same text serves every workspace."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-tfvars-environments" / "input", tmp_path, dirs_exist_ok=True)
+    shutil.rmtree(tmp_path / "envs")
+    (tmp_path / "terraform.tfvars").write_text('region     = "eu-west-1"\nvpc_id     = "vpc-0abc"\n'
+                                               'subnet_ids = ["subnet-a", "subnet-b"]\n')
+    v = tmp_path / "variables.tf"
+    v.write_text(v.read_text().replace('variable "cluster_name" {\n  type = string\n}\n\n', "")
+                 + '\nlocals {\n  cluster_name = "shop-${terraform.workspace}"\n}\n')
+    main = tmp_path / "main.tf"
+    main.write_text(main.read_text().replace("var.cluster_name", "local.cluster_name").replace(
+        "eks_managed_node_groups = var.node_groups",
+        'eks_managed_node_groups = {\n    general = {\n      instance_types = ["m5.large"]\n'
+        '      capacity_type  = "ON_DEMAND"\n      min_size       = 1\n      max_size       = 3\n'
+        '      desired_size   = 2\n    }\n  }'))
+    plan = _plan(tmp_path)
+    assert not plan.has_errors and [r.path for r in plan.roots] == ["."]
+    assert "MIG-CAS-061" in {f.code for f in plan.findings}
+    new = "".join(c.new or "" for c in plan.changes)
+    assert "karpenter.sh/discovery: ${module.eks.cluster_name}" in new
+    assert "default" not in re.findall(r"shop-(\w+)", new) and "shop-default" not in new
