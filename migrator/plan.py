@@ -15,6 +15,7 @@ from .sources import hcl as hclsrc
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, coalesced, newline_of
 from .placement import realign_edited
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
+from .inventory.repo import JSON_TFVARS
 from .rendered import helm_values as rendered_values
 from .rendered import scan as scan_rendered
 from .rendered import version as rendered_version
@@ -1008,6 +1009,29 @@ def _without_cycles(repo: Repo, changes: list[FileChange], findings: list[Findin
     return [c for c in changes if posixpath.dirname(c.path) not in bad or not c.path.endswith(hclsrc.TF_CODE)]
 
 
+def _clip(s: str, width: int = 40) -> str:
+    return f"[{s}]" if len(s) <= width else f"[{s[:width].rstrip()} …]"
+
+
+def _json_tfvars_kept(path: str, old: str, texts: list, rules: list[str]) -> Finding:
+    """A variable file in JSON whose change, as migrator writes it (HCL: an entry removed with its line, an input
+    appended), is not JSON: the file is left as it is, and the change is said line by line for the user to make."""
+    said = []
+    for e in sorted(texts, key=lambda e: e.start)[:4]:
+        line, last = hclsrc.line_of(old, e.start), hclsrc.line_of(old, max(e.start, e.end - 1))
+        at = f"line {line}" if last == line else f"lines {line}-{last}"
+        gone = " ".join(old[e.start:e.end].split())
+        put = " ".join(e.text.split())
+        said.append(f"{at}: " + (f"replace {_clip(gone)} with {_clip(put)}" if gone and put else
+                                 f"remove {_clip(gone)}" if gone else f"add {_clip(put)}"))
+    more = f" (and {len(texts) - 4} more)" if len(texts) > 4 else ""
+    return Finding("MIG-EDIT-007", "warning", path, hclsrc.line_of(old, min(e.start for e in texts)),
+                   f"{path} is a variable file in JSON, and the change {', '.join(rules)} need here would not leave it "
+                   "JSON as migrator writes it: it is not written",
+                   "make the change in JSON by hand: " + "; ".join(said) + more +
+                   " (or write the file as .tfvars, which migrator edits)")
+
+
 def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[FileChange]:
     """Apply edits in memory, file by file; a file whose result fails a check is dropped with a finding."""
     by_path: dict[str, list] = {}
@@ -1058,6 +1082,9 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
         if new == old:
             continue
         err = reparse(path, new) or _placeholder(new, old)
+        if err and path.endswith(JSON_TFVARS):
+            findings.append(_json_tfvars_kept(path, old, texts, rules))
+            continue
         if err:
             findings.append(Finding("MIG-EDIT-002", "error", path, 0,
                                     f"patched file fails its check ({err}); it is not written",

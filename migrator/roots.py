@@ -16,6 +16,7 @@ from . import knowledge
 from .evaluate import is_root_module
 from .inventory import Manifest, Repo, value_at
 from .inventory.terragrunt import cluster_dirs
+from .inventory.repo import JSON_TFVARS
 from .standing import auto_mode
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
@@ -444,6 +445,8 @@ def environment_tfvars(repo: Repo, root: str) -> list[str]:
     out = []
     for p in repo.tfvars_files():
         name = posixpath.basename(p)
+        if p.endswith(JSON_TFVARS):     # an environment's own values are appended to its tfvars, in HCL
+            continue
         if name in ENVIRONMENTS["loaded"] or name.endswith(tuple(ENVIRONMENTS["loaded_suffixes"])) or \
                 any(w in name.lower() for w in ENVIRONMENTS["not_environments"]):
             continue

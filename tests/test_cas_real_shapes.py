@@ -6,6 +6,8 @@ import pathlib
 import re
 import subprocess
 
+import pytest
+
 from migrator.sources import yaml as yamlsrc
 from migrator.tfgraph import _nodes, cycles, new_dangling, references
 
@@ -4203,3 +4205,50 @@ def test_a_root_applied_per_workspace_names_its_cluster_as_terraform_resolves_it
     new = "".join(c.new or "" for c in plan.changes)
     assert "karpenter.sh/discovery: ${module.eks.cluster_name}" in new
     assert "default" not in re.findall(r"shop-(\w+)", new) and "shop-default" not in new
+
+
+def test_a_variable_set_in_terraform_tfvars_json_is_the_value_written(tmp_path):
+    """Terraform loads terraform.tfvars.json as it loads terraform.tfvars. cas-node-groups-by-key names its cluster
+    by `var.cluster_name` (default "atlas"); the JSON file sets "orion". Everything written names orion (the cluster,
+    its node groups `"${var.cluster_name}-${each.key}"`). Before: the JSON file was not read and every name was the
+    default's, another cluster's."""
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-by-key" / "input", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "terraform.tfvars.json").write_text('{\n  "cluster_name": "orion"\n}\n')
+    plan = _plan(tmp_path)
+    assert not plan.has_errors and plan.changes
+    new = "".join(c.new or "" for c in plan.changes)
+    assert "orion-system" in new and "atlas" not in new.replace("role/atlas-", "")
+
+
+def test_json_variable_files_are_read_with_their_spans():
+    from migrator.sources import jsonvars
+    from migrator.sources.hclmodel import HclParseError
+    text = '{\n  "name": "shop",\n  "sizes": {"min": 1, "max": 10.5e0},\n  "zones": ["a", "b"],\n  "on": true,\n' \
+           '  "off": null,\n  "esc": "a\\"b\\u00e9"\n}\n'
+    f = jsonvars.parse(text)
+    assert list(f.attributes) == ["name", "sizes", "zones", "on", "off", "esc"]
+    sizes = f.attributes["sizes"].expr
+    assert sizes.kind == "object" and [(e.key, e.value.value) for e in sizes.entries] == [("min", 1), ("max", 10.5)]
+    mx = sizes.entries[1].value
+    assert text[mx.start:mx.end] == "10.5e0"
+    assert f.attributes["name"].expr.literal() == "shop" and text[f.attributes["name"].expr.start:][:6] == '"shop"'
+    assert [i.value for i in f.attributes["zones"].expr.items] == ["a", "b"]
+    assert f.attributes["on"].expr.value is True and f.attributes["off"].expr.kind == "null"
+    assert f.attributes["esc"].expr.value == 'a"b\u00e9'
+    for bad, line in (('{"a": 1,\n}', 2), ('["a"]', 1), ('{"a": 1} x', 1), ('{"a" 1}', 1), ('{"a": tru}', 1)):
+        with pytest.raises(HclParseError) as e:
+            jsonvars.parse(bad)
+        assert e.value.line == line, bad
+
+
+def test_a_broken_json_variable_file_is_said_and_left_alone(tmp_path):
+    import shutil
+    shutil.copytree(FIXTURES / "cas-node-groups-tfvars-json" / "input", tmp_path, dirs_exist_ok=True)
+    p = tmp_path / "terraform.tfvars.json"
+    p.write_text(p.read_text().replace('"region": "eu-west-1",', '"region": "eu-west-1"'))
+    before = p.read_bytes()
+    plan = _plan(tmp_path)
+    assert "terraform.tfvars.json" not in {c.path for c in plan.changes}
+    assert any(f.code == "MIG-SRC-001" and f.path == "terraform.tfvars.json" for f in plan.findings)
+    assert p.read_bytes() == before

@@ -11,7 +11,8 @@ from migrator.validate import validate_object
 
 from .conftest import FIXTURE_NAMES, FIXTURES, fixture_hop
 
-V1_FIXTURES = [n for n in FIXTURE_NAMES if fixture_hop(n)[0] != "v1beta1"]
+# a fixture that stops (walk.json "runs": 0: it writes nothing, said) has no object to check
+V1_FIXTURES = [n for n in FIXTURE_NAMES if fixture_hop(n)[0] != "v1beta1" and fixture_hop(n)[1]]
 
 HELM_ONLY = ('resource "helm_release" "karpenter" {{\n  name    = "karpenter"\n  chart   = "karpenter"\n'
              '  version = "{version}"\n  values = [<<-EOT\n    settings:\n      interruptionQueue: q\n  EOT\n  ]\n}}\n')

@@ -11,6 +11,11 @@ from typing import Iterator
 from ..discover import Discovery, SourceFile, discover
 from ..model import Finding
 from ..sources import hcl as hclsrc
+from ..sources import jsonvars
+
+# Terraform's variable files in JSON: read as .tfvars are (sources/jsonvars.py)
+JSON_TFVARS = ".tfvars.json"
+TFVARS = (".tfvars", JSON_TFVARS)
 
 
 _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
@@ -59,7 +64,7 @@ class Repo:
     def hcl(self, path: str) -> hclsrc.HclFile | None:
         if path not in self._hcl:
             try:
-                self._hcl[path] = hclsrc.parse(self.files[path].text)
+                self._hcl[path] = (jsonvars.parse if path.endswith(JSON_TFVARS) else hclsrc.parse)(self.files[path].text)
             except hclsrc.HclParseError as e:
                 self._hcl[path] = None
                 self.findings.append(Finding("MIG-SRC-001", "error", path, e.line, str(e),
@@ -77,7 +82,7 @@ class Repo:
 
     def tfvars_files(self) -> list[str]:
         if self._tfvars is None:
-            self._tfvars = [p for p in self.tf_files() if p.endswith(".tfvars")]
+            self._tfvars = [p for p in self.tf_files() if p.endswith(TFVARS)]
         return self._tfvars
 
     def tf_containing(self, needle: str) -> list[str]:
@@ -90,7 +95,7 @@ class Repo:
 
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
         for p, f in self.files.items():
-            if p.endswith((*hclsrc.TF_CODE, ".tfvars")) and (f.interesting or not interesting_only):
+            if p.endswith((*hclsrc.TF_CODE, ".tfvars", JSON_TFVARS)) and (f.interesting or not interesting_only):
                 yield p
 
     def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None

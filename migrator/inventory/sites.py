@@ -285,7 +285,7 @@ def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
         return static_value(repo, module, found[0], _depth + 1) if len(found) == 1 else None
     values = []
     for p in repo.tfvars_files():
-        if (posixpath.dirname(p) or "") != (module or "") or p.endswith(".json"):
+        if (posixpath.dirname(p) or "") != (module or ""):
             continue
         f = repo.hcl(p)
         a = f.attributes.get(name) if f is not None else None

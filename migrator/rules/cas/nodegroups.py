@@ -13,6 +13,7 @@ from ...edits import Edit, TextEdit, coalesced, comments_above, line_end, line_s
 from ...model import Finding
 from ...inventory.sites import _module_blocks
 from ...inventory.terragrunt import output_readers
+from ...inventory.repo import TFVARS
 from ...placement import block_span, emptied_headings
 from ...sources import hcl as hclsrc
 from ...sources.yamlspans import yaml_item_span
@@ -445,7 +446,7 @@ class Groups:
         # argument (a shared module) is written by the root that owns it
         passed = [x for x in sites if x.passed]
         ours = [x for x in sites if posixpath.dirname(x.path) == d or
-                (x.path.endswith(".tfvars") and (not d or x.path.startswith(d + "/")))]
+                (x.path.endswith(TFVARS) and (not d or x.path.startswith(d + "/")))]
         if m and sites and len(ours) + len(passed) == len(sites) and reads == same:
             floor = self._floor
             for x in ours + [x for x in passed if self.ctx.owns(x.path)]:

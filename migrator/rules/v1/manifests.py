@@ -26,6 +26,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from ...edits import Edit, TextEdit, line_start, to_newline
 from ...inventory import STRUCTURAL, Manifest, Repo
+from ...inventory.repo import TFVARS
 from ...model import Finding
 from ...placement import heredoc_body, manifest_object, relabel, splice
 from ...sources import hcl as hclsrc
@@ -377,7 +378,7 @@ class ManifestsRule:
             f = self.repo.hcl(p) if ref.group(1) in self.repo.text(p) else None
             if f is None:
                 continue
-            exprs = [f.attributes[ref.group(1)].expr] if p.endswith(".tfvars") and ref.group(1) in f.attributes else \
+            exprs = [f.attributes[ref.group(1)].expr] if p.endswith(TFVARS) and ref.group(1) in f.attributes else \
                 [b.attr("default") for b in f.blocks if b.type == "variable" and b.labels == [ref.group(1)]
                  and b.attr("default") is not None]
             for e in exprs:
