@@ -4252,3 +4252,26 @@ def test_a_broken_json_variable_file_is_said_and_left_alone(tmp_path):
     assert "terraform.tfvars.json" not in {c.path for c in plan.changes}
     assert any(f.code == "MIG-SRC-001" and f.path == "terraform.tfvars.json" for f in plan.findings)
     assert p.read_bytes() == before
+
+
+def test_a_karpenter_root_whose_variables_are_in_json_plans_as_with_tfvars(tmp_path):
+    """The bundled example (terraform-eks) with dev.tfvars written as dev.tfvars.json: the same findings, the same
+    changes to every other file, and the chart's version moved in the JSON file, which stays JSON."""
+    import json
+    import shutil
+    shutil.copytree(FIXTURES / "terraform-eks" / "input", tmp_path / "j")
+    (tmp_path / "j/dev.tfvars").unlink()
+    (tmp_path / "j/dev.tfvars.json").write_text(json.dumps({
+        "environment": "dev",
+        "helm_release_versions": {"karpenter": "v0.30.0", "external_dns": "1.13.1",
+                                  "aws_load_balancer_controller": "1.6.1"},
+        "karpenter_provisioner": {"default": {
+            "instance-family": ["t3"], "instance-size": ["small", "medium", "large"],
+            "topology": ["us-east-1a", "us-east-1b"], "labels": {"created-by": "karpenter"}}}}, indent=2) + "\n")
+    hcl, js = _plan(FIXTURES / "terraform-eks" / "input"), _plan(tmp_path / "j")
+    assert sorted((f.code, f.path.replace(".json", "")) for f in js.findings) == \
+        sorted((f.code, f.path) for f in hcl.findings)
+    assert {c.path: c.new for c in js.changes if c.path != "dev.tfvars.json"} == \
+        {c.path: c.new for c in hcl.changes if c.path != "dev.tfvars"}
+    (moved,) = [c for c in js.changes if c.path == "dev.tfvars.json"]
+    assert json.loads(moved.new)["helm_release_versions"]["karpenter"] == "v0.32.10"
