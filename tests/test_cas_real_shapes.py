@@ -4275,3 +4275,43 @@ def test_a_karpenter_root_whose_variables_are_in_json_plans_as_with_tfvars(tmp_p
         {c.path: c.new for c in hcl.changes if c.path != "dev.tfvars"}
     (moved,) = [c for c in js.changes if c.path == "dev.tfvars.json"]
     assert json.loads(moved.new)["helm_release_versions"]["karpenter"] == "v0.32.10"
+
+
+def _local_chart_repo(tmp_path, chart_name: str):
+    """A chart of the repository that renders Karpenter objects, and its `helm template` output kept beside it
+    (aws-samples/fleet-management-on-amazon-eks-workshop: charts/resources/karpenter/examples/output/output.yaml)."""
+    chart = tmp_path / "charts/nodes"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: karpenter_nodes\nversion: 0.1.0\n")
+    (chart / "templates/nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/{{ .Values.apiVersion }}\nkind: NodePool\nmetadata:\n  name: {{ .Values.name }}\n"
+        "spec:\n  template:\n    spec:\n      nodeClassRef:\n        name: default\n")
+    (chart / "examples/output").mkdir(parents=True)
+    out = chart / "examples/output/output.yaml"
+    out.write_text(
+        "---\n# Source: " + chart_name + "/templates/nodepool.yaml\napiVersion: karpenter.sh/v1beta1\nkind: NodePool\n"
+        "metadata:\n  name: general\nspec:\n  template:\n    spec:\n      nodeClassRef:\n        name: default\n"
+        "  disruption:\n    consolidationPolicy: WhenUnderutilized\n")
+    return out
+
+
+def test_helm_template_output_of_a_chart_of_the_repository_is_said_and_not_a_cluster(tmp_path):
+    """The output is made again from the chart's templates: migrator neither edits it nor plans it as a cluster
+    (MIG-SRC-018 names the chart). Before: the example's output was a v1beta1 cluster root, and its runbook moved
+    the Terraform clusters' IAM as if they ran it."""
+    out = _local_chart_repo(tmp_path, "karpenter_nodes")
+    before = out.read_bytes()
+    plan = _plan(tmp_path)
+    (said,) = [f for f in plan.findings if f.code == "MIG-SRC-018"]
+    assert said.path == "charts/nodes/examples/output/output.yaml" and said.line == 2 and "charts/nodes" in said.message
+    assert not plan.changes and all(r.era != "v1beta1" for r in plan.roots)
+    assert out.read_bytes() == before
+
+
+def test_helm_template_output_of_a_chart_from_elsewhere_is_planned(tmp_path):
+    """Output whose chart is not in the repository (`# Source: other/templates/...`) is what the team applies: its
+    objects are planned as any manifest."""
+    _local_chart_repo(tmp_path, "other")
+    plan = _plan(tmp_path)
+    assert "MIG-SRC-018" not in {f.code for f in plan.findings}
+    assert any(r.era == "v1beta1" for r in plan.roots)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -218,14 +219,20 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     # 2. raw YAML files (an object in a kustomize patch file is a partial one: rules/v1beta1|v1/kustomize.py)
     from .kustomizations import patch_files
     patches = patch_files(repo)
+    charts = local_charts(repo)
     for p, sf in repo.files.items():
         if p in repo.template_paths or not sf.interesting:
             continue
         if not p.endswith((".yaml", ".yml")) and not (p.endswith((".tpl", ".tmpl")) and helm_chart_text(sf.text)):
             continue
+        rendered: list[tuple[Manifest, str]] = []
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_KIND_RE):
             man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
             if man and p in patches:
+                continue
+            source = _RENDERED_FROM.match(doc.text) if man and charts else None
+            if source and source.group(1) in charts:
+                rendered.append((man, charts[source.group(1)]))
                 continue
             if man:
                 out.append(man)
@@ -237,6 +244,16 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                     "Karpenter API it is; it is left untouched",
                     "convert it by hand for each API version the chart is given (see the objects migrator writes "
                     "elsewhere for the shape), or write the version in the template"))
+        if rendered:
+            man, chart = rendered[0]
+            kinds = sorted({f"{r.kind}" for r, _ in rendered})
+            repo.findings.append(Finding(
+                "MIG-SRC-018", "warning", p, man.line,
+                f"{p} holds {len(rendered)} Karpenter object(s) ({', '.join(kinds)}) that `helm template` rendered from "
+                f"the chart in {chart} (their `# Source:` comments): the output is made again from the chart's "
+                "templates, so migrator neither edits it nor plans it as a cluster",
+                f"move the chart's templates in {chart} to the Karpenter API the cluster runs, then render this file "
+                "again as it was made (`helm template`)"))
     # 3. template files no Terraform call renders: never skipped silently
     for p, sf in repo.files.items():
         if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:
@@ -252,6 +269,24 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 "render it from a kubectl_manifest with templatefile() (migrator then converts it around its ${} and "
                 "%{} placeholders), or convert it by hand (see the objects migrator writes elsewhere for the shape)"))
     return out
+
+
+# `helm template` output: each document starts with the template it came from (`# Source: <chart>/templates/x.yaml`)
+_RENDERED_FROM = re.compile(r"\s*(?:#(?! Source:)[^\n]*\n\s*)*# Source: ([^/\s]+)/templates/")
+
+
+def local_charts(repo: Repo) -> dict[str, str]:
+    """The Helm charts the repository holds: their name (Chart.yaml `name`) -> their folder."""
+    cached = repo.__dict__.get("_local_charts")
+    if cached is None:
+        cached = {}
+        for p, sf in repo.files.items():
+            if posixpath.basename(p) == "Chart.yaml":
+                m = re.search(r"""^name:\s*["']?([\w.-]+)""", sf.text, re.M)
+                if m:
+                    cached.setdefault(m.group(1), posixpath.dirname(p) or ".")
+        repo.__dict__["_local_charts"] = cached
+    return cached
 
 
 def _templated_version(obj, m) -> bool:
