@@ -4315,3 +4315,47 @@ def test_helm_template_output_of_a_chart_from_elsewhere_is_planned(tmp_path):
     plan = _plan(tmp_path)
     assert "MIG-SRC-018" not in {f.code for f in plan.findings}
     assert any(r.era == "v1beta1" for r in plan.roots)
+
+
+def test_a_change_that_would_not_leave_a_json_variable_file_json_is_said_not_written(tmp_path):
+    """The net under every edit of a `.tfvars.json`: a change migrator writes the HCL way (an input appended) is not
+    JSON there, so the file keeps its bytes and MIG-EDIT-007 (a warning, not an error: the rest of the plan goes on)
+    names the line and the text to add by hand."""
+    from migrator.edits import TextEdit
+    from migrator.inventory.repo import Repo
+    from migrator.plan import build_changes
+    text = '{\n  "cluster_name": "shop",\n  "node_groups": {}\n}\n'
+    (tmp_path / "terraform.tfvars.json").write_text(text)
+    repo = Repo(tmp_path)
+    at = text.rindex("}")
+    findings = []
+    changes = build_changes(repo, [TextEdit("terraform.tfvars.json", at, at, 'karpenter_controller_node_group = "a"\n',
+                                            "cas/karpenter"),
+                                   TextEdit("terraform.tfvars.json", text.index('"shop"'), text.index('"shop"') + 6,
+                                            '"mall"', "cas/karpenter")], findings)
+    assert changes == []
+    (said,) = findings
+    assert (said.code, said.severity, said.line) == ("MIG-EDIT-007", "warning", 2)
+    assert "line 2: replace [\"shop\"] with [\"mall\"]" in said.manual_step
+    assert "line 4: add [karpenter_controller_node_group = \"a\"]" in said.manual_step
+
+
+def test_node_groups_removed_from_a_json_variable_file_leave_it_json():
+    from migrator.sources import jsonvars
+    text = '{\n  "a": 1,\n  "b": {"x": [2, 3]},\n  "c": 3\n}\n'
+    f = jsonvars.parse(text)
+    got = {}
+    for k, a in f.attributes.items():
+        s, e = jsonvars.entry_span(text, _entry_of(a))
+        got[k] = text[:s] + text[e:]
+    assert got == {"a": '{\n  "b": {"x": [2, 3]},\n  "c": 3\n}\n', "b": '{\n  "a": 1,\n  "c": 3\n}\n',
+                   "c": '{\n  "a": 1,\n  "b": {"x": [2, 3]}\n}\n'}
+    one = '{ "only": {"k": 1} }'
+    (a,) = jsonvars.parse(one).attributes.values()
+    s, e = jsonvars.entry_span(one, _entry_of(a))
+    assert one[:s] + one[e:] == "{}"
+
+
+def _entry_of(a):
+    from migrator.sources.hclmodel import ObjEntry
+    return ObjEntry(a.name, a.start, a.start, True, a.expr, a.start, a.end)

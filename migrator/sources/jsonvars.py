@@ -47,3 +47,17 @@ def _expr(text: str, n: JNode) -> Expr:
     if src == "null":
         return Expr("null", n.start, n.end, src)
     raise HclParseError(f"JSON: not a JSON value: {src}", text.count("\n", 0, n.start) + 1)
+
+
+def entry_span(text: str, e: ObjEntry) -> tuple[int, int]:
+    """What goes when a member of a JSON object is removed and the object stays JSON: the comma before it with the
+    member (`, "b": 2`), or for the first member the member with the comma after it up to the next one's key; the
+    only member leaves `{}`."""
+    before = len(text[:e.start].rstrip())
+    if text[before - 1:before] == ",":
+        return before - 1, e.end
+    after = len(text) - len(text[e.end:].lstrip())
+    if text[after:after + 1] == ",":
+        following = len(text) - len(text[after + 1:].lstrip())
+        return e.start, following
+    return before, after                 # the only member: from after `{` to before `}`

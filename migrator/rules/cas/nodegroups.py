@@ -13,7 +13,8 @@ from ...edits import Edit, TextEdit, coalesced, comments_above, line_end, line_s
 from ...model import Finding
 from ...inventory.sites import _module_blocks
 from ...inventory.terragrunt import output_readers
-from ...inventory.repo import TFVARS
+from ...inventory.repo import JSON_TFVARS, TFVARS
+from ...sources import jsonvars
 from ...placement import block_span, emptied_headings
 from ...sources import hcl as hclsrc
 from ...sources.yamlspans import yaml_item_span
@@ -534,7 +535,8 @@ class Groups:
         if g.entry is not None:             # a module group, or a for_each item: its entry in the map
             e = g.entry
             for at, x in [(g.path, e), *g.shadowed]:     # and the items of its key a merge() let it replace
-                self.res.edits.append(TextEdit(at, *_entry_span(self.repo.text(at), x), "", RULE))
+                span = (jsonvars.entry_span if at.endswith(JSON_TFVARS) else _entry_span)(self.repo.text(at), x)
+                self.res.edits.append(TextEdit(at, *span, "", RULE))
             address = f'{g.block.address}.{g.attr}["{e.key}"]' if g.source == "module" else g.address
         elif g.source == "resource" and g.made_by and not all(
                 id(x) in self.removing for x in self.all_groups if x.block is g.block):
