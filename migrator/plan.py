@@ -963,7 +963,9 @@ def _whole_phases(roots: list[RootPlan], changes: list[FileChange], findings: li
     (MIG-EDIT-00x: not written), or waits for roots behind it (a shared file held: MIG-ROOT-001), writes none of its
     other changes either (the subnet tags without the install, the Cluster Autoscaler release removed while the node
     groups stay)."""
-    failed = {f.path for f in findings if f.severity == "error" and f.code.startswith("MIG-EDIT-")}
+    # a file not written: its check failed (an error), or a JSON variable file kept as it is (MIG-EDIT-007)
+    failed = {f.path for f in findings if (f.severity == "error" and f.code.startswith("MIG-EDIT-"))
+              or f.code == "MIG-EDIT-007"}
     out = changes
     for rp in roots:
         bad = sorted(failed & set(rp.changes))
@@ -973,7 +975,7 @@ def _whole_phases(roots: list[RootPlan], changes: list[FileChange], findings: li
         if bad:
             mine = set(rp.changes)
             code, why, manual = "MIG-HOP-008", f"could not write {', '.join(bad)} (its check failed)", \
-                "resolve the errors, then run migrator again"
+                "resolve what the MIG-EDIT findings name, then run migrator again"
         else:
             # a file it shares with roots behind it waits for them (MIG-ROOT-001): so does the rest of the phase
             # (a node group scaled down while the shared module still runs Cluster Autoscaler), but for the files
@@ -1081,10 +1083,10 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             continue
         if new == old:
             continue
-        err = reparse(path, new) or _placeholder(new, old)
-        if err and path.endswith(JSON_TFVARS):
+        if path.endswith(JSON_TFVARS) and reparse(path, new) and not _placeholder(new, old):
             findings.append(_json_tfvars_kept(path, old, texts, rules))
             continue
+        err = reparse(path, new) or _placeholder(new, old)
         if err:
             findings.append(Finding("MIG-EDIT-002", "error", path, 0,
                                     f"patched file fails its check ({err}); it is not written",

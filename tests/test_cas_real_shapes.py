@@ -4359,3 +4359,16 @@ def test_node_groups_removed_from_a_json_variable_file_leave_it_json():
 def _entry_of(a):
     from migrator.sources.hclmodel import ObjEntry
     return ObjEntry(a.name, a.start, a.start, True, a.expr, a.start, a.end)
+
+
+def test_a_json_variable_file_kept_as_it_is_holds_the_rest_of_a_phase_that_lands_whole():
+    """MIG-EDIT-007 keeps a file of a cutover as it is: the rest of the cutover is not written either (never
+    Cluster Autoscaler scaled to zero while the group it scaled keeps its size), and MIG-HOP-008 says so."""
+    from migrator.edits import FileChange
+    from migrator.model import Finding
+    from migrator.plan import RootPlan, _whole_phases
+    rp = RootPlan(".", "none", "cas", None, "", hop={"atomic_phases": ["install", "cutover", "cleanup"]},
+                  phase="cutover", changes=["main.tf", "terraform.tfvars.json"])
+    findings = [Finding("MIG-EDIT-007", "warning", "terraform.tfvars.json", 3, "kept", "by hand")]
+    out = _whole_phases([rp], [FileChange("main.tf", "modify", "a", "b", ["cas/autoscaler"])], findings, False)
+    assert out == [] and [f.code for f in findings] == ["MIG-EDIT-007", "MIG-HOP-008"]

@@ -95,7 +95,7 @@ class Repo:
 
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
         for p, f in self.files.items():
-            if p.endswith((*hclsrc.TF_CODE, ".tfvars", JSON_TFVARS)) and (f.interesting or not interesting_only):
+            if p.endswith((*hclsrc.TF_CODE, *TFVARS)) and (f.interesting or not interesting_only):
                 yield p
 
     def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None
