@@ -21,16 +21,31 @@ def _target(root: Path, rel: str) -> Path:
     return p
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode() -> int:
+    """The mode an editor gives a new file: 0666 less the umask (mkstemp's temporary file is 0600)."""
+    return 0o666 & ~_umask()
+
+
 def _atomic_write(p: Path, text: str, mode: int | None) -> None:
+    """Write through a temporary file in the same folder, fsync, rename. `mode`: the file's own (kept); None for a
+    new file, which gets the umask's mode."""
     data = text.encode("utf-8")
+    if mode is None:
+        mode = new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".migrator", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode & 0o7777)
+        os.chmod(tmp, mode & 0o7777)
         if p.exists():
             st = p.stat()
             try:                                    # keep the owner where the user may (root, or same owner)
@@ -68,7 +83,8 @@ def _current(p: Path) -> str | None:
 
 
 def apply_changes(root: Path, changes: list[FileChange], backup: bool = False) -> list[str]:
-    """Write every change; returns the paths written. Checks all files before writing any. With `backup`, each
+    """Write every change; returns the paths written (see :func:`done` for what was done to each). Checks all files
+    before writing any. With `backup`, each
     existing file is first copied to `<file>.orig` (atomically, mode kept). Every patched HCL file is parsed
     again by a second, independent parser (python-hcl2) before anything is written."""
     from .validate import second_parser
@@ -99,3 +115,12 @@ def apply_changes(root: Path, changes: list[FileChange], backup: bool = False) -
             _atomic_write(p, ("\ufeff" if bom else "") + c.new, mode)
         written.append(c.path)
     return written
+
+
+VERBS = {"create": "created", "modify": "wrote", "delete": "deleted"}
+
+
+def done(changes: list[FileChange], written: list[str]) -> list[str]:
+    """What apply did to each file, as it says it: `created x`, `wrote y`, `deleted z`."""
+    action = {c.path: c.action for c in changes}
+    return [f"{VERBS.get(action.get(w, 'modify'), 'wrote')} {w}" for w in written]

@@ -14,6 +14,19 @@ from .options import Options
 
 # parsers, schemas and Jinja2 load only when a command needs them (`--help` and `explain` stay fast)
 
+# A usage error (an unknown option, `--format xml`) exits 1, as docs/cli.md says: click's own code for it is 2, the code
+# `--detailed-exitcode` gives pending changes, so CI testing `$? -eq 2` would pass on a typo.
+def _usage_errors_exit_1() -> None:
+    import importlib
+    for name in ("typer._click.exceptions", "click.exceptions"):     # typer 0.28 vendors click; before, click itself
+        try:
+            importlib.import_module(name).UsageError.exit_code = 1
+        except (ImportError, AttributeError):
+            pass
+
+
+_usage_errors_exit_1()
+
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
@@ -105,10 +118,30 @@ def _settings(path: Path, **flags):
     return s
 
 
+def _not_a_source(path: Path, command: str) -> None:
+    """A file given as PATH is planned as one source file only when migrator reads its kind; a saved plan is applied,
+    never planned; anything else is a usage error (a repository is never read from a stray file)."""
+    from . import saved
+    from .discover import CANDIDATE_SUFFIXES
+    if not path.is_file():
+        return
+    if saved.is_saved_plan(path):
+        why = f"{path} is a saved plan: apply it with `migrator apply {path} --write`"
+    elif path.name.endswith(CANDIDATE_SUFFIXES):
+        return
+    else:
+        why = (f"{path} is neither a saved plan (`migrator plan --out FILE`) nor a file migrator reads "
+               f"({', '.join(CANDIDATE_SUFFIXES)})")
+    Console(stderr=True, soft_wrap=True).print(
+        f"[red]error:[/red] {why}; nothing was {'written' if command == 'apply' else 'planned'}", highlight=False)
+    raise typer.Exit(1)
+
+
 def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str],
           select: Optional[list[str]] = None, ignore: Optional[list[str]] = None, quiet: bool = False,
           roots: Optional[list[str]] = None, identity: Optional[str] = None, facts: Optional[dict] = None):
     from .plan import UsageError, make_plan
+    _not_a_source(path, "plan")
     s = _settings(path, to=to, phase=phase, keep_alpha_defaults=keep, node_role=role, select=_split(select),
                   ignore=_split(ignore), identity=identity, **(facts or {}))
     if s.get("identity") not in (None, *IDENTITIES):
@@ -230,11 +263,12 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     if saved.is_saved_plan(path):
         _apply_saved(path, write, backup)
         return
+    _not_a_source(path, "apply")
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
               dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
                    auto_mode_node_role=auto_mode_node_role, widen_instance_types=widen_instance_types or None, since=since))
     console = Console()
-    text_render.render(p, console, quiet=quiet)
+    text_render.render(p, console, quiet=quiet, command="apply")
     if not write:
         if p.changes:
             console.print("[dim]dry run: nothing written (add --write)[/dim]")
@@ -244,8 +278,9 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     except (ApplyError, OSError) as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}; nothing was written")
         raise typer.Exit(1) from None
-    for w in written:
-        console.print(f"wrote {w}")
+    from .apply import done
+    for line in done(p.changes, written):
+        console.print(line, markup=False, highlight=False)
     raise typer.Exit(1 if p.has_errors else 0)
 
 
@@ -267,8 +302,9 @@ def _apply_saved(path: Path, write: bool, backup: bool) -> None:
     except (ApplyError, OSError, ValueError, KeyError) as e:
         Console(stderr=True).print(f"[red]error:[/red] {e}; nothing was written")
         raise typer.Exit(1) from None
-    for w in written:
-        console.print(f"wrote {w}")
+    from .apply import done
+    for line in done(changes, written):
+        console.print(line, markup=False, highlight=False)
     raise typer.Exit(1 if doc.get("errors") else 0)
 
 

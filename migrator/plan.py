@@ -1011,6 +1011,18 @@ def _without_cycles(repo: Repo, changes: list[FileChange], findings: list[Findin
     return [c for c in changes if posixpath.dirname(c.path) not in bad or not c.path.endswith(hclsrc.TF_CODE)]
 
 
+def _quoted_reference(findings: list[Finding], path: str, old: str | None, new: str, rules: list[str]) -> bool:
+    """Generated HCL is checked against what it came from: a reference carried as a string is not written."""
+    from .validate import quoted_references
+    err = quoted_references(path, old, new)
+    if err:
+        findings.append(Finding("MIG-EDIT-008", "error", path, 0,
+                                f"the change {', '.join(rules)} make here fails its check: {err}; it is not written",
+                                "report this as a bug with the file attached; make the change by hand, with the "
+                                "reference written as an expression"))
+    return bool(err)
+
+
 def _clip(s: str, width: int = 40) -> str:
     return f"[{s}]" if len(s) <= width else f"[{s[:width].rstrip()} …]"
 
@@ -1058,6 +1070,8 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
                                         f"generated file fails its check ({err}); it is not written",
                                         "report this as a bug with the source file attached"))
                 continue
+            if _quoted_reference(findings, path, None, new, rules):
+                continue
             changes.append(FileChange(path, "create", None, new, rules))
             continue
         old = repo.files[path].text
@@ -1091,6 +1105,8 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             findings.append(Finding("MIG-EDIT-002", "error", path, 0,
                                     f"patched file fails its check ({err}); it is not written",
                                     "report this as a bug with the source file attached"))
+            continue
+        if _quoted_reference(findings, path, old, new, rules):
             continue
         changes.append(FileChange(path, "modify", old, new, rules))
     return changes

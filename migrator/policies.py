@@ -63,19 +63,25 @@ class Policy:
 
 
 def _text(e: hclsrc.Expr) -> str:
-    """Value of a literal; the template text of an interpolated string; else the expression source."""
+    """A value as the template text of an HCL string: a literal's value, an interpolated string's contents, any
+    other expression interpolated whole (`var.region` -> `${var.region}`), so that a value carried into generated
+    text stays the expression it was, never the literal text of a reference."""
     if e.literal() is not None:
         return str(e.literal())
     if e.kind == "string":
         return e.source[1:-1]
-    return e.source
+    return "${" + e.source + "}"
 
 
-def _strs(e: hclsrc.Expr | None) -> list[str]:
+def _strs(e: hclsrc.Expr | None, listy: bool = False) -> list[str]:
+    """The items of a list value as template texts; `listy`: a non-tuple expression is a whole list (a document's
+    `values = var.regions`), whose items are not known, so none is given."""
     if e is None:
         return []
     if e.kind == "tuple":
         return [_text(i) for i in e.items]
+    if listy and e.literal() is None and e.kind != "string":
+        return []
     return [_text(e)]
 
 
@@ -99,7 +105,7 @@ def _document(repo: Repo, path: str, b: hclsrc.Block) -> Policy:
                 continue
             ks, ke = _string_inner(var)
             conds.append(Condition(str(c.attr("test").literal() if c.attr("test") else ""), _text(var),
-                                   _strs(c.attr("values")), ks, ke))
+                                   _strs(c.attr("values"), listy=True), ks, ke))
         sid = st.attr("sid")
         eff = st.attr("effect")
         pol.statements.append(Statement(

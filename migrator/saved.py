@@ -48,11 +48,15 @@ def dump(plan, inputs: dict[str, str]) -> str:
 
 
 def is_saved_plan(p: Path) -> bool:
-    if not p.is_file() or p.suffix != ".json":
+    """Whether a file is a plan `plan --out` saved, whatever its name (`-out tfplan`, as Terraform users write)."""
+    if not p.is_file():
         return False
     try:
+        with p.open("rb") as fh:
+            if fh.read(1).lstrip() not in (b"{", b""):
+                return False
         head = json.loads(p.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, OSError):
         return False
     return isinstance(head, dict) and head.get("kind") == KIND
 

@@ -344,3 +344,31 @@ def _new_interpolations(old: str, new: str) -> str | None:
         except hclsrc.HclParseError:
             return f"the template interpolation ${{{body}}} is not an HCL expression"
     return None
+
+
+# a string whose whole text is a Terraform reference: `"var.region"`, `"module.eks.cluster_name"`, `"each.value.x"`
+_REF_ROOTS = r"(?:var|local|module|data|each|count|path|terraform|self)"
+QUOTED_REF = re.compile(r'"(' + _REF_ROOTS + r'\.[A-Za-z_][\w-]*(?:\.[\w*-]+|\[[^\]"\n]*\])*)"')
+_RESOURCE_REF = re.compile(r'"([a-z][a-z0-9]*_[a-z0-9_]+\.[A-Za-z_][\w-]*\.[A-Za-z_][\w-]*(?:\.[\w-]+)*)"')
+
+
+def quoted_references(path: str, old: str | None, new: str) -> str | None:
+    """A Terraform reference the patch writes as a literal string (`"var.region"` where the source had the
+    expression `var.region`): the value would be the reference's own text (a region condition that matches nothing).
+    None when every such string was already in the file, quoted, as often; else the check's message."""
+    if not path.endswith(hclsrc.HCL_FILES):
+        return None
+    old = old or ""
+    found = []
+    for pattern in (QUOTED_REF, _RESOURCE_REF):
+        for ref in dict.fromkeys(m.group(1) for m in pattern.finditer(new)):
+            if pattern is _RESOURCE_REF and not re.search(r"(?<![\w.\"])" + re.escape(ref) + r"(?![\w\"])", old):
+                continue                  # a resource-like string is only suspect where the file reads it as one
+            quoted = '"' + ref + '"'
+            if new.count(quoted) > old.count(quoted):
+                found.append(ref)
+    if not found:
+        return None
+    return ("it would write the Terraform reference" + ("s " if len(found) > 1 else " ")
+            + ", ".join(f'{r} as the string "{r}"' for r in found[:3])
+            + " (the value would be the reference's text, not what it refers to)")

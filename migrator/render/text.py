@@ -40,8 +40,9 @@ def status_table(plan: Plan) -> Table:
     return table
 
 
-def render(plan: Plan, console: Console, show_diff: bool = True, quiet: bool = False) -> None:
-    """The terminal view; `quiet` prints only the error findings and a one-line summary."""
+def render(plan: Plan, console: Console, show_diff: bool = True, quiet: bool = False, command: str = "plan") -> None:
+    """The terminal view; `quiet` prints only the error findings and a one-line summary; `command` names the command
+    that shows it (plan, apply)."""
     if quiet:
         for f in plan.findings:
             if f.severity == "error" and not f.suppressed:
@@ -52,7 +53,7 @@ def render(plan: Plan, console: Console, show_diff: bool = True, quiet: bool = F
     heading = plan.heading()
     if plan.uniform:
         heading = f"{plan.hop_from} -> {plan.hop_to}, phase [bold]{plan.phase}[/bold]"
-    console.print(f"[bold]migrator plan[/bold] {escape(str(plan.root))}: {heading if plan.uniform else escape(heading)}")
+    console.print(f"[bold]migrator {command}[/bold] {escape(str(plan.root))}: {heading if plan.uniform else escape(heading)}")
     console.print(status_table(plan))
     table = Table(title="Summary", show_header=True)
     table.add_column("item")

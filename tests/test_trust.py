@@ -1,0 +1,133 @@
+"""Never confidently wrong (issue 55): every generated text is checked against what it came from, modules are what
+their source says, unknown is a stop, files are left as an editor leaves them."""
+from __future__ import annotations
+
+import json
+import re
+
+from migrator.apply import apply_changes
+from migrator.options import Options
+from migrator.plan import make_plan
+from migrator.validate import quoted_references
+
+from .conftest import fixture_options
+
+
+def test_a_reference_written_as_a_string_fails_the_check():
+    old = 'locals {\n  region = var.aws_region\n}\n'
+    assert quoted_references("main.tf", old, old + 'x = "var.aws_region"\n')
+    assert quoted_references("main.tf", None, 'x = ["module.eks.cluster_name"]\n')
+    assert quoted_references("main.tf", old, old + 'x = "${var.aws_region}"\n') is None
+    assert quoted_references("main.tf", old, old + 'x = var.aws_region\n') is None
+    # a string the file already had quoted, as often, is the user's own
+    quoted = 'x = "var.aws_region"\n'
+    assert quoted_references("main.tf", quoted, quoted + "y = 1\n") is None
+    # a resource-like string is suspect only where the file reads it as a reference
+    assert quoted_references("main.tf", "", 'x = "aws_iam_role.node.arn"\n') is None
+    assert quoted_references("main.tf", "r = aws_iam_role.node.arn\n", 'r = aws_iam_role.node.arn\nx = "aws_iam_role.node.arn"\n')
+    assert quoted_references("values.yaml", "", 'x: "var.aws_region"\n') is None
+
+
+def test_a_region_condition_written_as_an_expression_stays_an_expression(tree):
+    """A hand-written jsonencode policy whose region condition is `var.aws_region`/`local.region` (no quotes) and
+    whose ARNs name no region: the statements added read the region as the expression, never as the text
+    "local.region" (every Describe call denied)."""
+    root = tree("iam-policies")
+    f = root / "controller-jsonencode.tf"
+    text = f.read_text()
+    text = text.replace('"aws:RequestedRegion" = "${local.region}"', '"aws:RequestedRegion" = local.region')
+    text = text.replace("arn:aws:ec2:${local.region}:", "arn:aws:ec2:*:")
+    f.write_text(text)
+    plan = make_plan(root, options=fixture_options("iam-policies"))
+    assert not [x for x in plan.findings if x.code.startswith("MIG-EDIT")]
+    (c,) = [c for c in plan.changes if c.path == "controller-jsonencode.tf"]
+    added = "".join(line for line in c.diff.splitlines(keepends=True) if line.startswith("+"))
+    assert "${local.region}" in added
+    assert not re.search(r'"[^"$]*local\.region', added)
+
+
+def test_a_document_condition_over_a_list_variable_gives_no_region(tree):
+    """`values = var.regions` in a policy document is a whole list: none of its items is taken for the region."""
+    from migrator.inventory import Repo
+    from migrator.policies import scan_policies
+    root = tree("iam-policies")
+    f = root / "controller-document.tf"
+    f.write_text(f.read_text().replace('values   = ["${var.region}"]', "values   = var.regions"))
+    (pol,) = [p for p in scan_policies(Repo(root)) if p.path == "controller-document.tf"]
+    conds = [c for s in pol.statements for c in s.conditions if c.key == "aws:RequestedRegion"]
+    assert conds and all(c.values == [] for c in conds)
+
+
+# -- files and exits: as an editor leaves them ----------------------------------------------------------------------
+from typer.testing import CliRunner  # noqa: E402
+
+from migrator.cli import app  # noqa: E402
+
+runner = CliRunner()
+
+
+def test_new_files_get_the_umasks_mode_and_rewritten_files_keep_theirs(tree):
+    import os
+    root = tree("terraform-eks")
+    (root / "karpenter.tf").chmod(0o640)
+    old = os.umask(0o022)
+    try:
+        plan = make_plan(root)
+        created = [c.path for c in plan.changes if c.action == "create"]
+        assert created
+        apply_changes(plan.root, plan.changes)
+    finally:
+        os.umask(old)
+    assert (root / "karpenter.tf").stat().st_mode & 0o777 == 0o640
+    for rel in created:
+        assert (root / rel).stat().st_mode & 0o777 == 0o644, rel
+
+
+def test_apply_says_what_it_did_to_each_file(tree):
+    root = tree("terraform-eks")
+    plan = make_plan(root)
+    r = runner.invoke(app, ["apply", str(root), "--write"])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0].startswith("migrator apply")
+    for c in plan.changes:
+        verb = {"create": "created", "modify": "wrote", "delete": "deleted"}[c.action]
+        assert f"{verb} {c.path}" in r.output
+    assert "created configs/karpenter-nodepool.yaml.tmpl" in r.output
+    from migrator.apply import done
+    from migrator.edits import FileChange
+    gone = FileChange("old.yaml", "delete", "x: 1\n", None, [])
+    assert done([gone], ["old.yaml"]) == ["deleted old.yaml"]
+
+
+def test_a_plan_saved_under_any_name_is_applied_and_a_stray_file_is_refused(tree, tmp_path):
+    root = tree("terraform-eks")
+    saved = tmp_path / "tfplan"
+    r = runner.invoke(app, ["plan", str(root), "-out", str(saved)])
+    assert r.exit_code == 0 and saved.exists()
+    assert saved.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    r = runner.invoke(app, ["apply", str(saved), "--write"])
+    assert r.exit_code == 0, r.output
+    assert "wrote karpenter.tf" in r.output and "no Karpenter" not in r.output
+    # applied: the same file again refuses (its inputs changed), never read as a repository
+    r = runner.invoke(app, ["apply", str(saved), "--write"])
+    assert r.exit_code == 1 and "changed since" in r.output
+    stray = tmp_path / "notes.txt"
+    stray.write_text("not a plan\n")
+    r = runner.invoke(app, ["apply", str(stray), "--write"])
+    assert r.exit_code == 1 and "neither a saved plan" in r.output
+    r = runner.invoke(app, ["plan", str(saved)])
+    assert r.exit_code == 1 and "is a saved plan" in r.output
+
+
+def _umask() -> int:
+    import os
+    m = os.umask(0o022)
+    os.umask(m)
+    return m
+
+
+def test_a_usage_error_exits_1_not_the_pending_changes_code(tree):
+    root = tree("terraform-eks")
+    assert runner.invoke(app, ["plan", str(root), "--format", "xml"]).exit_code == 1
+    assert runner.invoke(app, ["plan", str(root), "--no-such-flag"]).exit_code == 1
+    assert runner.invoke(app, ["plan", str(root), "--detailed-exitcode"]).exit_code == 2
