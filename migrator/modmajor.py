@@ -20,6 +20,12 @@ from .versions import constraint, parse_version  # noqa: F401 - the module versi
 FACTS = knowledge.load("karpenter_module")
 
 
+def is_karpenter_module(source) -> bool:
+    """Is a module call's source terraform-aws-modules' karpenter module (registry address, Terragrunt's tfr://, a
+    git/https source of terraform-aws-eks)? Only its source says so: a local `./modules/karpenter` is the team's own."""
+    return isinstance(source, str) and bool(re.search(FACTS["source"], source.split("?")[0]))
+
+
 def major_row(frm: int) -> dict | None:
     return next((r for r in FACTS["majors"] if r["from"] == frm), None)
 

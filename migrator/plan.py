@@ -320,11 +320,11 @@ def _finding_order(f: Finding):
 def _module_pins(tree: Path) -> dict:
     """(file, address) -> the version each terraform-aws-modules karpenter module call pinned (--since: a bump of
     the module itself is a release the bump chose, checked as one the plan moves to)."""
-    from .rules.v1.terraform_module import FACTS as MODULE
+    from .modmajor import is_karpenter_module
     out = {}
     for p, b in Repo(tree).blocks("module", None, "karpenter"):
         src, v = b.attr("source"), b.attr("version")
-        if src is not None and v is not None and re.search(MODULE["source"], str(src.literal() or "")):
+        if src is not None and v is not None and is_karpenter_module(src.literal()):
             out[f"{p}|{b.address}"] = str(v.literal())
     return out
 
@@ -870,6 +870,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     findings: list[Finding] = []
     plan.changes = build_changes(repo, [e for e in edits if e.path in mine], findings)
     plan.changes = _without_cycles(repo, plan.changes, findings)
+    plan.changes = _declared_inputs(repo, plan.changes, findings)
     plan.changes = _whole_phases(plan.roots, plan.changes, findings, multi)
     findings += _unevaluated(repo)
     _unrelated_breakage(repo, rps)
@@ -1021,6 +1022,69 @@ def _quoted_reference(findings: list[Finding], path: str, old: str | None, new: 
                                 "report this as a bug with the file attached; make the change by hand, with the "
                                 "reference written as an expression"))
     return bool(err)
+
+
+MODULE_META = frozenset({"source", "version", "count", "for_each", "providers", "depends_on"})
+
+
+def _declared_inputs(repo: Repo, changes: list[FileChange], findings: list[Finding]) -> list[FileChange]:
+    """Only inputs a module declares are written into its call: an argument the changes add to a call of a module of
+    the repository (relative source) that no `variable` block of that module declares, after the changes, is an
+    argument `terraform plan` rejects ("Unsupported argument"): that file is not written (MIG-EDIT-009). A call whose
+    module is not in the repository gets no argument migrator cannot check."""
+    new_text = {c.path: c.new for c in changes if c.new is not None}
+
+    def parsed(p: str, text: str | None):
+        if text is None:
+            return None
+        try:
+            return hclsrc.parse(text)
+        except hclsrc.HclParseError:
+            return None
+
+    declared: dict[str, set[str] | None] = {}
+
+    def variables(d: str) -> set[str] | None:
+        if d not in declared:
+            files = set(repo.tf_in_dir(d)) | {p for p in new_text if posixpath.dirname(p) == d
+                                              and p.endswith(hclsrc.TF_CODE)}
+            names: set[str] = set()
+            for p in files:
+                f = parsed(p, new_text.get(p, repo.files[p].text if p in repo.files else None))
+                names |= {b.labels[0] for b in (f.blocks if f is not None else []) if b.type == "variable" and b.labels}
+            declared[d] = names if files else None
+        return declared[d]
+
+    bad: dict[str, list[str]] = {}
+    for c in changes:
+        if c.new is None or not c.path.endswith(hclsrc.TF_CODE) or "module" not in c.new:
+            continue
+        new, old = parsed(c.path, c.new), parsed(c.path, c.old)
+        if new is None:
+            continue
+        before = {(b.type, tuple(b.labels)): set(b.attributes) for b in (old.blocks if old is not None else [])}
+        for b in new.blocks:
+            src = b.attr("source")
+            lit = src.literal() if b.type == "module" and src is not None else None
+            if not isinstance(lit, str) or not lit.startswith(("./", "../")):
+                continue
+            added = set(b.attributes) - before.get((b.type, tuple(b.labels)), set()) - MODULE_META
+            if not added:
+                continue
+            d = posixpath.normpath(posixpath.join(posixpath.dirname(c.path), lit))
+            have = variables(d)
+            missing = sorted(added if have is None else added - have)
+            if missing:
+                where = f"the module in {d} declares no variable" + ("s " if len(missing) > 1 else " ") + \
+                    ", ".join(missing) if have is not None else f"its module ({d}) is not in the repository"
+                bad.setdefault(c.path, []).append(f"{b.address}: {', '.join(missing)} ({where})")
+    for path, why in sorted(bad.items()):
+        findings.append(Finding(
+            "MIG-EDIT-009", "error", path, 0,
+            f"the changes would pass {'; '.join(why)}: terraform plan rejects an argument the module does not "
+            "declare, so this file is not written",
+            "report this as a bug with the module's files attached; make the change in the module itself"))
+    return [c for c in changes if c.path not in bad]
 
 
 def _clip(s: str, width: int = 40) -> str:

@@ -131,3 +131,68 @@ def test_a_usage_error_exits_1_not_the_pending_changes_code(tree):
     assert runner.invoke(app, ["plan", str(root), "--format", "xml"]).exit_code == 1
     assert runner.invoke(app, ["plan", str(root), "--no-such-flag"]).exit_code == 1
     assert runner.invoke(app, ["plan", str(root), "--detailed-exitcode"]).exit_code == 2
+
+
+# -- modules are what their source says ---------------------------------------------------------------------------
+def _own_karpenter_module(root, chart="0.32.1"):
+    (root / "modules" / "karpenter").mkdir(parents=True)
+    (root / "main.tf").write_text(
+        'module "karpenter" {\n  source = "./modules/karpenter"\n\n'
+        '  cluster_name  = "a-rather-long-production-cluster-name-for-payments-eu"\n'
+        f'  chart_version = "{chart}"\n}}\n')
+    (root / "modules" / "karpenter" / "variables.tf").write_text(
+        'variable "cluster_name" {\n  type = string\n}\n\nvariable "chart_version" {\n  type = string\n}\n')
+    (root / "modules" / "karpenter" / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  namespace  = "karpenter"\n  name       = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = var.chart_version\n\n'
+        '  set {\n    name  = "settings.clusterName"\n    value = var.cluster_name\n  }\n}\n')
+
+
+def test_a_local_karpenter_module_is_the_teams_own_not_the_registry_module(tmp_path):
+    """A local ./modules/karpenter (the team's helm_release) is not terraform-aws-modules' karpenter module: no
+    registry input is written into its call, no step speaks of that module, no pin to a v19 release is asked."""
+    _own_karpenter_module(tmp_path, "1.0.8")
+    for to in ("latest", "v1beta1"):
+        plan = make_plan(tmp_path, to=to)
+        said = " ".join(f.message + " " + f.manual_step for f in plan.findings) + \
+            " ".join(s.title + " " + s.detail for s in plan.steps)
+        assert "terraform-aws-modules" not in said and "19.21.0" not in said
+        assert not [f for f in plan.findings if f.code.startswith(("MIG-MOD-", "MIG-V1X-MOD-", "MIG-V1-MOD-"))]
+        for c in plan.changes:
+            if c.path == "main.tf":
+                assert "enable_inline_policy" not in c.new and "enable_v1_permissions" not in c.new
+
+
+def test_the_registry_module_is_known_by_its_registry_or_git_source():
+    from migrator.modmajor import is_karpenter_module
+    assert is_karpenter_module("terraform-aws-modules/eks/aws//modules/karpenter")
+    assert is_karpenter_module("tfr:///terraform-aws-modules/eks/aws//modules/karpenter?version=20.8.4")
+    assert is_karpenter_module("git::https://github.com/terraform-aws-modules/terraform-aws-eks.git//modules/karpenter?ref=v20.1.0")
+    assert not is_karpenter_module("./modules/karpenter")
+    assert not is_karpenter_module("../../modules/karpenter")
+    assert not is_karpenter_module("git::git@github.com:acme/infra.git//modules/karpenter?ref=v1")
+    assert not is_karpenter_module(None)
+
+
+def test_an_argument_a_local_module_does_not_declare_is_never_written(tmp_path):
+    from migrator.edits import FileChange
+    from migrator.inventory import Repo
+    from migrator.plan import _declared_inputs
+    _own_karpenter_module(tmp_path)
+    repo = Repo(tmp_path)
+    old = repo.text("main.tf")
+    bad = FileChange("main.tf", "modify", old, old.replace("  cluster_name", "  enable_inline_policy = true\n  cluster_name"), [])
+    findings = []
+    assert _declared_inputs(repo, [bad], findings) == []
+    (f,) = findings
+    assert f.code == "MIG-EDIT-009" and "enable_inline_policy" in f.message
+    # declared by the same plan in the module's own files: fine
+    var = FileChange("modules/karpenter/variables.tf", "modify", repo.text("modules/karpenter/variables.tf"),
+                     repo.text("modules/karpenter/variables.tf") + '\nvariable "enable_inline_policy" {\n  type = bool\n}\n', [])
+    findings = []
+    assert len(_declared_inputs(repo, [bad, var], findings)) == 2 and findings == []
+    # a call of a module that is not in the repository gets no argument migrator cannot check
+    gone = FileChange("main.tf", "modify", old, old.replace("./modules/karpenter", "./modules/absent")
+                      .replace("  cluster_name", "  extra = 1\n  cluster_name"), [])
+    findings = []
+    assert _declared_inputs(repo, [gone], findings) == [] and "not in the repository" in findings[0].message

@@ -671,16 +671,17 @@ def scan(repo: Repo) -> Iterator:
 def _read_remotely(source: str) -> bool:
     """Is a remote module one migrator knows by its inputs (the add-on families of knowledge/karpenter_module.yaml)?"""
     from .. import knowledge
+    from ..modmajor import is_karpenter_module
     facts = knowledge.load("karpenter_module")
     return any(re.search(facts[f]["source"], source) for f in facts["addon_families"]) or \
-        bool(re.search(facts["source"], source.split("?")[0]))
+        is_karpenter_module(source)
 
 
 def karpenter_module_units(repo: Repo) -> list[Unit]:
     """Units whose remote source is the terraform-aws-modules karpenter module."""
     from .. import knowledge
-    pattern = knowledge.load("karpenter_module")["source"]
-    return [u for u in units(repo) if u.remote and re.search(pattern, u.remote.split("?")[0])]
+    from ..modmajor import is_karpenter_module
+    return [u for u in units(repo) if u.remote and is_karpenter_module(u.remote)]
 
 
 def _remote(repo: Repo, u: Unit) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ... import knowledge
 from ...edits import TextEdit, indent_at, line_start, to_newline
 from ...model import Finding
+from ...modmajor import is_karpenter_module
 from ...path import MINORS, parse_version
 from ...sources import hcl as hclsrc
 from ..v1beta1.terraform_module import ModuleResult as BaseResult
@@ -37,7 +38,7 @@ def modules(ctx):
         if not ctx.owns(p):
             continue
         src = b.attr("source").literal() if b.attr("source") is not None else None
-        if not isinstance(src, str) or not re.search(FACTS["source"], src):
+        if not is_karpenter_module(src):
             continue
         v = b.attr("version")
         yield p, b, (_constraint_version(str(v.literal())) if v is not None and v.literal() else None)

@@ -99,7 +99,7 @@ class ModuleRule:
             if "eks-blueprints-addons" in src and "karpenter" in self.repo.text(p)[b.start:b.end]:
                 self.blueprints(p, b)
                 continue
-            if not re.search(FACTS["source"], src):
+            if not modmajor.is_karpenter_module(src):
                 continue
             self.res.modules.append(b.address)
             self.res.tf_targets.append((posixpath.dirname(p), b.address))
