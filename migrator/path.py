@@ -123,7 +123,8 @@ def chart_version(repo: Repo, charts: list[ChartInstall], owns=None, chart: str 
         elif ci.vendored and ci.evaluated_version and parse_version(ci.evaluated_version):
             return ci.evaluated_version.lstrip("v")     # a chart folder of the repository: its Chart.yaml
         elif ci.version is not None:
-            sites, _ = definition_sites(repo, ci.path, ci.version)
+            sites, _ = definition_sites(repo, ci.path, ci.version,
+                                        via=set(ci.shared.calls) if ci.shared is not None else None)
             if owns is not None:
                 sites = [s for s in sites if owns(s.path)] or sites
             found = [s.value.lstrip("v") for s in sites if parse_version(s.value)]

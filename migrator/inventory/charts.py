@@ -58,6 +58,18 @@ class ValuesSource:
 
 
 @dataclass
+class SharedModule:
+    """A module of the repository whose one helm_release installs whatever chart each call passes (`chart =
+    var.chart`), called for other charts than Karpenter's: nothing Karpenter-only may be written inside it."""
+    dir: str                                    # the module's folder
+    calls: list[str]                            # addresses of the calls that install this chart
+    others: list[str]                           # addresses of the calls that install other charts
+    chart_input: str                            # the input the calls pass the chart name in
+    call_paths: dict = field(default_factory=dict)   # address -> file of each call
+    charts: dict = field(default_factory=dict)       # address -> the chart each call states
+
+
+@dataclass
 class ChartInstall:
     kind: str                   # terraform | flux | argocd | kustomize | blueprints | helm (a script) | eksctl |
                                 # umbrella (a Chart.yaml dependency)
@@ -72,6 +84,7 @@ class ChartInstall:
     source: tuple = ()                          # argocd / kustomize: path of the chart's entry in the document
     evaluated_version: str | None = None        # terraform: the version the evaluator gives for an expression
     generic: bool = False                       # terraform: one helm_release installing a list of add-ons
+    shared: "SharedModule | None" = None        # terraform: a release of a module other installs call too
     span: tuple[int, int] | None = None         # helm (scripts): where the version literal is written
     vendored: str | None = None                 # terraform: the repository folder the chart is installed from
     family: str = ""                            # blueprints: its row in knowledge/karpenter_module.yaml

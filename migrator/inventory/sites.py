@@ -165,11 +165,12 @@ def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) ->
 
 
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0,
-                     numbers: bool = False) -> tuple[list[Site], str]:
+                     numbers: bool = False, via: set[str] | None = None) -> tuple[list[Site], str]:
     """Where the literal behind an expression is written: the literal itself, every tfvars that sets the
     variable (else its default), a local, or, in a module called by relative source, what each caller passes
     (followed into the caller's own variables). Returns ([], reason) when it cannot be known statically.
-    String literals only, unless `numbers` (a size, a count)."""
+    String literals only, unless `numbers` (a size, a count). `via`: the addresses of the only calls of the
+    expression's module to follow (a shared module: the calls that install this chart, never the others')."""
     if _lit(expr, numbers):
         return [Site(tf_path, expr, "literal")], ""
     fallback = _with_default(expr)
@@ -197,7 +198,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
     # module whose tfvars live elsewhere (a shared module) falls back to every tfvars that sets the variable
     tfvars = [p for p in repo.tfvars_files() if name in repo.files[p].text]
     own = [p for p in tfvars if not module or p.startswith(module + "/")]
-    for p in own or tfvars:
+    for p in own or ([] if via is not None else tfvars):
         f = repo.hcl(p)
         if f is None or name not in f.attributes:
             continue
@@ -213,6 +214,8 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
     # a shared module: each caller's argument, resolved in the caller's own root (its tfvars, locals, literals)
     passed, why = [], []
     for cp, cb in (callers(repo, module) if _depth < 4 and not key else []):
+        if via is not None and cb.address not in via:
+            continue                    # another install's call of a shared module: its values are its own
         arg = cb.attr(name)
         if arg is None:
             continue

@@ -68,7 +68,34 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
     vendored = _vendored(repo, p, b)
     if vendored is not None:
         ci.vendored, ci.evaluated_version = vendored
+    ci.shared = shared_module(repo, p, b, name)
     return ci
+
+
+def shared_module(repo: Repo, p: str, b: hclsrc.Block, name: str):
+    """The calls of a module whose helm_release takes its chart from an input (`chart = var.chart`), split into those
+    that install `name` and those that install another chart: a module other installs call (None when every call
+    that states its chart installs this one)."""
+    from .charts import SharedModule
+    from .sites import module_value
+    chart = b.attr("chart")
+    m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", chart.source.strip()) if chart is not None else None
+    if m is None:
+        return None
+    d = posixpath.dirname(p)
+    calls, others, where, charts = [], [], {}, {}
+    for cp, cb in repo.callers(d):
+        arg = cb.attr(m.group(1))
+        value = arg.literal() if arg is not None else None
+        if value is None and arg is not None:
+            value = module_value(repo, posixpath.dirname(cp), arg)
+        where[cb.address] = cp
+        if isinstance(value, str):          # a call whose chart is not stated is neither: its values are not followed
+            (calls if _chart_name(value) == name else others).append(cb.address)
+            charts[cb.address] = value
+    if not others:
+        return None
+    return SharedModule(d, calls, others, m.group(1), where, charts)
 
 
 def _vendored(repo: Repo, p: str, b: hclsrc.Block) -> tuple[str, str | None] | None:

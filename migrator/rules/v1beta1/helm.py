@@ -18,7 +18,7 @@ from ruamel.yaml.comments import CommentedMap
 from ... import knowledge, templating
 from ...edits import Edit, NewFile, TextEdit, comments_above, indent_at, line_end, line_start, to_newline
 from ...inventory import ChartInstall, Manifest, Repo, ValuesSource
-from ...inventory.charts import UNREADABLE
+from ...inventory.charts import UNREADABLE, _chart_name
 from ...model import Finding
 from ...path import admits, chart_version, format_version, range_floor, shift_range, version_range  # noqa: F401 - the spelling rule lives with the versions
 from ...resolve import definition_sites
@@ -100,7 +100,7 @@ class HelmRule:
             self.res.kinds.add(ci.kind)
             if ci.kind == "helmfile":
                 self.res.helmfiles.append((ci.path, str(ci.source_map.get("name") or ci.chart), ci.chart))
-            if ci.generic:
+            if ci.generic or ci.shared is not None:     # an install that brings no CRD chart of its own
                 self.res.kinds.add("generic")
             self.res.refs.append(f"{ci.path}:{ci.line}")
             if ci.kind == "kustomize":
@@ -429,7 +429,8 @@ class HelmRule:
                          f"{ci.address} has no version: Helm installs the newest chart, which has no v1alpha5 support",
                          f'pin version = "{format_version(target, "v0")}" until the migration is done')
             return
-        sites, why = definition_sites(self.repo, ci.path, ci.version)
+        sites, why = definition_sites(self.repo, ci.path, ci.version,
+                                      via=set(ci.shared.calls) if ci.shared is not None else None)
         if not sites and ci.generic:        # one item of an add-ons list: its own chart_version entry
             from ...inventory import item_entry
             from ...resolve import Site
@@ -714,6 +715,8 @@ class HelmRule:
                              "add a second call of the module with the karpenter-crd chart at "
                              f"{format_version(self.targets['karpenter'], 'v')} and make this one depend on it (the "
                              "runbook's CRD step installs them with helm until then)")
+        elif ci.kind == "terraform" and ci.shared is not None:
+            self.shared_module_crds(ci, crd)
         elif ci.kind == "terraform":
             if crd:
                 self.depends_on(ci, crd[0].block.labels[1])
@@ -777,6 +780,31 @@ class HelmRule:
                          f"{ci.address}.depends_on is not a list literal", f"add {ref} to it by hand")
             return
         self.finding("MIG-HELM-012", "info", ci.path, ci.line, f"{ci.address} now depends on {ref} (CRDs first)")
+
+    def shared_module_crds(self, ci: ChartInstall, crd: list) -> None:
+        """The karpenter chart installed by a module other installs call too (`chart = var.chart`): a karpenter-crd
+        release or a depends_on inside it would reach every add-on it installs, so nothing is written there; the
+        change belongs beside the Karpenter call, said with the place (issue 55)."""
+        sm = ci.shared
+        calls = ", ".join(f"{a} ({sm.call_paths.get(a)})" for a in sm.calls) or "the call that installs karpenter"
+        if any(c.shared is not None and c.shared.dir == sm.dir for c in crd):
+            self.finding("MIG-HELM-035", "info", ci.path, ci.line,
+                         f"{ci.address} is a module shared by {len(sm.calls) + len(sm.others)} calls; another call of it "
+                         "installs karpenter-crd: nothing is added inside the module",
+                         f"make {calls} depend on the karpenter-crd call, so the CRDs move first")
+            return
+        off = [a for a in sm.others if _chart_name(sm.charts.get(a, "")) == "karpenter-crd"]
+        self.finding("MIG-HELM-035", "warning", ci.path, ci.line,
+                     f"{ci.address} installs the karpenter chart for {calls}, but the module in {sm.dir} installs other "
+                     f"charts too ({', '.join(sm.others[:4])}{', ...' if len(sm.others) > 4 else ''}): a karpenter-crd "
+                     "release written inside it would reach every one of them, so migrator writes none; Helm never "
+                     "upgrades CRDs from a chart's crds/ folder",
+                     (f"turn on {', '.join(off)} (it installs karpenter-crd through this module, and is switched "
+                      "off) or " if off else "") +
+                     f"add a second call of ./{sm.dir} beside {sm.calls[0] if sm.calls else 'the karpenter call'} "
+                     f"with {sm.chart_input} = \"karpenter-crd\" at version "
+                     f"{format_version(self.targets['karpenter'], 'v')}, and make the karpenter call depend on it "
+                     "(the runbook's CRD step installs them with helm until then)")
 
     def add_terraform_crd_release(self, ci: ChartInstall) -> None:
         b = ci.block
