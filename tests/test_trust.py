@@ -196,3 +196,29 @@ def test_an_argument_a_local_module_does_not_declare_is_never_written(tmp_path):
                       .replace("  cluster_name", "  extra = 1\n  cluster_name"), [])
     findings = []
     assert _declared_inputs(repo, [gone], findings) == [] and "not in the repository" in findings[0].message
+
+
+# -- runbooks that keep the cluster up -----------------------------------------------------------------------------
+HELM_ONLY = ('resource "helm_release" "karpenter" {{\n  namespace = "karpenter"\n  name      = "karpenter"\n'
+             '  chart     = "karpenter"\n  version   = "{version}"\n  values = [<<-EOT\n    settings:\n'
+             '      clusterName: prod\n  EOT\n  ]\n}}\n')
+
+
+def test_every_hop_that_adds_a_crd_release_hands_the_crds_to_it_first(tmp_path):
+    """The karpenter chart installed the CRDs (no karpenter-crd release): the CRD release the hop adds would fail
+    with "invalid ownership metadata" unless the CRDs are labelled and annotated for it first, in the same phase."""
+    for version, to, phase, before in (("0.37.2", "v1", "patch-upgrade", "patch"), ("1.2.0", "latest", "upgrade", "crds")):
+        (tmp_path / "main.tf").write_text(HELM_ONLY.format(version=version))
+        plan = make_plan(tmp_path, to=to)
+        ids = [s.id.split("-", 2)[-1] for s in plan.steps]
+        assert "crds-adopt" in ids, (version, ids)
+        adopt = next(s for s in plan.steps if s.id.endswith("crds-adopt"))
+        assert adopt.phase == phase and ids.index("crds-adopt") < ids.index(before)
+        assert any("meta.helm.sh/release-name=karpenter-crd" in c and "meta.helm.sh/release-namespace=karpenter" in c
+                   for c in adopt.commands)
+    # a repository that already installs the CRD chart hands nothing over
+    (tmp_path / "main.tf").write_text(HELM_ONLY.format(version="1.2.0") + HELM_ONLY.format(version="1.2.0")
+                                      .replace('"karpenter"', '"karpenter-crd"').replace('"karpenter-crd"\n  name',
+                                                                                        '"karpenter"\n  name'))
+    plan = make_plan(tmp_path, to="latest")
+    assert not [s for s in plan.steps if s.id.endswith("crds-adopt")]

@@ -14,6 +14,7 @@ from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1beta1.helm import HelmResult
 from ..v1beta1.runbook import (_by_dir, _terraform, plain_terraform, argo_names, chart_flavours, crd_flavours, guarded,
+                               adopts_crds, crd_release_name,
                                manifest_deployers, root_targets, umbrella_values)
 
 
@@ -71,6 +72,7 @@ def common_values(ctx, helm_results: list, rendered: list | None = None) -> dict
         merged.crd_releases += r.crd_releases
     kdirs = [d for r in helm_results for d in r.kustomizations]
     return {"namespace": shlex.quote(ns[0]) if ns else '"${KARPENTER_NAMESPACE}"', "crd_release": shlex.quote(crd),
+            "crd_release_name": shlex.quote(crd_release_name(helm_results)) if helm_results else "karpenter-crd",
             "chart_kustomization": shlex.quote(kdirs[0]) if kdirs else ".", **argo_names(merged),
             **umbrella_values(helm_results)}
 
@@ -109,6 +111,7 @@ def steps(hop: dict, ctx) -> list[Step]:
              "chart": True, "tf_objects": bool(man.tf_objects),
              "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files)}
     chart_fl = chart_flavours(helms, list(rnd.values()))
+    flags["adopt_crds"] = adopts_crds(helms, crd_flavours(helms, chart_fl))
     applied = manifest_deployers(ctx.repo, yaml_files)
     man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(applied["yaml"])),
                               ("kustomize", bool(applied["kustomize"])),

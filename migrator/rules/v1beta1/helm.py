@@ -53,6 +53,7 @@ class HelmResult:
     edits: list[Edit] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     new_crd_release: bool = False
+    crd_release_name: str = ""          # the Helm release name of the karpenter-crd release migrator adds
     namespaces: set[str] = field(default_factory=set)
     controllers: list[str] = field(default_factory=list)       # addresses
     crd_releases: list[str] = field(default_factory=list)
@@ -835,8 +836,8 @@ class HelmRule:
             else:
                 attrs.append((name, a.expr.source))
         rel = b.attr("name")
-        attrs.insert(0, ("name", hclsrc.quote(f"{rel.literal()}-crd") if rel is not None and rel.literal()
-                         else hclsrc.quote(FACTS["chart"]["crds"])))
+        self.res.crd_release_name = f"{rel.literal()}-crd" if rel is not None and rel.literal() else FACTS["chart"]["crds"]
+        attrs.insert(0, ("name", hclsrc.quote(self.res.crd_release_name)))
         attrs.insert(1, ("chart", hclsrc.quote(FACTS["chart"]["crds"])))
         ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
         meta = [(n, v) for n, v in attrs if n in ("count", "for_each")]      # the release's switch, first as

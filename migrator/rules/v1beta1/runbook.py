@@ -172,6 +172,21 @@ def crd_flavours(helm_results: list, flavours: list[str]) -> list[str]:
     return flavours + ["helm"] if crd_less and "helm" not in flavours else flavours
 
 
+def adopts_crds(helm_results: list, crd_fl: list[str]) -> bool:
+    """Does a CRD release take over CRDs the main chart installed? A karpenter-crd release migrator adds (Helm checks
+    ownership; Argo CD and kustomize builds apply them without Helm), or the CRD chart installed with the helm CLI
+    where nothing in the repository installed it before: the CRDs are handed to it first (issue 55)."""
+    kinds = set().union(*(r.kinds for r in helm_results)) if helm_results else set()
+    added = any(r.new_crd_release for r in helm_results) and bool(kinds - {"argocd", "kustomize"})
+    by_hand = "helm" in crd_fl and any(r.controllers for r in helm_results) and \
+        not any(r.crd_releases for r in helm_results)        # the repository installs the chart, not the CRD chart
+    return added or by_hand
+
+
+def crd_release_name(helm_results: list) -> str:
+    return next((r.crd_release_name for r in helm_results if r.crd_release_name), "karpenter-crd")
+
+
 def argo_names(hr) -> dict:
     """Argo CD Application names of the controller and CRD installs (quoted for the shell)."""
     app = next((a.split("/", 1)[1] for a in hr.controllers if a.startswith("Application")), "karpenter")
@@ -239,7 +254,7 @@ def steps(hop: dict, ctx) -> list[Step]:
         "terraform": bool(man.new_addresses),
         "yaml": any(f.endswith((".yaml", ".yml")) for f in man.new_files),
         # adopting existing CRDs into a Helm release; Argo CD and kustomize builds apply them without Helm
-        "new_crd_release": hr.new_crd_release and bool(hr.kinds - {"argocd", "kustomize"}),
+        "new_crd_release": adopts_crds([hr], crd_flavours([hr], flavours)),
         "pass_through": bool(hr.pass_through or rnd.pass_through),
         "rendered_cleanup": bool(rnd_clean.chart_command) and rnd_clean.chart_command != rnd.chart_command,
         "module": bool(mod.edits),

@@ -6,6 +6,7 @@ import shlex
 from ...model import Step
 from ...rendered import RenderResult, runbook_values
 from ..v1.runbook import build, chart_flavours, common_values, crd_flavours
+from ..v1beta1.runbook import adopts_crds
 from .plan import crossed, stop
 
 
@@ -47,6 +48,7 @@ def steps(hop: dict, ctx) -> list[Step]:
              "vendored_crds": bool(crd_files and crd_files.commands),
              "crd_chart": not (crd_files and crd_files.vendored)}
     fl = chart_flavours([helm], [rnd])
+    flags["adopt_crds"] = flags["crd_chart"] and adopts_crds([helm], crd_flavours([helm], fl))
     flavours = {"chart": fl, "crds": crd_flavours([helm], fl), "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                 ("json", bool(iam.files))) if ok]}
     targets = {"chart_targets": helm.chart_tf, "crd_targets": helm.crd_tf, "iam_targets": iam.targets,
