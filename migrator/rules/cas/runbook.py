@@ -93,6 +93,12 @@ def steps(hop: dict, ctx) -> list[Step]:
             + f" --scaling-config minSize=0,desiredSize=0,maxSize={mx if isinstance(mx, int) else 1}"
             for g, _, _, mx in cut_groups.drained),
         "kept_scale": _kept_scale(cut_groups, cluster, eksctl=False),
+        # the drained groups' nodes, by the label EKS gives a managed group's nodes (exact names only): none is left
+        "removed_drain": " && ".join(
+            f"kubectl drain -l eks.amazonaws.com/nodegroup={shlex.quote(cut_groups.eks_names.get(g, (g, 'prefix'))[0])} "
+            "--ignore-daemonsets --delete-emptydir-data --timeout=15m"
+            for g, *_ in cut_groups.drained if cut_groups.eks_names.get(g, (g, "prefix"))[1] == "exact"
+            and g not in unmanaged),
         "kept_eksctl_scale": _kept_scale(cut_groups, cluster, eksctl=True),
         "kept_scale_note": ("The aws-cli command raises the desired size first: EKS refuses a minimum above it, and "
                             "Terraform leaves a desired size it is told to ignore unchanged." if cut_groups.kept_to and
