@@ -222,3 +222,71 @@ def test_every_hop_that_adds_a_crd_release_hands_the_crds_to_it_first(tmp_path):
                                                                                         '"karpenter"\n  name'))
     plan = make_plan(tmp_path, to="latest")
     assert not [s for s in plan.steps if s.id.endswith("crds-adopt")]
+
+
+# -- walks converge ---------------------------------------------------------------------------------------------------
+ALPHA_DEPENDS_ON = '''resource "helm_release" "karpenter" {
+  namespace  = "karpenter"
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = "v0.31.4"
+
+  set {
+    name  = "settings.aws.clusterName"
+    value = "prod"
+  }
+}
+
+resource "kubectl_manifest" "node_template" {
+  yaml_body = <<-YAML
+    apiVersion: karpenter.k8s.aws/v1alpha1
+    kind: AWSNodeTemplate
+    metadata:
+      name: default
+    spec:
+      subnetSelector:
+        karpenter.sh/discovery: prod
+      securityGroupSelector:
+        karpenter.sh/discovery: prod
+  YAML
+
+  depends_on = [helm_release.karpenter]
+}
+
+resource "kubectl_manifest" "provisioner" {
+  yaml_body = <<-YAML
+    apiVersion: karpenter.sh/v1alpha5
+    kind: Provisioner
+    metadata:
+      name: default
+    spec:
+      providerRef:
+        name: default
+      ttlSecondsAfterEmpty: 30
+  YAML
+
+  depends_on = [
+    helm_release.karpenter,
+    kubectl_manifest.node_template,
+  ]
+}
+'''
+
+
+def test_a_copied_depends_on_follows_what_it_names_so_the_walk_ends(tmp_path):
+    """The NodePool twin of a Provisioner that depends on its AWSNodeTemplate depends on the EC2NodeClass twin, so
+    the cleanup can remove the AWSNodeTemplate (before: MIG-EDIT-006 every run, the walk never ended)."""
+    (tmp_path / "main.tf").write_text(ALPHA_DEPENDS_ON)
+    opts = Options(node_role="KarpenterNodeRole-prod")
+    for _ in range(4):
+        plan = make_plan(tmp_path, to="v1beta1", options=opts)
+        assert not [f for f in plan.findings if f.severity == "error"], [f.message for f in plan.findings]
+        if not plan.changes:
+            break
+        apply_changes(plan.root, plan.changes)
+    else:
+        raise AssertionError("the walk does not end")
+    text = (tmp_path / "main.tf").read_text()
+    assert "AWSNodeTemplate" not in text and "Provisioner" not in text
+    assert "kubectl_manifest.node_class," in text and "kubectl_manifest.node_template" not in text

@@ -10,6 +10,7 @@ cleanup: old objects whose new counterpart exists are removed (blocks, documents
 """
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -186,7 +187,35 @@ class ManifestsRule:
                     self.place_hcl(m, c)
         for path, items in raw_by_file.items():
             self.place_yaml_file(path, items)
+        self.follow_renames()
         return self.res
+
+    def follow_renames(self) -> None:
+        """A new block's `depends_on` copied from the old one names what the new one replaces: the NodePool twin of
+        a Provisioner that depended on its AWSNodeTemplate depends on that template's EC2NodeClass twin. Otherwise the
+        cleanup could never remove the AWSNodeTemplate (something still references it) and the walk would not end."""
+        placed = getattr(self, "_placed", [])
+        news: dict[tuple[str, str], set[str]] = {}
+        for tf, old, new, _ in placed:
+            news.setdefault((posixpath.dirname(tf), old), set()).add(new)
+        rename = {k: next(iter(v)) for k, v in news.items() if len(v) == 1}
+        for tf, old, new, edit in placed:
+            try:
+                f = hclsrc.parse(edit.text.strip("\r\n"))
+            except hclsrc.HclParseError:
+                continue
+            dep = f.blocks[0].attr("depends_on") if f.blocks else None
+            if dep is None or dep.kind != "tuple":
+                continue
+            lead = len(edit.text) - len(edit.text.lstrip("\r\n"))
+            out = edit.text
+            for item in sorted(dep.items, key=lambda i: i.start, reverse=True):
+                to = rename.get((posixpath.dirname(tf), item.source.strip()))
+                if to is not None:
+                    out = out[:lead + item.start] + to + out[lead + item.end:]
+            if out != edit.text:
+                i = next(i for i, e in enumerate(self.res.edits) if e is edit)
+                self.res.edits[i] = dataclasses.replace(edit, text=out)
 
     def display_names(self, m: Manifest) -> list[str]:
         """Object names as they exist in the cluster: a template's `${name}` fed by `each.key` of a
@@ -660,7 +689,9 @@ class ManifestsRule:
         key = (tf, b.end)
         order = self._inserts_after.get(key, 0)
         self._inserts_after[key] = order + 1
-        self.res.edits.append(TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, nl), self.rule, order=order))
+        edit = TextEdit(tf, b.end, b.end, to_newline("\n\n" + clone, nl), self.rule, order=order)
+        self.res.edits.append(edit)
+        self.__dict__.setdefault("_placed", []).append((tf, f"{b.labels[0]}.{b.labels[1]}", f"{b.labels[0]}.{label}", edit))
         self.res.new_addresses.append(f"{b.labels[0]}.{label}")
         self.res.tf_targets.append((posixpath.dirname(tf), f"{b.labels[0]}.{label}"))
 
