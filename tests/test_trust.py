@@ -290,3 +290,23 @@ def test_a_copied_depends_on_follows_what_it_names_so_the_walk_ends(tmp_path):
     text = (tmp_path / "main.tf").read_text()
     assert "AWSNodeTemplate" not in text and "Provisioner" not in text
     assert "kubectl_manifest.node_class," in text and "kubectl_manifest.node_template" not in text
+
+
+def test_a_longer_count_condition_is_split_by_the_parser_not_cut_by_a_pattern(tmp_path):
+    """`count = var.a && (var.b ? 1 : 0) > 0 ? 1 : 0`: its condition is read whole (a cut at the first `?` is not
+    HCL: the plan ended with "internal error ... nothing was written")."""
+    from migrator.inventory import Repo
+    from migrator.inventory.sites import stated_count
+    from migrator.sources import hcl
+    (tmp_path / "main.tf").write_text(
+        'variable "a" {\n  default = true\n}\n\nvariable "b" {\n  default = false\n}\n\n'
+        'resource "null_resource" "x" {\n  count = var.a && (var.b ? 1 : 0) == 0 ? 1 : 0\n}\n'
+        'resource "null_resource" "y" {\n  count = var.a ? (var.b ? 2 : 3) : 0\n}\n')
+    repo = Repo(tmp_path)
+    blocks = {b.labels[1]: b for b in repo.hcl("main.tf").blocks if b.type == "resource"}
+    cond, a, b = hcl.conditional(blocks["x"].attr("count"))
+    assert cond.source == "var.a && (var.b ? 1 : 0) == 0" and a.literal() == 1 and b.literal() == 0
+    assert repo.text("main.tf")[cond.start:cond.end] == cond.source
+    assert stated_count(repo, "", blocks["x"]) is None or stated_count(repo, "", blocks["x"]) in (0, 1)
+    assert hcl.conditional(blocks["y"].attr("count"))[1].source == "(var.b ? 2 : 3)"
+    assert hcl.conditional(hcl.parse('z = var.q\n').attributes["z"].expr) is None

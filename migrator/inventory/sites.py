@@ -36,9 +36,6 @@ def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
     return repo.callers(module_dir)
 
 
-_TERNARY = re.compile(r"^(?P<cond>[^?]+?)\?\s*(?P<a>[^?:]+?)\s*:\s*(?P<b>[^?:]+?)\s*$", re.S)
-
-
 def _with_default(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, hclsrc.Expr, str] | None:
     """(the expression followed first, the literal default, how it was written) of a value with a literal default:
     `try(x, "1.2")`, `coalesce(x, "1.2")`, or a conditional with one literal branch and one reference."""
@@ -47,22 +44,15 @@ def _with_default(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, hclsrc.Expr, str] | N
         if last.kind == "string" and last.value is not None and first.kind in ("ref", "other", "call"):
             return first, last, f"{expr.name}()"
         return None
-    if expr.kind != "other":
-        return None
-    m = _TERNARY.match(expr.source)
-    if not m:
+    parts = hclsrc.conditional(expr)            # split by the parser, never by a pattern
+    if parts is None:
         return None
     branches = []
-    for g in ("a", "b"):
-        raw = m.group(g)
-        lit = re.fullmatch(r'"([^"\\$%]*)"', raw.strip())
-        start = expr.start + m.start(g) + (len(raw) - len(raw.lstrip()))
-        if lit:
-            branches.append(("lit", hclsrc.Expr("string", start, start + len(raw.strip()), raw.strip(),
-                                                value=lit.group(1))))
-        elif re.fullmatch(r"(var|local)\.[\w-]+(\.[\w-]+|\[\"[^\"]+\"\])?", raw.strip()):
-            branches.append(("ref", hclsrc.Expr("ref", start, start + len(raw.strip()), raw.strip(),
-                                                name=raw.strip())))
+    for br in parts[1:]:
+        if br.kind == "string" and br.value is not None and not re.search(r"[$%]", br.value):
+            branches.append(("lit", br))
+        elif br.kind == "ref" and re.fullmatch(r"(var|local)\.[\w-]+(\.[\w-]+|\[\"[^\"]+\"\])?", br.source.strip()):
+            branches.append(("ref", br))
         else:
             return None
     kinds = [k for k, _ in branches]
@@ -460,12 +450,12 @@ def stated_count(repo: Repo, module: str, b: hclsrc.Block) -> int | None:
     e = b.attr("count") if b.attr("count") is not None else b.attr("for_each")
     if e is None:
         return 1
-    t = _TERNARY.match(e.source.strip())
-    if t:
-        cond = _stated_bool(repo, module, t.group("cond"))
+    t = hclsrc.conditional(e)                   # split by the parser: a longer condition is one expression
+    if t is not None:
+        cond = _stated_bool(repo, module, t[0].source)
         if cond is None:
             return None
-        e = _expr(t.group("a" if cond else "b"))
+        e = t[1] if cond else t[2]
     v = module_value(repo, module, e)
     if b.attr("count") is not None:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
@@ -473,7 +463,11 @@ def stated_count(repo: Repo, module: str, b: hclsrc.Block) -> int | None:
 
 
 def _expr(source: str) -> hclsrc.Expr | None:
-    f = hclsrc.parse(f"x = {source}\n")
+    """An expression's text as the parser reads it; None when the text is not one whole expression."""
+    try:
+        f = hclsrc.parse(f"x = {source}\n")
+    except hclsrc.HclParseError:
+        return None
     a = f.attributes.get("x") if f is not None else None
     if a is None:
         return None

@@ -83,6 +83,44 @@ def parse(text: str) -> HclFile:
     return _TreeSitter(text).file()
 
 
+def conditional(e: Expr | None) -> tuple[Expr, Expr, Expr] | None:
+    """The condition and the two results of a conditional expression (`c ? a : b`), as the parser splits it (never a
+    pattern cut: `var.a && (var.b ? 1 : 0) > 0 ? 1 : 0` has one top-level condition); spans are the file's."""
+    if e is None or e.kind != "other" or "?" not in e.source:
+        return None
+    prefix = "x = "
+    ts = _TreeSitter(prefix + e.source + "\n")
+    root = _ts_parser().parse(ts.data).root_node
+    if root.has_error:
+        return None
+    node = root
+    for t in ("body", "attribute"):
+        node = next((c for c in node.named_children if c.type == t), None)
+        if node is None:
+            return None
+    node = [c for c in node.named_children if c.type == "expression"][-1]
+    while node.type == "expression" and len(node.named_children) == 1 and node.children[0].type != "(":
+        node = node.named_children[0]
+    if node.type != "conditional":
+        return None
+    parts = [ts.expr(c) for c in node.named_children if c.type == "expression"]
+    if len(parts) != 3:
+        return None
+    shift = e.start - len(prefix)
+    return tuple(_shifted(p, shift) for p in parts)          # type: ignore[return-value]
+
+
+def _shifted(e: Expr, by: int) -> Expr:
+    import dataclasses
+    heredoc = e.heredoc and dataclasses.replace(e.heredoc, body_start=e.heredoc.body_start + by,
+                                                body_end=e.heredoc.body_end + by)
+    return dataclasses.replace(e, start=e.start + by, end=e.end + by, heredoc=heredoc,
+                               items=[_shifted(i, by) for i in e.items],
+                               entries=[dataclasses.replace(x, key_start=x.key_start + by, key_end=x.key_end + by,
+                                                            start=x.start + by, end=x.end + by,
+                                                            value=_shifted(x.value, by)) for x in e.entries])
+
+
 # --------------------------------------------------------------------------------------------- tree-sitter
 @lru_cache(maxsize=1)
 def _ts_parser():

@@ -510,11 +510,11 @@ def _oidc_provider(repo, d: str) -> str | None:
 def _one(repo, d: str, count) -> bool:
     """No `count`, `count = 1`, or `count = <condition> ? 1 : 0` whose condition the module's callers (calls,
     Terragrunt units) or defaults make true: the block's one instance exists (`[0]`)."""
-    from ...inventory.sites import _expr, module_value
+    from ...inventory.sites import module_value
     if count is None or count.literal() == 1:
         return True
-    m = re.fullmatch(r"\s*(.+?)\s*\?\s*1\s*:\s*0\s*", count.source)
-    cond = _expr(m.group(1)) if m else None
+    parts = hclsrc.conditional(count)           # split by the parser, never by a pattern
+    cond = parts[0] if parts is not None and parts[1].literal() == 1 and parts[2].literal() == 0 else None
     return cond is not None and module_value(repo, d if d != "." else "", cond) is True
 
 
