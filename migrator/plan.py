@@ -193,6 +193,7 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
             ctx.chart_version = route.chart_version(repo, mine, owns, chart="karpenter-crd")
         if ctx.chart_version is None and opts.chart_version:     # stated by the user: set outside the repository
             ctx.chart_version = str(opts.chart_version).lstrip("v")
+            ctx.stated_chart = True
         if options.since_charts:            # --since: it stands where its files said at the ref
             _since(ctx, r, options.since_charts)
         out.append((r, ctx))
@@ -437,6 +438,20 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         note("MIG-HOP-006", "info", f"{'this root' if multi else 'the repository'} runs Karpenter {st.chart} "
                                     f"(serves {' and '.join(st.serves)}), past the target {goal}: nothing is planned "
                                     "(migrator never plans a step back)")
+        return rp
+    if entry is None and st.serves and st.objects_era is not None and st.objects_era not in st.serves and \
+            getattr(ctx, "stated_chart", False):
+        # the stated chart cannot serve the objects the files hold: one of the two facts is wrong, and a plan from
+        # either would be a guess (a chart moved back under newer objects, or objects converted that are not there)
+        rp.era, rp.state = "unknown", f"stated chart {st.chart} serves {' and '.join(st.serves)} only, but the " \
+            f"objects are {st.objects_era}"
+        rp.next = "nothing: correct chart_version in .migrator.yaml, then plan again"
+        note("MIG-STAND-004", "error",
+             f"{'this root' if multi else 'the repository'}: the chart version stated in the configuration "
+             f"({st.chart}) serves {' and '.join(st.serves)} only, but the repository's Karpenter objects are "
+             f"{st.objects_era}: the two disagree, so nothing is planned",
+             "state the chart the cluster really runs (chart_version in .migrator.yaml, per cluster root under "
+             "roots:; `helm list -A | grep karpenter` shows it), then run migrator again")
         return rp
     if entry is None and st.behind:
         return _plan_behind(rp, st, ctx, target, phase, fixed, multi, note)

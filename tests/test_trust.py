@@ -310,3 +310,20 @@ def test_a_longer_count_condition_is_split_by_the_parser_not_cut_by_a_pattern(tm
     assert stated_count(repo, "", blocks["x"]) is None or stated_count(repo, "", blocks["x"]) in (0, 1)
     assert hcl.conditional(blocks["y"].attr("count"))[1].source == "(var.b ? 2 : 3)"
     assert hcl.conditional(hcl.parse('z = var.q\n').attributes["z"].expr) is None
+
+
+# -- unknown is a stop, never a guess --------------------------------------------------------------------------------
+V1_NODEPOOL = ('apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n'
+               '    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n'
+               '        name: default\n      requirements: []\n')
+
+
+def test_a_stated_chart_that_cannot_serve_the_objects_is_an_error_and_plans_nothing(tmp_path):
+    (tmp_path / "nodepool.yaml").write_text(V1_NODEPOOL)
+    for stated in ("0.32.1", "0.37.0"):
+        plan = make_plan(tmp_path, options=Options(chart_version=stated))
+        (f,) = [f for f in plan.findings if f.code == "MIG-STAND-004"]
+        assert f.severity == "error" and stated in f.message and "v1" in f.message
+        assert plan.changes == [] and not plan.steps and plan.roots[0].era == "unknown"
+    plan = make_plan(tmp_path, options=Options(chart_version="1.2.0"))        # it serves v1: planned as before
+    assert not [f for f in plan.findings if f.code == "MIG-STAND-004"]
