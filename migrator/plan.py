@@ -368,23 +368,30 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     auto = [m for m in ctx.manifests if standing.auto_mode(m)]
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]
     installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
-    st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto]), ctx.chart_version)
+    from .inventory import shellobjects
+    shell = [o for o in shellobjects.scan(ctx.repo) if ctx.owns(o.path)]    # said, never edited: they still count
+    st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
     stale = standing.leftovers(ms, st)
     if stale:                   # beside objects the chart serves: files nothing can apply any more, not the standing
         ctx.manifests = [m for m in ctx.manifests if m not in stale]
         ms = [m for m in ms if m not in stale]
-        st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto]), ctx.chart_version)
+        st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
     era = st.era
     entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
     if not ms and ctx.chart_version is None and not ctx.charts:
         entry = next(((h, st_) for h in registry.entry_hops() if (st_ := registry.standing(h, ctx))), None)
     if entry is not None:
         era = entry[0]["from"]
-    rp = RootPlan(r, _objects(ms), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
+    rp = RootPlan(r, _objects(ms + shell), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
+    if shell:
+        said = f"{len(shell)} applied from shell heredocs (not converted: MIG-SRC-019)"
+        rp.state = said if not ms else f"{rp.state}; {said}"
     who = f"cluster root {r}: " if multi else ""
 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
+
+    rp.findings += shellobjects.said(ctx.repo, shell, route.ERAS[-1])
 
     if since and since[2] == "crosses":
         note("MIG-SINCE-001", "error",

@@ -327,3 +327,13 @@ def test_a_stated_chart_that_cannot_serve_the_objects_is_an_error_and_plans_noth
         assert plan.changes == [] and not plan.steps and plan.roots[0].era == "unknown"
     plan = make_plan(tmp_path, options=Options(chart_version="1.2.0"))        # it serves v1: planned as before
     assert not [f for f in plan.findings if f.code == "MIG-STAND-004"]
+
+
+def test_objects_a_shell_heredoc_applies_are_read_for_the_standing_and_said(tmp_path):
+    from migrator.inventory import Repo
+    from migrator.inventory.shellobjects import scan
+    (tmp_path / "setup.sh").write_text(
+        "#!/bin/bash\n# karpenter\ncat <<EOF | kubectl apply -f -\napiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\n"
+        "metadata:\n  name: default\nEOF\ncat <<EOF > notes.yaml\napiVersion: karpenter.sh/v1beta1\nkind: NodePool\nEOF\n")
+    objs = scan(Repo(tmp_path))
+    assert [(o.path, o.line, o.kind, o.era) for o in objs] == [("setup.sh", 4, "Provisioner", "alpha")]
