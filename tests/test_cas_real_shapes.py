@@ -2956,9 +2956,11 @@ def test_cluster_autoscaler_in_a_stage_reading_the_clusters_state_gets_karpenter
     assert last.roots[0].phase == "cleanup" and "batch = {" not in (tmp_path / "infra/01-cluster/main.tf").read_text()
     assert "cluster_autoscaler" not in (tmp_path / "infra/02-addons/main.tf").read_text()
     # the eks module `~> 20.24` caps the AWS provider below 6: the karpenter module written was the last v20, with
-    # Karpenter 1.2.8; what follows is the 1.x hop, which says the eks module moves to v21 first
+    # Karpenter 1.2.8; what follows is the 1.x hop, which says the eks module moves to v21 first and writes nothing
+    # terraform init could not install (issue 55: no plan contradicts its own finding)
     nxt = _plan(tmp_path)
-    assert nxt.changes and [r.era for r in nxt.roots] == ["v1"]
+    assert [r.era for r in nxt.roots] == ["v1"]
+    assert not [c for c in nxt.changes if "21." in c.new and "karpenter" in c.path]
     assert [f.path for f in nxt.findings if f.code == "MIG-V1X-MOD-020"] == ["infra/01-cluster/main.tf"]
     _fmt_clean(tmp_path, new)
 

@@ -292,7 +292,7 @@ def test_the_v21_move_says_when_the_eks_module_caps_the_aws_provider(tmp_path, e
     text = main.read_text()
     start = text.index('module "eks" {')
     end = text.index("\n}\n", start) + 3
-    eks = text[start:end].replace('version = "~> 20.8"', f"version = {eks_version}")
+    eks = text[start:end].replace('version = "~> 21.0"', f"version = {eks_version}")
     assert f"version = {eks_version}" in eks
     if where == "main.tf":
         main.write_text(text[:start] + eks + text[end:])
@@ -304,6 +304,9 @@ def test_the_v21_move_says_when_the_eks_module_caps_the_aws_provider(tmp_path, e
     said = [f for f in plan.findings if f.code == "MIG-V1X-MOD-020"]
     assert [f.path for f in said] == ([where] if told else [])
     assert all(f.severity == "warning" and "module.eks" in f.message and "v21" in f.manual_step for f in said)
+    # a plan never contradicts its own finding: the karpenter module is not moved to a release init cannot install
+    moved = any('version = "21.' in c.new for c in plan.changes if c.path == "main.tf")
+    assert moved is not told
 
 
 def test_the_v21_move_sets_no_identity_input_the_chart_reads_from_the_call_itself(tmp_path):
@@ -313,6 +316,8 @@ def test_the_v21_move_sets_no_identity_input_the_chart_reads_from_the_call_itsel
     import shutil
     shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", tmp_path, dirs_exist_ok=True)
     assert "name: ${module.karpenter.service_account}" in (tmp_path / "karpenter.tf").read_text()
+    main = tmp_path / "main.tf"            # the eks module moved to v21 first (MIG-V1X-MOD-020 otherwise holds the move)
+    main.write_text(main.read_text().replace('version = "~> 20.24"', 'version = "~> 21.0"'))
     plan = make_plan(tmp_path, to="latest")
     assert not [f for f in plan.findings if f.severity == "error"]
     (new,) = [c.new for c in plan.changes if c.path == "karpenter.tf"]

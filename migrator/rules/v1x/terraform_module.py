@@ -454,6 +454,26 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
     repo = ctx.repo
     text = repo.text(p)
     line = hclsrc.line_of(text, b.start)
+    need = V21["requires"]["aws_provider"]
+    capped = modmajor.capped_eks(repo, posixpath.dirname(p) or ".")
+    if capped:
+        # terraform init could not install v21 beside this eks module: no move is written (a plan never contradicts
+        # its own finding); the chart stops where v20's policy reaches until the eks module moves (issue 55)
+        cap = newest_patch(covered) if parse_version(covered) >= (1, 0) else None
+        res.cap = cap if res.cap is None or (cap and parse_version(cap) < parse_version(res.cap)) else res.cap
+        res.cap_reason = (f"{b.address} stays on v{V21['from']} (its policy covers Karpenter {covered} at most): "
+                          f"v{V21['version']} needs the AWS provider >= {need}.0, which the eks module caps below")
+        for ep, eb, ver in capped:
+            v = eb.attr("version")
+            res.findings.append(Finding(
+                "MIG-V1X-MOD-020", "warning", ep, hclsrc.line_of(repo.text(ep), v.start),
+                f"{eb.address} ({v.literal()}) installs v{'.'.join(map(str, ver))}, which allows the AWS provider "
+                f"below {need}.0 only; {b.address} v{V21['version']} needs >= {need}.0: terraform init cannot satisfy "
+                f"both, so {b.address} stays on v{V21['from']} and the chart stops at {cap or covered} "
+                f"(its policy's reach; {want} needs v{V21['version']})",
+                f"move {eb.address} to v{ver[0] + 1} first (its UPGRADE-{ver[0] + 1}.0 guide), then run migrator "
+                "again: the karpenter module and the chart move on then"))
+        return
     ident = identity_of(ctx, b)
     extra: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -535,14 +555,6 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
     prov = _provider_pin(repo, p)
     if prov:
         res.findings.append(Finding("MIG-V1X-MOD-006", "warning", *prov))
-    need = V21["requires"]["aws_provider"]
-    for ep, eb, ver in modmajor.capped_eks(repo, posixpath.dirname(p) or "."):
-        v = eb.attr("version")
-        res.findings.append(Finding(
-            "MIG-V1X-MOD-020", "warning", ep, hclsrc.line_of(repo.text(ep), v.start),
-            f"{eb.address} ({v.literal()}) installs v{'.'.join(map(str, ver))}, which allows the AWS provider below "
-            f"{need}.0 only; {b.address} v{V21['version']} needs >= {need}.0: terraform init cannot satisfy both",
-            f"move {eb.address} to v{ver[0] + 1} first (its UPGRADE-{ver[0] + 1}.0 guide), then apply this hop"))
 
 
 def _chart_namespace(ci, p: str) -> str | None:
