@@ -904,6 +904,8 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
         plan.findings.extend(rp.findings)
     plan.findings.extend(f for f in findings + repo.findings if not f.path or selected is None)
     plan.findings = sorted({_key(f): f for f in reversed(plan.findings)}.values(), key=_finding_order)
+    for f in plan.findings + [f for rp in plan.roots for f in rp.findings]:
+        _no_placeholder(f)
     return plan
 
 
@@ -962,6 +964,15 @@ def _select(roots: list[str], only: list[str] | None) -> set[str] | None:
 
 
 PLACEHOLDER = re.compile(r"__MIG_[A-Z0-9_]*__")
+
+
+def _no_placeholder(f: Finding) -> None:
+    """No internal placeholder (a masked template expression) reaches what a finding says: a token left in a message
+    by a rule that did not unmask it is said as what it stands for in general, never as `__MIG_59__`."""
+    for attr in ("message", "manual_step"):
+        text = getattr(f, attr)
+        if "__MIG_" in text:
+            setattr(f, attr, PLACEHOLDER.sub("<a template expression>", text))
 
 
 def _placeholder(new: str, old: str) -> str | None:

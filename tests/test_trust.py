@@ -337,3 +337,11 @@ def test_objects_a_shell_heredoc_applies_are_read_for_the_standing_and_said(tmp_
         "metadata:\n  name: default\nEOF\ncat <<EOF > notes.yaml\napiVersion: karpenter.sh/v1beta1\nkind: NodePool\nEOF\n")
     objs = scan(Repo(tmp_path))
     assert [(o.path, o.line, o.kind, o.era) for o in objs] == [("setup.sh", 4, "Provisioner", "alpha")]
+
+
+def test_no_internal_placeholder_reaches_a_finding():
+    from migrator.model import Finding
+    from migrator.plan import _no_placeholder
+    f = Finding("MIG-X-001", "warning", "a.yaml", 1, "name __MIG_59__ is templated", "set __MIG_3__ by hand")
+    _no_placeholder(f)
+    assert "__MIG_" not in f.message + f.manual_step and "<a template expression>" in f.message
