@@ -551,6 +551,17 @@ def _exit_left(hop: dict, ctx: registry.Context, target) -> bool:
 
 
 UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"
+UNREAD_SHAPES = (".stack.hcl",)             # Terragrunt stacks: their units' values are not read
+_NAMES_KARPENTER = re.compile(r"karpenter", re.I)
+
+
+def _unread_karpenter(repo: Repo, root: str) -> list[str]:
+    """Files of a root that name Karpenter and that migrator could not read: a file that does not parse (MIG-SRC-001/
+    002), or a shape it does not read (a Terragrunt stack's `unit` values)."""
+    broken = {f.path for f in repo.findings if f.code in ("MIG-SRC-001", "MIG-SRC-002") and f.path}
+    return sorted(p for p, sf in repo.files.items()
+                  if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES))
+                  and _NAMES_KARPENTER.search(sf.text))
 
 
 def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,
@@ -589,6 +600,17 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             tools = " and ".join(sorted({p.tool for p in progs}))
             rp.era, rp.state = "unsupported", f"{tools} program installs " + ", ".join(sorted({p.what for p in progs}))
             rp.next = f"nothing: migrator does not edit {tools} programs (MIG-SRC-015)"
+            return rp
+        unread = _unread_karpenter(ctx.repo, rp.path)
+        if unread:                          # "no Karpenter" only where no file that names it was left unread
+            rp.era, rp.state = "unknown", "Karpenter is named in files migrator could not read"
+            rp.next = "nothing: see MIG-HOP-010"
+            note("MIG-HOP-010", "warning",
+                 f"no Karpenter install or object was read in {'this root' if multi else 'the repository'}, but "
+                 f"{len(unread)} file(s) that name Karpenter could not be read: {', '.join(unread[:5])}"
+                 f"{', ...' if len(unread) > 5 else ''}; nothing is planned",
+                 "migrate what those files hold by hand, or state where Karpenter is (chart_version in "
+                 ".migrator.yaml, per cluster root under roots:) if it is installed from them")
             return rp
         rp.era, rp.state = "none", "no Karpenter and no Cluster Autoscaler"
         rp.next = "nothing: no Karpenter here"

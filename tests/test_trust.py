@@ -345,3 +345,16 @@ def test_no_internal_placeholder_reaches_a_finding():
     f = Finding("MIG-X-001", "warning", "a.yaml", 1, "name __MIG_59__ is templated", "set __MIG_3__ by hand")
     _no_placeholder(f)
     assert "__MIG_" not in f.message + f.manual_step and "<a template expression>" in f.message
+
+
+def test_no_karpenter_is_said_only_when_no_file_naming_it_was_left_unread(tmp_path):
+    stack = tmp_path / "live" / "prod" / "terragrunt.stack.hcl"
+    stack.parent.mkdir(parents=True)
+    stack.write_text('unit "karpenter" {\n  source = "git::https://github.com/acme/catalog.git//units/karpenter"\n'
+                     '  path   = "karpenter"\n  values = {\n    chart_version = "1.13.0"\n  }\n}\n')
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-HOP-005"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-HOP-010"]
+    assert "live/prod/terragrunt.stack.hcl" in f.message and plan.roots[0].era == "unknown"
+    stack.write_text(stack.read_text().replace("karpenter", "external-dns"))
+    assert [f.code for f in make_plan(tmp_path).findings if f.code.startswith("MIG-HOP")] == ["MIG-HOP-005"]
