@@ -292,4 +292,27 @@ def _scan(repo: Repo) -> list[Policy]:
             pol = _json(repo, p, sf.text, 0, len(sf.text), p, 1)
             if pol:
                 out.append(pol)
-    return [pol for pol in out if pol.is_karpenter]
+    trusts = _trust_documents(repo)
+    return [pol for pol in out if pol.is_karpenter and not _is_trust(pol, trusts)]
+
+
+_TRUST_ACTIONS = re.compile(r"sts:(AssumeRole\w*|TagSession|SetSourceIdentity|\*)$", re.I)
+
+
+def _trust_documents(repo: Repo) -> set[str]:
+    """The policy documents a role uses as its trust policy (`assume_role_policy = data.aws_iam_policy_document.x.json`)."""
+    out = set()
+    for p in repo.tf_containing("assume_role_policy"):
+        out |= {m.group(1) for m in re.finditer(r"assume_role_policy\s*=\s*(data\.aws_iam_policy_document\.[\w-]+)",
+                                                repo.files[p].text)}
+    return out
+
+
+def _is_trust(pol: Policy, trusts: set[str]) -> bool:
+    """A trust policy (who may assume a role), never a permissions policy: IAM rejects a trust policy holding the
+    controller's actions, so no controller statement is ever added to one (issue 56). Known by where it is used (a
+    role's assume_role_policy) or by what it allows (sts:AssumeRole* only)."""
+    if pol.name in trusts or pol.name.endswith(".assume_role_policy"):
+        return True
+    actions = [a for s in pol.statements for a in s.actions]
+    return bool(actions) and all(_TRUST_ACTIONS.match(a) for a in actions)

@@ -358,3 +358,19 @@ def test_no_karpenter_is_said_only_when_no_file_naming_it_was_left_unread(tmp_pa
     assert "live/prod/terragrunt.stack.hcl" in f.message and plan.roots[0].era == "unknown"
     stack.write_text(stack.read_text().replace("karpenter", "external-dns"))
     assert [f.code for f in make_plan(tmp_path).findings if f.code.startswith("MIG-HOP")] == ["MIG-HOP-005"]
+
+
+def test_a_trust_policy_is_never_taken_for_the_controller_policy(tmp_path):
+    """An aws_iam_policy_document used as a role's assume_role_policy (sts:AssumeRoleWithWebIdentity for the
+    controller's service account) gets no controller statement: IAM rejects a trust policy holding such actions."""
+    from migrator.inventory import Repo
+    from migrator.policies import scan_policies
+    (tmp_path / "iam.tf").write_text(
+        'data "aws_iam_policy_document" "karpenter_controller_trust" {\n  statement {\n'
+        '    sid     = "KarpenterControllerAssume"\n    actions = ["sts:AssumeRoleWithWebIdentity"]\n\n'
+        '    principals {\n      type        = "Federated"\n      identifiers = [var.oidc_provider_arn]\n    }\n\n'
+        '    condition {\n      test     = "StringEquals"\n      variable = "oidc:sub"\n'
+        '      values   = ["system:serviceaccount:karpenter:karpenter"]\n    }\n  }\n}\n\n'
+        'resource "aws_iam_role" "karpenter_controller" {\n  name               = "karpenter-controller"\n'
+        '  assume_role_policy = data.aws_iam_policy_document.karpenter_controller_trust.json\n}\n')
+    assert scan_policies(Repo(tmp_path)) == []
