@@ -10,7 +10,9 @@ from migrator.options import Options
 from migrator.plan import make_plan
 from migrator.validate import quoted_references
 
-from .conftest import fixture_options
+import pytest
+
+from .conftest import FIXTURE_NAMES, fixture_hop, fixture_options
 
 
 def test_a_reference_written_as_a_string_fails_the_check():
@@ -374,3 +376,14 @@ def test_a_trust_policy_is_never_taken_for_the_controller_policy(tmp_path):
         'resource "aws_iam_role" "karpenter_controller" {\n  name               = "karpenter-controller"\n'
         '  assume_role_policy = data.aws_iam_policy_document.karpenter_controller_trust.json\n}\n')
     assert scan_policies(Repo(tmp_path)) == []
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_no_fixture_plan_writes_a_reference_as_a_string_or_an_undeclared_input(name, tree):
+    """Every fixture, planned as its walk or hop starts: the checks of generated text against its source find
+    nothing (MIG-EDIT-008: a reference written as a string; MIG-EDIT-009: an argument the module does not declare),
+    and no internal placeholder reaches any finding."""
+    to, phases = fixture_hop(name)
+    plan = make_plan(tree(name), to=to, phase=phases[0][0] if phases else None, options=fixture_options(name))
+    assert not [f for f in plan.findings if f.code in ("MIG-EDIT-008", "MIG-EDIT-009")], name
+    assert not [f for f in plan.findings if "__MIG_" in f.message + f.manual_step], name
