@@ -387,3 +387,43 @@ def test_no_fixture_plan_writes_a_reference_as_a_string_or_an_undeclared_input(n
     plan = make_plan(tree(name), to=to, phase=phases[0][0] if phases else None, options=fixture_options(name))
     assert not [f for f in plan.findings if f.code in ("MIG-EDIT-008", "MIG-EDIT-009")], name
     assert not [f for f in plan.findings if "__MIG_" in f.message + f.manual_step], name
+
+
+# -- false stops: facts read where they are ---------------------------------------------------------------------------
+OPTIONAL_DEFAULT = '''variable "karpenter" {
+  type = object({
+    enabled       = optional(bool, true)
+    chart_version = optional(string, "1.8.2")
+  })
+  default = {}
+}
+
+resource "helm_release" "karpenter" {
+  count      = var.karpenter.enabled ? 1 : 0
+  namespace  = "karpenter"
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = var.karpenter.chart_version
+
+  values = [<<-EOT
+    settings:
+      clusterName: prod
+  EOT
+  ]
+}
+'''
+
+
+def test_a_chart_version_in_an_optional_default_of_an_object_type_is_read_and_moved(tmp_path):
+    (tmp_path / "main.tf").write_text(OPTIONAL_DEFAULT)
+    plan = make_plan(tmp_path)
+    assert plan.roots[0].era == "v1" and plan.roots[0].chart == "1.8.2"
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert 'chart_version = optional(string, "1.14.1")' in c.new
+    # a tfvars that sets the object decides instead: its value, never the type's default
+    (tmp_path / "terraform.tfvars").write_text('karpenter = {\n  chart_version = "1.9.0"\n}\n')
+    plan = make_plan(tmp_path)
+    assert plan.roots[0].chart == "1.9.0"
+    assert 'optional(string, "1.8.2")' in next(c.new for c in plan.changes if c.path == "main.tf")

@@ -31,6 +31,17 @@ def _entry(expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
     return next((e.value for e in expr.entries if e.key == key), None)
 
 
+def optional_default(type_expr: hclsrc.Expr | None, key: str) -> hclsrc.Expr | None:
+    """The default an object type gives an attribute: `type = object({ chart_version = optional(string, "1.8.2") })`
+    -> the expression `"1.8.2"`; None when the attribute is not optional with a default."""
+    if type_expr is None or type_expr.kind != "call" or type_expr.name != "object" or len(type_expr.items) != 1:
+        return None
+    attr = _entry(type_expr.items[0], key)
+    if attr is None or attr.kind != "call" or attr.name != "optional" or len(attr.items) != 2:
+        return None
+    return attr.items[1]
+
+
 def callers(repo: Repo, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
     """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
     return repo.callers(module_dir)
@@ -228,10 +239,14 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         return [], f"{src} is passed by callers it cannot be followed in ({'; '.join(why)})"
     for p, b in _module_blocks(repo, module, "variable"):
         if b.labels == [name]:
-            e = b.attr("default")
-            e = _entry(e, key) if key else e
+            whole = b.attr("default")
+            e = _entry(whole, key) if key else whole
             if _lit(e, numbers):
                 return [Site(p, e, f"default of variable {name} in {p}")], ""
+            opt = optional_default(b.attr("type"), key) if key and (whole is None or whole.kind == "object") else None
+            if _lit(opt, numbers) and not (tfvars or passed or why):    # nothing sets the object: its type's default
+                return [Site(p, opt, f"the optional() default of {name}.{key} in the type of variable {name} "
+                                     f"in {p}")], ""
     return [], f"{src} is set outside the repository (no tfvars or default sets it)"
 
 
