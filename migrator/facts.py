@@ -139,6 +139,9 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
     """ClusterName and AWS::Region for a policy: its own ARNs first, then the chart values and the provider."""
     out: dict[str, Fact] = {}
     text = repo.text(pol.path)
+    # a policy outside Terraform (a JSON file for aws-cli) takes a variable's literal from the tfvars; one in Terraform
+    # keeps the expression (terraform_scope), so the value stays what Terraform evaluates
+    outside = not pol.path.endswith(hclsrc.TF_CODE)
     for st in pol.statements:
         where = f"{pol.path}:{hclsrc.line_of(text, st.start)}"
         for r in st.resources:
@@ -158,7 +161,8 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
             stated = {}
             for v in values:
                 if v.key in knowledge.load("resolve")["cluster_name_values"] and v.expression and v.path.endswith(".tf"):
-                    got = stated_cluster_name(repo, posixpath.dirname(v.path) or ".", v.expression)
+                    got = stated_cluster_name(repo, posixpath.dirname(v.path) or ".", v.expression) or \
+                        (_stated_variable(repo, v.path, v.expression) if outside else None)
                     if got is not None:
                         stated.setdefault(got[0], Fact(got[0], f"{v.key} = {v.expression} ({v.path}:{v.line}), "
                                                               f"named in {got[1]}"))
@@ -168,8 +172,13 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
         regions = []
         for p, b in repo.blocks("provider", "aws"):
             r = b.attr("region")
-            if owns(p) and r is not None and isinstance(r.literal(), str):
-                regions.append(Fact(str(r.literal()), f"provider \"aws\" region in {p}:{hclsrc.line_of(repo.text(p), b.start)}"))
+            if not owns(p) or r is None:
+                continue
+            where = f"provider \"aws\" region in {p}:{hclsrc.line_of(repo.text(p), b.start)}"
+            if isinstance(r.literal(), str):
+                regions.append(Fact(str(r.literal()), where))
+            elif outside and (got := _stated_variable(repo, p, r.source)) is not None:    # var.region, in tfvars
+                regions.append(Fact(got[0], f"{where} ({r.source.strip()}, set in {got[1]})"))
         if not regions:                 # Terragrunt: the region its units pass their modules
             from .inventory.terragrunt import region_of, units
             for u in units(repo):
@@ -180,6 +189,21 @@ def cluster_and_region(repo: Repo, pol, values: list[HelmValue], owns=lambda p: 
         if one is not None:
             out["AWS::Region"] = one
     return out
+
+
+def _stated_variable(repo: Repo, path: str, expression: str) -> tuple[str, str] | None:
+    """The literal a `var.x` of the Terraform module of `path` has where the module states it whole (the one tfvars
+    beside it that sets it, else its default), with where; None for anything else or when tfvars disagree."""
+    from .inventory.sites import _expr, definition_sites, static_value
+    if not re.fullmatch(r"\s*var\.[A-Za-z_][\w-]*\s*", expression or ""):
+        return None
+    e = _expr(expression.strip())
+    v = static_value(repo, posixpath.dirname(path), e) if e is not None else None
+    if not isinstance(v, str) or not v or "${" in v:
+        return None
+    sites = definition_sites(repo, path, e)[0]
+    return v, (f"{sites[0].path}:{hclsrc.line_of(repo.text(sites[0].path), sites[0].expr.start)}" if len(sites) == 1
+               else expression.strip())
 
 
 def stated_cluster_name(repo: Repo, module: str, expression: str) -> tuple[str, str] | None:

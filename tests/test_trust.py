@@ -427,3 +427,27 @@ def test_a_chart_version_in_an_optional_default_of_an_object_type_is_read_and_mo
     plan = make_plan(tmp_path)
     assert plan.roots[0].chart == "1.9.0"
     assert 'optional(string, "1.8.2")' in next(c.new for c in plan.changes if c.path == "main.tf")
+
+
+def test_a_json_policy_takes_its_region_from_the_roots_tfvars(tree):
+    """A policy file for aws-cli that names no region, in a root whose provider reads `region = var.region` and whose
+    terraform.tfvars sets it: the region is read there (before: MIG-IAM-004, "cannot tell the region")."""
+    root = tree("iam-policies")
+    for p in root.glob("controller-*.tf"):
+        p.unlink()
+    pol = root / "policies" / "karpenter-controller-prod.json"
+    doc = json.loads(re.sub(r"arn:aws:(\w+):[a-z0-9-]+:", r"arn:aws:\1:*:", pol.read_text()))
+    doc["Statement"] = [s for s in doc["Statement"] if s.get("Sid") != "AllowRegionalReadActions"]
+    pol.write_text(json.dumps(doc, indent=2) + "\n")
+    assert "eu-west-1" not in pol.read_text()
+    (root / "main.tf").write_text(
+        'provider "aws" {\n  region = var.region\n}\n\nvariable "region" {\n  type = string\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  namespace  = "karpenter"\n  name       = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "v0.31.4"\n}\n')
+    (root / "terraform.tfvars").write_text('region = "eu-west-1"\n')
+    plan = make_plan(root, options=fixture_options("iam-policies"))
+    assert not [f for f in plan.findings if f.code == "MIG-IAM-004"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-IAM-009" and "region" in f.message]
+    assert "terraform.tfvars:1" in f.message
+    (c,) = [c for c in plan.changes if c.path.endswith(".json")]
+    assert '"aws:RequestTag/topology.kubernetes.io/region": "eu-west-1"' in c.new
