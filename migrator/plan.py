@@ -371,8 +371,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     from .inventory import shellobjects
     shell = [o for o in shellobjects.scan(ctx.repo) if ctx.owns(o.path)]    # said, never edited: they still count
     st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
-    stale = standing.leftovers(ms, st)
-    if stale:                   # beside objects the chart serves: files nothing can apply any more, not the standing
+    stale = standing.leftovers(ms + shell, st)
+    stale_shell = [o for o in shell if o in stale]      # an old script's Provisioner beside the NodePools: a leftover
+    stale = [m for m in stale if m not in stale_shell]
+    shell = [o for o in shell if o not in stale_shell]
+    if stale or stale_shell:    # beside objects the chart serves: files nothing can apply any more, not the standing
         ctx.manifests = [m for m in ctx.manifests if m not in stale]
         ms = [m for m in ms if m not in stale]
         st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
@@ -403,6 +406,13 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         note("MIG-SINCE-002", "info",
              f"standing at {ctx.options.since}: chart {since[0]}; the files ask for {since[1]}: the companion edits of "
              f"every minor in between are planned, the bumped version kept")
+    for o in stale_shell:
+        rp.findings.append(Finding(
+            "MIG-STAND-002", "warning", o.path, o.line,
+            f"{o.kind} ({o.api_version}), applied from a shell heredoc in {o.where}, is older than anything chart "
+            f"{st.chart} serves, beside objects it does serve: a leftover nothing can apply any more; it does not "
+            "decide where the root stands and is not converted",
+            "delete it from the script (or convert it by hand if it is still meant to exist)"))
     for m in stale:
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", m.path, m.line,
@@ -446,17 +456,18 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                                     f"(serves {' and '.join(st.serves)}), past the target {goal}: nothing is planned "
                                     "(migrator never plans a step back)")
         return rp
-    if entry is None and st.serves and st.objects_era is not None and st.objects_era not in st.serves and \
-            getattr(ctx, "stated_chart", False):
-        # the stated chart cannot serve the objects the files hold: one of the two facts is wrong, and a plan from
-        # either would be a guess (a chart moved back under newer objects, or objects converted that are not there)
+    if entry is None and st.serves and st.objects_era is not None and \
+            ERAS.index(st.objects_era) > ERAS.index(st.serves[-1]) and getattr(ctx, "stated_chart", False):
+        # the stated chart cannot serve the objects the files hold (they are newer than anything it serves): one of
+        # the two facts is wrong, and a plan from either would be a guess. Objects older than the stated chart are
+        # the "behind" case, converted as for a chart read from the files (MIG-STAND-001)
         rp.era, rp.state = "unknown", f"stated chart {st.chart} serves {' and '.join(st.serves)} only, but the " \
             f"objects are {st.objects_era}"
         rp.next = "nothing: correct chart_version in .migrator.yaml, then plan again"
         note("MIG-STAND-004", "error",
              f"{'this root' if multi else 'the repository'}: the chart version stated in the configuration "
              f"({st.chart}) serves {' and '.join(st.serves)} only, but the repository's Karpenter objects are "
-             f"{st.objects_era}: the two disagree, so nothing is planned",
+             f"{st.objects_era}, newer than anything it serves: the two disagree, so nothing is planned",
              "state the chart the cluster really runs (chart_version in .migrator.yaml, per cluster root under "
              "roots:; `helm list -A | grep karpenter` shows it), then run migrator again")
         return rp

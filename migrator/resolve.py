@@ -164,7 +164,8 @@ def _from_module(repo: Repo, mod: tuple[str, hclsrc.Block], output: str, expr: s
     source = (b.attr("source").literal() if b.attr("source") is not None else "") or ""
     version = (b.attr("version").literal() if b.attr("version") is not None else "") or ""
     for known in FACTS["modules"]:
-        if not re.search(known["source"], source):
+        pattern = knowledge.load(known["source_of"])["source"] if "source_of" in known else known["source"]
+        if not re.search(pattern, source.split("?")[0]):
             continue
         out = known["outputs"].get(output)
         if out is None:

@@ -336,9 +336,11 @@ def test_objects_a_shell_heredoc_applies_are_read_for_the_standing_and_said(tmp_
     from migrator.inventory.shellobjects import scan
     (tmp_path / "setup.sh").write_text(
         "#!/bin/bash\n# karpenter\ncat <<EOF | kubectl apply -f -\napiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\n"
+        "metadata:\n  name: default\n---\napiVersion: karpenter.k8s.aws/v1alpha1\nkind: AWSNodeTemplate\n"
         "metadata:\n  name: default\nEOF\ncat <<EOF > notes.yaml\napiVersion: karpenter.sh/v1beta1\nkind: NodePool\nEOF\n")
     objs = scan(Repo(tmp_path))
-    assert [(o.path, o.line, o.kind, o.era) for o in objs] == [("setup.sh", 4, "Provisioner", "alpha")]
+    assert [(o.path, o.line, o.kind, o.era) for o in objs] == [("setup.sh", 4, "Provisioner", "alpha"),
+                                                               ("setup.sh", 9, "AWSNodeTemplate", "alpha")]
 
 
 def test_no_internal_placeholder_reaches_a_finding():
@@ -451,3 +453,43 @@ def test_a_json_policy_takes_its_region_from_the_roots_tfvars(tree):
     assert "terraform.tfvars:1" in f.message
     (c,) = [c for c in plan.changes if c.path.endswith(".json")]
     assert '"aws:RequestTag/topology.kubernetes.io/region": "eu-west-1"' in c.new
+
+
+def test_an_old_script_beside_served_objects_is_a_leftover_not_the_standing(tmp_path):
+    """A getting-started script's v1alpha5 Provisioner beside v1 NodePools and chart 1.2: a leftover (MIG-STAND-002),
+    never a reason to plan the root from v1alpha5."""
+    (tmp_path / "nodepool.yaml").write_text(V1_NODEPOOL)
+    (tmp_path / "main.tf").write_text(HELM_ONLY.format(version="1.2.0"))
+    (tmp_path / "step11.sh").write_text("cat <<EOF | kubectl apply -f -\napiVersion: karpenter.sh/v1alpha5\n"
+                                        "kind: Provisioner\nmetadata:\n  name: default\nEOF\n")
+    plan = make_plan(tmp_path)
+    assert plan.roots[0].era == "v1" and plan.roots[0].hop_from == "v1"
+    assert [f.path for f in plan.findings if f.code == "MIG-STAND-002"] == ["step11.sh"]
+    assert not [f for f in plan.findings if f.code in ("MIG-SRC-019", "MIG-STAND-001")]
+
+
+def test_objects_older_than_a_stated_chart_are_converted_not_stopped(tmp_path):
+    beta = V1_NODEPOOL.replace("karpenter.sh/v1\n", "karpenter.sh/v1beta1\n").replace(
+        "        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n", "")
+    (tmp_path / "nodepool.yaml").write_text(beta)
+    plan = make_plan(tmp_path, options=Options(chart_version="1.2.0"))       # serves v1 only: the objects are behind
+    assert not [f for f in plan.findings if f.code == "MIG-STAND-004"]
+    assert [f.code for f in plan.findings if f.code == "MIG-STAND-001"] == ["MIG-STAND-001"]
+
+
+def test_a_local_karpenter_modules_outputs_are_not_read_as_the_registry_modules(tmp_path):
+    """The node role of an instance profile a local ./modules/karpenter outputs is not the registry module's
+    `role_name` output (which the local module may not have): it is followed in the module's own code or said."""
+    (tmp_path / "modules" / "karpenter").mkdir(parents=True)
+    (tmp_path / "modules" / "karpenter" / "main.tf").write_text(
+        'resource "aws_iam_instance_profile" "nodes" {\n  name = "karpenter-nodes"\n  role = "KarpenterNodeRole-x"\n}\n\n'
+        'output "instance_profile_name" {\n  value = aws_iam_instance_profile.nodes.name\n}\n')
+    (tmp_path / "main.tf").write_text(
+        'module "karpenter" {\n  source = "./modules/karpenter"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n  version = "v0.31.4"\n\n'
+        '  set {\n    name  = "settings.aws.defaultInstanceProfile"\n    value = module.karpenter.instance_profile_name\n  }\n}\n\n'
+        'resource "kubectl_manifest" "node_template" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.k8s.aws/v1alpha1\n'
+        '    kind: AWSNodeTemplate\n    metadata:\n      name: default\n    spec:\n      subnetSelector:\n'
+        '        karpenter.sh/discovery: x\n      securityGroupSelector:\n        karpenter.sh/discovery: x\n  YAML\n}\n')
+    plan = make_plan(tmp_path, to="v1beta1")
+    assert not any("module.karpenter.role_name" in c.new for c in plan.changes if c.new)

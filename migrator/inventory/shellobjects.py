@@ -51,14 +51,14 @@ def _objects(path: str, text: str, base: int, file_text: str, where: str) -> lis
         line_of_heredoc = text[:off].rsplit("\n", 2)[-2] if "\n" in text[:off] else text[:off]
         if not _APPLIES.search(line_of_heredoc):
             continue                                        # a heredoc written to a file or another command
-        pos = 0
-        for doc in re.split(r"^[ \t]*---[ \t]*$", body, flags=re.M):
+        cuts = [0] + [m.end() for m in re.finditer(r"^[ \t]*---[ \t]*$", body, flags=re.M)] + [len(body)]
+        for pos, end in zip(cuts, cuts[1:]):           # each YAML document of the heredoc, at its own offset
+            doc = body[pos:end]
             api, kind = _API.search(doc), _KIND.search(doc)
             if api and kind and (api.group(1), kind.group(1)) in KARPENTER_KINDS:
-                at = base + off + pos + min(api.start(), kind.start())
+                at = base + off + pos + min(api.start(1), kind.start(1))    # on the key's own line
                 out.append(ShellObject(path, hclsrc.line_of(file_text, at), kind.group(1), api.group(1),
                                        KARPENTER_KINDS[(api.group(1), kind.group(1))], where))
-            pos += len(doc) + 4
     return out
 
 
