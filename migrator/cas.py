@@ -15,6 +15,7 @@ from typing import Any
 
 from . import knowledge
 from .inventory import Repo, _parse_yaml_docs, hcl_to_obj, value_at
+from .inventory.sites import MISSING, item_path
 from .model import Finding
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
@@ -1407,26 +1408,6 @@ def _dynamic_taints(d: hclsrc.Block, key: str, item: Any, m: Masked) -> Any:
                 t[k] = hcl_to_obj(a, m) if got is MISSING or not _known(got) else got
         out.append(t)
     return out
-
-
-_STEPS = r'((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)'
-MISSING = object()      # a key the item does not have: try() moves on to its next argument
-
-
-def item_path(source: str, iterator: str = "each") -> list[str] | None:
-    """The keys of the for_each item an expression reads whole: `each.value.a.b`, `lookup(each.value.a, "b", d)`,
-    `try(each.value.a.b, d)` (a dynamic block's `<iterator>.value...` likewise); None for anything else."""
-    s, it = source.strip(), re.escape(iterator)
-    m = re.fullmatch(it + r"\.value" + _STEPS, s) or \
-        re.fullmatch(r"try\(\s*" + it + r"\.value" + _STEPS + r"\s*,.*\)", s, re.S)
-    tail = None
-    if m is None:
-        m = re.fullmatch(r"lookup\(\s*" + it + r"\.value" + _STEPS + r'\s*,\s*"([^"]+)"\s*(?:,.*)?\)', s, re.S)
-        tail = m.group(2) if m else None
-    if m is None:
-        return None
-    from .inventory.sites import path_steps
-    return path_steps(m.group(1)) + ([tail] if tail else [])
 
 
 def _at(value: Any, steps: list[str]) -> Any:

@@ -733,6 +733,10 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
                         rp.later) or f"nothing: {goal} is reached"
     edits, findings = registry.run(hop, wanted, ctx)
+    reach = registry.hop_package(hop).reach(hop, ctx, wanted) if hasattr(registry.hop_package(hop), "reach") else None
+    if reach and reach != rp.hop_to:        # held below the goal: the table says where this run really goes
+        rp.hop_to = reach
+        rp.next = f"{reach} → {goal.chart or goal}, once what holds it is resolved (see the findings)"
     errors = [f for f in findings if f.severity == "error"]
     if wanted not in hop.get("atomic_phases", []):      # else only the errors of the rules that hold the phase
         results = registry.selected(hop, wanted, ctx)

@@ -219,10 +219,38 @@ def _eksctl_profile(repo: Repo, owns) -> list[HelmValue]:
     return out
 
 
+def _loose_values_profile(repo: Repo, owns) -> list[HelmValue]:
+    """The instance profile a Karpenter values file of this root states when no installer of the repository uses the
+    file (`karpenter/values.yaml` beside the manifests, for a `helm upgrade -f` run by hand): a key only Karpenter's
+    chart has, read where it is written (the file is not edited: no installer says which chart it feeds)."""
+    from .sources import yaml as yamlsrc
+    out = []
+    for p in sorted(repo.files):
+        if not p.endswith((".yaml", ".yml")) or p in repo.template_paths or not owns(p) or \
+                "defaultInstanceProfile" not in repo.text(p):
+            continue
+        try:
+            obj = yamlsrc.load(repo.text(p))
+        except Exception:                   # noqa: BLE001 - a file that does not parse states nothing here
+            continue
+        if not isinstance(obj, dict) or "apiVersion" in obj or "kind" in obj:
+            continue                        # a Kubernetes object, not chart values
+        for key in FACTS["default_instance_profile_keys"]:
+            v = obj
+            for k in key.split("."):
+                v = v.get(k) if isinstance(v, dict) else None
+            if isinstance(v, str) and v and "{{" not in v:
+                line = next((i + 1 for i, ln in enumerate(repo.text(p).splitlines())
+                             if ln.strip().startswith(key.split(".")[-1] + ":")), 1)
+                out.append(HelmValue(key + " (a values file no installer of the repository uses)", v, None, p, line,
+                                     tuple(key.split("."))))
+    return out
+
+
 def resolve_node_role(repo: Repo, values: list[HelmValue], owns=lambda p: True) -> tuple[Resolution, HelmValue | None]:
     """Node role from the chart's defaultInstanceProfile (the alpha fallback every template used); when that
     trail breaks, from what the repository states elsewhere (facts.py: iam:PassRole, access entries, aws-auth)."""
-    found = default_instance_profile(values) or _eksctl_profile(repo, owns)
+    found = default_instance_profile(values) or _eksctl_profile(repo, owns) or _loose_values_profile(repo, owns)
     if not found:
         res, v = Resolution(reason="no defaultInstanceProfile is set in the Karpenter chart values found in the "
                                    "repository"), None

@@ -493,3 +493,140 @@ def test_a_local_karpenter_modules_outputs_are_not_read_as_the_registry_modules(
         '        karpenter.sh/discovery: x\n      securityGroupSelector:\n        karpenter.sh/discovery: x\n  YAML\n}\n')
     plan = make_plan(tmp_path, to="v1beta1")
     assert not any("module.karpenter.role_name" in c.new for c in plan.changes if c.new)
+
+
+ADDONS_MODULE = '''variable "addons" {
+  type = any
+}
+
+resource "helm_release" "addon" {
+  for_each   = var.addons
+  name       = each.key
+  repository = lookup(each.value, "repository", null)
+  chart      = lookup(each.value, "chart", each.key)
+  version    = lookup(each.value, "chart_version", null)
+  namespace  = lookup(each.value, "namespace", "kube-system")
+  values     = [lookup(each.value, "values", "")]
+}
+'''
+
+ADDONS_CALL = '''module "addons" {
+  source = "../modules/addons"
+  addons = {
+    karpenter = {
+      repository    = "oci://public.ecr.aws/karpenter"
+      chart         = "karpenter"
+      chart_version = "0.37.0"
+      namespace     = "karpenter"
+      values        = <<-EOT
+        settings:
+          aws:
+            enablePodENI: true
+          clusterName: prod
+      EOT
+    }
+    metrics-server = {
+      chart         = "metrics-server"
+      chart_version = "3.12.1"
+    }
+  }
+}
+'''
+
+
+def test_a_chart_version_and_values_in_the_callers_add_ons_item_are_read_and_moved(tmp_path):
+    """`version = lookup(each.value, "chart_version", null)` over `for_each = var.addons` that the one call of the
+    module gives: the Karpenter item's chart_version and values are where they are written (issue 55, a false stop)."""
+    (tmp_path / "modules" / "addons").mkdir(parents=True)
+    (tmp_path / "modules" / "addons" / "main.tf").write_text(ADDONS_MODULE)
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "main.tf").write_text(ADDONS_CALL)
+    plan = make_plan(tmp_path)
+    assert plan.roots[0].chart == "0.37.0"
+    assert not [f for f in plan.findings if f.severity == "error" or f.code == "MIG-HELM-001"]
+    (c,) = [c for c in plan.changes if c.path == "live/main.tf"]
+    assert 'chart_version = "0.37.8"' in c.new and "enablePodENI" not in c.new
+    assert '"3.12.1"' in c.new and "clusterName: prod" in c.new       # the other add-on and the kept value stay
+    assert not [c for c in plan.changes if c.path.startswith("modules/")]
+
+
+def test_a_vendored_charts_own_values_give_the_instance_profile_and_are_named_for_the_new_folder(tmp_path):
+    """A chart installed from a folder of the repository (`${path.module}/helm_karpenter_chart`, named by its
+    Chart.yaml) whose values.yaml sets the instance profile: the node role is read there, and replacing the folder
+    says what the team's values.yaml set (issue 55, a false stop)."""
+    (tmp_path / "helm_karpenter_chart").mkdir()
+    (tmp_path / "helm_karpenter_chart" / "Chart.yaml").write_text("apiVersion: v2\nname: karpenter\nversion: 0.31.4\n")
+    (tmp_path / "helm_karpenter_chart" / "values.yaml").write_text(
+        "settings:\n  aws:\n    clusterName: demo\n    defaultInstanceProfile: KarpenterNodeInstanceProfile-demo\n")
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name  = "karpenter"\n  chart = "${path.module}/helm_karpenter_chart"\n}\n\n'
+        'resource "kubectl_manifest" "node_template" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.k8s.aws/v1alpha1\n'
+        '    kind: AWSNodeTemplate\n    metadata:\n      name: default\n    spec:\n      subnetSelector:\n'
+        '        karpenter.sh/discovery: demo\n      securityGroupSelector:\n        karpenter.sh/discovery: demo\n  YAML\n}\n')
+    plan = make_plan(tmp_path)
+    assert plan.roots[0].chart == "0.31.4"
+    assert not [f for f in plan.findings if f.code == "MIG-NC-011"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-026"]
+    assert "mv karpenter helm_karpenter_chart" in f.manual_step
+    assert "settings.aws.defaultInstanceProfile" in f.manual_step
+    assert not [c for c in plan.changes if c.path.startswith("helm_karpenter_chart/")]
+
+
+def test_a_karpenter_values_file_beside_the_manifests_gives_the_instance_profile(tmp_path):
+    (tmp_path / "karpenter").mkdir()
+    (tmp_path / "karpenter" / "values.yaml").write_text(
+        "settings:\n  aws:\n    clusterName: demo\n    defaultInstanceProfile: KarpenterNodeInstanceProfile-demo\n")
+    (tmp_path / "karpenter" / "nodes.yaml").write_text(
+        "apiVersion: karpenter.k8s.aws/v1alpha1\nkind: AWSNodeTemplate\nmetadata:\n  name: default\nspec:\n"
+        "  subnetSelector:\n    karpenter.sh/discovery: demo\n  securityGroupSelector:\n    karpenter.sh/discovery: demo\n")
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-NC-011"]
+    (c,) = [c for c in plan.changes if c.action == "create"]
+    assert "KarpenterNodeInstanceProfile-demo" in c.new
+    assert not [c for c in plan.changes if c.path == "karpenter/values.yaml"]      # no installer says whose it is
+
+
+HELMFILE = '''environments:
+  dev:
+    values:
+      - environments/dev.yaml
+---
+releases:
+  - name: karpenter
+    namespace: karpenter
+    chart: oci://public.ecr.aws/karpenter/karpenter
+    version: 1.3.3
+    values:
+      - values/karpenter.yaml.gotmpl
+'''
+
+
+def test_a_helmfile_gotmpl_values_file_is_read_as_a_template(tmp_path):
+    """settings.clusterName: {{ .Values.clusterName }} in a .gotmpl values file is set (issue 55, a false stop)."""
+    (tmp_path / "helmfile.yaml").write_text(HELMFILE)
+    (tmp_path / "environments").mkdir()
+    (tmp_path / "environments" / "dev.yaml").write_text("clusterName: dev\n")
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "karpenter.yaml.gotmpl").write_text(
+        "settings:\n  clusterName: {{ .Values.clusterName }}\n  interruptionQueue: {{ .Values.clusterName }}\n")
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    assert plan.hop_to == "1.14.1"
+    assert "version: 1.14.1" in next(c.new for c in plan.changes if c.path == "helmfile.yaml")
+
+
+def test_values_are_not_renamed_for_a_chart_whose_version_cannot_move(tmp_path):
+    """A chart version set outside the repository (or in a file that could not be read): the old chart would read
+    renamed values as unknown keys, so none is written (MIG-HELM-036) and the reason names the unread file."""
+    (tmp_path / "main.tf").write_text(
+        'variable "karpenter_version" {}\n\nresource "helm_release" "karpenter" {\n  name    = "karpenter"\n'
+        '  chart   = "karpenter"\n  version = var.karpenter_version\n\n  set {\n    name  = "clusterName"\n'
+        '    value = "demo"\n  }\n}\n\n'
+        'resource "kubectl_manifest" "p" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1alpha5\n'
+        '    kind: Provisioner\n    metadata:\n      name: default\n    spec:\n      providerRef:\n        name: default\n  YAML\n}\n')
+    (tmp_path / "versions.tf").symlink_to(tmp_path / "missing.tf")
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-006"]
+    assert "versions.tf could not be read" in f.message
+    assert [f.code for f in plan.findings if f.code == "MIG-HELM-036"] == ["MIG-HELM-036"]
+    assert not any('"settings.clusterName"' in (c.new or "") for c in plan.changes)

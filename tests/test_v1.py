@@ -34,9 +34,13 @@ def test_every_v1_object_after_the_hop_validates_against_the_1_0_and_newest_crds
 def test_onward_hop_holds_the_chart_below_a_minor_whose_required_value_is_unknown(tmp_path):
     (tmp_path / "main.tf").write_text(HELM_ONLY.format(version="1.0.14"))
     plan = make_plan(tmp_path)
-    assert plan.hop_to == "1.14.1" and plan.phase == "upgrade"
+    # the hop says where this run really goes, and the runbook's steps install that, never the goal (issue 55)
+    assert plan.hop_to == "1.4.4" and plan.phase == "upgrade"
+    assert plan.roots[0].next.startswith("1.4.4 → 1.14.1")
     (c,) = plan.changes
     assert 'version = "1.4.4"' in c.new
+    titles = " ".join(s.title for s in plan.steps)
+    assert "1.4.4" in titles and "1.14.1" not in titles
     (f,) = [f for f in plan.findings if f.code == "MIG-V1X-HELM-001"]
     assert "settings.clusterName" in f.message and f.severity == "error"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -87,6 +87,7 @@ class ChartInstall:
     shared: "SharedModule | None" = None        # terraform: a release of a module other installs call too
     span: tuple[int, int] | None = None         # helm (scripts): where the version literal is written
     vendored: str | None = None                 # terraform: the repository folder the chart is installed from
+    defaults: list = field(default_factory=list)  # vendored: the folder's own values.yaml (read, never edited)
     family: str = ""                            # blueprints: its row in knowledge/karpenter_module.yaml
     namespace: str | None = None                # helm (scripts): --namespace
     unit: Any = None                            # terragrunt: the unit (inventory/terragrunt.py `Unit`)
@@ -154,7 +155,7 @@ def _values_file(repo: Repo, p: str, line: int, target: str) -> list[ValuesSourc
     vtext = repo.text(target)
     m = None
     try:
-        m = mask(vtext)
+        m = mask(vtext, helm=target.endswith(".gotmpl"))    # helmfile renders a .gotmpl values file first
         obj = yamlsrc.load(m.text)
     except (TemplateError, yamlsrc.YamlParseError) as e:
         repo.findings.append(_unparsed(m, target, getattr(e, "line", 1), f"values file: {e}",
@@ -224,38 +225,45 @@ def values_of(charts: list[ChartInstall]) -> list[HelmValue]:
                 out.append(HelmValue(key, None, None, ci.path, ci.line, tuple(key.split("."))))
         for key in ((ci.attrs or {}).get("module") or {}).get("sets", []):     # a Helm-release module's own values
             out.append(HelmValue(key, None, None, ci.path, ci.line, tuple(key.split("."))))
-        for vs in ci.values:
-            if vs.tree is not None:
-                text = vs.tree.text
-                for e in vs.tree.root.walk():
-                    if not e.path or e.is_map:
-                        continue
-                    key = ".".join(e.path)
-                    v = e.value
-                    if isinstance(v, hclsrc.Expr):
-                        lit = v.literal()
-                        out.append(HelmValue(key, lit if lit is not None else "${" + v.source + "}",
-                                             None if lit is not None else v.source, vs.path,
-                                             hclsrc.line_of(text, e.key_start), e.path))
-                    else:
-                        src = vs.masked.unmask(v) if isinstance(v, str) and vs.masked else v
-                        expr = _strip_interp(src) if isinstance(src, str) else None
-                        if expr is not None and expr.strip() in vs.scope:    # a template variable: what it stands for
-                            lit, expr = vs.scope[expr.strip()]
-                            src = lit if lit is not None else "${" + expr + "}"
-                            expr = None if lit is not None else expr
-                        out.append(HelmValue(key, src, expr, vs.path, hclsrc.line_of(text, e.key_start), e.path))
-            for prm in vs.params:
-                if isinstance(prm.value, (str, int, float, bool)):
-                    out.append(HelmValue(prm.name, prm.value, None, vs.path, prm.line, tuple(prm.name.split("."))))
-            for s in vs.sets:
-                if s.value is None:
-                    continue
-                lit = s.value.literal()
-                keys = tuple(k.replace("\x00", ".") for k in s.key.replace("\\.", "\x00").split("."))
-                out.append(HelmValue(s.key.replace("\\.", "."), lit if lit is not None else "${" + s.value.source + "}",
-                                     None if lit is not None else s.value.source, vs.path, s.line, keys))
+        given = [v for vs in ci.values for v in _leaves(vs)]
+        out.extend(given)
+        keys = {v.key for v in given}
+        out.extend(v for vs in ci.defaults for v in _leaves(vs) if v.key not in keys)   # what the release leaves set
     return out
+
+
+def _leaves(vs: ValuesSource) -> Iterator[HelmValue]:
+    """Every leaf value one values source sets."""
+    if vs.tree is not None:
+        text = vs.tree.text
+        for e in vs.tree.root.walk():
+            if not e.path or e.is_map:
+                continue
+            key = ".".join(e.path)
+            v = e.value
+            if isinstance(v, hclsrc.Expr):
+                lit = v.literal()
+                yield HelmValue(key, lit if lit is not None else "${" + v.source + "}",
+                                None if lit is not None else v.source, vs.path,
+                                hclsrc.line_of(text, e.key_start), e.path)
+            else:
+                src = vs.masked.unmask(v) if isinstance(v, str) and vs.masked else v
+                expr = _strip_interp(src) if isinstance(src, str) else None
+                if expr is not None and expr.strip() in vs.scope:    # a template variable: what it stands for
+                    lit, expr = vs.scope[expr.strip()]
+                    src = lit if lit is not None else "${" + expr + "}"
+                    expr = None if lit is not None else expr
+                yield HelmValue(key, src, expr, vs.path, hclsrc.line_of(text, e.key_start), e.path)
+    for prm in vs.params:
+        if isinstance(prm.value, (str, int, float, bool)):
+            yield HelmValue(prm.name, prm.value, None, vs.path, prm.line, tuple(prm.name.split(".")))
+    for s in vs.sets:
+        if s.value is None:
+            continue
+        lit = s.value.literal()
+        keys = tuple(k.replace("\x00", ".") for k in s.key.replace("\\.", "\x00").split("."))
+        yield HelmValue(s.key.replace("\\.", "."), lit if lit is not None else "${" + s.value.source + "}",
+                        None if lit is not None else s.value.source, vs.path, s.line, keys)
 
 
 def _strip_interp(source: str) -> str | None:

@@ -247,6 +247,10 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
             if _lit(opt, numbers) and not (tfvars or passed or why):    # nothing sets the object: its type's default
                 return [Site(p, opt, f"the optional() default of {name}.{key} in the type of variable {name} "
                                      f"in {p}")], ""
+    unread = [x.path for x in repo.discovery.skipped if posixpath.dirname(x.path) == module]
+    if unread:                              # a file of the module migrator could not read may be where it is
+        return [], f"{src} is declared or set in none of the files migrator read, and {', '.join(unread[:3])} " \
+                   "could not be read (a broken link, an unreadable file)"
     return [], f"{src} is set outside the repository (no tfvars or default sets it)"
 
 
@@ -322,6 +326,25 @@ def _stepped(expr: hclsrc.Expr) -> tuple[hclsrc.Expr, list] | None:
 def path_steps(tail: str) -> list:
     """The steps of an attribute / index path as written after its base: `.a`, `["b"]`, `[0]` -> ["a", "b", 0]."""
     return [int(a) if a else b or c for a, b, c in re.findall(r'\[(\d+)\]|\["([^"]*)"\]|\.([A-Za-z_][\w-]*)', tail)]
+
+
+_STEPS = r'((?:\.[A-Za-z_][\w-]*|\["[^"]*"\])*)'
+MISSING = object()      # a key the item does not have: try() moves on to its next argument
+
+
+def item_path(source: str, iterator: str = "each") -> list[str] | None:
+    """The keys of the for_each item an expression reads whole: `each.value.a.b`, `lookup(each.value.a, "b", d)`,
+    `try(each.value.a.b, d)` (a dynamic block's `<iterator>.value...` likewise); None for anything else."""
+    s, it = source.strip(), re.escape(iterator)
+    m = re.fullmatch(it + r"\.value" + _STEPS, s) or \
+        re.fullmatch(r"try\(\s*" + it + r"\.value" + _STEPS + r"\s*,.*\)", s, re.S)
+    tail = None
+    if m is None:
+        m = re.fullmatch(r"lookup\(\s*" + it + r"\.value" + _STEPS + r'\s*,\s*"([^"]+)"\s*(?:,.*)?\)', s, re.S)
+        tail = m.group(2) if m else None
+    if m is None:
+        return None
+    return path_steps(m.group(1)) + ([tail] if tail else [])
 
 
 def _step(value: Any, steps: list) -> Any:

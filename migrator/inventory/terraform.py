@@ -13,7 +13,7 @@ from typing import Iterator
 from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
-from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_item, line_end_of,
+from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_file, _values_item, line_end_of,
                      line_start_of, split_set_name)
 from .repo import Repo
 
@@ -38,6 +38,13 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
                 vs.scope = scope
                 ci.values.append(vs)
             continue
+        if ci.generic and item.kind != "string":
+            entry = _item_values(repo, ci, item)
+            if entry is not None:           # the Karpenter item's own values (`lookup(each.value, "values", "")`)
+                epath, eexpr = entry
+                for one in (eexpr.items if eexpr.kind == "tuple" else [eexpr]):
+                    ci.values.extend(_values_item(repo, epath, one, hclsrc.line_of(repo.text(epath), one.start)))
+                continue
         ci.values.extend(_values_item(repo, p, item, line))
     sets = ValuesSource("set", p, ci.line)
     for s in b.sub("set") + b.sub("set_sensitive"):
@@ -67,7 +74,10 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
             ci.values.extend(_dynamic_set(repo, p, text, d))
     vendored = _vendored(repo, p, b)
     if vendored is not None:
-        ci.vendored, ci.evaluated_version = vendored
+        ci.vendored, ci.evaluated_version = vendored[:2]
+        own = posixpath.join(ci.vendored, "values.yaml")
+        if own in repo.files:               # the chart's own defaults, as the team edited them: read, never edited
+            ci.defaults = _values_file(repo, p, ci.line, own)
     ci.shared = shared_module(repo, p, b, name)
     return ci
 
@@ -98,9 +108,9 @@ def shared_module(repo: Repo, p: str, b: hclsrc.Block, name: str):
     return SharedModule(d, calls, others, m.group(1), where, charts)
 
 
-def _vendored(repo: Repo, p: str, b: hclsrc.Block) -> tuple[str, str | None] | None:
-    """(folder, version) of a chart the release installs from a folder of the repository (`chart =
-    "./charts/karpenter"`, `"${path.module}/charts/karpenter"`): its Chart.yaml says the version."""
+def _vendored(repo: Repo, p: str, b: hclsrc.Block) -> tuple[str, str | None, str | None] | None:
+    """(folder, version, name) of a chart the release installs from a folder of the repository (`chart =
+    "./charts/karpenter"`, `"${path.module}/helm_karpenter_chart"`): its Chart.yaml says the version and name."""
     chart = b.attr("chart")
     raw = chart.source.strip().strip('"') if chart is not None else ""
     if not raw.startswith(("./", "../", "${path.module}", "${path.root}")):
@@ -110,13 +120,14 @@ def _vendored(repo: Repo, p: str, b: hclsrc.Block) -> tuple[str, str | None] | N
         return None
     meta = posixpath.join(d, "Chart.yaml")
     if meta not in repo.files:
-        return d, None
+        return d, None, None
     try:
         obj = yamlsrc.load(repo.text(meta))
     except yamlsrc.YamlParseError:
-        return d, None
+        return d, None, None
     v = obj.get("version") if isinstance(obj, dict) else None
-    return d, str(v) if v is not None else None
+    name = obj.get("name") if isinstance(obj, dict) else None
+    return d, str(v) if v is not None else None, name if isinstance(name, str) else None
 
 
 _TEMPLATE_FILE = re.compile(r"^\s*data\.template_file\.([A-Za-z_][\w-]*)\.rendered\s*$")
@@ -149,6 +160,9 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
         return []
     lit = chart.literal()
     line = hclsrc.line_of(repo.text(p), b.start)
+    vendored = _vendored(repo, p, b)
+    if vendored is not None and vendored[2] is not None:
+        lit = vendored[2]                   # a chart folder of the repository: its Chart.yaml names the chart
     if isinstance(lit, str):
         name = _chart_name(lit)
         if name is None:
@@ -249,21 +263,30 @@ def _never_karpenter(repo: Repo, p: str, b: hclsrc.Block) -> bool:
     return literal and not any("karpenter" in e.source.lower() for e in texts)
 
 
-_EACH = re.compile(r"^\s*each\.value\.([A-Za-z_][\w-]*)\s*$")
 _COLLECTION = re.compile(r"(?:\bin\s+|^\s*)((?:var|local)\.[A-Za-z_][\w-]*)\s*(?::|$)")
 
 
 def item_entry(repo: Repo, ci: "ChartInstall", attr: str) -> tuple[str, hclsrc.Expr] | None:
     """(file, expression) of one attribute of the add-ons list item a generic `for_each` helm_release installs the
-    chart from (`chart = each.value.chart_name`, `version = each.value.chart_version` over a list or map written
-    inline, in a local or in a variable default): where that item's value is written."""
+    chart from (`chart = each.value.chart_name`, `version = lookup(each.value, "chart_version", null)` over a list or
+    map written inline, in a local, in a variable default or in the one call of the module): where that item's value
+    is written."""
+    want = ci.block.attr(attr)
+    return item_value(repo, ci, want.source) if want is not None else None
+
+
+def item_value(repo: Repo, ci: "ChartInstall", source: str) -> tuple[str, hclsrc.Expr] | None:
+    """(file, expression) of what an expression over the item (`each.value.values`, `lookup(each.value, "values",
+    "")`, `try(each.value.x, d)`) reads in the Karpenter item of a generic add-ons release; None where the list or
+    the item is not one written place, or the item does not state it (the expression's default holds)."""
+    from .sites import item_path
     b = ci.block
-    fe, chart, want = b.attr("for_each"), b.attr("chart"), b.attr(attr)
-    if fe is None or chart is None or want is None:
+    fe, chart = b.attr("for_each"), b.attr("chart")
+    if fe is None or chart is None:
         return None
-    ck, wk = _EACH.match(chart.source), _EACH.match(want.source)
+    ck, wk = item_path(chart.source), item_path(source)
     ref = _COLLECTION.search(fe.source) if fe.kind not in ("tuple", "object") else None
-    if ck is None or wk is None or (ref is None and fe.kind not in ("tuple", "object")):
+    if not ck or not wk or (ref is None and fe.kind not in ("tuple", "object")):
         return None
     where = fe if ref is None else SimpleNamespace(kind="ref", source=ref.group(1))   # the collection it names
     path, coll = _static_collection(repo, ci.path, repo.text(ci.path), where)
@@ -271,13 +294,28 @@ def item_entry(repo: Repo, ci: "ChartInstall", attr: str) -> tuple[str, hclsrc.E
         return None
     items = coll.items if coll.kind == "tuple" else [e.value for e in coll.entries]
     for item in items:
-        if item.kind != "object":
-            continue
-        ent = {e.key: e.value for e in item.entries}
-        name = ent.get(ck.group(1))
-        if name is not None and _chart_name(name.literal()) == ci.chart and wk.group(1) in ent:
-            return path, ent[wk.group(1)]
+        name, value = _item_at(item, ck), _item_at(item, wk)
+        if name is not None and _chart_name(name.literal()) == ci.chart and value is not None:
+            return path, value
     return None
+
+
+def _item_values(repo: Repo, ci: "ChartInstall", item: hclsrc.Expr) -> tuple[str, hclsrc.Expr] | None:
+    """Where the Karpenter item of a generic add-ons release writes the values one `values` item reads from it."""
+    from .sites import item_path
+    if item_path(item.source) is None:
+        return None
+    return item_value(repo, ci, item.source)
+
+
+def _item_at(item: hclsrc.Expr, steps: list) -> hclsrc.Expr | None:
+    for k in steps:
+        if item.kind != "object":
+            return None
+        item = next((e.value for e in item.entries if e.key == k), None)
+        if item is None:
+            return None
+    return item
 
 
 def _switched_off(repo: Repo, p: str, line: int, address: str, why: str) -> None:
@@ -366,9 +404,21 @@ def _static_collection(repo: Repo, p: str, text: str, fe: hclsrc.Expr) -> tuple[
                 if any(m.group(2) in repo.text(t) for t in repo.tfvars_files()):
                     return tp, None         # set per environment: not one place to edit
                 e = blk.attr("default")
+                if (e is None or not (e.items or e.entries)) and m.group(1) == "var" and repo.callers(posixpath.dirname(p)):
+                    return _called_collection(repo, p, fe)   # no default, or an empty one: the callers give it
                 if e is None or not (e.items or e.entries):
-                    return tp, None         # no default, or an empty one: the values come from the callers
+                    return tp, None
                 return tp, (e if e.kind in ("tuple", "object") else None)
+    return p, None
+
+
+def _called_collection(repo: Repo, p: str, fe) -> tuple[str, hclsrc.Expr | None]:
+    """The literal list / map the one call of a module passes for its variable (followed into the caller)."""
+    from .sites import object_site
+    for kind in ("object", "tuple"):
+        where, got, _ = object_site(repo, p, fe, kind)
+        if got is not None:
+            return where, got
     return p, None
 
 

@@ -65,6 +65,7 @@ class HelmResult:
     kustomizations: list[str] = field(default_factory=list)    # dirs `kustomize build --enable-helm` installs from
     umbrellas: list[tuple[str, str]] = field(default_factory=list)   # (dir, name) of umbrella charts installing it
     helmfiles: list[tuple[str, str, str]] = field(default_factory=list)  # (helmfile, release name, chart)
+    held: tuple[str, str] | None = None  # 1.x hop: (the lower chart it stops at, why) when a required value is unset
 
 
 class HelmRule:
@@ -119,6 +120,7 @@ class HelmRule:
                 self.res.chart_tf.append((posixpath.dirname(ci.path), addr))
                 if ci.chart != "karpenter":
                     self.res.crd_tf.append((posixpath.dirname(ci.path), addr))
+            mark = (len(self.res.edits), len(self.res.findings))
             if ci.chart == "karpenter":
                 self.res.controllers.append(ci.address)
                 for vs in ci.values:
@@ -130,6 +132,7 @@ class HelmRule:
             if self.bumps:
                 self.version(ci)
                 self.repository(ci)
+                self.withhold_values(ci, *mark)
         if self.adds_crd_release:
             for ci in self.charts:
                 if ci.chart == "karpenter" and ci.generic:
@@ -368,6 +371,22 @@ class HelmRule:
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(text, ls),
                          f"affinity: added {facts['add']} DoesNotExist next to {facts['old']}")
 
+    def withhold_values(self, ci: ChartInstall, edits: int, findings: int) -> None:
+        """Values renamed for a chart version that cannot be moved (MIG-HELM-006) would reach the old chart, which
+        reads the old names (a controller without its cluster name): none of this install's value edits is kept."""
+        if not any(f.code == "MIG-HELM-006" for f in self.res.findings[findings:]):
+            return
+        values = self.res.edits[edits:]
+        if not values:
+            return
+        del self.res.edits[edits:]
+        self.res.findings[findings:] = [f for f in self.res.findings[findings:] if f.code != "MIG-HELM-003"]
+        self.finding("MIG-HELM-036", "warning", ci.path, ci.line,
+                     f"{ci.address}: {len(values)} change(s) of its chart values are not written, because its chart "
+                     "version cannot be moved with them (MIG-HELM-006): the chart it runs today would read the new "
+                     "names as unknown keys",
+                     "move the chart version where it is defined, then run migrator again: the values move with it")
+
     # -- version and repository -----------------------------------------------------------------
     def version(self, ci: ChartInstall) -> None:
         target = self.targets.get(ci.chart)
@@ -383,7 +402,10 @@ class HelmRule:
                          "edit them",
                          f"replace the folder with the chart at {target}: rm -r {ci.vendored} && helm pull "
                          f"oci://public.ecr.aws/karpenter/{ci.chart} --version {target} --untar --untardir "
-                         f"{posixpath.dirname(ci.vendored) or '.'}, then run migrator again")
+                         f"{posixpath.dirname(ci.vendored) or '.'}"
+                         + (f" && mv {posixpath.join(posixpath.dirname(ci.vendored), ci.chart)} {ci.vendored}"
+                            if posixpath.basename(ci.vendored) != ci.chart else "")
+                         + ", then run migrator again" + _own_settings(ci))
             return
         if ci.kind == "terragrunt":         # the unit's input (or the shared .hcl it reads) that sets the version
             if ci.version is None:
@@ -1111,3 +1133,15 @@ def _family(ci: ChartInstall) -> str:
     """The name of the add-on module (knowledge/karpenter_module.yaml family) that installs the chart."""
     from ...modmajor import FACTS as MODULE
     return MODULE[ci.family or "blueprints_addons"]["name"]
+
+
+def _own_settings(ci: ChartInstall) -> str:
+    """What a vendored chart's own values.yaml sets under `settings` (the team's cluster name, instance profile,
+    queue): the new folder's values.yaml must say them again, under the new chart's names."""
+    from ...inventory.charts import values_of
+    keys = [v.key for v in values_of([ChartInstall(ci.kind, ci.chart, ci.path, ci.line, values=ci.defaults)])
+            if v.key.startswith("settings.") and v.value not in (None, "", [], {})]
+    if not keys:
+        return ""
+    return (f"; its values.yaml sets {', '.join(keys)}: the pulled chart's values.yaml does not, so set them again "
+            "(or pass them in the release's values) under the new chart's names")

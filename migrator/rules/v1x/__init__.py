@@ -31,6 +31,13 @@ def _rendered(ctx, phase: str, done: dict):
     return rendered.run(ctx, phase, done)
 
 
+def reach(hop: dict, ctx, phase: str) -> str:
+    """The chart this run really moves to: the target, or lower where the module's policy or a required value
+    nobody states holds it (rules/v1x/plan.py `stop`)."""
+    from .plan import stop
+    return stop(ctx, ctx.result(hop, phase))[0]
+
+
 RULES = {
     "v1x/terraform_module": (terraform_module, _module),
     "v1x/iam": (iam, _iam),

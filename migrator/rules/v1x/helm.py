@@ -136,6 +136,8 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=not files and not _patch_bump(ctx, target), owns=ctx.owns).run()
     res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None) + said
+    if vp.held:                             # the chart stays below a minor that requires a value nobody states
+        res.held = (target, vp.why)
     return res
 
 

@@ -22,5 +22,10 @@ def stop(ctx, done: dict) -> tuple[str, str | None]:
     mod = done.get("v1x/terraform_module")
     cap = getattr(mod, "cap", None)
     if cap and parse_version(minor_of(cap)) < parse_version(minor_of(target)):
-        return cap, getattr(mod, "cap_reason", None)
-    return target, None
+        target, why = cap, getattr(mod, "cap_reason", None)
+    else:
+        why = None
+    held = getattr(done.get("v1x/helm"), "held", None)      # a required value nobody states (MIG-V1X-HELM-001)
+    if held and parse_version(held[0]) < parse_version(target):
+        return held
+    return target, why
