@@ -286,10 +286,26 @@ def _left_out(repo: Repo, inv: CasInventory) -> None:
     """Cluster Autoscaler's manifests below Flux Kustomizations' paths that none of them applies (their folder left
     out of, or commented out of, the kustomization.yaml that path builds): said, not planned - the cluster does not
     run them."""
-    from .inventory.kustomizations import left_out
+    from .inventory.kustomizations import commented_out, left_out, unused_example
     keep = []
     for i in inv.installs:
+        example = unused_example(repo, i.path) if not i.path.endswith((".tf", ".tofu", ".hcl")) else None
+        if example is not None:
+            repo.findings.append(Finding(
+                "MIG-CAS-050", "info", i.path, i.line,
+                f"{i.address} installs Cluster Autoscaler in {example}/, an examples or test folder that nothing "
+                "outside it applies (no Argo CD Application, Flux path or kustomization): no cluster's, not planned",
+                "apply it from a cluster's folder (or list it in that cluster's kustomization) if a cluster runs it"))
+            continue
         why = left_out(repo, i.path) if i.kind in ("flux", "argocd", "deployment") else None
+        off = commented_out(repo, i.path) if why is None and not i.path.endswith((".tf", ".hcl")) else None
+        if off is not None:
+            repo.findings.append(Finding(
+                "MIG-CAS-050", "info", i.path, i.line,
+                f"{i.address} installs Cluster Autoscaler, but its folder is commented out of the resources of "
+                f"{off[0]} (line {off[1]}), which does not build it otherwise: not applied, not planned",
+                f"uncomment it in {off[0]} first if this cluster should run Cluster Autoscaler"))
+            continue
         if why is None:
             keep.append(i)
             continue

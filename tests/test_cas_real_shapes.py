@@ -1065,7 +1065,7 @@ def test_an_install_that_wrote_no_nodepool_says_so_on_every_plan_until_they_exis
         plan = _plan(tmp_path)
         assert [(r.hop["from"], r.phase) for r in plan.roots] == [("cas", "cutover")]
         (f,) = [f for f in plan.findings if f.code == "MIG-CAS-049"]
-        assert f.severity == "warning" and "karpenter.tf" in f.manual_step and not plan.changes
+        assert f.severity == "error" and "karpenter.tf" in f.manual_step and not plan.changes
         apply_changes(tmp_path, plan.changes)
 
 

@@ -90,6 +90,7 @@ class ChartInstall:
     defaults: list = field(default_factory=list)  # vendored: the folder's own values.yaml (read, never edited)
     family: str = ""                            # blueprints: its row in knowledge/karpenter_module.yaml
     namespace: str | None = None                # helm (scripts): --namespace
+    release: str | None = None                  # helm (scripts): the release name
     unit: Any = None                            # terragrunt: the unit (inventory/terragrunt.py `Unit`)
     module_path: str | None = None              # terragrunt: the module file holding the helm_release
     version_path: str | None = None             # terragrunt: the file where the version literal is written
@@ -110,6 +111,8 @@ class ChartInstall:
             return f"{self.path} dependency {self.chart}"
         if self.kind == "helmfile":
             return f"helmfile release {self.source_map.get('name') or self.chart}"
+        if self.kind == "helm":             # a script's `helm upgrade --install`
+            return f"the helm {'upgrade' if self.release is None else 'release ' + self.release} in {self.path}:{self.line}"
         kind = (self.obj or {}).get("kind", "HelmRelease")
         return f"{kind}/{(self.obj or {}).get('metadata', {}).get('name')}"
 

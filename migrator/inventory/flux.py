@@ -2,11 +2,13 @@
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Iterator
 
 from ruamel.yaml.comments import CommentedMap
 
+from ..sources import yaml as yamlsrc
 from ..versions import version_of
 from .charts import ChartInstall, ValuesSource, _chart_name
 from .documents import _parse_yaml_docs
@@ -85,8 +87,46 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                 ci.evaluated_version = version_of(raw) if raw is not None else None
             if (obj.get("spec") or {}).get("valuesFrom"):
                 kl = obj["spec"].lc.key("valuesFrom")[0]
-                ci.values.append(ValuesSource("values_from", p, doc.first_line + kl + 1))
+                generated = _generated_values(repo, p, obj["spec"]["valuesFrom"], doc.first_line + kl + 1)
+                ci.values.extend(generated if generated is not None else
+                                 [ValuesSource("values_from", p, doc.first_line + kl + 1)])
             if isinstance((obj.get("spec") or {}).get("values"), CommentedMap):
                 tree = keytree.yaml_tree(sf.text, p, doc.start, doc.end, obj, under=("spec", "values"))
                 ci.values.append(ValuesSource("flux", p, ci.line, tree=tree, masked=m))
             yield ci
+
+
+def _generated_values(repo: Repo, p: str, refs, line: int) -> list[ValuesSource] | None:
+    """The values files behind `valuesFrom` ConfigMaps that kustomize's `configMapGenerator` builds (in the
+    kustomization of the HelmRelease's folder or a folder above it) from files of the repository, the key
+    `valuesKey` (default values.yaml) names; None when any reference is not such a file."""
+    from .charts import _values_file
+    from .kustomizations import kustomization_in
+    out: list[ValuesSource] = []
+    for ref in refs if isinstance(refs, list) else []:
+        if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap" or not ref.get("name"):
+            return None
+        name, key = str(ref["name"]), str(ref.get("valuesKey") or "values.yaml")
+        target, d = None, posixpath.dirname(p)
+        while target is None:
+            k = kustomization_in(repo, d)
+            try:
+                kobj = yamlsrc.load(repo.text(k)) if k is not None else None
+            except yamlsrc.YamlParseError:
+                kobj = None
+            gens = kobj.get("configMapGenerator") if isinstance(kobj, dict) else None
+            for gen in gens if isinstance(gens, list) else []:
+                if not isinstance(gen, dict) or gen.get("name") != name:
+                    continue
+                for f in gen.get("files") or []:
+                    f = str(f)
+                    fk, rel = f.split("=", 1) if "=" in f else (posixpath.basename(f), f)
+                    if fk == key:
+                        target = posixpath.normpath(posixpath.join(posixpath.dirname(k), rel))
+            if target is not None or not d:
+                break
+            d = posixpath.dirname(d)
+        if target is None or target not in repo.files:
+            return None
+        out.extend(_values_file(repo, p, line, target))
+    return out

@@ -4,10 +4,11 @@ the version where the script writes it (the literal, or the `VAR=value` it expan
 from __future__ import annotations
 
 import posixpath
+from types import SimpleNamespace
 from typing import Iterator
 
 from ..sources.shell import helm_calls
-from .charts import ChartInstall, _chart_name, _values_file
+from .charts import ChartInstall, ValuesSource, _chart_name, _values_file
 from .repo import Repo
 
 
@@ -20,8 +21,12 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
             if name is None:
                 continue
             ci = ChartInstall("helm", name, p, call.line, evaluated_version=call.version, span=call.span,
-                              namespace=call.namespace)
+                              namespace=call.namespace, release=call.release or None)
             for f in call.values:
                 target = posixpath.normpath(posixpath.join(posixpath.dirname(p), f))
                 ci.values.extend(_values_file(repo, p, call.line, target))
+            if call.raw_sets:               # --set key=value: set (from the script's environment when not literal)
+                ci.values.append(ValuesSource("cli_set", p, call.line, params=[
+                    SimpleNamespace(name=k, value=call.sets.get(k) or v, line=call.line)
+                    for k, v in call.raw_sets.items()]))
             yield ci

@@ -539,6 +539,52 @@ def left_out(repo: Repo, path: str) -> tuple[str, str] | None:
     return under[0][1][0], under[0][0]
 
 
+def commented_out(repo: Repo, path: str) -> tuple[str, int] | None:
+    """(kustomization, line) where the folder holding `path` (or a folder above it) is commented out of the
+    `resources` of the kustomization one folder up (`# - cluster-autoscaler`) and that kustomization does not build
+    it otherwise: the owners switched it off there. None when it is built, or no such comment says so."""
+    d = posixpath.dirname(path)
+    if any(how == "argocd" for how, _ in deployers(repo, path)):
+        return None                                 # an Argo CD Application syncs it
+    here = d
+    while d:
+        parent, name = posixpath.dirname(d), posixpath.basename(d)
+        if any((f == d or f.startswith(d + "/")) and (here == f or here.startswith(f + "/")) for f in flux_paths(repo)):
+            return None                             # a Flux Kustomization applies the folder itself
+        k = kustomization_in(repo, parent)
+        if k is not None:
+            kz = next((y for y in scan(repo) if y.path == k), None)
+            if kz is not None and d in _includes(repo, kz):
+                return None                 # built: whatever else is commented out does not matter
+            pat = re.compile(r"^[ \t]*#[ \t]*-[ \t]*(?:\./)?" + re.escape(name) + r"/?[ \t]*$", re.M)
+            m = pat.search(repo.text(k))
+            if m is not None:
+                return k, repo.text(k).count("\n", 0, m.start()) + 1
+        d = parent
+    return None
+
+
+def unused_example(repo: Repo, path: str) -> str | None:
+    """The examples / test folder (knowledge/resolve.yaml `example_folders`) a file lies in when nothing outside that
+    folder applies it: no Argo CD Application syncs it, no Flux Kustomization's path holds it, no kustomization
+    outside the folder builds it. A module's example is no cluster's configuration (issue 56)."""
+    from .. import knowledge
+    names = set(knowledge.load("resolve")["example_folders"])
+    parts = path.split("/")[:-1]
+    at = next((i for i, x in enumerate(parts) if x in names), None)
+    if at is None:
+        return None
+    folder = "/".join(parts[:at + 1])
+    if any(how == "argocd" for how, _ in deployers(repo, path)):
+        return None
+    d = posixpath.dirname(path)
+    if any(f == "" or d == f or d.startswith(f + "/") for f in flux_paths(repo)):
+        return None
+    if any(not (k == folder or k.startswith(folder + "/")) for k in leaf_kustomizations(repo, path)):
+        return None
+    return folder
+
+
 def app_files(repo: Repo) -> dict[str, str]:
     """Argo CD Application name -> the file that defines it (for Applications with a repository `path:`)."""
     return {name: f for name, _rec, f in argo_paths(repo).values()}

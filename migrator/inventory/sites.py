@@ -155,6 +155,8 @@ def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) ->
     if expr.kind == "call" and expr.name == "merge" and expr.items and _depth < 4:
         out: dict[str, tuple] = {}
         for a in expr.items:
+            if _empty_for(repo, tf_path, a):
+                continue                    # `{ for k, v in var.extra : k => v }` over a map the files leave empty
             got, why = map_entries(repo, tf_path, a, _depth + 1)
             if why:
                 return [], why
@@ -163,6 +165,19 @@ def map_entries(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0) ->
                 out[e.key] = (at, e, ([*before[2], (before[0], before[1])] if before else []) + under)
         return list(out.values()), ""
     return [], f"{expr.brief()} is not a map written in the repository"
+
+
+_FOR = re.compile(r"^\s*[{\[]\s*for\s+[\w\s,]+\s+in\s+((?:var|local)\.[A-Za-z_][\w-]*)\s*:", re.S)
+
+
+def _empty_for(repo: Repo, tf_path: str, expr: hclsrc.Expr) -> bool:
+    """A `for` expression over a variable or local whose value every place that may set it leaves empty (the
+    default `{}` no tfvars or caller overrides): it adds no item."""
+    m = _FOR.match(expr.source)
+    if m is None:
+        return False
+    value = module_value(repo, posixpath.dirname(tf_path), _expr(m.group(1)))
+    return value in ({}, [])
 
 
 def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 0,

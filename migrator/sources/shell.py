@@ -90,6 +90,7 @@ class HelmCall:
     namespace: str | None
     release: str = ""                   # the release name (expanded where the script sets it)
     sets: dict = field(default_factory=dict)    # --set / --set-string key -> value (expanded; None: not known)
+    raw_sets: dict = field(default_factory=dict)    # --set / --set-string key -> value as written (`$CLUSTER_NAME`)
 
 
 def _offsets(text: str) -> list[int]:
@@ -174,15 +175,15 @@ def helm_calls(path: str, text: str) -> list[HelmCall]:
         values = [_expand(w, env) or w for i, w in enumerate(rest) if i > 0 and rest[i - 1] in ("-f", "--values")]
         values += [_expand(w.split("=", 1)[1], env) or w for w in rest if w.startswith(("--values=", "-f="))]
         ns = _option(rest, "--namespace") or _option(rest, "-n")
-        sets = {}
+        sets, raw = {}, {}
         for i, w in enumerate(rest):
             pair = rest[i + 1] if w in ("--set", "--set-string") and i + 1 < len(rest) else \
                 w.split("=", 1)[1] if w.startswith(("--set=", "--set-string=")) else None
             if pair and "=" in pair:
                 k, v = pair.split("=", 1)
-                sets[k] = _expand(v, env)
+                sets[k], raw[k] = _expand(v, env), v
         out.append(HelmCall(path, line, chart, version, span, values, _expand(ns, env) if ns else None,
-                            _expand(positional[0], env) or positional[0], sets))
+                            _expand(positional[0], env) or positional[0], sets, raw))
     return out
 
 

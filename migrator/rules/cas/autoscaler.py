@@ -377,7 +377,7 @@ class Autoscaler:
         chart = self.ctx.charts[0].path if self.ctx.charts else "the Karpenter install"
         self.res.work_outside = True
         self.res.findings.append(Finding(
-            "MIG-CAS-049", "warning", ci.path, ci.line,
+            "MIG-CAS-049", "error", ci.path, ci.line,
             f"Karpenter is installed beside Cluster Autoscaler ({ci.address}) but no NodePool exists yet, so nothing "
             f"is cut over: Cluster Autoscaler keeps scaling the node groups ({groups})",
             f"write one NodePool per node group, named for it (docs/from-cluster-autoscaler.md), or move {chart} "

@@ -204,6 +204,17 @@ class HelmRule:
         if vs.kind == "argo_params":
             self.param_values(ci, vs, rows)
             return
+        if vs.kind == "cli_set":           # a script's --set: said, the shell command is not edited
+            for prm in vs.params:
+                for row in rows:
+                    if row["key"] != prm.name or "add" in row or "note" in row:
+                        continue
+                    to = f"--set {row['rename']}=..." if "rename" in row else \
+                        f"--set {prm.name}={row['set']}" if "set" in row else "no --set of it"
+                    self.finding("MIG-HELM-037", "warning", vs.path, prm.line,
+                                 f"{ci.address} passes --set {prm.name}: {row.get('why') or 'renamed by this hop'}",
+                                 f"change it to {to} in the script, with the chart version")
+            return
         if vs.kind in UNREADABLE:
             what = {"dynamic_set": 'a dynamic "set" block', "set_list": "a computed set list",
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
