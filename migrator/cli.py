@@ -30,6 +30,11 @@ _usage_errors_exit_1()
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
+class FailOn(str, Enum):
+    error = "error"
+    pending = "pending"
+
+
 class Format(str, Enum):
     text = "text"
     json = "json"
@@ -37,13 +42,16 @@ class Format(str, Enum):
     sarif = "sarif"
     github = "github"
     gitlab = "gitlab"
+    diff = "diff"
+    comment = "comment"
 
 
 PathArg = typer.Argument(Path("."), help="Repository root (or one file) to migrate.", show_default=True)
 SinceOpt = typer.Option(None, "--since", help="A git ref (the base branch of a pull request): each cluster root "
                         "stands where its files say at that ref, and moves to the version its files say now (--to "
                         "overrides): the companion edits of every minor crossed are planned, the bumped versions kept.")
-ToOpt = typer.Option(None, "--to", help="Where to go: v1beta1, v1, a Karpenter version (1.8, 1.8.3) or latest; "
+ToOpt = typer.Option(None, "--to", help="Where to go: v1beta1, v1, a Karpenter version (1.8, 1.8.3), latest, or "
+                                         "auto-mode (EKS Auto Mode, from Karpenter 1.x or Cluster Autoscaler); "
                                          "default: each root's next hop after its era. One hop per root per run.")
 PhaseOpt = typer.Option(None, "--phase", help="Plan this phase in the roots whose hop has it (v1alpha5->v1beta1: "
                                               "prepare, cleanup; v1beta1->v1: patch-upgrade, controller, manifests, "
@@ -58,6 +66,18 @@ SelectOpt = typer.Option(None, "--select", help="Report only these finding codes
 IgnoreOpt = typer.Option(None, "--ignore", help="Do not report these finding codes or prefixes (repeatable, or "
                                                 "comma-separated).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only errors (text output).")
+WidthOpt = typer.Option(None, "--width", min=40, help="Columns of the text output (default: the terminal's; when "
+                        "the output is not a terminal, a pipe or a CI log, lines are never wrapped).")
+
+
+def _console(width: Optional[int] = None) -> Console:
+    """The text output: the terminal's width on a terminal; elsewhere (a file, a pipe, a CI log) no line is wrapped
+    or cut, so findings and diff lines stay whole and can be searched."""
+    if width:
+        return Console(width=width)
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=100_000, soft_wrap=True)
 ClusterNameOpt = typer.Option(None, "--cluster-name", help="EKS cluster name for controller policies the repository "
                                                            "does not scope (JSON files outside Terraform).")
 RegionOpt = typer.Option(None, "--region", help="AWS region for controller policies the repository does not scope.")
@@ -182,6 +202,13 @@ def _render(p, fmt: "Format") -> str:
     if fmt is Format.gitlab:
         from .render import gitlab as r
         return r.render(p)
+    if fmt is Format.diff:
+        from .render import diff as r
+        return r.render(p)
+    if fmt is Format.comment:           # the runbook within GitHub's comment limit (MIGRATOR_RUNBOOK_URL: the full one)
+        import os
+        from .render import markdown as r
+        return r.comment(p, link=os.environ.get("MIGRATOR_RUNBOOK_URL") or None)
     from .render import github as r
     return r.render(p)
 
@@ -197,7 +224,7 @@ def _outputs(p, outs: Optional[list[str]]) -> None:
             f = None
         if not sep or not file or f is None or f is Format.text:
             Console(stderr=True).print(f"[red]error:[/red] -o {spec}: expected FORMAT=FILE with FORMAT one of "
-                                       "json, markdown, sarif, github, gitlab")
+                                       "json, markdown, sarif, github, gitlab, diff, comment")
             raise typer.Exit(1)
         write_file(Path(file), _render(p, f))
         Console(stderr=True).print(f"wrote {f.value} to {file}")
@@ -207,13 +234,19 @@ def _outputs(p, outs: Optional[list[str]]) -> None:
 def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] = PhaseOpt,
          format: Format = typer.Option(Format.text, "--format",
                                        help="text, json (one JSON object on stdout), markdown (the runbook), sarif "
-                                            "(2.1.0), github (workflow annotations) or gitlab (code quality report)."),
+                                            "(2.1.0), github (workflow annotations), gitlab (code quality report) "
+                                            "diff (one patch of every change, for git apply) or comment (the runbook within a "
+                                            "pull-request comment's size limit)."),
          output: Optional[list[str]] = typer.Option(None, "-o", "--output",
                                                     help="FORMAT=FILE: also write that format to FILE (repeatable), "
                                                          "e.g. -o sarif=results.sarif -o markdown=RUNBOOK.md."),
          detailed_exitcode: bool = typer.Option(False, "--detailed-exitcode",
                                                 help="Exit 0 when nothing changes, 2 when changes are pending, "
                                                      "1 on error."),
+         fail_on: Optional[FailOn] = typer.Option(None, "--fail-on",
+                                                  help="A check's policy: error (exit 1 on an error finding, else 0, "
+                                                       "also while a phase waits for nodes to roll) or pending (also "
+                                                       "exit 2 while changes are pending, as --detailed-exitcode)."),
          keep_alpha_defaults: bool = KeepDefaults, node_role: Optional[str] = NodeRole,
          select: Optional[list[str]] = SelectOpt, ignore: Optional[list[str]] = IgnoreOpt, quiet: bool = QuietOpt,
          root: Optional[list[str]] = RootOpt, identity: Optional[str] = IdentityOpt,
@@ -221,7 +254,7 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
          account_id: Optional[str] = AccountOpt,
          node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
          auto_mode_node_role: Optional[str] = AutoRoleOpt,
-         since: Optional[str] = SinceOpt,
+         since: Optional[str] = SinceOpt, width: Optional[int] = WidthOpt,
          out: Optional[Path] = typer.Option(None, "-out", "--out",
                                             help="Save the plan (changes + SHA-256 of every input) for "
                                                  "`migrator apply FILE --write`.")) -> None:
@@ -237,10 +270,10 @@ def plan(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] =
     _outputs(p, output)
     if format is Format.text:
         from .render import text as text_render
-        text_render.render(p, Console(), quiet=quiet)
+        text_render.render(p, _console(width), quiet=quiet)
     else:
         sys.stdout.write(_render(p, format))
-    raise typer.Exit(_exit_code(p, detailed_exitcode))
+    raise typer.Exit(_exit_code(p, detailed_exitcode if fail_on is None else fail_on is FailOn.pending))
 
 
 @app.command()
@@ -254,7 +287,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
           region: Optional[str] = RegionOpt, account_id: Optional[str] = AccountOpt,
          node_group_keep: Optional[str] = KeepGroupOpt, widen_instance_types: bool = WidenOpt,
          auto_mode_node_role: Optional[str] = AutoRoleOpt,
-         since: Optional[str] = SinceOpt) -> None:
+         since: Optional[str] = SinceOpt, width: Optional[int] = WidthOpt) -> None:
     """Write the patched files (with --write); without --write only show the diff. PATH may be a plan saved
     with `plan --out FILE`: its changes are written only if no input changed since."""
     from . import saved
@@ -267,7 +300,7 @@ def apply(path: Path = PathArg, to: Optional[str] = ToOpt, phase: Optional[str] 
     p = _plan(path, to, phase, keep_alpha_defaults, node_role, select, ignore, quiet, root, identity,
               dict(cluster_name=cluster_name, region=region, account_id=account_id, node_group_keep=node_group_keep,
                    auto_mode_node_role=auto_mode_node_role, widen_instance_types=widen_instance_types or None, since=since))
-    console = Console()
+    console = _console(width)
     text_render.render(p, console, quiet=quiet, command="apply")
     if not write:
         if p.changes:

@@ -39,6 +39,7 @@ class Step:
     rollback: str = ""
     refs: list[str] = field(default_factory=list)      # "path:line" of the repository lines the step is about
     root: str = ""          # the cluster root the step belongs to, when the repository holds several
+    notes: list = field(default_factory=list)          # [{"minor", "note"}]: what each crossed minor changes
 
     def to_json(self) -> dict:
         return asdict(self)

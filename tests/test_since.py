@@ -125,12 +125,15 @@ def test_the_action_comments_the_runbook_and_pushes_the_companion_edits(bumped, 
     script = Path(__file__).resolve().parents[1] / "scripts" / "ci" / "github-action.sh"
     env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "MIGRATOR_PATH": "infra", "MIGRATOR_SINCE": "HEAD~1",
            "MIGRATOR_COMMENT": "true", "MIGRATOR_PUSH": "true", "PR_NUMBER": "7", "PR_HEAD_REF": "bump",
-           "GITHUB_REPOSITORY": "acme/infra", "GH_TOKEN": "x", "FAIL_ON": "changes",
-           "MIGRATOR_SARIF": str(fake / "out.sarif")}
+           "GITHUB_REPOSITORY": "acme/infra", "GH_TOKEN": "x", "FAIL_ON": "changes"}
     run = subprocess.run(["bash", str(script)], cwd=bumped, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr          # the companion edits are pushed: nothing pending
     pushed = subprocess.run(["git", "show", "bump:infra/main.tf"], cwd=origin, capture_output=True, text=True).stdout
     assert "clusterName: demo" in pushed and pushed.count('"1.6.0"') == 2
+    # the SARIF file it writes into the workspace (the default migrator.sarif) is never committed (issue 59)
+    files = subprocess.run(["git", "show", "--name-only", "--format=", "bump"], cwd=origin, capture_output=True,
+                           text=True).stdout.split()
+    assert files == ["infra/main.tf"] and (bumped / "migrator.sarif").exists()
     said = log.read_text()
     assert "repos/acme/infra/issues/7/comments" in said and "<!-- migrator-runbook -->" in said
 

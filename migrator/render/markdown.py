@@ -16,7 +16,10 @@ from ..templating import template_text
 from ..plan import Plan
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_LINE_START = re.compile(r"^([#+\-=>]|\d+[.)])")
+# what starts a block at the beginning of a line (CommonMark): an ATX heading, a bullet, a thematic break or setext
+# underline, a blockquote; an ordered-list marker is `1.` / `1)` followed by a space (its punctuation is escaped)
+_LINE_START = re.compile(r"^(#{1,6}(?=\s|$)|[+\-](?=\s|$)|[-=](?=[-=\s]*$)|>)")
+_ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
 
 def md(text) -> str:
@@ -25,6 +28,7 @@ def md(text) -> str:
     s = " ".join(str(text).split())
     s = _html.escape(s, quote=False)
     s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = _ORDERED.sub(r"\1\\\2", s)
     return _LINE_START.sub(r"\\\1", s)
 
 
@@ -76,7 +80,10 @@ def _section(plan: Plan, r, multi: bool, number: int) -> tuple[dict, int]:
     now = f"planned now: {r.hop_from} → {r.hop_to}, phase {r.phase}" if r.phase else \
         "nothing planned now" if r.hop is None else f"{r.hop_from} → {r.hop_to} (its next phase is not in this run)"
     status = f"{r.state}; {now}" + (f"; after it: {r.next}" if r.phase else "")
+    summary = (f"{r.hop_from} → {r.hop_to}, phase {r.phase}" if r.phase else "nothing planned now") + \
+        (f", {len(r.changes)} file(s)" if r.changes else "")
     return {"root": r.path if multi else None, "tier": r.tier, "status": status, "h": "###" if multi else "##",
+            "summary": summary,
             "phases": phases if r.steps else [], "later": r.later, "held": r.held}, number
 
 
@@ -115,3 +122,25 @@ def render(plan: Plan) -> str:
     }
     out = _env().from_string(src).render(**ctx)
     return re.sub(r"\n{3,}", "\n\n", out)
+
+
+COMMENT_LIMIT = 65_536          # GitHub's limit for one issue or pull-request comment, in characters
+
+
+def comment(plan: Plan, limit: int = COMMENT_LIMIT, link: str | None = None, reserve: int = 200) -> str:
+    """The runbook as one pull-request comment: whole when it fits GitHub's limit (with `reserve` characters left for
+    the caller's marker); else its summary (where each root stands, what to resolve first) and where the full
+    runbook is (`link`: the job summary or an artifact)."""
+    full = render(plan)
+    budget = limit - reserve
+    if len(full) <= budget:
+        return full
+    cut = [i for i in (full.find("\n<details><summary>Cluster root"), full.find("\n## Phase ")) if i > 0]
+    head = full[:min(cut)] if cut else full
+    where = f"[the full runbook]({link})" if link else "the full runbook (this run's job summary, or `migrator runbook`)"
+    note = (f"\n\n---\n\nThe runbook is {len(full):,} characters, over the {limit:,} a comment can hold: the steps of "
+            f"each cluster root are in {where}.\n")
+    if len(head) + len(note) > budget:          # the summary alone is too long: whole lines, then the note
+        head = head[:budget - len(note) - 80]
+        head = head[:head.rfind("\n")] + "\n\n(cut here: the rest of the summary is in the full runbook)"
+    return head.rstrip("\n") + note

@@ -28,12 +28,12 @@ def steps(hop: dict, ctx) -> list[Step]:
     crd_files = res.get("v1x/crds")
     target, why = stop(ctx, res)
     rows = crossed(ctx.chart_version, target)
-    notes = [f"{r['minor']}: {n}" for r in rows for n in r.get("notes", [])]
-    notes += [f"{r['minor']}: {why}" for r in rows for why in r.get("require", {}).values()]
-    notes += [f"{r['minor']}: {n}" for r in rows for n in r.get("values", {}).get("defaults", {}).values()]
+    table = [{"minor": r["minor"], "note": n} for r in rows
+             for n in [*r.get("notes", []), *r.get("require", {}).values(), *r.get("values", {}).get("defaults", {}).values()]]
     k8s = rows[-1]["k8s"] if rows else None
     if k8s:
-        notes.append(f"Karpenter {target} supports Kubernetes {k8s[0]} to {k8s[1]}")
+        table.append({"minor": target, "note": f"Karpenter {target} supports Kubernetes {k8s[0]} to {k8s[1]}"})
+    notes = [f"{n['minor']}: {n['note']}" for n in table]
     values = {**common_values(ctx, [helm], [rnd]), **runbook_values(rnd), "chart_version": target,
               "minors": ", ".join(r["minor"] for r in rows) or "none",
               "minor_notes": "; ".join(notes) or "No minor in between asks for anything.",
@@ -58,4 +58,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     refs = {"chart": helm.refs, "crds": helm.refs, "iam": iam.policies, "module": mod.refs}
     lists = {"vendored_crd_commands": crd_files.commands if crd_files else []}
     files["crds-files"] = crd_files.files if crd_files else []
-    return build("v1->1.x", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo, ctx.owns)
+    out = build("v1->1.x", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo, ctx.owns)
+    for st in out:
+        if st.id.endswith("minors"):        # one row per change, in the order of the minors (a table in the runbook)
+            st.notes = table
+    return out
