@@ -398,9 +398,9 @@ def explain(what: str = typer.Argument(..., help="A finding code (MIG-NP-005) or
     from . import knowledge
     catalogue = knowledge.load("findings")
     console = Console()
-    if what.upper() in catalogue:
-        f = catalogue[what.upper()]
-        console.print(f"[bold]{what.upper()}[/bold] ({f['severity']}): {f['title']}")
+    if what.upper() in catalogue:       # what it means, why it matters, how to fix it, a real before/after
+        from .explain import text
+        sys.stdout.write(text(what))
         raise typer.Exit(0)
     from .rules.registry import all_rules       # rule docs: imports every hop's rules
     RULES = all_rules()
