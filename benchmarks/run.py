@@ -1,6 +1,7 @@
 """Benchmark: migrator on generated monorepos, side by side with the naive alternatives, in one run.
 
     python benchmarks/run.py [--roots 50] [--unrelated 5000] [--runs 3] [--seed 7]
+    python benchmarks/run.py --real /work/.mirror [--runs 1] [--top 15]     # the real repositories, slowest first
 
 Every figure is a whole process (start-up included), the median of `--runs` runs (the naive full parse, which
 takes minutes, runs once), with its peak RSS. Trees come from benchmarks/generate.py. Speed is measured here,
@@ -55,13 +56,52 @@ def errors_in(tree: Path) -> int:
     return sum(f["severity"] == "error" for f in json.loads(out.stdout)["findings"])
 
 
+def real(mirrors: Path, runs: int, top: int) -> None:
+    """`--real DIR`: every repository of scripts/real-repos.yaml that DIR mirrors, at its recorded commit: `plan`
+    as a whole process, cold (the evaluator asked: MIGRATOR_EVALUATOR_CACHE=off) and warm (its answers kept from the
+    run before, as on a developer's second run or a pre-commit hook), the slowest first."""
+    import os
+    from ruamel.yaml import YAML
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from real_repos import LIST, extract, git  # noqa: F401
+    rows = []
+    for entry in YAML(typ="safe").load(LIST.read_text()):
+        bare = mirrors / entry["repo"].replace("/", "+") / "repo"
+        if not bare.exists():
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            extract(bare, entry["commit"], Path(tmp))
+            cmd = migrator_cmd() + ["plan", tmp, "--format", "json"]
+            os.environ["MIGRATOR_EVALUATOR_CACHE"] = "off"
+            cold, _ = measure(cmd, runs)
+            os.environ["MIGRATOR_EVALUATOR_CACHE"] = "on"
+            measure(cmd, 1)                                 # keeps the evaluator's answers
+            warm, mb = measure(cmd, runs)
+            os.environ.pop("MIGRATOR_EVALUATOR_CACHE")
+        rows.append((cold, warm, mb, entry["repo"]))
+        print(f"  {entry['repo']}: {cold:.2f} s cold, {warm:.2f} s warm", flush=True)
+    rows.sort(reverse=True)
+    print(f"\n{len(rows)} real repositories; {sum(c <= 1 for c, *_ in rows)} plan in 1 s or less cold, "
+          f"{sum(w <= 1 for _, w, *_ in rows)} warm\n")
+    print(f"| {'repository (slowest first)':<52} | {'cold s':>7} | {'warm s':>7} | {'peak RSS MB':>11} |")
+    print(f"|{'-' * 54}|{'-' * 9}|{'-' * 9}|{'-' * 13}|")
+    for cold, warm, mb, name in rows[:top]:
+        print(f"| {name:<52} | {cold:7.2f} | {warm:7.2f} | {mb:11.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--real", type=Path, default=None, metavar="MIRRORS",
+                    help="time the real repositories of scripts/real-repos.yaml mirrored in this folder instead")
+    ap.add_argument("--top", type=int, default=15, help="with --real: how many of the slowest to list")
     ap.add_argument("--roots", type=int, default=50)
     ap.add_argument("--unrelated", type=int, default=5000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
+    if a.real is not None:
+        real(a.real, a.runs, a.top)
+        return
     mig = migrator_cmd()
     with tempfile.TemporaryDirectory() as tmp:
         one, many, big = Path(tmp) / "one", Path(tmp) / "many", Path(tmp) / "big"

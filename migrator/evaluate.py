@@ -153,8 +153,68 @@ def _evaluate(path: str, limit: float) -> tuple[dict | None, str]:
     return _WORKER.ask(path, limit)
 
 
+_TF_FILES = (".tf", ".tofu", ".tf.json", ".tfvars", ".tfvars.json")
+
+
+def _disk_key(repo, d: str) -> str | None:
+    """The key of a root module's answer on disk: tfparse's version, the root's path, and the path, size and mtime of
+    every Terraform file of the repository as the evaluator reads them (on disk: any edit, anywhere, is a new key; a
+    module outside the repository is read by path and never changes under one key)."""
+    import hashlib
+    try:
+        from importlib.metadata import version
+        h = hashlib.sha256(f"tfparse {version('tfparse')}\n{repo.root / d}\n".encode())
+        for p in sorted(repo.files):
+            if p.endswith(_TF_FILES):
+                st = os.stat(repo.root / p)
+                h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    except Exception:       # noqa: BLE001 - no key: the answer is not kept
+        return None
+    return h.hexdigest()[:40]
+
+
+def _cached(key: str | None) -> tuple[bool, dict | None]:
+    """(found, answer) of a root module evaluated before with the same files (MIGRATOR_EVALUATOR_CACHE=off: never)."""
+    if key is None or os.environ.get("MIGRATOR_EVALUATOR_CACHE", "").lower() == "off":
+        return False, None
+    import json
+    from .knowledge import _cache_dir
+    try:
+        return True, json.loads((_cache_dir() / f"tfparse-{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False, None
+
+
+def _keep(key: str | None, out: dict | None) -> None:
+    """Keep an answer for the next run over the same files (JSON, written atomically; what JSON cannot carry is not
+    kept)."""
+    if key is None or out is None or os.environ.get("MIGRATOR_EVALUATOR_CACHE", "").lower() == "off":
+        return
+    import json
+    import tempfile
+    from .knowledge import _cache_dir
+    try:
+        dumped = json.dumps(out)
+        if json.loads(dumped) != out:
+            return
+        folder = _cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(dumped)
+        os.replace(tmp, folder / f"tfparse-{key}.json")
+    except (OSError, TypeError, ValueError):
+        pass
+
+
 def _load(repo, d: str) -> dict | None:
     cache = repo.__dict__.setdefault("_tfparse", {})
+    if d not in cache and available():
+        key = _disk_key(repo, d)
+        found, out = _cached(key)
+        if found:                           # the same files were evaluated before: the same answer
+            cache[d] = out
+            return out
     if d not in cache:
         out = None
         if available():
@@ -168,6 +228,8 @@ def _load(repo, d: str) -> dict | None:
                 clock["spent"] += time.monotonic() - start
                 if why:
                     clock["late"].append((d, why))
+                else:
+                    _keep(_disk_key(repo, d), out)
         cache[d] = out
     return cache[d]
 

@@ -122,7 +122,7 @@ class Plan:
         if self.uniform:
             return f"{self.hop_from} -> {self.hop_to}, phase {self.phase}"
         steps = {(r.key, r.phase) for r in self.active}
-        return f"{len(self.active)} cluster roots at {len(steps)} different steps"
+        return f"{len(self.active)} cluster roots at {len(steps)} different step{'s' if len(steps) > 1 else ''}"
 
 
 def state_of(ms: list[Manifest]) -> str:
@@ -330,12 +330,31 @@ def _module_pins(tree: Path) -> dict:
     return out
 
 
+def _modules_moved(ctx: registry.Context) -> bool:
+    """--since: does the change move a terraform-aws-modules karpenter module call of this root (its version, or a
+    call the ref did not have)?"""
+    from .modmajor import is_karpenter_module
+    pins = getattr(ctx.options, "since_modules", None) or {}
+    for p, b in ctx.repo.blocks("module", None, "karpenter"):
+        src, v = b.attr("source"), b.attr("version")
+        if src is None or v is None or not is_karpenter_module(src.literal()) or not ctx.owns(p):
+            continue
+        if pins.get(f"{p}|{b.address}") != str(v.literal()):
+            return True
+    return False
+
+
 def _since(ctx: registry.Context, r: str, charts: dict) -> None:
     """--since: a root whose files bumped the chart inside 1.x stands at the ref's version and goes to the bumped one
     (its companion edits are planned, the bumped version kept); a bump across the v1 migration is said."""
     old, new = charts.get(r), ctx.chart_version
     ctx.since = None
+    ctx.untouched = None
     mode = "bump" if charts.get("__target_from_files__") else "to"
+    if mode == "bump" and r in charts and old and new and old == new and route.parse_version(new) is not None \
+            and not _modules_moved(ctx):
+        ctx.untouched = new                 # the change moves neither its chart nor its module: listed, not planned
+        return
     if not new or route.parse_version(new) is None:
         return                              # no version stated: planned from its files
     if r not in charts or not old or route.parse_version(old) is None or \
@@ -395,6 +414,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
     rp.findings += shellobjects.said(ctx.repo, shell, route.ERAS[-1])
+    if getattr(ctx, "untouched", None):     # --since of a bump: a root whose chart the change does not move
+        rp.next = f"untouched by this change (chart {ctx.untouched} at {ctx.options.since} and now)"
+        note("MIG-SINCE-003", "info", f"the change since {ctx.options.since} does not move this root's chart "
+                                      f"({ctx.untouched}): nothing is planned for it")
+        return rp
 
     if since and since[2] == "crosses":
         note("MIG-SINCE-001", "error",

@@ -1,12 +1,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from migrator.options import Options
+
+# the evaluator's answers are kept on disk between runs (migrator/evaluate.py): the suite asks the evaluator every time
+# (tests of the evaluator's limits replace its worker), except tests/test_evaluator_cache.py, which turns it on
+os.environ.setdefault("MIGRATOR_EVALUATOR_CACHE", "off")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

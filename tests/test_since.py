@@ -103,7 +103,10 @@ def test_a_new_cluster_and_a_bump_across_the_v1_migration(bumped):
     assert rows["brand"].chart == "1.3.3"                          # not at the ref: planned from nothing but its files
     # neither was bumped: they stay where their files say (nothing to move in this pull request)
     assert not any(c.path.startswith(("new/", "brand/")) for c in plan.changes)
-    assert not any(f.code.startswith("MIG-SINCE") for f in rows["new"].findings + rows["brand"].findings)
+    assert not any(f.code.startswith("MIG-SINCE") for f in rows["brand"].findings)
+    # the root the change does not move is listed as untouched: no hop, no step (issue 58)
+    assert [f.code for f in rows["new"].findings if f.code.startswith("MIG-SINCE")] == ["MIG-SINCE-003"]
+    assert rows["new"].hop is None and not rows["new"].steps and rows["new"].next.startswith("untouched")
     assert any(f.code == "MIG-SINCE-001" and f.severity == "error" for f in rows["old"].findings)
 
 
@@ -383,3 +386,25 @@ def test_a_module_only_root_bumped_into_the_quota_gets_the_inline_policy_and_sta
     assert not [f for f in plan.findings if f.severity == "error"]
     # the same files without a bump: the pin is the team's choice, nothing is written
     assert not make_plan(tmp_path).changes
+
+
+def test_a_bump_past_a_required_value_is_never_set_back(tmp_path):
+    """A bump 1.4.0 -> 1.12.1 whose values lack settings.clusterName: the pull request's version is kept and said
+    not to install as written (MIG-V1X-HELM-005), never "held at 1.4.4" with steps that set the chart back."""
+    (tmp_path / "infra").mkdir()
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "bot@example.com")
+    _git(tmp_path, "config", "user.name", "bot")
+    release = RELEASES.split("resource \"helm_release\" \"karpenter_crd\"")[0].replace(
+        "        - name: CLUSTER_NAME\n          value: demo\n", "        - name: LOG_LEVEL\n          value: debug\n")
+    (tmp_path / "infra" / "main.tf").write_text(release.format(version="1.4.0"))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "infra" / "main.tf").write_text(release.format(version="1.12.1"))
+    _git(tmp_path, "commit", "-qam", "bump")
+    plan = make_plan(tmp_path / "infra", options=Options(since="HEAD~1"))
+    assert plan.hop_to == "1.12.1"
+    codes = [f.code for f in plan.findings]
+    assert "MIG-V1X-HELM-005" in codes and "MIG-V1X-HELM-001" not in codes and "MIG-V1X-HELM-003" not in codes
+    assert not any("1.4.4" in s.title for s in plan.steps)
+    assert all('"1.4.4"' not in (c.new or "") for c in plan.changes)

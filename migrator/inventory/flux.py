@@ -68,7 +68,7 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
         # gotk-components.yaml mentions HelmRelease only inside its CRDs)
         if not p.endswith((".yaml", ".yml")) or "karpenter" not in sf.text or not _FLUX_KIND.search(sf.text):
             continue
-        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_FLUX_KIND):   # its other documents: never
             if not isinstance(obj, dict) or obj.get("kind") != "HelmRelease":
                 continue
             chart = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("chart")

@@ -41,10 +41,20 @@ class Patch:
     form: str                   # smp | json6902
     file: str | None            # repository path of the patch file, when it is one
     text: str                   # the patch text (file contents or the inline string)
-    docs: list                  # smp: the patch objects; json6902: one list of ops
+    loaded: list | None         # smp: the patch objects; json6902: one list of ops (None: parsed when first read)
     target: Any = None          # the entry's `target:` selector, if any
     line: int = 0               # 1-based line of the entry in the kustomization
     json: bool = False          # the patch text is JSON (keep it JSON)
+
+    @property
+    def docs(self) -> list:
+        """The patch's documents, parsed round-trip on first use (most patches of a repository patch other kinds
+        and are never read)."""
+        if self.loaded is None:
+            docs = _load_all(self.text)
+            self.loaded = ([docs[0]] if docs and isinstance(docs[0], list) else []) if self.form == "json6902" \
+                else docs
+        return self.loaded
 
     @property
     def where(self) -> str:
@@ -79,9 +89,17 @@ class Patch:
 class Kustomization:
     path: str
     text: str
-    obj: Any
+    values: Any                                             # its plain values (libyaml)
     resources: list[str] = field(default_factory=list)     # repository paths (files or folders)
     patches: list[Patch] = field(default_factory=list)
+    tree: Any = None                                        # the round-trip tree, parsed when positions are needed
+
+    @property
+    def obj(self) -> Any:
+        """The round-trip tree (positions for edits), parsed on first use."""
+        if self.tree is None:
+            self.tree = yamlsrc.load(self.text)
+        return self.tree
 
     @property
     def dir(self) -> str:
@@ -125,7 +143,7 @@ def patch_files(repo: Repo) -> set[str]:
 def _read(repo: Repo, p: str) -> Kustomization | None:
     text = repo.text(p)
     try:
-        obj = yamlsrc.load(text)
+        obj = yamlsrc.values(text)
     except yamlsrc.YamlParseError:
         return None                              # reported by the manifest scan when it matters
     if not isinstance(obj, dict):
@@ -136,15 +154,18 @@ def _read(repo: Repo, p: str) -> Kustomization | None:
         if isinstance(r, str) and "://" not in r and not r.startswith(("github.com/", "git@")):
             k.resources.append(_join(d, r))
     for fld in PATCH_FIELDS:
-        items = obj.get(fld)
-        if not isinstance(items, list):
+        if not isinstance(obj.get(fld), list):
             continue
-        for i, item in enumerate(items):
+        try:
+            items = k.obj.get(fld)              # the entries' lines: the round-trip tree
+        except yamlsrc.YamlParseError:
+            return None
+        for i, item in enumerate(items if isinstance(items, list) else []):
             pt = _patch(repo, k, fld, i, item)
             if pt is not None:
                 pt.line = items.lc.item(i)[0] + 1
                 k.patches.append(pt)
-                if not pt.docs and any(x in pt.text for x in ("Provisioner", "AWSNodeTemplate")):
+                if any(x in pt.text for x in ("Provisioner", "AWSNodeTemplate")) and not pt.docs:
                     parse_error(repo, pt)           # once per run: kustomizations are read once
     return k
 
@@ -175,13 +196,14 @@ def _patch(repo: Repo, k: Kustomization, fld: str, i: int, item: Any) -> Patch |
         form = "json6902"
     elif fld == "patchesStrategicMerge":
         form = "smp"
-    else:
-        first = _load_all(text)
-        form = "json6902" if first and isinstance(first[0], list) else "smp"
-    docs = _load_all(text)
-    if form == "json6902":
-        docs = [docs[0]] if docs and isinstance(docs[0], list) else []
-    return Patch(k.path, fld, i, item, form, file, text, docs, target, json=is_json)
+    else:                               # `patches`: a list of operations is a JSON 6902 patch
+        first = next(iter(yamlsrc.split_documents(text)), None)
+        try:
+            top = yamlsrc.values(first.text) if first is not None else None
+        except yamlsrc.YamlParseError:
+            top = None
+        form = "json6902" if isinstance(top, list) else "smp"
+    return Patch(k.path, fld, i, item, form, file, text, None, target, json=is_json)
 
 
 def _load_all(text: str) -> list:
@@ -402,9 +424,19 @@ def _documents(repo: Repo, group: str, kind: str):
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")) or group not in sf.text or not only.search(sf.text):
             continue
-        for _doc, _m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=only):
-            if isinstance(obj, dict) and obj.get("kind") == kind and str(obj.get("apiVersion", "")).startswith(group + "/"):
-                yield p, obj
+        for doc in yamlsrc.split_documents(sf.text):
+            if not only.search(doc.text):
+                continue
+            try:            # values only: the fast loader; a template (or anything it refuses) the masking parse
+                objs = [yamlsrc.values(doc.text)] if "{{" not in doc.text and "{%" not in doc.text else None
+            except yamlsrc.YamlParseError:
+                objs = None
+            if objs is None:
+                objs = [o for d, _m, o in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=only) if d.text == doc.text]
+            for obj in objs:
+                if isinstance(obj, dict) and obj.get("kind") == kind and \
+                        str(obj.get("apiVersion", "")).startswith(group + "/"):
+                    yield p, obj
 
 
 def argo_paths(repo: Repo) -> dict[str, tuple[str, bool, str]]:

@@ -93,6 +93,40 @@ def safe_load(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(text)
 
 
+@lru_cache(maxsize=1)
+def _fast_loader():
+    """PyYAML's C loader (libyaml) with YAML 1.2's booleans only (`on`, `yes` stay strings), for reading values where
+    no position is needed: about twenty times faster than the round-trip loader. None where libyaml is missing."""
+    try:
+        import yaml as pyyaml
+        base = pyyaml.CSafeLoader
+    except (ImportError, AttributeError):
+        return None
+
+    class Loader(base):     # type: ignore[misc, valid-type]
+        pass
+    bool_tag = "tag:yaml.org,2002:bool"
+    Loader.yaml_implicit_resolvers = {k: [(t, rx) for t, rx in v if t != bool_tag]
+                                      for k, v in base.yaml_implicit_resolvers.items()}
+    Loader.add_implicit_resolver(bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+    return Loader
+
+
+def values(text: str) -> Any:
+    """The plain values of one YAML document (dicts, lists, scalars; no positions, no comments): libyaml where it is
+    installed, else the pure-Python safe loader. YamlParseError as load()."""
+    loader = _fast_loader()
+    try:
+        if loader is not None:
+            import yaml as pyyaml
+            return pyyaml.load(text, Loader=loader)    # noqa: S506 - a SafeLoader subclass
+        return _safe_yaml().load(text)
+    except Exception as e:     # noqa: BLE001 - both loaders' errors become one
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        raise YamlParseError(f"YAML does not parse: {getattr(e, 'problem', None) or e}",
+                             (mark.line + 1) if mark is not None else 1) from None
+
+
 def load_all_safe(text: str) -> list[Any]:
     return [d for d in YAML(typ="safe", pure=True).load_all(text) if d is not None]
 

@@ -62,7 +62,7 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
                 unseen.append((r, key, reason, hidden[0]))
             else:
                 held.append((r, key, reason))
-    if held:        # the chart would refuse to install: stay below the first minor that requires the key
+    if held and not _bump(ctx):     # the chart would refuse to install: stay below the first minor that requires it
         r, key, reason = held[0]
         below = [m for m in MINORS["minors"] if parse_version(m["minor"]) < parse_version(r["minor"])][-1]
         target, why = below["newest"], f"{reason}, and {installed} does not set {key}"
@@ -136,9 +136,15 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=not files and not _patch_bump(ctx, target), owns=ctx.owns).run()
     res.findings += findings(ctx, vp, (ci.path, ci.line) if ci else ("", 0), ci.address if ci else None) + said
-    if vp.held:                             # the chart stays below a minor that requires a value nobody states
+    if vp.held and not _bump(ctx):          # the chart stays below a minor that requires a value nobody states
         res.held = (target, vp.why)
     return res
+
+
+def _bump(ctx) -> str | None:
+    """--since over a bump: the version the pull request's files ask for (kept, never set back), else None."""
+    since = getattr(ctx, "since", None)
+    return since[1] if since and since[2] == "bump" else None
 
 
 def _patch_bump(ctx, target: str) -> bool:
@@ -152,7 +158,15 @@ def findings(ctx, vp: Values, where: tuple[str, int], installed: str | None) -> 
     """What the onward hop says about one install: required keys nobody states, defaults that change, a held target."""
     out = []
     keys = {v.key for v in ctx.helm_values}
+    bump = _bump(ctx)
     for r, key, reason in vp.held:
+        if bump:                # a bot's bump: the version is the pull request's, never set back; it cannot install
+            out.append(Finding("MIG-V1X-HELM-005", "error", *where,
+                               f"the files pin chart {bump}, and chart {r['minor']} on: {reason}; {installed} does not "
+                               f"set {key}, so this version cannot be installed as written",
+                               f"set {key} in the chart values (the cluster's name), or pin the chart below "
+                               f"{r['minor']}"))
+            continue
         out.append(Finding("MIG-V1X-HELM-001", "error", *where,
                            f"chart {r['minor']}: {reason}; {installed} does not set {key}, so the chart "
                            f"is held at {vp.target}", f"set {key} in the chart values, then run migrator again"))
@@ -166,7 +180,7 @@ def findings(ctx, vp: Values, where: tuple[str, int], installed: str | None) -> 
             if installed is not None and key not in keys:
                 out.append(Finding("MIG-V1X-HELM-002", "warning", *where, f"chart {r['minor']}: {note}",
                                    f"decide, and set {key} explicitly"))
-    if vp.why:
+    if vp.why and not bump:
         out.append(Finding("MIG-V1X-HELM-003", "warning", *where,
                            f"the chart goes to {vp.target}, not {ctx.target.chart}: {vp.why}",
                            "see the module finding for the ways on"))
