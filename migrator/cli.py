@@ -157,6 +157,35 @@ def _not_a_source(path: Path, command: str) -> None:
     raise typer.Exit(1)
 
 
+class _after_a_second:
+    """A spinner on the terminal that appears only once the work has taken a second (a fast plan stays silent)."""
+
+    def __init__(self, console: Console, what: str, delay: float = 1.0):
+        import threading
+        self.status = console.status(what)
+        self.lock = threading.Lock()
+        self.shown = self.done = False
+        self.timer = threading.Timer(delay, self._show)
+        self.timer.daemon = True
+
+    def _show(self) -> None:
+        with self.lock:
+            if not self.done:
+                self.status.start()
+                self.shown = True
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.timer.cancel()
+        with self.lock:
+            self.done = True
+            if self.shown:
+                self.status.stop()
+
+
 def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role: Optional[str],
           select: Optional[list[str]] = None, ignore: Optional[list[str]] = None, quiet: bool = False,
           roots: Optional[list[str]] = None, identity: Optional[str] = None, facts: Optional[dict] = None):
@@ -178,7 +207,7 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
     try:
         err = Console(stderr=True)
         if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
-            with err.status("planning: reading the repository, running the rules, checking the result"):
+            with _after_a_second(err, "planning: reading the repository, running the rules, checking the result"):
                 p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts, only=roots)
         else:
             p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts, only=roots)

@@ -157,17 +157,16 @@ _TF_FILES = (".tf", ".tofu", ".tf.json", ".tfvars", ".tfvars.json")
 
 
 def _disk_key(repo, d: str) -> str | None:
-    """The key of a root module's answer on disk: tfparse's version, the root's path, and the path, size and mtime of
-    every Terraform file of the repository as the evaluator reads them (on disk: any edit, anywhere, is a new key; a
-    module outside the repository is read by path and never changes under one key)."""
+    """The key of a root module's answer: tfparse's version, the root's folder inside the repository, and the path
+    and contents of every Terraform file of the repository as the evaluator reads them, on disk (any edit, anywhere,
+    is a new key; the same files in another clone or folder are the same answer, whose paths are relative)."""
     import hashlib
     try:
         from importlib.metadata import version
-        h = hashlib.sha256(f"tfparse {version('tfparse')}\n{repo.root / d}\n".encode())
+        h = hashlib.sha256(f"tfparse {version('tfparse')}\n{d}\n".encode())
         for p in sorted(repo.files):
             if p.endswith(_TF_FILES):
-                st = os.stat(repo.root / p)
-                h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+                h.update(f"{p}\0".encode() + hashlib.sha256((repo.root / p).read_bytes()).digest())
     except Exception:       # noqa: BLE001 - no key: the answer is not kept
         return None
     return h.hexdigest()[:40]

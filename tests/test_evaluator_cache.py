@@ -39,3 +39,19 @@ def test_the_evaluators_answer_is_reused_until_a_file_changes(tmp_path, monkeypa
     main.write_text(main.read_text() + "\n# edited\n")
     make_plan(tree)
     assert asked                                         # an edited file: asked again
+
+
+def test_progress_appears_only_once_a_plan_takes_a_second():
+    """Issue 60: a spinner on a terminal for a slow plan, nothing for a fast one."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from migrator.cli import _after_a_second
+    fast, slow = io.StringIO(), io.StringIO()
+    with _after_a_second(Console(file=fast, force_terminal=True), "planning", delay=0.2):
+        time.sleep(0.01)
+    with _after_a_second(Console(file=slow, force_terminal=True), "planning", delay=0.05):
+        time.sleep(0.4)
+    assert fast.getvalue() == "" and "planning" in slow.getvalue()
