@@ -976,9 +976,38 @@ def _other_cloud(flags: list, values: dict | None = None) -> bool:
     return isinstance(cp, str) and cp != want
 
 
+class _CasDocument:
+    """`only` for the Cluster Autoscaler scan: a document naming cluster-autoscaler whose values hold the chart's name
+    or the image (every install shape below needs one of them). Its values are read with libyaml first; only such
+    documents get the round-trip parse the edits need (vendored charts and docs name it in thousands of others)."""
+    pattern = "cluster-autoscaler (a value)"
+    image = re.compile(FACTS["detect"]["image"])
+
+    def search(self, text: str) -> bool:
+        if not _CAS.search(text):
+            return False
+        if "{{" in text or "{%" in text:
+            return True                     # a template: the masking parse decides
+        try:
+            tree = yamlsrc.values(text)
+        except yamlsrc.YamlParseError:
+            return True                     # the round-trip parse reports it where it matters
+        return self._holds(tree)
+
+    def _holds(self, tree: Any) -> bool:
+        if isinstance(tree, dict):
+            return any(self._holds(v) for v in tree.values())
+        if isinstance(tree, list):
+            return any(self._holds(v) for v in tree)
+        return isinstance(tree, str) and (tree == FACTS["detect"]["chart"] or bool(self.image.search(tree)))
+
+
+_CAS_DOCUMENT = _CasDocument()
+
+
 def _yaml_installs(repo: Repo, p: str, text: str, inv: CasInventory) -> None:
     image = re.compile(FACTS["detect"]["image"])
-    for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, only=_CAS):
+    for doc, m, obj in _parse_yaml_docs(repo, p, text, 0, 0, p, only=_CAS_DOCUMENT):
         if not isinstance(obj, dict):
             continue
         kind = obj.get("kind")

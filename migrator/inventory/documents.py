@@ -40,6 +40,28 @@ _KIND_LINE = re.compile(r"""["']?\bkind["']?[ \t]*:[ \t]*["']?(?:%s)["']?(?![\w-
                         % "|".join(re.escape(k) for k in _KIND_RE.words))
 
 
+class KindDocuments:
+    """`only` for the object scan: a document that names a Karpenter kind and whose `kind` value is one (read with
+    libyaml first); a template, or a document libyaml refuses, goes to the masking round-trip parse, which decides and
+    reports. Most documents that merely name a kind (a CRD bundle's prose, another product's Provisioner) are never
+    parsed round-trip."""
+    pattern = _KIND_RE.pattern + " (the kind value)"
+
+    def search(self, text: str) -> bool:
+        if not _KIND_RE.search(text):
+            return False
+        if "{{" in text or "{%" in text or "%{" in text:
+            return True
+        try:
+            obj = yamlsrc.values(text)
+        except yamlsrc.YamlParseError:
+            return True
+        return isinstance(obj, dict) and obj.get("kind") in _KIND_RE.words
+
+
+KIND_DOCUMENTS = KindDocuments()
+
+
 def _era(obj: Any) -> tuple[str, str, str] | None:
     if not isinstance(obj, dict):
         return None

@@ -16,7 +16,7 @@ from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
 from ..sources.templates import Masked
-from .documents import _KIND_RE, _dedent, _era, _parse_yaml_docs, helm_chart_text, value_at
+from .documents import _KIND_RE, KIND_DOCUMENTS, _dedent, _era, _parse_yaml_docs, helm_chart_text, value_at
 from .repo import Repo
 
 
@@ -226,7 +226,7 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
         if not p.endswith((".yaml", ".yml")) and not (p.endswith((".tpl", ".tmpl")) and helm_chart_text(sf.text)):
             continue
         rendered: list[tuple[Manifest, str]] = []
-        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_KIND_RE):
+        for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=KIND_DOCUMENTS):
             man = _manifest(obj, m, doc, container="yaml", path=p, base_offset=0, base_line=0, style_text=sf.text)
             if man and p in patches:
                 continue
