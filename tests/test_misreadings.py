@@ -167,3 +167,22 @@ def test_flux_values_from_a_generated_configmap_are_the_generators_file(tmp_path
     assert not [f for f in plan.findings if f.code in ("MIG-HELM-001", "MIG-NC-011")]
     (c,) = [c for c in plan.changes if c.path == "infra/karpenter/karpenter-values.yaml"]
     assert "  clusterName: demo" in c.new and "aws:" in c.new     # renamed; the profile stays for the alpha objects
+
+
+def test_an_eksctl_instance_selector_is_carried_with_its_limits(tmp_path):
+    """eksctl `instanceSelector: {vCPUs: 4, memory: "16"}`: the NodePool asks for the same vCPUs and memory (not one
+    default instance type), and its limits are maxSize nodes of that size."""
+    import shutil
+    from pathlib import Path
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "cas-eksctl" / "input", tmp_path,
+                    dirs_exist_ok=True)
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_text(cfg.read_text().replace('    instanceTypes: ["m5.large", "m5a.large"]\n',
+                                           '    instanceSelector:\n      vCPUs: 4\n      memory: "16"\n'))
+    plan = make_plan(tmp_path, to="v1")
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (c,) = [c for c in plan.changes if c.action == "create" and "kind: NodePool" in (c.new or "")]
+    pool = c.new[c.new.index("name: spotgroup"):]
+    assert "karpenter.k8s.aws/instance-cpu" in pool and '- "4"' in pool and '- "16384"' in pool
+    assert "node.kubernetes.io/instance-type" not in pool.split("---")[0]
+    assert "cpu: 32" in pool and "memory: 128Gi" in pool            # maxSize 8 x (4 vCPUs, 16 GiB)

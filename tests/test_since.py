@@ -408,3 +408,18 @@ def test_a_bump_past_a_required_value_is_never_set_back(tmp_path):
     assert "MIG-V1X-HELM-005" in codes and "MIG-V1X-HELM-001" not in codes and "MIG-V1X-HELM-003" not in codes
     assert not any("1.4.4" in s.title for s in plan.steps)
     assert all('"1.4.4"' not in (c.new or "") for c in plan.changes)
+
+
+def test_a_values_block_emptied_by_its_removals_goes_with_its_key(tmp_path):
+    """Issue 58: removing the only stale value left `valuesObject:` (null) behind; the key goes, and `helm:` with it
+    when it held nothing else. A mapping with entries left keeps its key."""
+    app = ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\n  namespace: argocd\n"
+           "spec:\n  project: default\n  source:\n    repoURL: public.ecr.aws/karpenter\n    chart: karpenter\n"
+           "    targetRevision: 1.2.0\n    helm:\n      valuesObject:\n        webhook:\n          enabled: true\n"
+           "{more}  destination:\n    server: https://kubernetes.default.svc\n    namespace: kube-system\n")
+    (tmp_path / "app.yaml").write_text(app.format(more=""))
+    (c,) = [c for c in make_plan(tmp_path).changes if c.path == "app.yaml"]
+    assert "helm:" not in c.new and "valuesObject" not in c.new and "  destination:" in c.new
+    (tmp_path / "app.yaml").write_text(app.format(more="        settings:\n          clusterName: demo\n"))
+    (c,) = [c for c in make_plan(tmp_path).changes if c.path == "app.yaml"]
+    assert "      valuesObject:\n        settings:\n          clusterName: demo\n" in c.new and "webhook" not in c.new

@@ -33,6 +33,7 @@ class Shape:
     default_disk: int | None = None
     unsure: list[str] = field(default_factory=list)     # fields whose value is not known (never a controller home)
     zones: list[str] = field(default_factory=list)      # the zones its subnets lie in, where fewer than the cluster's
+    selector: dict | None = None                       # eksctl instanceSelector: {"cpu": vCPUs, "memory": GiB}
 
     @property
     def carried(self) -> bool:
@@ -129,6 +130,9 @@ def shape(g: NodeGroup) -> Shape:
         else:
             types = list(spec.get("default_instance_types", []))
     types = [str(t) for t in types]
+    selector = _instance_selector(g, spec, notes, unsure) if g.source == "eksctl" else None
+    if selector is not None:
+        types = []                          # the selector decides the types, as eksctl did
     if g.source == "eksctl":
         capacity = "spot" if g.literal("spot") else "on-demand"
         dist = g.literal("instances_distribution")
@@ -144,6 +148,8 @@ def shape(g: NodeGroup) -> Shape:
         elif g.fields.get("instances_distribution") is not None:
             unsure.append("capacity")
         arch = "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
+        if selector and selector.get("arch"):
+            arch = selector["arch"]
         named = g.literal("ami_family")
         if named is None and not _unread(g, "ami_family"):
             at, sure = default_ami_type(g.cluster_version)
@@ -230,8 +236,8 @@ def shape(g: NodeGroup) -> Shape:
     disk = g.literal("disk_size")
     limits = None
     max_size = g.size("max_size")
-    caps = [capacity_of(t) for t in types]
-    if isinstance(max_size, int) and types and all(caps):
+    caps = [capacity_of(t) for t in types] if selector is None else [(selector["cpu"], selector["memory"])]
+    if isinstance(max_size, int) and caps and all(caps):
         cpu = max(c[0] for c in caps) * max_size
         mem = max(c[1] for c in caps) * max_size
         limits = {"cpu": cpu, "memory": f"{int(mem)}Gi" if mem == int(mem) else f"{int(round(mem * 1024))}Mi"}
@@ -252,7 +258,31 @@ def shape(g: NodeGroup) -> Shape:
         notes.append(_note(g, "MIG-CAS-013", "warning", "the taints are computed", "add them to the NodePool by hand"))
         unsure.append("taints")
     return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
-                 limits, notes, spec.get("default_disk_size"), unsure)
+                 limits, notes, spec.get("default_disk_size"), unsure, selector=selector)
+
+
+def _instance_selector(g: NodeGroup, spec: dict, notes: list, unsure: list) -> dict | None:
+    """An eksctl group's instanceSelector as {"cpu", "memory" (GiB), "arch"} when it names no instance types; None
+    when it has none. A selector migrator cannot read whole makes the group's types unknown (no NodePool)."""
+    sel = g.literal("instance_selector")
+    if sel is None or g.fields.get("instance_types") is not None or g.fields.get("instance_type") is not None:
+        return None
+    keys = spec["instance_selector"]
+    cpu = sel.get(keys["cpu"]) if isinstance(sel, dict) else None
+    mem = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:GiB|Gi|G)?\s*", str(sel.get(keys["memory"]))) \
+        if isinstance(sel, dict) else None
+    arch = spec["instance_selector"]["arch_names"].get(str(sel.get(keys["arch"]) or "x86_64")) \
+        if isinstance(sel, dict) else None
+    if not isinstance(cpu, int) or isinstance(cpu, bool) or mem is None or arch is None:
+        notes.append(_note(g, "MIG-CAS-010", "warning",
+                           f"instanceSelector {sel!r} is not read whole (vCPUs and memory, both stated): no NodePool "
+                           "is written for this group, and the group is not drained",
+                           "write this group's NodePool by hand with karpenter.k8s.aws/instance-cpu and "
+                           "instance-memory requirements for its selector"))
+        unsure.append("instance types")
+        return None
+    memory = float(mem.group(1))
+    return {"cpu": cpu, "memory": int(memory) if memory == int(memory) else memory, "arch": arch}
 
 
 def as_string(v: Any) -> str:
@@ -340,6 +370,10 @@ def nodepool(s: Shape, name: str, class_name: str, after: str, weight_: int | No
                     "values": list(dict.fromkeys(p[1] for p in parts))})
     elif s.instance_types:
         req.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": s.instance_types})
+    if s.selector:                          # eksctl's instanceSelector: the same vCPUs and memory
+        req.append({"key": "karpenter.k8s.aws/instance-cpu", "operator": "In", "values": [str(s.selector["cpu"])]})
+        req.append({"key": "karpenter.k8s.aws/instance-memory", "operator": "In",
+                    "values": [str(int(round(s.selector["memory"] * 1024)))]})
     req.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": s.capacity.split("+")})
     req.append({"key": "kubernetes.io/arch", "operator": "In", "values": [s.arch]})
     if s.zones:

@@ -272,7 +272,8 @@ class HelmRule:
                                                                if op.kind == "set" else
                                                                f"added: {op.value} ({op.reason})" if op.kind == "add"
                                                                else f"removed ({op.reason})"))
-        for s, e, t in out.edits:
+        edits = _emptied_block(tree, out.edits) if vs.kind in ("argocd", "flux") else out.edits
+        for s, e, t in edits:
             self.res.edits.append(TextEdit(vs.path, s, e, to_newline(t, self.repo.files[vs.path].newline),
                                            self.rule))
         if self.bumps:
@@ -1156,3 +1157,34 @@ def _own_settings(ci: ChartInstall) -> str:
         return ""
     return (f"; its values.yaml sets {', '.join(keys)}: the pulled chart's values.yaml does not, so set them again "
             "(or pass them in the release's values) under the new chart's names")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _emptied_block(tree, edits: list) -> list:
+    """The edits of a values mapping held under a key of its document (`helm.valuesObject:`, Flux `spec.values:`):
+    when they leave it with no entry, the key goes too (an empty `valuesObject:` is null), and so does its parent when
+    it held nothing else (`helm:` with only `valuesObject:`)."""
+    root = tree.root
+    inside = [x for x in edits if root.start <= x[0] and x[1] <= root.end]
+    if not inside or len(inside) != len(edits) and any(root.start < x[1] and x[0] < root.end for x in edits
+                                                        if x not in inside):
+        return edits
+    region = tree.text[root.start:root.end]
+    for s, e, t in sorted(inside, key=lambda x: x[0], reverse=True):
+        region = region[:s - root.start] + t + region[e - root.start:]
+    lines = region.split("\n")
+    if any(ln.strip() and not ln.strip().startswith("#") for ln in lines[1:]) or ":" not in lines[0]:
+        return edits                        # entries are left: the key stays
+    start, end, text = root.start, root.end, tree.text
+    key_indent = _indent(text[start:text.find("\n", start)])
+    above = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start > 0 else None
+    if above is not None and above < start:
+        parent = text[above:start - 1]
+        after = text[end:text.find("\n", end) if text.find("\n", end) >= 0 else len(text)]
+        if parent.rstrip().endswith(":") and _indent(parent) < key_indent and \
+                (not after.strip() or _indent(after) <= _indent(parent)):
+            start = above                   # the parent held only this key
+    return [x for x in edits if x not in inside] + [(start, end, "")]
