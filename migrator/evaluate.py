@@ -159,22 +159,28 @@ _TF_FILES = (".tf", ".tofu", ".tf.json", ".tfvars", ".tfvars.json")
 def _disk_key(repo, d: str) -> str | None:
     """The key of a root module's answer: tfparse's version, the root's folder inside the repository, and the path
     and contents of every Terraform file of the repository as the evaluator reads them, on disk (any edit, anywhere,
-    is a new key; the same files in another clone or folder are the same answer, whose paths are relative)."""
+    is a new key; the same files in another clone or folder are the same answer, whose paths are relative). The
+    files are hashed once per run, whatever the number of roots."""
     import hashlib
+    if os.environ.get("MIGRATOR_EVALUATOR_CACHE", "").lower() == "off":
+        return None
+    digest = repo.__dict__.get("_tf_digest")
     try:
-        from importlib.metadata import version
-        h = hashlib.sha256(f"tfparse {version('tfparse')}\n{d}\n".encode())
-        for p in sorted(repo.files):
-            if p.endswith(_TF_FILES):
-                h.update(f"{p}\0".encode() + hashlib.sha256((repo.root / p).read_bytes()).digest())
+        if digest is None:
+            from importlib.metadata import version
+            h = hashlib.sha256(f"tfparse {version('tfparse')}\n".encode())
+            for p in sorted(repo.files):
+                if p.endswith(_TF_FILES):
+                    h.update(f"{p}\0".encode() + hashlib.sha256((repo.root / p).read_bytes()).digest())
+            digest = repo.__dict__["_tf_digest"] = h.hexdigest()
     except Exception:       # noqa: BLE001 - no key: the answer is not kept
         return None
-    return h.hexdigest()[:40]
+    return hashlib.sha256(f"{digest}\n{d}".encode()).hexdigest()[:40]
 
 
 def _cached(key: str | None) -> tuple[bool, dict | None]:
     """(found, answer) of a root module evaluated before with the same files (MIGRATOR_EVALUATOR_CACHE=off: never)."""
-    if key is None or os.environ.get("MIGRATOR_EVALUATOR_CACHE", "").lower() == "off":
+    if key is None:
         return False, None
     import json
     from .knowledge import _cache_dir
@@ -187,7 +193,7 @@ def _cached(key: str | None) -> tuple[bool, dict | None]:
 def _keep(key: str | None, out: dict | None) -> None:
     """Keep an answer for the next run over the same files (JSON, written atomically; what JSON cannot carry is not
     kept)."""
-    if key is None or out is None or os.environ.get("MIGRATOR_EVALUATOR_CACHE", "").lower() == "off":
+    if key is None or out is None:
         return
     import json
     import tempfile
@@ -208,15 +214,13 @@ def _keep(key: str | None, out: dict | None) -> None:
 
 def _load(repo, d: str) -> dict | None:
     cache = repo.__dict__.setdefault("_tfparse", {})
-    if d not in cache and available():
+    if d in cache:
+        return cache[d]
+    out = None
+    if available():
         key = _disk_key(repo, d)
         found, out = _cached(key)
-        if found:                           # the same files were evaluated before: the same answer
-            cache[d] = out
-            return out
-    if d not in cache:
-        out = None
-        if available():
+        if not found:                       # not evaluated before with the same files: ask the evaluator
             clock = repo.__dict__.setdefault("_tfparse_clock", {"spent": 0.0, "late": []})
             left = BUDGET_S - clock["spent"]
             if left <= 0:
@@ -228,9 +232,9 @@ def _load(repo, d: str) -> dict | None:
                 if why:
                     clock["late"].append((d, why))
                 else:
-                    _keep(_disk_key(repo, d), out)
-        cache[d] = out
-    return cache[d]
+                    _keep(key, out)
+    cache[d] = out
+    return out
 
 
 def unanswered(repo) -> list[tuple[str, str]]:

@@ -20,7 +20,6 @@ from .inventory.repo import JSON_TFVARS
 from .standing import auto_mode
 
 ROLLOUT = knowledge.load("runbook")["rollout_order"]
-EXAMPLE_FOLDERS = set(knowledge.load("resolve")["example_folders"])
 SKIP_KINDS = ("Machine", "NodeClaim")          # created by the controller, never a root's configuration
 TERRAFORM = (".tf", ".tofu", ".tfvars", ".tf.json", ".tfvars.json")
 
@@ -339,7 +338,7 @@ class Fleet:
                                     # (or as near to several roots as to this one: lessons/006 beside lessons/070/k8s
                                     # and lessons/102/k8s)
             return (self.tied.get(r, r),)       # the Terraform of a GitOps root's cluster (infra/ beside clusters/x)
-        if self._stray_unit(d) or self._example_of_none(d):
+        if self._stray_unit(d):
             return ()
         return (self.owner(path),)
 
@@ -362,13 +361,6 @@ class Fleet:
                 o = self.tied.get(r, r)
             self._owner[path] = o
         return o
-
-    def _example_of_none(self, d: str) -> bool:
-        """Is folder d below an examples / test folder (knowledge/resolve.yaml `example_folders`) that is not itself
-        inside the nearest root? A module's example manifest belongs to no cluster by being near one."""
-        r = self._nearest(d)
-        rel = d[len(r):].lstrip("/") if inside(d, r) and r != "." else d
-        return any(part in EXAMPLE_FOLDERS for part in rel.split("/"))
 
     def _stray_unit(self, d: str) -> bool:
         """Is folder d (or a folder above it) a Terragrunt unit outside every cluster root? Its files are that unit's
