@@ -586,16 +586,18 @@ def _exit_left(hop: dict, ctx: registry.Context, target) -> bool:
 
 
 UNKNOWN_STATE = "Karpenter is here, but no chart version and no object says which"
-UNREAD_SHAPES = (".stack.hcl",)             # Terragrunt stacks: their units' values are not read
+UNREAD_SHAPES = (".stack.hcl",)             # Terragrunt stacks: unread where a unit comes from outside the repository
 _NAMES_KARPENTER = re.compile(r"karpenter", re.I)
 
 
 def _unread_karpenter(repo: Repo, root: str) -> list[str]:
     """Files of a root that name Karpenter and that migrator could not read: a file that does not parse (MIG-SRC-001/
     002), or a shape it does not read (a Terragrunt stack's `unit` values)."""
-    broken = {f.path for f in repo.findings if f.code in ("MIG-SRC-001", "MIG-SRC-002") and f.path}
+    from .inventory.terragrunt import terragrunt
+    broken = {f.path for f in repo.findings if f.code in ("MIG-SRC-001", "MIG-SRC-002", "MIG-SRC-021") and f.path}
+    read = terragrunt(repo).stacks_read if any(p.endswith(UNREAD_SHAPES) for p in repo.files) else set()
     return sorted(p for p, sf in repo.files.items()
-                  if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES))
+                  if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES) and p not in read)
                   and _NAMES_KARPENTER.search(sf.text))
 
 
@@ -628,7 +630,7 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             out.next = "state the chart version (chart_version in .migrator.yaml) to plan more"
         return out
     ctx.only_rules = None
-    if not installs and not any(_has_work(h, ctx, registry.phases(h)) for h in route.HOPS["hops"]
+    if not installs and not _module_calls(ctx) and not any(_has_work(h, ctx, registry.phases(h)) for h in route.HOPS["hops"]
                                 if h.get("implemented") and not h.get("requires_target") and not h.get("exit")):
         progs = [p for p in programs.programs(ctx.repo) if inside(p.dir, rp.path) or inside(rp.path, p.dir)]
         if progs:                           # a CDK app / Pulumi program installs it: said, not planned (MIG-SRC-015)

@@ -71,7 +71,7 @@ def _module_users(repo: Repo, d: str, every: bool = False) -> set[str]:
     frontier = [d]
     while frontier:
         x = frontier.pop()
-        units = [u.dir for u in unit_callers(repo, x, every=every) if not inside(u.dir, d)]
+        units = [u.home for u in unit_callers(repo, x, every=every) if not inside(u.home, d)]
         out.update(units)
         found = [posixpath.dirname(cp) or "." for cp, _ in callers(repo, x)]
         found = [c for c in found if not inside(c, d)]
@@ -196,6 +196,7 @@ class Fleet:
         objects = {root_of(m) for m in manifests if m.kind not in SKIP_KINDS}
         installs = {posixpath.dirname(c.path) or "." for c in charts if c.chart == "karpenter"}
         charted = set(installs)
+        self.charted = charted
         # a cluster with no Karpenter yet that an entry hop starts from (Cluster Autoscaler's install) is a root too
         installs |= {d for d in (posixpath.dirname(p) or "." for p in markers)
                      if not any(inside(d, x) or inside(x, d) for x in objects | installs)}
@@ -208,7 +209,7 @@ class Fleet:
         # a unit of the karpenter module (the controller's IAM, the queue) is its cluster's too (an add-on unit that
         # installs the chart is an install already)
         from .inventory.terragrunt import karpenter_module_units
-        known = {u.dir for u in karpenter_module_units(repo)}
+        known = {u.home for u in karpenter_module_units(repo)}
         objects |= known
         # a Terragrunt unit stands for its cluster: the folder where it and the units it depends on meet
         grunt = _unit_clusters(repo, installs | known | {u for us in self.shared.values() for u in us})
@@ -399,6 +400,26 @@ class Fleet:
         """The roots planned on their own (a tied folder is planned with the root whose Application syncs it)."""
         return [v for r in self.paths if r not in self.tied for v in self.split.get(r, [r])]
 
+    def _flux_cluster_ties(self) -> dict[str, str]:
+        """One Flux cluster's folders kept apart (its Kustomizations side by side in `clusters/prod`, their paths
+        `controllers/prod/karpenter` and `configs/prod/karpenter-nodes`): a root of objects only goes with the one root
+        among them that installs the chart, when no other cluster's Kustomizations apply it."""
+        from .inventory.kustomizations import flux_appliers
+        appliers = flux_appliers(self.repo)
+        applied: dict[str, set[str]] = {}          # root -> the cluster folders whose Kustomizations apply it
+        for fd, folders in appliers.items():
+            for r in self.paths:
+                if fd and inside(r, fd):
+                    applied.setdefault(r, set()).update(folders)
+        out = {}
+        for r, folders in applied.items():
+            if r in self.charted or len(folders) != 1:
+                continue
+            mates = [x for x in self.paths if x in self.charted and applied.get(x) == folders]
+            if len(mates) == 1:
+                out[r] = mates[0]
+        return out
+
     def _tied(self, manifests: list[Manifest]) -> dict[str, str]:
         """Folders of objects that an Argo CD Application or a Flux Kustomization kept in another cluster root applies
         (its `path:`, directly or through the kustomizations that build them): folder root -> the root that holds the
@@ -416,6 +437,8 @@ class Fleet:
                 if (fd == "" or inside(d, fd)) and holder != r and inside(posixpath.dirname(fp) or ".", holder) \
                         and not inside(posixpath.dirname(fp) or ".", r):
                     found.setdefault(r, set()).add(holder)
+        for r, h in self._flux_cluster_ties().items():
+            found.setdefault(r, set()).add(h)
         if not files:
             return {r: next(iter(t)) for r, t in found.items() if len(t) == 1}
         for m in manifests:

@@ -67,7 +67,27 @@ def run_phase(tree: Path, phase: str | None, opts: Options, to: str | None = Non
     return bool(plan.changes)
 
 
+def bump(fx: Path) -> None:
+    """A bump fixture (bump.json): expected/ after `apply --since HEAD~1` over the bot's commit, runbook.md its plan."""
+    from tests.bumps import repository
+    from migrator.options import Options
+    with tempfile.TemporaryDirectory() as tmp:
+        work = repository(fx, Path(tmp) / "tree")
+        plan = make_plan(work, options=Options(since="HEAD~1"))
+        (fx / "runbook.md").write_text(render_markdown(plan).replace(str(work), "tree"), newline="")
+        apply_changes(plan.root, plan.changes)
+        shutil.rmtree(work / ".git")
+        if (fx / "expected").exists():
+            shutil.rmtree(fx / "expected")
+        shutil.copytree(work, fx / "expected", symlinks=True)
+
+
 def main(names: list[str]) -> None:
+    from tests.bumps import names as bump_names
+    for name in bump_names(FIXTURES):
+        if not names or name in names:
+            bump(FIXTURES / name)
+            print(f"updated {name}")
     for fx in sorted(p for p in FIXTURES.iterdir() if (p / "input").is_dir()):
         if names and fx.name not in names:
             continue

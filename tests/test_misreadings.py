@@ -186,3 +186,161 @@ def test_an_eksctl_instance_selector_is_carried_with_its_limits(tmp_path):
     assert "karpenter.k8s.aws/instance-cpu" in pool and '- "4"' in pool and '- "16384"' in pool
     assert "node.kubernetes.io/instance-type" not in pool.split("---")[0]
     assert "cpu: 32" in pool and "memory: 128Gi" in pool            # maxSize 8 x (4 vCPUs, 16 GiB)
+
+
+def test_an_argo_application_in_a_charts_templates_is_read_as_a_template(tmp_path):
+    """`settings.clusterName: {{ .Values.clusterName }}` in an Application kept in a Helm chart's templates/: the key
+    is set (before: read as plain YAML, a false MIG-V1X-HELM-001 held the chart at 1.4.4)."""
+    t = tmp_path / "charts" / "apps" / "templates"
+    t.mkdir(parents=True)
+    (tmp_path / "charts" / "apps" / "Chart.yaml").write_text("apiVersion: v2\nname: apps\nversion: 0.1.0\n")
+    app = ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\nspec:\n  source:\n"
+           "    repoURL: public.ecr.aws/karpenter\n    chart: karpenter\n    targetRevision: 1.0.6\n    helm:\n"
+           "      valuesObject:\n        settings:\n          clusterName: {{ .Values.clusterName }}\n")
+    (t / "karpenter.yaml").write_text(app)
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"] and plan.hop_to == "1.14.1"
+    (c,) = [c for c in plan.changes if c.path.endswith("templates/karpenter.yaml")]
+    assert "clusterName: {{ .Values.clusterName }}\n" in c.new and "targetRevision: 1.14.1" in c.new
+    # without a Chart.yaml the folder is no chart: the same text is plain YAML, and the key is not a name
+    (tmp_path / "charts" / "apps" / "Chart.yaml").unlink()
+    plan = make_plan(tmp_path)
+    assert [f for f in plan.findings if f.code == "MIG-V1X-HELM-001"]
+
+
+def test_a_release_list_decoded_from_a_yaml_file_is_edited_there(tmp_path):
+    """`for_each` over `yamldecode(file("helm-releases.yaml"))`: the Karpenter item's version and values are edited
+    in the YAML file (before: MIG-HELM-006, nothing written)."""
+    (tmp_path / "main.tf").write_text(
+        'locals {\n  releases = yamldecode(file("${path.module}/helm-releases.yaml"))\n}\n\n'
+        'resource "helm_release" "this" {\n  for_each   = { for r in local.releases.releases : r.name => r }\n'
+        '  name       = each.value.name\n  chart      = each.value.chart\n  repository = each.value.repository\n'
+        '  version    = each.value.version\n  values     = [yamlencode(try(each.value.values, {}))]\n}\n')
+    (tmp_path / "helm-releases.yaml").write_text(
+        "releases:\n  - name: karpenter\n    chart: karpenter\n    repository: oci://public.ecr.aws/karpenter\n"
+        "    version: 1.0.6 # pinned\n    values:\n      settings:\n        clusterName: prod\n")
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.severity == "error"]
+    (c,) = plan.changes
+    assert c.path == "helm-releases.yaml" and "version: 1.14.1 # pinned\n" in c.new
+    # a templatefile() of the list (no evaluator needed) reads the same
+    (tmp_path / "main.tf").write_text(
+        (tmp_path / "main.tf").read_text().replace('yamldecode(file(', 'yamldecode(templatefile(').replace(
+            '.yaml")', '.yaml", {})'))
+    plan = make_plan(tmp_path)
+    (c,) = plan.changes
+    assert c.path == "helm-releases.yaml" and "version: 1.14.1 # pinned\n" in c.new
+
+
+def _flux_kustomization(name: str, path: str) -> str:
+    return (f"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n"
+            f"  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  sourceRef:\n"
+            "    kind: GitRepository\n    name: flux-system\n")
+
+
+def test_one_flux_cluster_split_over_sibling_folders_is_one_root(tmp_path):
+    """Each cluster's Flux Kustomizations (clusters/<env>) apply its chart folder and its node folder, kept apart
+    under controllers/ and configs/: one root per cluster (before: two, the objects' root without the chart's 0.31.5
+    stop and the chart's root with no Provisioner to roll). A node folder two clusters apply stays its own."""
+    from pathlib import Path
+    fx = Path(__file__).resolve().parents[1] / "fixtures" / "flux-cluster-split-folders" / "input"
+    release = (fx / "controllers" / "prod" / "karpenter" / "release.yaml").read_text()
+    for env in ("prod", "staging"):
+        (tmp_path / "clusters" / env).mkdir(parents=True)
+        (tmp_path / "clusters" / env / "infra.yaml").write_text(
+            _flux_kustomization("karpenter", f"controllers/{env}/karpenter") + "---\n"
+            + _flux_kustomization("karpenter-nodes", f"configs/{env}/karpenter-nodes"))
+        (tmp_path / "controllers" / env / "karpenter").mkdir(parents=True)
+        (tmp_path / "controllers" / env / "karpenter" / "release.yaml").write_text(release)
+        (tmp_path / "configs" / env / "karpenter-nodes").mkdir(parents=True)
+        (tmp_path / "configs" / env / "karpenter-nodes" / "nodes.yaml").write_text(PROVISIONER)
+    plan = make_plan(tmp_path)
+    assert sorted(r.path for r in plan.roots) == ["controllers/prod/karpenter", "controllers/staging/karpenter"]
+    assert all(r.era == "v1alpha5" and r.chart == "0.23.0" and r.objects for r in plan.roots)
+    # staging's Kustomization applies prod's node folder too: shared by two clusters, it is tied to neither
+    (tmp_path / "clusters" / "staging" / "infra.yaml").write_text(
+        _flux_kustomization("karpenter", "controllers/staging/karpenter") + "---\n"
+        + _flux_kustomization("karpenter-nodes", "configs/prod/karpenter-nodes"))
+    import shutil
+    shutil.rmtree(tmp_path / "configs" / "staging")
+    plan = make_plan(tmp_path)
+    assert "configs/prod/karpenter-nodes" in [r.path for r in plan.roots]
+
+
+def test_a_terragrunt_stacks_units_are_read_with_the_stacks_values(tmp_path):
+    """terragrunt.stack.hcl: a `unit` whose source is a catalog unit of the repository reads `values.x` from the unit
+    block; the cluster root is the stack's folder and the version moves in the stack file (before: era unknown)."""
+    from pathlib import Path
+    import shutil
+    fx = Path(__file__).resolve().parents[1] / "fixtures" / "terragrunt-stack" / "input"
+    shutil.copytree(fx, tmp_path, dirs_exist_ok=True)
+    plan = make_plan(tmp_path)
+    got = {r.path: (r.era, r.chart) for r in plan.roots}
+    assert got == {"live/prod": ("v1beta1", "0.37.0"), "live/staging": ("v1", "1.0.6")}
+    stack = next(c for c in plan.changes if c.path == "live/staging/terragrunt.stack.hcl")
+    assert 'chart_version = "1.14.1" # keep in step with the CRDs' in stack.new
+    assert not any(c.path.startswith("catalog/") for c in plan.changes)        # the catalog is a template
+    # a unit from outside the repository: its stack is not read, and that is said (never "no Karpenter")
+    p = tmp_path / "live" / "staging" / "terragrunt.stack.hcl"
+    p.write_text(p.read_text().replace('"../../catalog/units/karpenter"',
+                                       '"git::https://github.com/acme/catalog.git//units/karpenter?ref=v1.0.0"'))
+    plan = make_plan(tmp_path)
+    assert [r.era for r in plan.roots if r.path == "live/staging"] in ([], ["unknown"])
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-020"]
+    assert f.path == "live/staging/terragrunt.stack.hcl" and "outside the repository" in f.message
+
+
+def test_a_unit_source_from_the_repository_root(tmp_path):
+    """`source = "${get_repo_root()}/modules/karpenter"`: the module folder from the repository's root (before: read
+    as the `//` subfolder separator, a folder under the unit's own)."""
+    (tmp_path / "modules" / "karpenter").mkdir(parents=True)
+    (tmp_path / "modules" / "karpenter" / "main.tf").write_text(
+        'variable "chart_version" {\n  type = string\n}\n\nresource "helm_release" "karpenter" {\n'
+        '  name       = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
+        '  version    = var.chart_version\n\n  set {\n    name  = "settings.clusterName"\n    value = "dev"\n  }\n}\n')
+    (tmp_path / "live" / "dev" / "karpenter").mkdir(parents=True)
+    (tmp_path / "live" / "dev" / "karpenter" / "terragrunt.hcl").write_text(
+        'terraform {\n  source = "${get_repo_root()}/modules/karpenter"\n}\n\ninputs = {\n'
+        '  chart_version = "1.0.6"\n}\n')
+    plan = make_plan(tmp_path)
+    assert [(r.era, r.chart) for r in plan.roots] == [("v1", "1.0.6")]
+    assert [c.path for c in plan.changes if "1.14.1" in c.new] == ["live/dev/karpenter/terragrunt.hcl"]
+
+
+def test_a_chart_templates_version_from_the_charts_values_is_moved_there(tmp_path):
+    """`targetRevision: {{ .Values.karpenter.version }}` in an app-of-apps chart's template: the version is read from
+    the chart's values files and moved in each (before: no version, MIG-STAND-003, nothing planned)."""
+    t = tmp_path / "apps" / "templates"
+    t.mkdir(parents=True)
+    (tmp_path / "apps" / "Chart.yaml").write_text("apiVersion: v2\nname: apps\nversion: 0.1.0\n")
+    (tmp_path / "apps" / "values.yaml").write_text("karpenter:\n  version: 1.0.6 # default\n")
+    (tmp_path / "apps" / "values-prod.yaml").write_text("karpenter:\n  version: \"1.0.2\"\n")
+    (t / "karpenter.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\nspec:\n  source:\n"
+        "    repoURL: public.ecr.aws/karpenter\n    chart: karpenter\n    targetRevision: {{ .Values.karpenter.version }}\n"
+        "    helm:\n      valuesObject:\n        settings:\n          clusterName: {{ .Values.clusterName }}\n")
+    plan = make_plan(tmp_path)
+    assert [(r.era, r.chart) for r in plan.roots] == [("v1", "1.0.2")]      # the earliest environment decides
+    got = {c.path: c.new for c in plan.changes}
+    assert "version: 1.14.1 # default\n" in got["apps/values.yaml"]
+    assert 'version: "1.14.1"\n' in got["apps/values-prod.yaml"]
+    assert "targetRevision: {{ .Values.karpenter.version }}\n" in got.get("apps/templates/karpenter.yaml",
+                                                                         (t / "karpenter.yaml").read_text())
+
+
+def test_a_root_with_only_the_karpenter_module_is_never_no_karpenter(tmp_path):
+    """The controller's IAM from the karpenter module, the chart installed elsewhere: `unknown` with MIG-STAND-003
+    (before: era none, MIG-HOP-005 "no ... module"); a unit applying a module folder the repository lacks is said."""
+    (tmp_path / "main.tf").write_text(
+        'module "karpenter" {\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n  version = "21.15.1"\n\n'
+        '  cluster_name = "prod"\n}\n')
+    plan = make_plan(tmp_path)
+    assert [r.era for r in plan.roots] == ["unknown"] and not [f for f in plan.findings if f.code == "MIG-HOP-005"]
+    (tmp_path / "main.tf").unlink()
+    (tmp_path / "live" / "karpenter").mkdir(parents=True)
+    (tmp_path / "live" / "karpenter" / "terragrunt.hcl").write_text(
+        '# the karpenter controller\nterraform {\n  source = "../../modules/karpenter"\n}\n')
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-021"]
+    assert f.path == "live/karpenter/terragrunt.hcl" and f.line == 3 and "modules/karpenter" in f.message
+    assert [r.era for r in plan.roots] == ["unknown"]

@@ -52,13 +52,18 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                     continue
                 kl = _line_of_path(obj, path)
                 ci = ChartInstall("argocd", name, p, doc.first_line + kl + 1, obj=obj, doc=doc, source=path)
+                if not sites and m.helm and m.is_token(src.get("targetRevision")):
+                    sites = chart_value_sites(repo, p, m.unmask(str(src["targetRevision"])))
+                    sites = [((sp,), *rest) for sp, *rest in sites]
                 if sites:
-                    ci.sites = [(p, *rest) for _, *rest in sites]
+                    ci.sites = [(sp[0] if isinstance(sp, tuple) else p, *rest) for sp, *rest in sites]
                     found = [v for *_x, v, _h in sites if parse_version(v)]
                     ci.evaluated_version = min(found, key=parse_version) if found else None
                 helm = src.get("helm")
                 if isinstance(helm, dict):
                     _argo_values(repo, p, sf.text, doc, m, obj, path + ("helm",), helm, ci, keytree)
+                    refs = {str(s.get("ref")): s for _, s in sources if s.get("ref")}
+                    _ref_value_files(repo, p, ci, helm, refs)
                 yield ci
 
 
@@ -149,6 +154,32 @@ def _generated(text: str, doc, obj: Any, src: dict) -> tuple[str | None, list[tu
     return name, sites
 
 
+def chart_value_sites(repo: Repo, p: str, raw: str) -> list[tuple]:
+    """(path, start, end, value, how) of every literal the values files of the chart whose template p is give a value
+    written `{{ .Values.a.b }}` (values.yaml, and the environments' values-*.yaml beside it): a version an
+    app-of-apps chart takes from its values is moved there. [] where p is no chart template or nothing sets it."""
+    import posixpath
+    from .documents import in_chart_templates, scalar_at
+    from .helmfile import _values_ref
+    keys = _values_ref(raw)
+    if not keys or not in_chart_templates(repo, p):
+        return []
+    parts = p.split("/")
+    i = len(parts) - 2 - parts[-2::-1].index("templates")
+    chart = "/".join(parts[:i])
+    out = []
+    for f in sorted(repo.files):
+        d, base = posixpath.dirname(f), posixpath.basename(f)
+        if d != chart or not base.startswith("values") or not base.endswith((".yaml", ".yml")):
+            continue
+        text = repo.text(f)
+        for doc, _m, obj in _parse_yaml_docs(repo, f, text, 0, 0, f):
+            got = scalar_at(text, doc.start, doc.text, obj, keys) if isinstance(obj, CommentedMap) else None
+            if got:
+                out.append((f, *got, f".Values.{'.'.join(keys)} in {f}, the values of the chart {chart or '.'}"))
+    return out
+
+
 def _line_of_path(obj: Any, path: tuple) -> int:
     node, line = obj, 0
     for k in path:
@@ -171,7 +202,28 @@ def _argo_values(repo, p, text, doc, m, obj, helm_path, helm, ci, keytree) -> No
         ci.values.append(ValuesSource("argo_params", p, line, tree=None))
         ci.values[-1].params = _argo_params(text, doc, helm["parameters"])
     if helm.get("valueFiles"):
-        ci.values.append(ValuesSource("value_files", p, line))
+        ci.values.append(ValuesSource("value_files", p, line))      # replaced where each file is read
+
+
+def _ref_value_files(repo: Repo, p: str, ci: ChartInstall, helm: dict, refs: dict) -> None:
+    """`valueFiles: [$values/values/karpenter.yaml]` with a `ref: values` source of a multi-source Application: the file
+    of the repository at that path is read (and edited) as the values; only when every value file is such a file is
+    the unreadable source dropped."""
+    from .charts import _values_file
+    files = [str(f) for f in helm.get("valueFiles") or []]
+    found = []
+    for f in files:
+        ref, _, rest = f.partition("/")
+        target = rest if ref.startswith("$") and ref[1:] in refs and rest else None
+        if target is None or target not in repo.files:
+            return
+        found.append(target)
+    if not found:
+        return
+    vs = next(v for v in ci.values if v.kind == "value_files")
+    ci.values.remove(vs)
+    for target in found:
+        ci.values.extend(_values_file(repo, p, vs.line, target))
 
 
 def _argo_values_string(repo, p, text, doc, helm, line, keytree) -> list[ValuesSource]:

@@ -3,6 +3,7 @@ Karpenter objects and chart values starts from (a template that is not YAML once
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any, Iterator
 
@@ -86,6 +87,7 @@ def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_li
     """Mask and parse each document of a YAML text (once per run: cached on the repository); parse errors
     become findings. `only`: documents whose bytes do not match it are never parsed (a 500 KB CRD bundle costs
     no more than reading it)."""
+    gotmpl = gotmpl or in_chart_templates(repo, path)
     full = (path, base_offset, text) if not gotmpl else (path, base_offset, text, "gotmpl")
     if full in repo.yaml_docs:          # every document already parsed for another scan
         yield from (d for d in repo.yaml_docs[full] if only is None or only.search(d[0].text))
@@ -141,6 +143,16 @@ def _unparsed(m: Masked | None, path: str, line: int, error: str, manual: str) -
 
 # a Karpenter API version, or one a chart's action gives (`karpenter.k8s.aws/{{ $.Values.ApiVersion }}`)
 _KARPENTER_API = re.compile(r"karpenter\.(?:sh|k8s\.aws)/(?:v1|\{\{)")
+
+
+def in_chart_templates(repo: Repo, path: str) -> bool:
+    """A file of a Helm chart's `templates/` folder (its Chart.yaml beside that folder): Helm renders it as a Go
+    template, whatever it holds (an Argo CD Application whose values say `{{ .Values.clusterName }}`)."""
+    parts = path.split("/")
+    if "templates" not in parts[:-1]:
+        return False
+    i = len(parts) - 2 - parts[-2::-1].index("templates")
+    return posixpath.join(*parts[:i], "Chart.yaml") in repo.files if i else "Chart.yaml" in repo.files
 
 
 def helm_chart_text(text: str) -> bool:

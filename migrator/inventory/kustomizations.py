@@ -535,6 +535,7 @@ def flux_paths(repo: Repo) -> dict[str, tuple[str, str]]:
     if cached is not None:
         return cached
     out: dict[str, tuple[str, str]] = {}
+    every: dict[str, set[str]] = {}
     for p, obj in _documents(repo, "kustomize.toolkit.fluxcd.io", "Kustomization"):
         path = (obj.get("spec") or {}).get("path")
         if not isinstance(path, str) or "${" in path:
@@ -545,8 +546,17 @@ def flux_paths(repo: Repo) -> dict[str, tuple[str, str]]:
         while d == ".." or d.startswith("../"):      # Flux joins the path inside its source: `..` stops at its root
             d = d[3:] if d != ".." else ""
         out.setdefault(d, (str((obj.get("metadata") or {}).get("name", "")), p))
+        every.setdefault(d, set()).add(posixpath.dirname(p) or ".")
     repo._flux_paths = out
+    repo._flux_appliers = every
     return out
+
+
+def flux_appliers(repo: Repo) -> dict[str, set[str]]:
+    """Path a Flux Kustomization applies -> the folders whose files hold the Kustomizations that apply it (a
+    cluster's folder, `clusters/prod`, holds the Kustomizations of that one cluster)."""
+    flux_paths(repo)
+    return repo._flux_appliers
 
 
 def left_out(repo: Repo, path: str) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
 from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_file, _values_item, line_end_of,
                      line_start_of, split_set_name)
+from . import releaselist
 from .repo import Repo
 
 
@@ -39,6 +40,10 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
                 ci.values.append(vs)
             continue
         if ci.generic and item.kind != "string":
+            decoded = _decoded_values(repo, ci, item)
+            if decoded is not None:         # the Karpenter item of a release list kept in a YAML file
+                ci.values.extend(decoded)
+                continue
             entry = _item_values(repo, ci, item)
             if entry is not None:           # the Karpenter item's own values (`lookup(each.value, "values", "")`)
                 epath, eexpr = entry
@@ -174,6 +179,9 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
         return [(name, None)]
     if _never_karpenter(repo, p, b):
         return []                           # every value the add-ons list can take is written, none names Karpenter
+    decoded = releaselist.charts(repo, p, b)
+    if decoded is not None:                 # a release list kept in a YAML file: read there, no evaluator
+        return decoded
     from .sites import module_value
     stated = module_value(repo, posixpath.dirname(p), chart)
     if isinstance(stated, str) and _chart_name(stated) is None:
@@ -286,6 +294,11 @@ def item_value(repo: Repo, ci: "ChartInstall", source: str) -> tuple[str, hclsrc
         return None
     ck, wk = item_path(chart.source), item_path(source)
     ref = _COLLECTION.search(fe.source) if fe.kind not in ("tuple", "object") else None
+    if ck and wk and fe.kind not in ("tuple", "object"):
+        it = releaselist.karpenter_item(repo, ci.path, fe, ck, ci.chart)
+        if it is not None:                  # a release list decoded from a YAML file: the item's scalar there
+            got = releaselist.scalar(repo, it, wk)
+            return (it.path, got) if got is not None else None
     if not ck or not wk or (ref is None and fe.kind not in ("tuple", "object")):
         return None
     where = fe if ref is None else SimpleNamespace(kind="ref", source=ref.group(1))   # the collection it names
@@ -298,6 +311,22 @@ def item_value(repo: Repo, ci: "ChartInstall", source: str) -> tuple[str, hclsrc
         if name is not None and _chart_name(name.literal()) == ci.chart and value is not None:
             return path, value
     return None
+
+
+def _decoded_values(repo: Repo, ci: "ChartInstall", item: hclsrc.Expr) -> list[ValuesSource] | None:
+    """The values one `values` item reads from the Karpenter item of a release list decoded from a YAML file ([]: the
+    item has none); None where the list is not such a file."""
+    from .sites import item_path
+    b = ci.block
+    fe, chart = b.attr("for_each"), b.attr("chart")
+    ck, keys = (item_path(chart.source) if chart is not None else None), releaselist.values_keys(item.source)
+    if fe is None or not ck or not keys:
+        return None
+    it = releaselist.karpenter_item(repo, ci.path, fe, ck, ci.chart)
+    if it is None:
+        return None
+    vs = releaselist.values_source(repo, it, keys)
+    return [vs] if vs is not None else []
 
 
 def _item_values(repo: Repo, ci: "ChartInstall", item: hclsrc.Expr) -> tuple[str, hclsrc.Expr] | None:

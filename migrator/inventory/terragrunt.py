@@ -19,6 +19,7 @@ from ..sources import hcl as hclsrc
 from .repo import Repo
 
 UNIT_FILE = "terragrunt.hcl"
+STACK_FILE = "terragrunt.stack.hcl"
 
 
 class _Unknown:
@@ -64,9 +65,17 @@ class Unit:
     dependencies: list[str] = field(default_factory=list)    # directories of the `dependency` blocks
     includes: list[str] = field(default_factory=list)        # files the unit includes
     var_files: list[str] = field(default_factory=list)       # -var-file of `extra_arguments` that exist
+    at: str | None = None               # a stack's unit: the folder Terragrunt generates it in (path is the stack file)
+    own: str | None = None              # a stack's unit: its `unit` block and its catalog file (what it says itself)
+    line: int | None = None             # a stack's unit: the line of its `unit` block in the stack file
 
     @property
     def dir(self) -> str:
+        return self.at or posixpath.dirname(self.path) or "."
+
+    @property
+    def home(self) -> str:
+        """The folder of the file that declares the unit: a stack's unit is its stack's (one cluster's units)."""
         return posixpath.dirname(self.path) or "."
 
     @property
@@ -75,6 +84,8 @@ class Unit:
         src = self.source.value if self.source is not None else None
         if not isinstance(src, str) or _REMOTE.match(src):
             return None
+        if src.startswith("//"):            # `${get_repo_root()}/modules/x`: the root is "/", not a `//` subfolder
+            src = src[1:]
         left, _, sub = src.partition("//")
         left = left.split("?", 1)[0]
         return repo_path(self.dir, posixpath.join(left, sub.strip("/")))
@@ -115,8 +126,9 @@ class _Config:
     evaluates an included file), `read_terragrunt_config` files see their own."""
 
     def __init__(self, tg: "Terragrunt", path: str, unit_dir: str, parent: str | None = None,
-                 origin: str | None = None):
+                 origin: str | None = None, values: Val | None = None):
         self.tg, self.path, self.unit_dir, self.parent = tg, path, unit_dir, parent
+        self.values = values                    # a stack's unit: the `values` its `unit` block gives (`values.x`)
         self.origin = origin or unit_dir        # the unit whose evaluation reads this file (get_original_terragrunt_dir)
         self.file = tg.repo.hcl(path)
         self._locals: dict[str, Val] = {}
@@ -242,6 +254,8 @@ class _Config:
             parts = parts[1:]
         elif head == "dependency":
             v = self.dependency(str(parts[0]))
+        elif head == "values" and self.values is not None and isinstance(self.values.value, dict):
+            v = self.values.value.get(str(parts[0]), Val(UNKNOWN))
         else:
             return Val(UNKNOWN)
         for p in parts[1:]:
@@ -369,10 +383,74 @@ class Terragrunt:
         self._configs: dict[tuple[str, str], _Config] = {}
         self._read: dict[str, Unit | None] = {}
         self.every: dict[str, list[Unit]] = {}      # module folder -> every unit applying it (callers(every=True))
+        self.generated: dict[str, Unit] = {}        # a stack's unit, by the folder Terragrunt generates it in
+        self.templates: set[str] = set()            # catalog unit files stacks generate their units from
+        self.stacks_read: set[str] = set()          # stack files whose every unit was read
+        stacked = self._stack_units()
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
         self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
                                               if posixpath.basename(p) == UNIT_FILE and names_the_move(repo.text(p)))
-                                  if u is not None]
+                                  if u is not None] + stacked
+
+    def _stack_units(self) -> list[Unit]:
+        """The units of every `terragrunt.stack.hcl` whose `source` is a unit folder of the repository: that folder's
+        terragrunt.hcl evaluated in the folder Terragrunt generates (`.terragrunt-stack/<path>`), its `values.x` the
+        stack's `values` (edited in the stack file, where they are written). A unit from outside the repository (a
+        git catalog) leaves its stack unread."""
+        out: list[Unit] = []
+        for p in sorted(self.repo.files):
+            if posixpath.basename(p) != STACK_FILE:
+                continue
+            d = posixpath.dirname(p) or "."
+            cfg = self.config(p, d)
+            if cfg.file is None:
+                continue
+            mine, whole = [], not cfg.block("stack")        # a nested stack is not read: the file stays unread
+            for b in cfg.block("unit"):
+                src = cfg.eval(b.attr("source")).value if b.attr("source") is not None else None
+                sub = cfg.eval(b.attr("path")).value if b.attr("path") is not None else None
+                home = repo_path(d, src) if isinstance(src, str) and not _REMOTE.match(src) else None
+                file = posixpath.normpath(posixpath.join(home, UNIT_FILE)) if home is not None else None
+                if file not in self.repo.files or not isinstance(sub, str) or self.repo.hcl(file) is None:
+                    whole = False
+                    self._unread_unit(p, b, src)
+                    continue
+                at = posixpath.normpath(posixpath.join(d, ".terragrunt-stack", sub))
+                given = cfg.eval(b.attr("values")) if b.attr("values") is not None else Val({})
+                ucfg = self._configs[(file, at, at)] = _Config(self, file, at, origin=at, values=given)
+                unit = self._unit_of(ucfg, at, p)
+                if unit is None:
+                    whole = False
+                    continue
+                unit.at, unit.own = at, self.repo.text(p)[b.start:b.end] + "\n" + self.repo.text(file)
+                unit.line = hclsrc.line_of(self.repo.text(p), b.start)
+                self.generated[at] = unit
+                self.templates.add(file)        # a catalog unit: applied through its stacks, never on its own
+                if names_the_move(self.repo.text(p)[b.start:b.end]) or names_the_move(self.repo.text(file)):
+                    mine.append(unit)
+            for b in cfg.block("stack"):
+                self._unread_unit(p, b, cfg.eval(b.attr("source")).value if b.attr("source") is not None else None)
+            out += mine
+            if whole:
+                self.stacks_read.add(p)
+        return out
+
+    def _unread_unit(self, p: str, b: hclsrc.Block, src) -> None:
+        """A stack's unit (or nested stack) migrator cannot read: said where it names the move, never skipped."""
+        from ..model import Finding
+        text = self.repo.text(p)
+        if not names_the_move(text[b.start:b.end]):
+            return
+        where = f"{src}, outside the repository" if isinstance(src, str) and _REMOTE.match(src) else \
+            f"{src}, which holds no terragrunt.hcl migrator can read" if isinstance(src, str) else \
+            "a source migrator cannot evaluate"
+        label = b.labels[0] if b.labels else "?"
+        self.repo.findings.append(Finding(
+            "MIG-SRC-020", "warning", p, hclsrc.line_of(text, b.start),
+            f"{b.type} {label} of the Terragrunt stack {p} comes from {where}: what it installs is not read, so this "
+            "stack's cluster is not planned from it",
+            "vendor the unit into the repository (a catalog folder the stack's `source` names), or state the chart "
+            "version for this cluster (chart_version in .migrator.yaml, under roots:) and check its inputs by hand"))
 
     def config(self, path: str, unit_dir: str, origin: str | None = None) -> _Config:
         key = (path, unit_dir, origin or unit_dir)
@@ -392,7 +470,10 @@ class Terragrunt:
 
     def _unit(self, p: str) -> Unit | None:
         d = posixpath.dirname(p) or "."
-        cfg = self.config(p, d)
+        return self._unit_of(self.config(p, d), d, p)
+
+    def _unit_of(self, cfg: _Config, d: str, p: str) -> Unit | None:
+        """The unit a configuration evaluated in folder d stands for (p: the file it is reported at)."""
         if cfg.file is None:
             return None
         chain = [cfg, *cfg.includes().values()]
@@ -438,9 +519,11 @@ class Terragrunt:
         """The unit of a folder (a dependency's `config_path`), read on demand."""
         if d is None:
             return None
+        if d in self.generated:
+            return self.generated[d]
         p = posixpath.normpath(posixpath.join(d, UNIT_FILE))
-        if p not in self.repo.files:
-            return None
+        if p not in self.repo.files or p in self.templates:
+            return None             # (a stack's unit template is evaluated only with the stack's values)
         if p not in self._read:
             self._read[p] = None                    # a dependency cycle reads as unknown
             self._read[p] = self._unit(p)
@@ -532,7 +615,7 @@ def units(repo: Repo) -> Iterator[Unit]:
     """The repository's Terragrunt units that name what migrator reads (none without a terragrunt.hcl: asked once)."""
     has = getattr(repo, "_has_units", None)
     if has is None:
-        has = repo._has_units = any(p == UNIT_FILE or p.endswith("/" + UNIT_FILE) for p in repo.files)
+        has = repo._has_units = any(posixpath.basename(p) in (UNIT_FILE, STACK_FILE) for p in repo.files)
     return iter(terragrunt(repo).units) if has else iter(())
 
 
@@ -611,8 +694,11 @@ def scan(repo: Repo) -> Iterator:
         md = u.module_dir
         if md is None:
             if u.remote is not None and not _read_remotely(u.remote) and \
-                    re.search(r"karpenter", repo.text(u.path), re.I):   # (units naming only Cluster Autoscaler too)
+                    re.search(r"karpenter", u.own or repo.text(u.path), re.I):   # (units naming only Cluster Autoscaler too)
                 _remote(repo, u)
+            continue
+        if not repo.tf_in_dir(md) and re.search(r"karpenter", u.own or repo.text(u.path), re.I):
+            _missing(repo, u, md)
             continue
         for mp in repo.tf_in_dir(md):
             f = repo.hcl(mp) if "helm_release" in repo.text(mp) else None
@@ -687,15 +773,35 @@ def karpenter_module_units(repo: Repo) -> list[Unit]:
 def _remote(repo: Repo, u: Unit) -> None:
     """A unit that names Karpenter and calls a module outside the repository: said, never read as nothing."""
     from ..model import Finding
-    text = repo.text(u.path)
-    m = re.search(r"karpenter", text, re.I)
-    src = u.source.expr if u.source is not None and u.source.path == u.path else None
     repo.findings.append(Finding(
-        "MIG-SRC-014", "info", u.path, hclsrc.line_of(text, src.start if src is not None else m.start()),
+        "MIG-SRC-014", "info", u.path, _source_line(repo, u),
         f"terragrunt unit {u.dir} names Karpenter and calls {u.remote}, a module outside the repository: migrator does "
         "not read that module, so its Karpenter inputs (IAM policy, chart, queue) are not checked",
         "check the module's inputs against the target version by hand (its changelog), or vendor the module into "
         "the repository"))
+
+
+def _source_line(repo: Repo, u: Unit) -> int:
+    """Where a unit says what it applies: its `terraform.source`, else where it names Karpenter (a stack's unit: its
+    `unit` block)."""
+    if u.line is not None:
+        return u.line
+    text = repo.text(u.path)
+    src = u.source.expr if u.source is not None and u.source.path == u.path else None
+    m = re.search(r"karpenter", text, re.I)
+    return hclsrc.line_of(text, src.start if src is not None else m.start() if m else 0)
+
+
+def _missing(repo: Repo, u: Unit, md: str) -> None:
+    """A unit that names Karpenter applies a folder of the repository that holds no Terraform: said, and the unit's
+    file counts as unread (its cluster is never "no Karpenter")."""
+    from ..model import Finding
+    repo.findings.append(Finding(
+        "MIG-SRC-021", "warning", u.path, _source_line(repo, u),
+        f"terragrunt unit {u.dir} names Karpenter and applies {md} (its terraform.source), which holds no Terraform "
+        "file in the repository: what it installs is not read",
+        "fix the unit's terraform.source (terragrunt would fail on it too), or run migrator on the folder that holds "
+        "the module"))
 
 
 def _line(repo: Repo, u: Unit, name: str) -> int:

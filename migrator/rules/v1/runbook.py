@@ -48,7 +48,7 @@ def build(table: str, hop: dict, values: dict, flags: dict, flavours: dict[str, 
         if isinstance(raw, dict):
             raw = raw.get("first", []) + [c for f in flavours.get(row["kind"], flavours["chart"])
                                            for c in raw.get(f, [])] + raw.get("all", [])
-        commands = [c for c in expand(raw) if c.strip()]
+        commands = [c for c in dict.fromkeys(expand(raw)) if c.strip()]     # one umbrella for both charts: once
         verify = [c for c in expand(row.get("verify", [])) if c.strip()]
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=str(row.get("detail", "")).format(**values).strip(),

@@ -64,6 +64,8 @@ class HelmResult:
     crd_tf: list[tuple[str, str]] = field(default_factory=list)     # (root module dir, address), CRD releases
     kustomizations: list[str] = field(default_factory=list)    # dirs `kustomize build --enable-helm` installs from
     umbrellas: list[tuple[str, str]] = field(default_factory=list)   # (dir, name) of umbrella charts installing it
+    crd_umbrellas: list[tuple[str, str]] = field(default_factory=list)   # (dir, name) of those carrying karpenter-crd
+    umbrella_apps: dict[str, str] = field(default_factory=dict)   # chart -> the Argo CD Application syncing its umbrella
     helmfiles: list[tuple[str, str, str]] = field(default_factory=list)  # (helmfile, release name, chart)
     held: tuple[str, str] | None = None  # 1.x hop: (the lower chart it stops at, why) when a required value is unset
 
@@ -129,6 +131,8 @@ class HelmRule:
                 self.res.crd_releases.append(ci.address)
                 for vs in ci.values if self.crd_rows else []:
                     self.values(ci, vs, self.crd_rows)
+            if ci.chart == "karpenter":
+                self.image(ci)
             if self.bumps:
                 self.version(ci)
                 self.repository(ci)
@@ -488,6 +492,17 @@ class HelmRule:
         for site in sites:
             self.bump(site.path, site.expr.start, site.expr.end, site.value, target, site.how)
 
+    def image(self, ci: ChartInstall) -> None:
+        """A controller image pinned in the values follows the chart version this run leaves (rules/images.py)."""
+        from .. import images
+        version = self.targets.get("karpenter") if self.bumps else chart_version(self.repo, self.charts, self.owns)
+        if not version or not parse_version(version.lstrip("v")):
+            return
+        rows, said = images.check(ci, version)
+        self.res.findings += said
+        for vs in ci.values if rows else []:
+            self.values(ci, vs, rows)
+
     def blueprints_version(self, ci: ChartInstall) -> None:
         """eks-blueprints-addons: the version lives at karpenter = { chart_version = ... } (else the add-on's
         default, which only the user can move by adding the key)."""
@@ -721,6 +736,14 @@ class HelmRule:
         crd = [c for c in self.charts if c.chart == "karpenter-crd" and c.kind == ci.kind]
         if ci.kind == "umbrella":
             self.res.umbrellas.append((posixpath.dirname(ci.path) or ".", str(ci.obj.get("name") or "")))
+            for c in crd:                   # the CRD chart may ride in another umbrella (one chart of every CRD)
+                self.res.crd_umbrellas.append((posixpath.dirname(c.path) or ".", str(c.obj.get("name") or "")))
+            from ...inventory.kustomizations import argo_paths
+            apps = argo_paths(self.repo)    # an Application whose git source's path is the umbrella's folder syncs it
+            for c in [ci, *crd]:
+                app = apps.get(posixpath.dirname(c.path) or ".")
+                if app is not None:
+                    self.res.umbrella_apps[c.chart] = app[0]
             if not crd:
                 self.finding("MIG-HELM-025", "warning", ci.path, ci.line,
                              f"the umbrella chart {ci.obj.get('name')} carries the karpenter chart and no karpenter-crd "

@@ -61,14 +61,32 @@ def plain_terraform(command: str, groups: dict[str, dict[str, str]], values: dic
     if not command.startswith("terraform ") or not units:
         return [command.format(**values)]
     body = _TF_COMMAND.sub("terragrunt ", command.format(**values))
-    return [f"(cd {shlex.quote(d)} && {body})" if d != "." else body for d in units]
+    return [_in_unit(repo, d, body) for d in units]
 
 
 _TF_COMMAND = re.compile(r"(?<![\w./-])terraform (?=[a-z])")     # the terraform CLI where a command runs it
 
 
 def _is_unit(repo, d: str) -> bool:
-    return posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files
+    return posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files or _stack_of(repo, d) is not None
+
+
+def _stack_of(repo, d: str) -> str | None:
+    """The stack folder of a unit folder that `terragrunt stack generate` makes (`live/prod/.terragrunt-stack/x`)."""
+    from ...inventory.terragrunt import STACK_FILE, terragrunt
+    if ".terragrunt-stack" not in d or not any(p.endswith(STACK_FILE) for p in repo.files):
+        return None
+    u = terragrunt(repo).generated.get(d)
+    return u.home if u is not None else None
+
+
+def _in_unit(repo, d: str, cmd: str) -> str:
+    """A terragrunt command run in a unit's folder: a stack's unit folder is generated first, from its stack."""
+    stack = _stack_of(repo, d)
+    if stack is not None:
+        return f"(cd {shlex.quote(stack)} && terragrunt stack generate && cd {shlex.quote(posixpath.relpath(d, stack))} " \
+               f"&& {cmd})"
+    return f"(cd {shlex.quote(d)} && {cmd})" if d != "." else cmd
 
 
 def _terraform(command: str, key: str, groups: dict[str, str], values: dict, repo=None) -> list[str]:
@@ -81,7 +99,7 @@ def _terraform(command: str, key: str, groups: dict[str, str], values: dict, rep
         cmd = command.format(**{**values, key: args})
         if repo is not None and _is_unit(repo, d):
             cmd = re.sub(r" {2,}", " ", _TF_COMMAND.sub("terragrunt ", cmd)).rstrip()     # no -target: one space
-            cmd = f"(cd {shlex.quote(d)} && {cmd})" if d != "." else cmd
+            cmd = _in_unit(repo, d, cmd)
         elif not (len(groups) == 1 and d == "."):
             cmd = cmd.replace("terraform ", f"terraform -chdir={shlex.quote(d)} ", 1)
         out.append(cmd)
@@ -141,9 +159,14 @@ def chart_flavours(helm_results: list, rendered: list | None = None) -> list[str
     tf = any(a for r in helm_results for a in r.chart_tf)
     ren = any(r.charts for r in rendered or [])
     kz = any(r.kustomizations for r in helm_results)
+    # an umbrella chart Argo CD syncs (an Application's path is its folder) is synced, never upgraded with helm
+    synced = "umbrella" in kinds and all(c in a for r in helm_results if r.umbrellas
+                                         for a in [getattr(r, "umbrella_apps", {})]
+                                         for c in ["karpenter"] + (["karpenter-crd"] if r.crd_umbrellas else []))
     return [f for f, ok in (("terraform", tf), ("flux", "flux" in kinds), ("argocd", "argocd" in kinds),
                             ("kustomize", kz), ("rendered", ren), ("helm", bool(kinds & {"helm", "eksctl"}) or (not kinds and not ren)),
-                            ("umbrella", "umbrella" in kinds), ("helmfile", "helmfile" in kinds))
+                            ("umbrella", "umbrella" in kinds and not synced), ("umbrella_argocd", synced),
+                            ("helmfile", "helmfile" in kinds))
             if ok]
 
 
@@ -152,10 +175,16 @@ def umbrella_values(helm_results: list) -> dict:
     helmfile that installs them (its path and the two releases' names)."""
     found = [u for r in helm_results for u in getattr(r, "umbrellas", [])]
     d, name = found[0] if found else (".", "")
+    crds = [u for r in helm_results for u in getattr(r, "crd_umbrellas", [])]
+    cd, cname = crds[0] if crds else (d, name)      # the umbrella that carries karpenter-crd (the same, or a second)
+    apps = {k: v for r in helm_results for k, v in getattr(r, "umbrella_apps", {}).items()}
     files = [h for r in helm_results for h in getattr(r, "helmfiles", [])]
     main = next((h for h in files if h[2] == "karpenter"), None)
     crd = next((h for h in files if h[2] == "karpenter-crd"), None)
     return {"umbrella_dir": shlex.quote(d), "umbrella_release": shlex.quote(name or "<release>"),
+            "umbrella_crd_dir": shlex.quote(cd), "umbrella_crd_release": shlex.quote(cname or "<release>"),
+            "umbrella_app": shlex.quote(apps.get("karpenter", "<application>")),
+            "umbrella_crd_app": shlex.quote(apps.get("karpenter-crd", apps.get("karpenter", "<application>"))),
             "helmfile": shlex.quote(main[0] if main else "helmfile.yaml"),
             "helmfile_release": shlex.quote(main[1] if main else "karpenter"),
             "helmfile_crd_release": shlex.quote(crd[1] if crd else "karpenter-crd")}
@@ -298,7 +327,7 @@ def steps(hop: dict, ctx) -> list[Step]:
                     out.extend(plain_terraform(c, target_groups, values, ctx.repo))
             return out
 
-        cmds = expand(raw)
+        cmds = list(dict.fromkeys(expand(raw)))      # one umbrella for both charts: its commands once
         files: list[str] = []
         if row["kind"] == "manifests":
             files = sorted(set(man.new_files) | {e.path for e in man.edits})

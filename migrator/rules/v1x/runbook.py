@@ -21,6 +21,35 @@ ID_NOTES = {
 }
 
 
+ROLE_ANNOTATION = ("serviceAccount", "annotations", "eks.amazonaws.com/role-arn")
+
+
+def iam_added(current: str | None, rows: list[dict]) -> list[tuple[str, str]]:
+    """(minor, action) of every action the official controller policy of a crossed minor grants that the policy of the
+    current minor does not (knowledge/iam/<version>.json), in the order the minors add them."""
+    from .plan import MINORS, minor_of
+    from ..v1beta1.iam import official
+
+    def actions(version: str) -> set[str]:
+        return {a for st in official(version) for a in ([st["Action"]] if isinstance(st["Action"], str)
+                                                         else st["Action"])}
+    own = next((r for r in MINORS["minors"] if r["minor"] == minor_of(current)), None)
+    have = actions(own["iam"]) if own else set()
+    out = []
+    for r in rows:
+        for a in sorted(actions(r["iam"]) - have):
+            out.append((r["minor"], a))
+            have.add(a)
+    return out
+
+
+def _role_arn(ctx) -> str:
+    """The controller role as the chart values name it (the IRSA annotation), else a shell input to set."""
+    got = next((v.value for v in ctx.helm_values if tuple(v.keys) == ROLE_ANNOTATION and v.expression is None
+                and isinstance(v.value, str) and v.value.startswith("arn:")), None)
+    return shlex.quote(got) if got else '"${KARPENTER_CONTROLLER_ROLE_ARN}"'
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     res = ctx.result(hop, "upgrade")
     helm, iam, mod = res["v1x/helm"], res["v1x/iam"], res["v1x/terraform_module"]
@@ -40,11 +69,17 @@ def steps(hop: dict, ctx) -> list[Step]:
               "module_note": why or "The module's policy covers the target.",
               "policy_file": shlex.quote(iam.files[0]) if iam.files else "policy.json",
               "vendored_crd_files": ", ".join(crd_files.files) if crd_files else ""}
+    # the controller's IAM is not in this repository (no policy, no karpenter module): what the crossed minors add to
+    # the official policy is checked against the role itself, one action per minor
+    added = iam_added(ctx.chart_version, rows) if not (iam.policies or iam.edits or mod.modules) else []
+    values.update(iam_added=", ".join(f"{a} ({m})" for m, a in added),
+                  iam_added_args=" ".join(a for _, a in added), controller_role_arn=_role_arn(ctx))
     idents = sorted({i for _, i in getattr(mod, "to_v21", [])})
     values.update(identity=" and ".join(idents) or "none",
                   identity_note=" ".join(ID_NOTES[i] for i in idents),
                   association_line=", an aws_eks_pod_identity_association created" if "pod-identity" in idents else "")
     flags = {"module": bool(mod.modules) and not idents, "module_v21": bool(idents), "iam": bool(iam.edits), "minors": bool(rows), "chart": True,
+             "iam_outside": bool(added),
              "vendored_crds": bool(crd_files and crd_files.commands),
              "crd_chart": not (crd_files and crd_files.vendored)}
     fl = chart_flavours([helm], [rnd])
