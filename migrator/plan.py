@@ -15,6 +15,7 @@ from .sources import hcl as hclsrc
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, coalesced, newline_of
 from .placement import realign_edited
 from .inventory import Manifest, Repo, scan_charts, scan_manifests, values_of
+from .inventory.outside import modules as outside_modules
 from .inventory.repo import JSON_TFVARS
 from .rendered import helm_values as rendered_values
 from .rendered import scan as scan_rendered
@@ -638,6 +639,24 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             rp.era, rp.state = "unsupported", f"{tools} program installs " + ", ".join(sorted({p.what for p in progs}))
             rp.next = f"nothing: migrator does not edit {tools} programs (MIG-SRC-015)"
             return rp
+        outside = [(p, b, src) for p, b, src in outside_modules(ctx.repo) if ctx.owns(p)]
+        if outside:                         # Karpenter from a module outside the repository: said, never "none"
+            exit_asked = target is not None and getattr(target, "exit_hop", None) is not None
+            rp.era, rp.state = "unknown", "Karpenter comes from a module outside the repository"
+            rp.next = "nothing: see MIG-SRC-023"
+            for p, b, src in outside:
+                rp.findings.append(Finding(
+                    "MIG-SRC-023", "error" if exit_asked else "warning", p,
+                    hclsrc.line_of(ctx.repo.text(p), b.start),
+                    f"{b.address} names Karpenter and calls {src}, a module outside the repository: what it installs "
+                    "(the chart and its version, NodePools, IAM) is not in these files, so "
+                    + ("the move to EKS Auto Mode cannot be planned from them" if exit_asked
+                       else "where this root stands is not known"),
+                    ("plan the module's own repository (its NodePools and controller move there), enable Auto Mode "
+                     "where the cluster is declared, and remove this call last" if exit_asked else
+                     "state the chart version this module installs (chart_version in .migrator.yaml, per root under "
+                     "roots:), or run migrator on the module's repository")))
+            return rp
         unread = _unread_karpenter(ctx.repo, rp.path)
         if unread:                          # "no Karpenter" only where no file that names it was left unread
             rp.era, rp.state = "unknown", "Karpenter is named in files migrator could not read"
@@ -738,7 +757,21 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                                      "migrator", "follow the upstream migration guide by hand")
         return rp
     names = among or registry.phases(hop)
-    natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names) or names[0]
+    natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names)
+    settled = getattr(registry.hop_package(hop), "settled", None) if natural is None and hop.get("exit") else None
+    kept = settled(hop, ctx) if settled is not None else None
+    if kept:                    # a hybrid move that has gone as far as it goes: what stays, and why
+        rp.hop, rp.key, rp.hop_from, rp.hop_to, rp.phases, rp.later = None, None, None, None, [], []
+        rp.findings = [f for f in rp.findings if f.code != "MIG-HOP-004"]
+        rp.next = f"nothing: {len(kept)} Karpenter object{'s' if len(kept) > 1 else ''} stay on Karpenter, with its " \
+                  "controller (MIG-AUTO-020)"
+        for what, path, line, why in kept:
+            rp.findings.append(Finding(
+                "MIG-AUTO-020", "warning", path, line, f"{what} stays on Karpenter: {why}; Karpenter's controller "
+                "stays while it exists", "keep it on Karpenter (the rest of the cluster runs on EKS Auto Mode), or "
+                "make it movable and run migrator again (the nodepools phase's finding says how)"))
+        return rp
+    natural = natural or names[0]
     every = registry.phases(hop)        # a rank is the phase's place in the whole hop, whatever is left of it
     rp.rank = (position, every.index(natural))
     if wanted is None:

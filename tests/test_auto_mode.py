@@ -62,7 +62,6 @@ metadata: {name: default}
 spec:
   role: KarpenterNodeRole
   amiSelectorTerms: [{alias: al2023@latest}]
-  userData: echo hi
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
   capacityReservationSelectorTerms: [{id: cr-1, ownerID: "123456789012"}]
@@ -82,11 +81,13 @@ def test_nodeclass_carries_what_auto_mode_has_and_says_the_rest():
     assert dict(spec["tags"]) == {"team": "a"}
     assert validate_object(c.obj) == []
     said = {(n.code, n.severity) for n in c.notes}
-    assert ("MIG-AUTO-024", "warning") in said                     # userData
     assert ("MIG-AUTO-025", "warning") in said                     # the reserved tag
     assert ("MIG-AUTO-027", "warning") in said                     # io2 not carried
     assert ("MIG-AUTO-028", "warning") in said                     # iops clamped
-    assert any("userData" in n.message for n in c.notes)
+    # user data Auto Mode cannot run: the class stays on Karpenter, with what to do to move it (issue 57)
+    c = convert.convert_nodeclass(_obj(EC2.replace("spec:\n", "spec:\n  userData: echo hi\n", 1)), "default-auto",
+                                  "auto-node")
+    assert c.obj is None and c.notes[0].code == "MIG-AUTO-020" and "DaemonSet" in c.notes[0].manual_step
 
 
 def test_windows_stays_on_karpenter():
@@ -575,3 +576,58 @@ def test_the_group_the_charts_affinity_names_is_the_controllers(tmp_path):
         apply_changes(work, plan.changes)
     (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-050"]
     assert "node group system" in f.message and "affinity" in f.message
+
+
+def test_pools_auto_mode_cannot_run_stay_on_karpenter():
+    """Issue 57: custom user data, an AMI of the team's own, kubelet settings or amiFamily Custom keep an EC2NodeClass
+    (its NodePools and the controller) on Karpenter; AWS's own images by alias move."""
+    from migrator.rules.auto.convert import blocked_why
+
+    def nc(**spec):
+        return {"spec": {"role": "r", "amiSelectorTerms": [{"alias": "al2023@latest"}], **spec}}
+    assert blocked_why(nc()) is None
+    assert "user data" in blocked_why(nc(userData="#!/bin/bash\necho hi\n"))[0]
+    why, manual = blocked_why(nc(kubelet={"maxPods": 58}))
+    assert "maxPods" in why and "remove kubelet" in manual
+    assert "its own AMI" in blocked_why(nc(amiSelectorTerms=[{"name": "gpu-*", "owner": "111122223333"}]))[0]
+    assert "Custom" in blocked_why(nc(amiFamily="Custom", amiSelectorTerms=[{"alias": "al2023@latest"}]))[0]
+    assert "Windows" in blocked_why(nc(amiFamily="Windows2022"))[0]
+
+
+def test_a_hybrid_move_ends_saying_what_stays():
+    from migrator.plan import make_plan
+    from .conftest import FIXTURES
+    from .conftest import fixture_walk
+    walk = fixture_walk("auto-mode-hybrid")
+    plan = make_plan(FIXTURES / "auto-mode-hybrid" / f"expected-run-{walk['runs']}", to="auto-mode")
+    (r,) = plan.roots
+    assert not plan.changes and not r.phase and "stay on Karpenter" in r.next
+    assert sorted(f.path for f in plan.findings if f.code == "MIG-AUTO-020") == ["gitops/karpenter/gpu.yaml"] * 2
+    final = FIXTURES / "auto-mode-hybrid" / f"expected-run-{walk['runs']}"
+    assert (final / "gitops" / "workloads" / "ranker.yaml").read_bytes() == \
+        (FIXTURES / "auto-mode-hybrid" / "input" / "gitops" / "workloads" / "ranker.yaml").read_bytes()
+    assert (final / "gitops" / "apps" / "karpenter.yaml").exists()      # the controller stays
+
+
+def test_an_ebs_storage_class_gets_its_auto_mode_twin_once(tmp_path):
+    """Issue 57: a StorageClass of ebs.csi.aws.com gets `<name>-auto` on ebs.csi.eks.amazonaws.com appended to its
+    file with the new pools (not a second default); a Terraform class and an alternate CNI are said."""
+    from .conftest import FIXTURES, fixture_walk
+    final = FIXTURES / "auto-mode-hybrid" / f"expected-run-{fixture_walk('auto-mode-hybrid')['runs']}"
+    text = (final / "gitops" / "karpenter" / "storage.yaml").read_text()
+    twin = text.split("---\n")[1]
+    assert "name: gp3-auto" in twin and "provisioner: ebs.csi.eks.amazonaws.com" in twin and "type: gp3" in twin
+    assert "is-default-class" not in twin
+    assert text.startswith((FIXTURES / "auto-mode-hybrid" / "input" / "gitops" / "karpenter" / "storage.yaml").read_text())
+    runbook = (FIXTURES / "auto-mode-hybrid" / "runbook-run-1.md").read_text()
+    assert "MIG-AUTO-052" in runbook and "MIG-AUTO-053" in runbook
+    (tmp_path / "main.tf").write_text(
+        'resource "kubernetes_storage_class_v1" "gp3" {\n  metadata {\n    name = "gp3"\n  }\n'
+        '  storage_provisioner = "ebs.csi.aws.com"\n}\n')
+    from migrator.rules.auto.storage import _terraform_classes
+    from types import SimpleNamespace
+    from migrator.inventory import Repo
+    res = SimpleNamespace(findings=[])
+    _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
+    (f,) = res.findings
+    assert f.code == "MIG-AUTO-052" and "storage_provisioner = \"ebs.csi.eks.amazonaws.com\"" in f.manual_step

@@ -344,3 +344,40 @@ def test_a_root_with_only_the_karpenter_module_is_never_no_karpenter(tmp_path):
     (f,) = [f for f in plan.findings if f.code == "MIG-SRC-021"]
     assert f.path == "live/karpenter/terragrunt.hcl" and f.line == 3 and "modules/karpenter" in f.message
     assert [r.era for r in plan.roots] == ["unknown"]
+
+
+def test_karpenter_objects_in_an_unused_examples_folder_are_no_clusters(tmp_path):
+    """Item 4: a module's examples/ manifest nothing applies is no cluster's (before: its own root, planned and
+    edited); a repository of nothing but examples is planned as it is."""
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n'
+        '  chart      = "karpenter"\n  version    = "0.37.0"\n}\n')
+    ex = tmp_path / "modules" / "nodes" / "examples"
+    ex.mkdir(parents=True)
+    (ex / "nodes.yaml").write_text(PROVISIONER)
+    plan = make_plan(tmp_path)
+    assert [r.path for r in plan.roots] == ["live"] and not any(c.path.startswith("modules/") for c in plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-022"]
+    assert f.path == "modules/nodes/examples/nodes.yaml"
+    (tmp_path / "live" / "main.tf").unlink()
+    plan = make_plan(tmp_path)
+    assert [r.era for r in plan.roots] == ["v1alpha5"] and not [f for f in plan.findings if f.code == "MIG-SRC-022"]
+
+
+def test_karpenter_from_a_module_outside_the_repository_is_never_no_karpenter(tmp_path):
+    """A remote module of the team's own named karpenter: unknown with MIG-SRC-023 (before: "no Karpenter here",
+    rc 0); moving to Auto Mode it is an error (nothing can be planned from these files: issue 57 item 3)."""
+    (tmp_path / "main.tf").write_text(
+        'module "karpenter" {\n  source = "git::https://github.com/acme/terraform-karpenter.git?ref=v2.3.0"\n\n'
+        '  cluster_name = "shop"\n}\n')
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-023"]
+    assert f.severity == "warning" and f.line == 1 and [r.era for r in plan.roots] == ["unknown"]
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert [f.severity for f in plan.findings if f.code == "MIG-SRC-023"] == ["error"] and plan.has_errors
+    # a known module is read as before (the terraform-aws-modules karpenter module: its own checks)
+    (tmp_path / "main.tf").write_text(
+        'module "karpenter" {\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n  version = "21.15.1"\n\n'
+        '  cluster_name = "shop"\n}\n')
+    assert not [f for f in make_plan(tmp_path).findings if f.code == "MIG-SRC-023"]

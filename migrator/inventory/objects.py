@@ -199,6 +199,33 @@ def scan_manifests(repo: Repo) -> list[Manifest]:
     return out
 
 
+def _examples(repo: Repo, examples: dict, out: list) -> None:
+    """Karpenter objects in a module's examples / test folder that nothing applies are no cluster's (issue 56): said,
+    never planned, while the repository holds Karpenter elsewhere; a repository of nothing but such folders is
+    planned as it is (its examples are what the user asked about)."""
+    if not examples:
+        return
+    elsewhere = bool(out) or any(_INSTALL.search(sf.text) for p, sf in repo.files.items()
+                                 if p.endswith(_KARPENTER_PLACES) and "karpenter" in sf.text
+                                 and not any(p.startswith(f + "/") for f in examples))
+    if not elsewhere:
+        out.extend(m for ms in examples.values() for m in ms)
+        return
+    for folder, ms in sorted(examples.items()):
+        kinds = ", ".join(sorted({m.kind for m in ms}))
+        repo.findings.append(Finding(
+            "MIG-SRC-022", "info", ms[0].path, ms[0].line,
+            f"{len(ms)} Karpenter object(s) ({kinds}) in {folder}/, an examples or test folder that nothing in the "
+            "repository applies (no kustomization, Argo CD Application or Flux Kustomization outside it): no cluster's "
+            "configuration, not planned",
+            f"if a cluster applies them by hand, run `migrator plan {folder}` to plan them on their own"))
+
+
+_KARPENTER_PLACES = (".tf", ".tofu", ".hcl", ".yaml", ".yml", ".json", ".tfvars")
+# a Karpenter install somewhere: a chart named karpenter, or a karpenter module (not a mere mention of the API group)
+_INSTALL = re.compile(r"""(?m)^\s*["']?chart["']?\s*[:=]\s*["']?[\w./:@-]*karpenter|modules/karpenter|enable_karpenter""")
+
+
 def _scan_manifests(repo: Repo) -> list[Manifest]:
     out: list[Manifest] = []
     # 1. Terraform containers (this also tells which YAML files are templates)
@@ -217,9 +244,10 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
             elif b.labels[0] == "kubernetes_manifest":
                 out.extend(_scan_kubernetes(repo, p, text, b))
     # 2. raw YAML files (an object in a kustomize patch file is a partial one: rules/v1beta1|v1/kustomize.py)
-    from .kustomizations import patch_files
+    from .kustomizations import patch_files, unused_example
     patches = patch_files(repo)
     charts = local_charts(repo)
+    examples: dict[str, list[Manifest]] = {}        # an examples/test folder nothing applies -> its objects
     for p, sf in repo.files.items():
         if p in repo.template_paths or not sf.interesting:
             continue
@@ -235,6 +263,10 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 rendered.append((man, charts[source.group(1)]))
                 continue
             if man:
+                folder = unused_example(repo, p) if "/" in p else None
+                if folder is not None:
+                    examples.setdefault(folder, []).append(man)
+                    continue
                 out.append(man)
             elif _templated_version(obj, m):
                 api = m.unmask(str(obj.get("apiVersion")))
@@ -254,6 +286,7 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 "templates, so migrator neither edits it nor plans it as a cluster",
                 f"move the chart's templates in {chart} to the Karpenter API the cluster runs, then render this file "
                 "again as it was made (`helm template`)"))
+    _examples(repo, examples, out)
     # 3. template files no Terraform call renders: never skipped silently
     for p, sf in repo.files.items():
         if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:

@@ -29,3 +29,27 @@ def state(hop: dict, ctx, base: str) -> str:
     parts = [f"{len(karp)} Karpenter object{'s' if len(karp) != 1 else ''}" if karp else "no Karpenter object left",
              f"{len(auto)} Auto Mode object{'s' if len(auto) != 1 else ''}" if auto else ""]
     return f"{on}; " + ", ".join(p for p in parts if p) + (f" ({base})" if karp and base not in ("v1", "") else "")
+
+
+def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
+    """When no phase has work left but Karpenter objects remain because Auto Mode cannot run them (a hybrid move):
+    (what stays, path, line, why) of each, so the plan says the move is as far as it goes; None otherwise."""
+    from ...standing import auto_mode
+    from . import convert
+    karp = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
+    if not karp:
+        return None
+    blocked = {str(m.name): convert.blocked_class(m.obj) for m in karp if m.kind == "EC2NodeClass"}
+    out = []
+    for m in karp:
+        if m.kind == "EC2NodeClass":
+            why = blocked[str(m.name)]
+        else:
+            ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
+                if isinstance(m.obj, dict) else {}
+            cls = str(ref.get("name")) if isinstance(ref, dict) else None
+            why = convert.blocked_pool(m.obj) or (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None)
+        if why is None:
+            return None                 # something can still move: the phases say what
+        out.append((f"{m.kind} {m.name}", m.path, m.line, why))
+    return out

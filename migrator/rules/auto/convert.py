@@ -38,18 +38,39 @@ def _hours(duration: Any) -> float | None:
     return sum(float(a) * {"h": 1, "m": 1 / 60, "s": 1 / 3600}[u] for a, u in parts)
 
 
+WINDOWS_MANUAL = "keep these nodes on Karpenter (or a managed node group), or rebuild the pool for Linux by hand"
+
+
 def blocked_class(obj: Any) -> str | None:
     """Why an EC2NodeClass cannot move to Auto Mode at all (None: it can)."""
+    got = blocked_why(obj)
+    return got[0] if got else None
+
+
+def blocked_why(obj: Any) -> tuple[str, str] | None:
+    """(why an EC2NodeClass stays on Karpenter, what a team does to move it anyway); None: it can move."""
     spec = obj.get("spec") if isinstance(obj, dict) else None
     if not isinstance(spec, dict):
-        return "it has no spec"
+        return "it has no spec", WINDOWS_MANUAL
     fam = spec.get("amiFamily")
     if fam in NC["blocking_ami_families"]:
-        return f"its amiFamily {fam} runs Windows nodes, and Auto Mode runs Linux only"
-    for t in spec.get("amiSelectorTerms") or []:
+        return f"its amiFamily {fam} runs Windows nodes, and Auto Mode runs Linux only", WINDOWS_MANUAL
+    terms = spec.get("amiSelectorTerms") or []
+    for t in terms:
         alias = t.get("alias") if isinstance(t, dict) else None
         if isinstance(alias, str) and alias.lower().startswith("windows"):
-            return f"its AMI alias {alias} runs Windows nodes, and Auto Mode runs Linux only"
+            return f"its AMI alias {alias} runs Windows nodes, and Auto Mode runs Linux only", WINDOWS_MANUAL
+    rows = NC["blocking_fields"]
+    if spec.get("userData"):
+        return tuple(rows["userData"])
+    kubelet = spec.get("kubelet")
+    if isinstance(kubelet, dict) and kubelet:
+        why, manual = rows["kubelet"]
+        return why.format(keys=", ".join(str(k) for k in kubelet)), manual
+    if any(not (isinstance(t, dict) and set(t) == {"alias"}) for t in terms):
+        return tuple(rows["amiSelectorTerms"])
+    if isinstance(fam, str) and fam in rows["amiFamily"]:
+        return tuple(rows["amiFamily"][fam])
     return None
 
 
@@ -63,10 +84,10 @@ def convert_nodeclass(obj: Any, name: str, role: Any) -> Converted:
     """The NodeClass for an EC2NodeClass, on the cluster's Auto Mode node role `role` (a literal or a token)."""
     old = str(obj["metadata"]["name"])
     conv = Converted(None, "NodeClass", name)
-    why = blocked_class(obj)
-    if why:
-        _stays(conv, f"EC2NodeClass {old}", why, "it and its NodePools stay", "they exist",
-               "keep these nodes on Karpenter (or a managed node group), or rebuild the pool for Linux by hand")
+    blocked = blocked_why(obj)
+    if blocked:
+        why, manual = blocked
+        _stays(conv, f"EC2NodeClass {old}", why, "it and its NodePools stay", "they exist", manual)
         return conv
     spec = obj["spec"]
     new_spec = CommentedMap()

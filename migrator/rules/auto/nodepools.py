@@ -111,6 +111,8 @@ class PoolsRule:
             return self.res             # Auto Mode is not on yet: the enable phase comes first
         if self.phase == "nodepools":
             self.create()
+            from .storage import twins
+            twins(self.ctx, self.res)       # the EBS StorageClasses' twins and the CNI, with the new pools
         elif self.phase == "workloads":
             self.untaint()
         elif self.phase == "cutover":

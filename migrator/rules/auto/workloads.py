@@ -33,10 +33,45 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
         return WorkloadsResult()        # selectors move only once Auto Mode's NodePools are there to match them
     res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
     moved = {n: convert.nodepool_name(n) for n in olds if convert.nodepool_name(n) in twins}
+    _keep_staying(ctx, olds - set(moved), res)
     if moved:
         _pool_selectors(ctx, moved, olds, res)
     res.files = sorted(set(res.files))
     return res
+
+
+def _keep_staying(ctx, staying: set[str], res: WorkloadsResult) -> None:
+    """A workload that selects a NodePool staying on Karpenter (karpenter.sh/nodepool) keeps its karpenter.k8s.aws/*
+    selectors too: it still runs on Karpenter's nodes, which carry those labels (a hybrid move, issue 57)."""
+    if not staying:
+        return
+    spans: dict[str, list[tuple[int, int, int, int]]] = {}
+    for p in {e.path for e in res.edits}:
+        text = ctx.repo.text(p)
+        for doc, _, obj in _parse_yaml_docs(ctx.repo, p, text, 0, 0, p):
+            if any(_selects(node, staying) for node in _maps(obj)):
+                first = doc.first_line + 1
+                spans.setdefault(p, []).append((doc.start, doc.end, first, first + doc.text.count("\n")))
+    if not spans:
+        return
+    inside = lambda path, at: any(s <= at < e for s, e, _a, _b in spans.get(path, []))      # noqa: E731
+    on_line = lambda path, ln: any(a <= ln <= b for _s, _e, a, b in spans.get(path, []))   # noqa: E731
+    res.edits = [e for e in res.edits if not inside(e.path, e.start)]
+    res.findings = [f for f in res.findings if not (f.code.startswith("MIG-WL-") and on_line(f.path, f.line))]
+    res.files = [p for p in res.files if any(e.path == p for e in res.edits)]
+    for p, docs in sorted(spans.items()):
+        res.findings.append(Finding(
+            "MIG-AUTO-051", "warning", p, docs[0][2],
+            f"a workload here selects a NodePool that stays on Karpenter ({', '.join(sorted(staying))}): its "
+            "karpenter.k8s.aws/* selectors are kept, so it stays on Karpenter's nodes with its pool",
+            "move it to Auto Mode by hand once its pool can move (then its selectors become eks.amazonaws.com/*)"))
+
+
+def _selects(node, names: set[str]) -> bool:
+    if isinstance(node.get(POOL_KEY), str) and node[POOL_KEY] in names:
+        return True
+    return node.get("key") == POOL_KEY and isinstance(node.get("values"), CommentedSeq) and \
+        any(v in names for v in node["values"])
 
 
 def _waiting(ctx, twins: set[str]) -> list[str]:
