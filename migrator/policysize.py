@@ -11,6 +11,8 @@ plausible length, and the answer says which were.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import posixpath
 import re
@@ -172,7 +174,17 @@ def _ref(repo, d: str, src: str, depth: int):
     return None
 
 
+class _Literal:
+    """While on, no value is asked of the evaluator: the inputs it would have been asked for are noted instead."""
+    on = False
+    missed: list[str] = []
+
+
 def _evaluated(repo, p: str, b, attr: str):
+    if _Literal.on:
+        if b.attr(attr) is not None:
+            _Literal.missed.append(attr)
+        return None
     got = evaluate.values(repo, p, b, 0, attr) if b.attr(attr) is not None else None
     if got and all(v == got[0] for v in got) and not isinstance(got[0], dict):
         v = got[0]
@@ -297,7 +309,9 @@ def module_scope(repo, p: str, b, known: dict | None = None, region: tuple | Non
     ssm = value(repo, p, b, POLICY["ssm"], known)
     if isinstance(ssm, list) and ssm and all(isinstance(x, str) for x in ssm):
         s.ssm = ssm
-    if b.attr(POLICY["statements"]) is not None:
+    if b.attr(POLICY["statements"]) is not None and _Literal.on:
+        _Literal.missed.append(POLICY["statements"])
+    elif b.attr(POLICY["statements"]) is not None:
         got = evaluate.values(repo, p, b, 0, POLICY["statements"])
         items = got[0] if got and isinstance(got[0], list) else None
         if items is None:
@@ -322,6 +336,19 @@ def module_policy(repo, p: str, b, version: tuple[int, ...], inline: bool | None
     row = template_for(version)
     if row is None:
         return None
+    # the literal reading first: the evaluator (a subprocess over the whole configuration) only where a value it
+    # would give can change the answer (issue 60): every input read, or only the cluster name missing while any
+    # name EKS allows keeps the policy within its quota
+    _Literal.on, _Literal.missed = True, []
+    try:
+        quick_inline = inline if inline is not None else \
+            inline_allowed(version) and value(repo, p, b, POLICY["inline"]["input"], known) is True
+        scope = module_scope(repo, p, b, known, region)
+        missed = list(_Literal.missed)
+    finally:
+        _Literal.on, _Literal.missed = False, []
+    if not missed or (not given_name and _fits_at_longest(row, scope, quick_inline, missed)):
+        return size(row, scope, quick_inline), scope
     if inline is None:
         inline = inline_allowed(version) and value(repo, p, b, POLICY["inline"]["input"], known) is True
     scope = module_scope(repo, p, b, known, region)
@@ -330,6 +357,20 @@ def module_policy(repo, p: str, b, version: tuple[int, ...], inline: bool | None
         scope.assumed.remove("cluster name")
         scope.sources["cluster name"] = "--cluster-name"
     return size(row, scope, inline), scope
+
+
+def _fits_at_longest(row: dict, scope: Scope, inline: bool, missed: list[str]) -> bool:
+    """Does the policy fit its quota with every name input the literal reading missed at its longest (and the cluster
+    name at any length EKS allows)? Then no value the evaluator could give changes the answer."""
+    longest = Q["input_max"]
+    if any(m not in longest for m in missed):
+        return False
+    worst = dataclasses.replace(scope, cluster_name="x" * longest["cluster_name"])
+    if POLICY["node_role"]["name"] in missed and scope.node_role_name is None:
+        worst.node_role_name = "x" * longest[POLICY["node_role"]["name"]]
+    if POLICY["queue"]["input"] in missed and scope.queue_name is None:
+        worst.queue_name = "x" * longest[POLICY["queue"]["input"]]
+    return not size(row, worst, inline).over
 
 
 def inline_allowed(version: tuple[int, ...]) -> bool:

@@ -631,3 +631,11 @@ def test_an_ebs_storage_class_gets_its_auto_mode_twin_once(tmp_path):
     _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
     (f,) = res.findings
     assert f.code == "MIG-AUTO-052" and "storage_provisioner = \"ebs.csi.eks.amazonaws.com\"" in f.manual_step
+    # a StorageClass in a kubectl_manifest's YAML: said too, never silent
+    (tmp_path / "main.tf").write_text(
+        'resource "kubectl_manifest" "gp3" {\n  yaml_body = <<-YAML\n    apiVersion: storage.k8s.io/v1\n'
+        '    kind: StorageClass\n    metadata:\n      name: gp3\n    provisioner: ebs.csi.aws.com\n  YAML\n}\n')
+    res = SimpleNamespace(findings=[])
+    _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
+    (f,) = res.findings
+    assert f.code == "MIG-AUTO-052" and f.line == 7

@@ -197,3 +197,21 @@ def test_a_terraform_policy_pushed_over_the_quota_by_the_plan_is_said(tmp_path):
     assert any(c.path == "iam.tf" for c in plan.changes)
     (f,) = [f for f in plan.findings if f.code == "MIG-V1X-IAM-005"]
     assert "about" in f.message and "a managed policy" in f.message
+
+
+def test_the_evaluator_is_asked_only_when_its_answer_can_change_the_verdict(tmp_path, monkeypatch):
+    """Issue 60: an inline policy fits its quota whatever the cluster's name (100 characters at most), so a name the
+    files give as an expression is never evaluated; a managed policy that a long name would push over is."""
+    from migrator import evaluate
+    asked = []
+    real = evaluate._evaluate
+    monkeypatch.setattr(evaluate, "_evaluate", lambda *a, **k: asked.append(a) or real(*a, **k))
+    (tmp_path / "main.tf").write_text(CALL.format(region="eu-west-1", version="21.19.0", chart="1.14.1",
+                                                  name="module.eks.cluster_name",
+                                                  extra="  enable_inline_policy = true\n"))
+    plan = make_plan(tmp_path)
+    assert not asked and not [f for f in plan.findings if f.code.startswith("MIG-V1X-MOD-01")]
+    (tmp_path / "main.tf").write_text(CALL.format(region="eu-west-1", version="21.19.0", chart="1.14.1",
+                                                  name="module.eks.cluster_name", extra=""))
+    make_plan(tmp_path)
+    assert asked

@@ -93,7 +93,10 @@ def _twin_text(obj: CommentedMap, twin: str, style) -> str:
 
 
 def _terraform_classes(ctx, res) -> None:
-    """kubernetes_storage_class(_v1) of the EBS CSI driver: said with the twin to write (not generated in HCL)."""
+    """kubernetes_storage_class(_v1) of the EBS CSI driver, or a StorageClass in a manifest resource's YAML
+    (kubectl_manifest, kubernetes_manifest): said with the twin to write (not generated in HCL)."""
+    from ...sources import hcl as hclsrc
+    said = set()
     for kind in FACTS["terraform_types"]:
         for p, b in ctx.repo.blocks("resource", kind):
             if not ctx.owns(p):
@@ -101,7 +104,7 @@ def _terraform_classes(ctx, res) -> None:
             prov = b.attr("storage_provisioner")
             if prov is None or prov.literal() not in FACTS["old_provisioners"]:
                 continue
-            from ...sources import hcl as hclsrc
+            said.add(p)
             res.findings.append(Finding(
                 "MIG-AUTO-052", "warning", p, hclsrc.line_of(ctx.repo.text(p), b.start),
                 f"{b.address} is a StorageClass of {prov.literal()}: Auto Mode's nodes mount only volumes of "
@@ -109,6 +112,18 @@ def _terraform_classes(ctx, res) -> None:
                 f"add a second {kind} beside it with the same parameters, storage_provisioner = "
                 f"\"{FACTS['provisioner']}\" and a name ending in {FACTS['suffix']} (not a second default); volumes in "
                 "use move with eks-auto-mode-ebs-migration-tool"))
+    pat = re.compile("|".join(re.escape(x) for x in FACTS["old_provisioners"]))
+    for p in ctx.repo.tf_files():
+        text = ctx.repo.text(p)
+        m = pat.search(text) if p not in said and ctx.owns(p) and "StorageClass" in text else None
+        if m is None:
+            continue
+        res.findings.append(Finding(
+            "MIG-AUTO-052", "warning", p, hclsrc.line_of(text, m.start()),
+            f"a StorageClass of {m.group(0)} is written here: Auto Mode's nodes mount only volumes of "
+            f"{FACTS['provisioner']}, and a class cannot change its provisioner in place",
+            f"add its twin beside it (a name ending in {FACTS['suffix']}, provisioner {FACTS['provisioner']}, the same "
+            "parameters, not a second default); volumes in use move with eks-auto-mode-ebs-migration-tool"))
 
 
 def _cnis(ctx, res) -> None:
