@@ -602,6 +602,51 @@ def _unread_karpenter(repo: Repo, root: str) -> list[str]:
                   and _NAMES_KARPENTER.search(sf.text))
 
 
+def _outside(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,
+             note, outside: list) -> RootPlan:
+    """A root whose Karpenter comes from a module outside the repository (MIG-SRC-023). Moving to EKS Auto Mode, what
+    the repository holds is planned: Auto Mode turned on for the cluster it declares (the exit hop's first phase);
+    the module's NodePools, workloads and controller move in its own repository, in the order the finding gives, and
+    this call goes last. Any other target: where the root stands is not known."""
+    exit_hop = getattr(target, "exit_hop", None) if target is not None else None
+    rp.era, rp.state = "unknown", "Karpenter comes from a module outside the repository"
+    rp.next = "nothing: see MIG-SRC-023"
+    said = []
+    for p, b, src in outside:
+        said.append(Finding(
+            "MIG-SRC-023", "warning", p, hclsrc.line_of(ctx.repo.text(p), b.start),
+            f"{b.address} names Karpenter and calls {src}, a module outside the repository: what it installs (the "
+            "chart and its version, NodePools, IAM) is not in these files, so "
+            + ("only what the repository holds is planned (Auto Mode turned on for its cluster)" if exit_hop
+               else "where this root stands is not known"),
+            ("in that module's repository, after Auto Mode is on here: run `migrator plan --to auto-mode` there (its "
+             "NodeClasses and NodePools beside Karpenter's, then the workloads, then the cutover), and remove this "
+             "call last, once no Karpenter NodePool is left" if exit_hop else
+             "state the chart version this module installs (chart_version in .migrator.yaml, per root under "
+             "roots:), or run migrator on the module's repository")))
+    if exit_hop is None or not exit_hop.get("implemented"):
+        rp.findings += said
+        return rp
+    ctx.target = target
+    among = exit_hop.get("outside_phases")
+    later = f"the rest moves in the repository of {', '.join(sorted({src for _, _, src in outside}))} (MIG-SRC-023)"
+    if fixed is not None and rp.path in fixed or registry.next_phase(exit_hop, ctx, among):
+        out = _plan_hop(rp, [exit_hop], ctx, target, target, fixed[rp.path][1] if fixed is not None and
+                        rp.path in fixed else phase, fixed, multi, note, standing.of(None, None), among=among)
+        out.era, out.state, out.next = "unknown", "Karpenter comes from a module outside the repository", later
+        out.findings += said
+        return out
+    if getattr(ctx.result(exit_hop, among[0]).get("auto/cluster"), "enabled", False):
+        rp.next = f"nothing here: EKS Auto Mode is on; {later}"
+    else:                                       # no cluster declared here either: nothing can be planned
+        for f in said:
+            f.severity = "error"
+            f.message = f.message.replace("only what the repository holds is planned (Auto Mode turned on for its "
+                                          "cluster)", "the move to EKS Auto Mode cannot be planned from them")
+    rp.findings += said
+    return rp
+
+
 def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,
                   note, installs: list) -> RootPlan:
     """No chart version and no object: where the root stands is not known, so nothing that moves the controller, its
@@ -641,22 +686,7 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             return rp
         outside = [(p, b, src) for p, b, src in outside_modules(ctx.repo) if ctx.owns(p)]
         if outside:                         # Karpenter from a module outside the repository: said, never "none"
-            exit_asked = target is not None and getattr(target, "exit_hop", None) is not None
-            rp.era, rp.state = "unknown", "Karpenter comes from a module outside the repository"
-            rp.next = "nothing: see MIG-SRC-023"
-            for p, b, src in outside:
-                rp.findings.append(Finding(
-                    "MIG-SRC-023", "error" if exit_asked else "warning", p,
-                    hclsrc.line_of(ctx.repo.text(p), b.start),
-                    f"{b.address} names Karpenter and calls {src}, a module outside the repository: what it installs "
-                    "(the chart and its version, NodePools, IAM) is not in these files, so "
-                    + ("the move to EKS Auto Mode cannot be planned from them" if exit_asked
-                       else "where this root stands is not known"),
-                    ("plan the module's own repository (its NodePools and controller move there), enable Auto Mode "
-                     "where the cluster is declared, and remove this call last" if exit_asked else
-                     "state the chart version this module installs (chart_version in .migrator.yaml, per root under "
-                     "roots:), or run migrator on the module's repository")))
-            return rp
+            return _outside(rp, ctx, target, phase, fixed, multi, note, outside)
         unread = _unread_karpenter(ctx.repo, rp.path)
         if unread:                          # "no Karpenter" only where no file that names it was left unread
             rp.era, rp.state = "unknown", "Karpenter is named in files migrator could not read"

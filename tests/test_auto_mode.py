@@ -639,3 +639,25 @@ def test_an_ebs_storage_class_gets_its_auto_mode_twin_once(tmp_path):
     _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
     (f,) = res.findings
     assert f.code == "MIG-AUTO-052" and f.line == 7
+
+
+def test_karpenter_from_outside_the_repository_gets_auto_mode_on_for_the_cluster_held_here(tmp_path):
+    """Issue 57 item 3: the cluster is declared here, Karpenter comes from a team's own remote module: Auto Mode is
+    turned on (no built-in pool), the module named with the order to follow; then the plan says the rest is there."""
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "~> 21.0"\n\n  name = "shop"\n}\n\n'
+        'module "karpenter" {\n  source = "git::https://github.com/acme/terraform-karpenter.git?ref=v2.3.0"\n\n'
+        '  cluster_name = module.eks.cluster_name\n}\n')
+    (tmp_path / "versions.tf").write_text(
+        'terraform {\n  required_providers {\n    aws = {\n      source  = "hashicorp/aws"\n      version = ">= 6.0"\n'
+        '    }\n  }\n}\n')
+    plan = make_plan(tmp_path, to="auto-mode")
+    (r,) = plan.roots
+    assert r.phase == "enable" and "terraform-karpenter" in r.next and not plan.has_errors
+    main = next(c for c in plan.changes if c.path == "main.tf")
+    assert "compute_config = {" in main.new and "node_pools = []" in main.new
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-023"]
+    assert f.severity == "warning" and "remove this call last" in f.manual_step
+    apply_changes(tmp_path, plan.changes)
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert not plan.changes and plan.roots[0].next.startswith("nothing here: EKS Auto Mode is on")
