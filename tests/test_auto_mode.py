@@ -661,3 +661,37 @@ def test_karpenter_from_outside_the_repository_gets_auto_mode_on_for_the_cluster
     apply_changes(tmp_path, plan.changes)
     plan = make_plan(tmp_path, to="auto-mode")
     assert not plan.changes and plan.roots[0].next.startswith("nothing here: EKS Auto Mode is on")
+
+
+def test_a_pool_chart_gets_auto_mode_templates_and_a_selector_it_cannot_match_holds_the_cutover():
+    """Issue 57 item 1: a Helm chart of the repository that renders the pools (`{{ .Values.name }}`) gains Auto Mode
+    templates beside its own, the name kept a template (a NodeClass always suffixed); a workload selecting a pool by a
+    name only a release gives holds the cutover with an error (MIG-AUTO-054), nothing removed."""
+    from .conftest import FIXTURES
+    fx = FIXTURES / "auto-mode-pool-chart"
+    t = fx / "expected-run-2" / "charts" / "karpenter-resources" / "templates"
+    nodeclass = (t / "ec2nodeclass-auto-mode.yaml").read_text()
+    pool = (t / "nodepool-auto-mode.yaml").read_text()
+    assert "kind: NodeClass\nmetadata:\n  name: {{ .Values.name }}-auto\n" in nodeclass
+    assert "name: {{ .Values.name }}-auto\n" in pool and "values: {{ toJson .Values.instanceFamilies }}" in pool
+    final = fx / "expected-run-3" / "charts" / "karpenter-resources" / "templates"
+    assert (final / "nodepool.yaml").exists() and (final / "ec2nodeclass.yaml").exists()
+    plan = make_plan(fx / "expected-run-3", to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-054"]
+    assert f.severity == "error" and "batch-auto" in f.message and not plan.changes
+
+
+def test_a_pool_chart_walks_to_the_end_once_the_selector_names_the_twin(tmp_path):
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-pool-chart" / "expected-run-3", work)
+    job = work / "k8s" / "apps" / "trainer.yaml"
+    job.write_text(job.read_text().replace("karpenter.sh/nodepool: batch", "karpenter.sh/nodepool: batch-auto"))
+    for _ in range(4):
+        plan = make_plan(work, to="auto-mode")
+        assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
+        apply_changes(work, plan.changes)
+    templates = sorted(p.name for p in (work / "charts" / "karpenter-resources" / "templates").iterdir())
+    assert templates == ["ec2nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
+    assert 'resource "helm_release" "karpenter"' not in (work / "eks.tf").read_text()      # the controller went last
+    assert 'resource "helm_release" "pools"' in (work / "eks.tf").read_text()              # the pool releases stay

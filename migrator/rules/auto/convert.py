@@ -12,6 +12,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ... import knowledge
+from ...sources.templates import TOKEN_RE
 from ..v1beta1.convert import Converted, Note
 
 FACTS = knowledge.load("auto_mode")
@@ -21,7 +22,10 @@ NAMING = FACTS["naming"]
 
 
 def nodeclass_name(old: str) -> str:
-    return old + NAMING["nodeclass_suffix"] if old in NAMING["nodeclass_reserved"] else old
+    """A NodeClass keeps its EC2NodeClass's name, unless the name is reserved; a name a template gives (a Helm chart's
+    `{{ .Values.name }}`, each release its own) may be any of them: it gets the suffix too."""
+    templated = "{{" in old or TOKEN_RE.search(old) is not None
+    return old + NAMING["nodeclass_suffix"] if old in NAMING["nodeclass_reserved"] or templated else old
 
 
 def nodepool_name(old: str) -> str:

@@ -56,6 +56,13 @@ class PoolsResult:
 
 
 
+def _as_written(m, new: str, name_of) -> str:
+    """The twin's name in the object written: a name a Helm template gives (`{{ .Values.name }}`) stays that template
+    (its mask token, restored when written), so each release of the chart names its own twin."""
+    raw = str(m.name) if m.name is not None else ""
+    return name_of(raw) if m.masked.has_token(raw) else new
+
+
 def _has_temp_taint(obj) -> bool:
     taints = ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("taints") or []) \
         if isinstance(obj, dict) else []
@@ -124,6 +131,29 @@ class PoolsRule:
         ref = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
         return str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
 
+    def unmatched_selectors(self) -> bool:
+        """Workloads that select a NodePool by a name that a chart template's pools may take (MIG-AUTO-054): the
+        cutover waits until each selector names a twin, so no pod is left selecting a pool that is gone."""
+        from .workloads import POOL_KEY, _pool_selectors
+        from ..v1beta1.workloads import WorkloadsResult
+        templated = sorted({_name_key(m, m.name) for m in self.old if m.kind == "NodePool"
+                            and m.masked.has_token(str(m.name))})
+        if not templated:
+            return False
+        probe = WorkloadsResult()
+        _pool_selectors(self.ctx, {}, {str(m.name) for m in self.old if m.kind == "NodePool"}, probe, templated)
+        held = [f for f in probe.findings if f.code == "MIG-AUTO-054"]
+        for f in held:
+            self.finding("MIG-AUTO-054", "error", f.path, f.line,
+                         f.message + f"; the cutover (which removes the old pools) waits for it",
+                         f"change the selector to {POOL_KEY}: <its pool>-auto, then run migrator again")
+        return bool(held)
+
+    def class_key(self, pool) -> str | None:
+        """The EC2NodeClass a pool names, as written (a template's name unmasked): what the cutover compares."""
+        cls = self.class_of(pool)
+        return pool.masked.unmask(cls) if cls is not None else None
+
     def create(self) -> None:
         classes = {_name_key(m, m.name): m for m in self.old if m.kind == "EC2NodeClass"}
         blocked_classes = {n for n, m in classes.items() if convert.blocked_class(m.obj)}
@@ -143,7 +173,7 @@ class PoolsRule:
                 new = convert.nodeclass_name(old)
                 if ("NodeClass", new) in self.twins:
                     continue
-                conv = convert.convert_nodeclass(m.obj, new, roles.get(old))
+                conv = convert.convert_nodeclass(m.obj, _as_written(m, new, convert.nodeclass_name), roles.get(old))
                 if conv.obj is not None and "role" not in conv.obj["spec"]:
                     continue                # no role: said by role_for
             else:
@@ -160,7 +190,8 @@ class PoolsRule:
                 if cls in unmade:
                     self.res.stays.append(f"NodePool {old} (its NodeClass needs the node role's name)")
                     continue                # said by role_for (MIG-AUTO-010)
-                conv = convert.convert_nodepool(m.obj, new, convert.nodeclass_name(cls or "default"))
+                conv = convert.convert_nodepool(m.obj, _as_written(m, new, convert.nodepool_name),
+                                                convert.nodeclass_name(cls or "default"))
             for n in conv.notes:
                 self.finding(n.code, n.severity, m.path, m.line_of(n.field) if n.field else m.line,
                              m.masked.unmask(n.message), m.masked.unmask(n.manual_step))
@@ -222,12 +253,14 @@ class PoolsRule:
     # -- cutover: Karpenter's objects go --------------------------------------------------------------------------
     def cutover(self) -> None:
         pools = [m for m in self.old if m.kind == "NodePool"]
+        if self.unmatched_selectors():
+            return                          # a workload would be left selecting a pool that goes: said, held
         twins = {_name_key(m, m.name): m for m in self.auto if m.kind == "NodePool"}
         going, staying = [], []
         for m in pools:
             name = _name_key(m, m.name)
             twin = twins.get(convert.nodepool_name(name))
-            cls = self.class_of(twin) if twin is not None else None
+            cls = self.class_key(twin) if twin is not None else None
             if twin is not None and cls is not None and ("NodeClass", cls) not in self.twins and \
                     cls not in NAMING["nodeclass_reserved"]:
                 self.finding("MIG-AUTO-018", "warning", twin.path, twin.line,
@@ -237,7 +270,7 @@ class PoolsRule:
                              "hand once it is Ready; else add it (run migrator again: the nodepools phase writes it)")
                 twin = None
             (going if twin is not None else staying).append(m)
-        used = {self.class_of(m) for m in staying}
+        used = {self.class_key(m) for m in staying}
         for m in self.old:
             if m.kind != "EC2NodeClass":
                 continue

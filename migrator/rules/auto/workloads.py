@@ -34,8 +34,10 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
     moved = {n: convert.nodepool_name(n) for n in olds if convert.nodepool_name(n) in twins}
     _keep_staying(ctx, olds - set(moved), res)
-    if moved:
-        _pool_selectors(ctx, moved, olds, res)
+    templated = sorted({m.masked.unmask(str(m.name)) for m in ctx.manifests if m.kind == "NodePool"
+                        and not auto_mode(m) and m.masked.has_token(str(m.name))})
+    if moved or templated:
+        _pool_selectors(ctx, moved, olds, res, templated)
     res.files = sorted(set(res.files))
     return res
 
@@ -90,7 +92,7 @@ def _waiting(ctx, twins: set[str]) -> list[str]:
     return out
 
 
-def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult) -> None:
+def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult, templated: list[str] = ()) -> None:
     repo = ctx.repo
     for p, sf in repo.files.items():
         if not p.endswith((".yaml", ".yml")) or POOL_KEY not in sf.text or not ctx.owns(p) \
@@ -107,15 +109,15 @@ def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult) -> None:
 
             for node in _maps(obj):
                 if POOL_KEY in node and isinstance(node[POOL_KEY], str):           # nodeSelector
-                    _value(p, text, node, POOL_KEY, node.lc.value(POOL_KEY), at, moved, olds, res)
+                    _value(p, text, node, POOL_KEY, node.lc.value(POOL_KEY), at, moved, olds, res, templated)
                 if node.get("key") == POOL_KEY and isinstance(node.get("values"), CommentedSeq):
                     vals = node["values"]
                     for i, v in enumerate(vals):
                         if isinstance(v, str):
-                            _value(p, text, vals, i, vals.lc.item(i), at, moved, olds, res)
+                            _value(p, text, vals, i, vals.lc.item(i), at, moved, olds, res, templated)
 
 
-def _value(p, text, holder, key, pos, at, moved, olds, res) -> None:
+def _value(p, text, holder, key, pos, at, moved, olds, res, templated=()) -> None:
     name = holder[key]
     line = text.count("\n", 0, at(*pos)) + 1
     if name not in moved:
@@ -124,6 +126,16 @@ def _value(p, text, holder, key, pos, at, moved, olds, res) -> None:
                 "MIG-AUTO-040", "warning", p, line,
                 f"a workload selects nodes by {POOL_KEY} = {name}, a NodePool with no Auto Mode twin: it stays on "
                 "Karpenter", "move the workload off that NodePool, or keep Karpenter for it"))
+        elif templated and not name.endswith(convert.NAMING["nodepool_suffix"]):
+            # pools a template names per release: maybe this one (a name ending as a twin's already is the new pool)
+            res.findings.append(Finding(
+                "MIG-AUTO-054", "warning", p, line,
+                f"a workload selects nodes by {POOL_KEY} = {name}, and the NodePools named {', '.join(templated)} get "
+                "their "
+                f"names from their releases: if {name} is one of them, its Auto Mode twin is "
+                f"{convert.nodepool_name(name)}, which this selector does not match",
+                f"change the selector to {POOL_KEY}: {convert.nodepool_name(name)} when the workloads move (before "
+                "the cutover removes the old pool)"))
         return
     s = at(*pos)
     raw = text[s:s + len(name) + 2]

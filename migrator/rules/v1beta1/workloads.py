@@ -74,7 +74,8 @@ class WorkloadsRule:
             if "{{" in sf.text:
                 self.finding("MIG-WL-003", "warning", p, 1,
                              "Helm chart template uses Karpenter workload keys; migrator does not edit chart templates",
-                             f"replace {', '.join(needles)} by hand: " + self._advice(FACTS))
+                             f"replace {', '.join(sorted(n for n in needles if n in sf.text))} by hand: "
+                             + self._advice(FACTS))
                 continue
             before = len(self.res.edits)
             for doc, m, obj in _parse_yaml_docs(self.repo, p, sf.text, 0, 0, p):
