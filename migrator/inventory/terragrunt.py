@@ -772,36 +772,35 @@ def karpenter_module_units(repo: Repo) -> list[Unit]:
 
 def _remote(repo: Repo, u: Unit) -> None:
     """A unit that names Karpenter and calls a module outside the repository: said, never read as nothing."""
-    from ..model import Finding
-    repo.findings.append(Finding(
-        "MIG-SRC-014", "info", u.path, _source_line(repo, u),
-        f"terragrunt unit {u.dir} names Karpenter and calls {u.remote}, a module outside the repository: migrator does "
-        "not read that module, so its Karpenter inputs (IAM policy, chart, queue) are not checked",
-        "check the module's inputs against the target version by hand (its changelog), or vendor the module into "
-        "the repository"))
-
-
-def _source_line(repo: Repo, u: Unit) -> int:
-    """Where a unit says what it applies: its `terraform.source`, else where it names Karpenter (a stack's unit: its
-    `unit` block)."""
-    if u.line is not None:
-        return u.line
-    text = repo.text(u.path)
-    src = u.source.expr if u.source is not None and u.source.path == u.path else None
-    m = re.search(r"karpenter", text, re.I)
-    return hclsrc.line_of(text, src.start if src is not None else m.start() if m else 0)
+    _said(repo, u, "MIG-SRC-014", "info",
+          f"terragrunt unit {u.dir} names Karpenter and calls {u.remote}, a module outside the repository: migrator "
+          "does not read that module, so its Karpenter inputs (IAM policy, chart, queue) are not checked",
+          "check the module's inputs against the target version by hand (its changelog), or vendor the module into "
+          "the repository")
 
 
 def _missing(repo: Repo, u: Unit, md: str) -> None:
     """A unit that names Karpenter applies a folder of the repository that holds no Terraform: said, and the unit's
     file counts as unread (its cluster is never "no Karpenter")."""
+    _said(repo, u, "MIG-SRC-021", "warning",
+          f"terragrunt unit {u.dir} names Karpenter and applies {md} (its terraform.source), which holds no Terraform "
+          "file in the repository: what it installs is not read",
+          "fix the unit's terraform.source (terragrunt would fail on it too), or run migrator on the folder that "
+          "holds the module")
+
+
+def _said(repo: Repo, u: Unit, code: str, severity: str, message: str, manual: str) -> None:
+    """A finding at where the unit says what it applies: its `terraform.source`, else where it names Karpenter (a
+    stack's unit: its `unit` block)."""
     from ..model import Finding
-    repo.findings.append(Finding(
-        "MIG-SRC-021", "warning", u.path, _source_line(repo, u),
-        f"terragrunt unit {u.dir} names Karpenter and applies {md} (its terraform.source), which holds no Terraform "
-        "file in the repository: what it installs is not read",
-        "fix the unit's terraform.source (terragrunt would fail on it too), or run migrator on the folder that holds "
-        "the module"))
+    if u.line is not None:
+        line = u.line
+    else:
+        text = repo.text(u.path)
+        src = u.source.expr if u.source is not None and u.source.path == u.path else None
+        m = re.search(r"karpenter", text, re.I)
+        line = hclsrc.line_of(text, src.start if src is not None else m.start() if m else 0)
+    repo.findings.append(Finding(code, severity, u.path, line, message, manual))
 
 
 def _line(repo: Repo, u: Unit, name: str) -> int:
