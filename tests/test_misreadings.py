@@ -381,3 +381,17 @@ def test_karpenter_from_a_module_outside_the_repository_is_never_no_karpenter(tm
         'module "karpenter" {\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n  version = "21.15.1"\n\n'
         '  cluster_name = "shop"\n}\n')
     assert not [f for f in make_plan(tmp_path).findings if f.code == "MIG-SRC-023"]
+
+
+def test_an_environment_named_test_is_a_cluster_not_an_example(tmp_path):
+    """`envs/test` with its own chart install and objects is an environment: planned, never taken for an example."""
+    for env in ("test", "prod"):
+        d = tmp_path / "envs" / env
+        d.mkdir(parents=True)
+        (d / "main.tf").write_text(
+            'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n'
+            '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "0.37.0"\n}\n')
+        (d / "nodes.yaml").write_text(PROVISIONER)
+    plan = make_plan(tmp_path)
+    assert sorted(r.path for r in plan.roots) == ["envs/prod", "envs/test"]
+    assert not [f for f in plan.findings if f.code == "MIG-SRC-022"]

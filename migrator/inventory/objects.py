@@ -203,6 +203,9 @@ def _examples(repo: Repo, examples: dict, out: list) -> None:
     """Karpenter objects in a module's examples / test folder that nothing applies are no cluster's (issue 56): said,
     never planned, while the repository holds Karpenter elsewhere; a repository of nothing but such folders is
     planned as it is (its examples are what the user asked about)."""
+    for folder in list(examples):
+        if not _is_example(repo, folder):
+            out.extend(examples.pop(folder))
     if not examples:
         return
     elsewhere = bool(out) or any(_INSTALL.search(sf.text) for p, sf in repo.files.items()
@@ -219,6 +222,21 @@ def _examples(repo: Repo, examples: dict, out: list) -> None:
             "repository applies (no kustomization, Argo CD Application or Flux Kustomization outside it): no cluster's "
             "configuration, not planned",
             f"if a cluster applies them by hand, run `migrator plan {folder}` to plan them on their own"))
+
+
+def _is_example(repo: Repo, folder: str) -> bool:
+    """An examples / test folder is no cluster's when it installs nothing itself (no Terraform, no chart install) and,
+    for a folder named test or tests (an environment may be named so), when it belongs to a module or chart (Terraform
+    files or a Chart.yaml in the folder above it)."""
+    inside = [p for p in repo.files if p.startswith(folder + "/")]
+    if any(p.endswith((".tf", ".tofu", ".hcl")) or _INSTALL.search(repo.text(p)) for p in inside):
+        return False
+    if posixpath.basename(folder) in ("test", "tests"):
+        parent = posixpath.dirname(folder)
+        return any((posixpath.dirname(p) or "") == parent and (p.endswith((".tf", ".tofu")) or
+                                                               posixpath.basename(p) == "Chart.yaml")
+                   for p in repo.files)
+    return True
 
 
 _KARPENTER_PLACES = (".tf", ".tofu", ".hcl", ".yaml", ".yml", ".json", ".tfvars")
