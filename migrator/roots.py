@@ -411,11 +411,13 @@ class Fleet:
             for r in self.paths:
                 if fd and inside(r, fd):
                     applied.setdefault(r, set()).update(folders)
+        def charted(x: str) -> bool:         # a root that installs the chart (itself, or a folder inside it)
+            return any(inside(c, x) for c in self.charted)
         out = {}
         for r, folders in applied.items():
-            if r in self.charted or len(folders) != 1:
+            if charted(r) or len(folders) != 1:
                 continue
-            mates = [x for x in self.paths if x in self.charted and applied.get(x) == folders]
+            mates = [x for x in self.paths if charted(x) and applied.get(x) == folders]
             if len(mates) == 1:
                 out[r] = mates[0]
         return out

@@ -695,3 +695,19 @@ def test_a_pool_chart_walks_to_the_end_once_the_selector_names_the_twin(tmp_path
     assert templates == ["ec2nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
     assert 'resource "helm_release" "karpenter"' not in (work / "eks.tf").read_text()      # the controller went last
     assert 'resource "helm_release" "pools"' in (work / "eks.tf").read_text()              # the pool releases stay
+
+
+def test_a_storage_class_twin_never_copies_its_topology(tmp_path):
+    """allowedTopologies may name the EBS CSI driver's own zone key: the twin does not copy it, and says so."""
+    from types import SimpleNamespace
+    from migrator.inventory import Repo
+    from migrator.rules.auto.storage import twins
+    (tmp_path / "sc.yaml").write_text(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: gp3\nprovisioner: ebs.csi.aws.com\n"
+        "allowedTopologies:\n  - matchLabelExpressions:\n      - key: topology.ebs.csi.aws.com/zone\n"
+        "        values: [eu-west-1a]\n")
+    res = SimpleNamespace(edits=[], files=[], created=[], findings=[])
+    twins(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
+    (e,) = res.edits
+    assert "name: gp3-auto" in e.text and "allowedTopologies" not in e.text
+    assert any("allowedTopologies is not copied" in f.message for f in res.findings)

@@ -20,6 +20,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..sources import hcl as hclsrc
+from .documents import value_at
 from .repo import Repo
 
 _STEPS = r'((?:\.[A-Za-z_][\w-]*|\["[^"]*"\]|\[\d+\])*)'
@@ -104,10 +105,10 @@ def charts(repo: Repo, tf_path: str, b: hclsrc.Block) -> list[tuple[str, str | N
     vk = item_path(version.source) if version is not None else None
     out: dict[str, str | None] = {}
     for it in found:
-        name = _at(it.item, ck)
+        name = value_at(it.item, ck)
         name = _chart_name(name) if isinstance(name, str) and not it.masked.has_token(name) else None
         if name is not None and name not in out:
-            v = _at(it.item, vk) if vk else None
+            v = value_at(it.item, vk) if vk else None
             out[name] = str(v) if isinstance(v, (str, int, float)) and not isinstance(v, bool) else None
     return sorted(out.items())
 
@@ -117,24 +118,16 @@ def karpenter_item(repo: Repo, tf_path: str, for_each: hclsrc.Expr, chart_keys: 
     """The item of the decoded list whose chart entry names `chart`."""
     from .charts import _chart_name
     for it in items(repo, tf_path, for_each) or []:
-        name = _at(it.item, chart_keys)
+        name = value_at(it.item, chart_keys)
         if isinstance(name, str) and _chart_name(name) == chart:
             return it
     return None
 
 
-def _at(node: Any, keys: list) -> Any:
-    for k in keys:
-        if not isinstance(node, CommentedMap) or k not in node:
-            return None
-        node = node[k]
-    return node
-
-
 def scalar(repo: Repo, it: DecodedItem, keys: list) -> hclsrc.Expr | None:
     """A plain scalar of the item (its version) as a string literal spanning its bytes in the YAML file."""
     from .documents import scalar_at
-    value = _at(it.item, keys)
+    value = value_at(it.item, keys)
     if not isinstance(value, (str, int, float)) or isinstance(value, bool) or it.masked.has_token(value):
         return None
     got = scalar_at(repo.text(it.path), it.doc.start, it.doc.text, it.item, tuple(keys))
@@ -156,10 +149,10 @@ def values_source(repo: Repo, it: DecodedItem, keys: list):
     """The item's values subtree as a values source of its YAML file; None where the item has none."""
     from ..sources import keytree
     from .charts import ValuesSource
-    node = _at(it.item, keys)
+    node = value_at(it.item, keys)
     if not isinstance(node, CommentedMap):
         return None
-    parent = _at(it.item, keys[:-1])
+    parent = value_at(it.item, keys[:-1])
     line = it.doc.first_line + parent.lc.key(keys[-1])[0] + 1
     repo.template_paths.add(it.path)
     tree = keytree.yaml_tree(repo.text(it.path), it.path, it.doc.start, it.doc.end, it.obj,

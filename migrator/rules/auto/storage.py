@@ -61,7 +61,8 @@ def twins(ctx, res) -> None:
             f"StorageClass {name} ({obj.get('provisioner')}): its Auto Mode twin {twin} ({FACTS['provisioner']}) is "
             "added to the same file; Auto Mode's nodes mount only volumes of their own driver, and volumes already made "
             "keep theirs" + (f"; {name} is the default class, and {twin} is not made a second default" if default
-            else ""),
+            else "") + "".join(f"; its {k} is not copied (write the twin's own for Auto Mode's nodes)"
+                               for k in FACTS["not_carried"] if k in obj),
             ("give new claims storageClassName " + twin + (f", and move the default annotation to {twin} when the "
              "workloads move" if default else "") + "; a volume in use moves with eks-auto-mode-ebs-migration-tool "
              "(the pod stops while it is detached), or stays on a node group that keeps the EBS CSI driver")))

@@ -58,7 +58,7 @@ def _keep_staying(ctx, staying: set[str], res: WorkloadsResult) -> None:
         return
     inside = lambda path, at: any(s <= at < e for s, e, _a, _b in spans.get(path, []))      # noqa: E731
     on_line = lambda path, ln: any(a <= ln <= b for _s, _e, a, b in spans.get(path, []))   # noqa: E731
-    res.edits = [e for e in res.edits if not inside(e.path, e.start)]
+    res.edits = [e for e in res.edits if not inside(e.path, getattr(e, "start", -1))]
     res.findings = [f for f in res.findings if not (f.code.startswith("MIG-WL-") and on_line(f.path, f.line))]
     res.files = [p for p in res.files if any(e.path == p for e in res.edits)]
     for p, docs in sorted(spans.items()):
