@@ -54,6 +54,9 @@ class CrdFile:
     line: int
     name: str
     releases: list[str]          # releases with exactly these fields ([]: none migrator knows)
+    start: int = 0               # the document's span in the file (separator lines excluded)
+    end: int = 0
+    conversion: dict | None = None   # spec.conversion as the file has it
 
 
 @dataclass
@@ -100,7 +103,7 @@ def _crd_files(repo) -> dict[str, list[CrdFile]]:
             if "CustomResourceDefinition" not in doc.text or not any(g in doc.text for g in GROUPS):
                 continue
             try:
-                data = yamlsrc.safe_load(doc.text)
+                data = yamlsrc.values(doc.text)     # libyaml: a CRD is hundreds of KB of schema
             except Exception:       # noqa: BLE001 - a broken file is reported by the manifest reader
                 continue
             if not isinstance(data, dict) or data.get("kind") != "CustomResourceDefinition":
@@ -109,7 +112,9 @@ def _crd_files(repo) -> dict[str, list[CrdFile]]:
             if not name.endswith(GROUPS):
                 continue
             rels = (facts["crds"].get(name) or {}).get(fingerprint(data), [])
-            out.setdefault(p, []).append(CrdFile(p, doc.first_line + 1, name, list(rels)))
+            conv = (data.get("spec") or {}).get("conversion")
+            out.setdefault(p, []).append(CrdFile(p, doc.first_line + 1, name, list(rels), doc.start, doc.end,
+                                                 conv if isinstance(conv, dict) else None))
     repo.__dict__["_crd_files"] = out
     return out
 
@@ -142,9 +147,11 @@ def stale(vs: VendoredSet, chart: str) -> list[str]:
         newest = max(f.releases, key=parse_version)
         if parse_version(newest) < parse_version(ref):
             why.append(f"{f.name} ({f.path}) has the fields of Karpenter {_span(f.releases)}")
+    beside = facts.get("new_crds_beside", {})
     for name, since in facts.get("new_crds", {}).items():
+        group = beside.get(name) or name.split(".", 1)[1]
         if _minor(since + ".0") <= _minor(chart) and name not in names and \
-                any(n.endswith(name.split(".", 1)[1]) for n in names):
+                any(n.endswith("." + group) for n in names):
             why.append(f"{name} (new in {since}) is missing")
     return why
 
@@ -163,3 +170,44 @@ def version_of(vs: VendoredSet) -> str | None:
             return None
         common = set(f.releases) if common is None else common & set(f.releases)
     return _span(sorted(common)) if common else None
+
+
+def chart_crds(version: str) -> dict[str, tuple[str, str]] | None:
+    """The CRDs the controller chart `version` ships (its crds/ folder, as `helm show crds` gives them): CRD name ->
+    (file name, exact text); None when migrator has no such release packaged (knowledge/crd_texts.json.xz)."""
+    data = _texts()
+    files = data["releases"].get(version)
+    if files is None:
+        return None
+    out = {}
+    for fname, blob in files.items():
+        group, _, plural = fname[: -len(".yaml")].partition("_")
+        out[f"{plural}.{group}"] = (fname, data["texts"][blob])
+    return out
+
+
+def verbatim(text: str) -> bool:
+    """The text is exactly one of the packaged CRD files (its `---` line aside)."""
+    data = _texts()
+    known = data.get("_bodies")
+    if known is None:
+        known = data["_bodies"] = {body_of(t) for t in data["texts"].values()}
+    return body_of(text) in known
+
+
+def body_of(text: str) -> str:
+    """A CRD file's text without its `---` line, blank lines around it and CRLF line endings."""
+    return text.replace("\r\n", "\n").removeprefix("---\n").strip("\n")
+
+
+_TEXTS: dict = {}
+
+
+def _texts() -> dict:
+    if not _TEXTS:
+        import json
+        import lzma
+        from importlib import resources
+        raw = resources.files(knowledge.__name__).joinpath("crd_texts.json.xz").read_bytes()
+        _TEXTS.update(json.loads(lzma.decompress(raw)))
+    return _TEXTS

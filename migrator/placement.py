@@ -30,14 +30,20 @@ def _kustomization_in(repo: Repo, d: str):
 
 
 def _kustomization(repo: Repo, old_path: str):
-    """(path, text, resources seq, index of old_path) of the kustomization listing old_path, if any."""
-    d, base = posixpath.split(old_path)
-    kpath, text, obj = _kustomization_in(repo, d)
-    res = obj.get("resources") if isinstance(obj, dict) else None
-    if not isinstance(res, list):
-        return None
-    idx = next((i for i, x in enumerate(res) if posixpath.normpath(str(x)) == base), None)
-    return (kpath, text, res, idx) if idx is not None else None
+    """(path, text, resources seq, index of old_path) of the kustomization listing old_path, if any: the one of its
+    folder, else the closest one above that lists it by a path (`crds/x.yaml`)."""
+    d = posixpath.dirname(old_path)
+    while True:
+        kpath, text, obj = _kustomization_in(repo, d)
+        res = obj.get("resources") if isinstance(obj, dict) else None
+        if isinstance(res, list):
+            idx = next((i for i, x in enumerate(res)
+                        if posixpath.normpath(posixpath.join(d, str(x))) == old_path), None)
+            if idx is not None:
+                return kpath, text, res, idx
+        if not d:
+            return None
+        d = posixpath.dirname(d)
 
 
 def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) -> TextEdit | None:
@@ -47,7 +53,8 @@ def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) ->
         return None
     kpath, text, res, idx = found
     base, new_base = posixpath.basename(old_path), posixpath.basename(new_path)
-    if any(posixpath.normpath(str(x)) == new_base for x in res):
+    kdir = posixpath.dirname(kpath)
+    if any(posixpath.normpath(posixpath.join(kdir, str(x))) == posixpath.normpath(new_path) for x in res):
         return None
     lines = text.splitlines(keepends=True)
     ln = res.lc.item(idx)[0]

@@ -285,6 +285,9 @@ def validate_object(obj: dict, release: str = "") -> list[str]:
     return [e.lstrip(".") for e in errs]
 
 
+_CRD = re.compile(r"^kind:[ \t]*[\"']?CustomResourceDefinition\b", re.M)
+
+
 def reparse(path: str, text: str) -> str | None:
     """None if the patched text parses as its file type, else the error message (HCL: tree-sitter-hcl, where
     any error or missing node fails; :func:`second_parser` adds python-hcl2 before anything is written)."""
@@ -293,6 +296,9 @@ def reparse(path: str, text: str) -> str | None:
             hclsrc.parse(text)
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
             for doc in yamlsrc.split_documents(text):
+                if _CRD.search(doc.text):
+                    yamlsrc.values(doc.text)        # a CRD: hundreds of KB no rule reads back by position
+                    continue
                 try:
                     yamlsrc.load(mask(doc.text).text, checked=True)
                 except Exception:  # noqa: BLE001 - a Helm chart template: its {{ }} actions masked too

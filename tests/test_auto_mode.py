@@ -711,3 +711,26 @@ def test_a_storage_class_twin_never_copies_its_topology(tmp_path):
     (e,) = res.edits
     assert "name: gp3-auto" in e.text and "allowedTopologies" not in e.text
     assert any("allowedTopologies is not copied" in f.message for f in res.findings)
+
+
+def test_the_cleanup_keeps_the_eks_add_ons_while_other_nodes_run_and_says_when_they_can_go(tmp_path):
+    """Issue 57 item 5: teams removed vpc-cni, kube-proxy and coredns in the commit that turned Auto Mode on, while
+    managed nodes still ran. The cleanup never removes them, and says when they can go."""
+    import shutil
+    from migrator.apply import apply_changes
+    from migrator.plan import make_plan
+    root = tmp_path / "r"
+    shutil.copytree(Path(__file__).parent.parent / "fixtures" / "auto-mode-terraform-v20" / "input", root)
+    for _ in range(4):
+        apply_changes(root, make_plan(root, to="auto-mode").changes)
+    plan = make_plan(root, to="auto-mode")
+    assert plan.phase == "cleanup"
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-055"]
+    assert "coredns, eks-pod-identity-agent, kube-proxy, vpc-cni" in f.message and "node groups karpenter" in f.message
+    assert not any("cluster_addons" in c.old and "cluster_addons" not in c.new for c in plan.changes)
+    main = root / "main.tf"
+    text = main.read_text()
+    start = text.index("  eks_managed_node_groups = {")
+    main.write_text(text[:start] + text[text.index("\n  }\n", start) + 5:])
+    (f,) = [f for f in make_plan(root, to="auto-mode").findings if f.code == "MIG-AUTO-055"]
+    assert "redundant once only EKS Auto Mode's nodes run" in f.message and "compute-type!=auto" in f.manual_step

@@ -342,3 +342,20 @@ def test_removed_inputs_leave_the_paragraphs_as_terraform_fmt_keeps_them(body, g
     (b,) = hclsrc.parse(text).blocks
     edits = modmajor.remove_attributes(text, "main.tf", [b.attributes[n] for n in gone], "t")
     assert apply_edits(text, edits) == 'module "k" {\n' + want + "}\n"
+
+
+def test_a_chart_past_the_v20_policys_reach_is_held_where_it_runs_never_set_back(tmp_path):
+    """awslabs/data-on-eks' shape: the chart already runs 1.6.1 with the karpenter module on v20 (its policy reaches
+    1.2.8 with enable_v1_permissions) and an eks module that keeps v21 out: the plan held the chart at 1.2.8 and its
+    runbook said to upgrade the controller to 1.2.8, a downgrade."""
+    import shutil
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", tmp_path, dirs_exist_ok=True)
+    k = tmp_path / "karpenter.tf"
+    k.write_text(k.read_text().replace('version    = "1.3.3"', 'version    = "1.6.1"')
+                 .replace("  cluster_name = module.eks.cluster_name\n",
+                          "  cluster_name = module.eks.cluster_name\n  enable_v1_permissions = true\n", 1))
+    plan = make_plan(tmp_path, to="latest")
+    (said,) = [f for f in plan.findings if f.code == "MIG-V1X-MOD-020"]
+    assert "the chart already runs 1.6.1, past that reach: it stays at 1.6.1" in said.message
+    assert not any('"1.2.8"' in c.new for c in plan.changes)
+    assert not any("1.2.8" in s.title for s in plan.steps)

@@ -320,8 +320,9 @@ def test_a_module_bump_into_the_quota_gets_the_inline_policy(tmp_path):
     assert any(f.code == "MIG-V1X-MOD-013" for f in plan.findings)
 
 
-def test_the_renovate_presets_crd_task_regenerates_vendored_crds_at_the_bumped_version(tmp_path):
-    """The preset's second command on a bump of a root that keeps its CRDs as files (helm faked on PATH)."""
+def _preset_on_a_vendored_bump(tmp_path, edit=None):
+    """The preset's migrator commands, in order, on a bump of a root that keeps its CRDs as files (helm faked on
+    PATH): the helm log and the CRD folder."""
     import json
     import os
     import shutil
@@ -329,6 +330,9 @@ def test_the_renovate_presets_crd_task_regenerates_vendored_crds_at_the_bumped_v
     from pathlib import Path
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "flux-vendored-crds" / "input"
     shutil.copytree(fixtures, tmp_path, dirs_exist_ok=True)
+    crds = tmp_path / "clusters" / "prod" / "karpenter" / "crds"
+    if edit:
+        edit(crds)
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "config", "user.email", "bot@example.com")
     _git(tmp_path, "config", "user.name", "bot")
@@ -343,14 +347,36 @@ def test_the_renovate_presets_crd_task_regenerates_vendored_crds_at_the_bumped_v
                                   'mkdir -p "$2/karpenter/crds" && echo "# regenerated" > "$2/karpenter/crds/karpenter.sh_nodeoverlays.yaml"; '
                                   'shift; done\n')
     (bin_dir / "helm").chmod(0o755)
+    log = tmp_path.parent / "helm.log"
+    log.write_text("")
     preset = json.loads((Path(__file__).resolve().parents[1] / "renovate" / "karpenter.json").read_text())
     rule = next(r for r in preset["packageRules"] if "postUpgradeTasks" in r)
-    (cmd,) = [c for c in rule["postUpgradeTasks"]["commands"] if "crds-files" in c]
-    cmd = cmd.replace("{{{baseBranch}}}", "HEAD~1").replace("migrator ", f"{shlex.quote(sys.executable)} -m migrator ", 1)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HELM_LOG": str(tmp_path.parent / "helm.log")}
-    subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, check=True)
-    assert "--version 1.8.8" in (tmp_path.parent / "helm.log").read_text()
-    assert (tmp_path / "clusters" / "prod" / "karpenter" / "crds" / "karpenter.sh_nodeoverlays.yaml").exists()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HELM_LOG": str(log)}
+    for cmd in rule["postUpgradeTasks"]["commands"]:
+        if not cmd.startswith("migrator "):
+            continue                                        # the install line
+        cmd = cmd.replace("{{{baseBranch}}}", "HEAD~1").replace("migrator ", f"{shlex.quote(sys.executable)} -m migrator ", 1)
+        subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, check=True)
+    return log.read_text(), crds
+
+
+def test_the_renovate_preset_rewrites_vendored_crds_at_the_bumped_version(tmp_path):
+    from migrator.crdfiles import chart_crds
+    helm, crds = _preset_on_a_vendored_bump(tmp_path)
+    assert helm == ""                                       # nothing to fetch: migrator packages the chart's CRDs
+    for _, (fname, text) in chart_crds("1.8.8").items():
+        assert (crds / fname).read_text() == text
+
+
+def test_the_renovate_presets_crd_task_regenerates_a_set_migrator_cannot_rewrite(tmp_path):
+    def edit(crds):
+        p = crds / "karpenter.sh_nodeclaims.yaml"
+        p.write_text(p.read_text().replace("                nodeClassRef:\n",
+                                           "                teamField:\n                  type: string\n"
+                                           "                nodeClassRef:\n", 1))
+    helm, crds = _preset_on_a_vendored_bump(tmp_path, edit)
+    assert "--version 1.8.8" in helm
+    assert (crds / "karpenter.sh_nodeoverlays.yaml").read_text() == "# regenerated\n"
 
 
 MODULE_ONLY = '''variable "cluster_name" {{

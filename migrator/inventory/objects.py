@@ -16,6 +16,7 @@ from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
 from ..sources.templates import Masked
+from . import dataaddons
 from .documents import _KIND_RE, KIND_DOCUMENTS, _dedent, _era, _parse_yaml_docs, helm_chart_text, value_at
 from .repo import Repo
 
@@ -30,7 +31,7 @@ class Manifest:
     era: str
     obj: Any                    # parsed object; template syntax masked as placeholder tokens
     masked: Masked
-    container: str              # yaml | kubectl_manifest | template | kubernetes_manifest
+    container: str              # yaml | kubectl_manifest | template | kubernetes_manifest | chart_values
     path: str                   # file holding the object's text
     line: int                   # 1-based line of the object's first line in `path`
     doc_start: int = 0          # span of the document in `path` (yaml / template / heredoc body)
@@ -43,6 +44,7 @@ class Manifest:
     expr: hclsrc.Expr | None = None     # the object as an HCL expression: kubernetes_manifest's `manifest`, the
                                         # argument of a kubectl_manifest's `yaml_body = yamlencode({...})`
     tf_text: str = ""                   # text of tf_path (line numbers in the HCL object)
+    entry_key: str = ""                 # chart_values: the release's key in the module input (inventory/dataaddons.py)
 
     @property
     def hcl(self) -> bool:
@@ -261,6 +263,9 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 out.extend(_scan_kubectl(repo, p, text, b))
             elif b.labels[0] == "kubernetes_manifest":
                 out.extend(_scan_kubernetes(repo, p, text, b))
+        for b in f.blocks:
+            if b.type == "module" and len(b.labels) == 1 and dataaddons.is_call(b):
+                out.extend(_chart_values(repo, p, text, b))
     # 2. raw YAML files (an object in a kustomize patch file is a partial one: rules/v1beta1|v1/kustomize.py)
     from .kustomizations import patch_files, unused_example
     patches = patch_files(repo)
@@ -347,6 +352,17 @@ def _templated_version(obj, m) -> bool:
         return False
     api = str(obj.get("apiVersion", ""))
     return api.startswith(("karpenter.sh/", "karpenter.k8s.aws/")) and m.has_token(api)
+
+
+def _chart_values(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:
+    """The objects a module's chart renders from its inputs (inventory/dataaddons.py): read, never edited in place."""
+    for r in dataaddons.render(repo, p, text, b):
+        era = _era(r.obj)
+        if era is None:
+            continue
+        yield Manifest(kind=era[1], api_version=era[0], era=era[2], obj=r.obj, masked=r.masked,
+                       container="chart_values", path=p, line=r.line, doc_start=r.entry.start, doc_end=r.entry.end,
+                       tf_path=p, block=b, tf_text=text, entry_key=r.entry.key)
 
 
 def _scan_kubectl(repo: Repo, p: str, text: str, b: hclsrc.Block) -> Iterator[Manifest]:

@@ -20,7 +20,7 @@ from ...placement import remove_blocks
 from ...sources import hcl as hclsrc
 from ...sources import yaml as yamlsrc
 from ...standing import auto_mode
-from . import convert, handwritten
+from . import addons, convert, handwritten
 from .links import unlink
 
 RULE = "auto/cleanup"
@@ -112,6 +112,11 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
                 res.targets.append((posixpath.dirname(p) or ".", b.address))
     res.findings += leftovers(repo, blocks)
     controller_groups(ctx, res)
+    from ...cas import scan
+    inv = scan(ctx.repo)
+    others = [g.name for g in inv.groups if ctx.owns(g.path)] + \
+        [f"fargate ({p})" for p, _ in inv.fargate if ctx.owns(p)]
+    res.findings += addons.said(ctx, others)
     res.files = sorted({e.path for e in res.edits})
     if res.edits and not any(c.chart in FACTS["controller_charts"] for c in ctx.charts):
         _find(res, "MIG-AUTO-047", "info", "", 0,

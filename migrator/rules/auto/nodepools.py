@@ -23,7 +23,7 @@ from ...validate import validate_object
 from ...placement import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, Removals, _name_key, _scope
-from . import convert
+from . import addonpools, convert
 from .links import unlink
 
 RULE = "auto/nodepools"
@@ -107,7 +107,7 @@ class PoolsRule:
         self.auto = [m for m in mine if auto_mode(m)]
         self.twins = {(m.kind, _name_key(m, m.name)) for m in self.auto}
         self.place.renamed = {m.block.address: f"{m.block.labels[0]}.{m.block.labels[1]}{NAMING['tf_label_suffix']}"
-                              for m in self.old if m.block is not None}
+                              for m in self.old if m.block is not None and m.container != addonpools.CONTAINER}
         self.place.dropped = {c.block.address for c in ctx.charts if c.chart == "karpenter" and c.block is not None}
 
     def finding(self, code, severity, path, line, message, manual=""):
@@ -162,6 +162,7 @@ class PoolsRule:
                  ("NodeClass", convert.nodeclass_name(n)) not in self.twins and "${" not in n and "__MIG_" not in n}
         unmade = {n for n, r in roles.items() if r is None}
         by_file: dict[str, list] = {}
+        charted: list = []              # twins of pools a module's chart renders: Terraform resources of their own
         for m in self.old:
             old = _name_key(m, m.name)
             if "${" in old or "__MIG_" in old:
@@ -207,17 +208,20 @@ class PoolsRule:
             self.res.created.append(f"{conv.kind} {new}")
             if m.container == "yaml":
                 by_file.setdefault(m.path, []).append((m, [conv]))
+            elif m.container == addonpools.CONTAINER:
+                charted.append((m, conv))
             else:
                 self.place.place_hcl(m, conv)
         for path, items in by_file.items():
             self.place.place_yaml_file(path, items)
+        addonpools.place(self, charted)
         self.res.files = sorted({e.path for e in self.res.edits})
 
     def role_for(self, m):
         """The NodeClass's role: the Auto Mode node role, as the container can hold it."""
         c = self.cluster
         same_module = m.tf_path is not None and (posixpath.dirname(m.tf_path) or ".") == c.dir and c.role_expr
-        if m.container in ("kubectl_manifest", "kubernetes_manifest") and same_module:
+        if m.container in ("kubectl_manifest", "kubernetes_manifest", addonpools.CONTAINER) and same_module:
             return m.expression_token(c.role_expr)
         if c.role_literal:
             return c.role_literal
@@ -288,11 +292,16 @@ class PoolsRule:
         if self.res.pending and not going:
             return                      # the nodepools phase has not landed: nothing to cut over
         gone = Removals()
+        released = []                   # rendered by a module's chart: their release leaves its input
         for m in going:
             name = _name_key(m, m.name)
             self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
             self.res.deletes.append((m.kind.lower(), name))
+            if m.container == addonpools.CONTAINER:
+                released.append(m)
+                continue
             gone.add(m)
+        addonpools.remove(self, released)
         blocks, docs, templates = gone.blocks, gone.docs, gone.templates
         outs = unlink(self.repo, {b.address: (tf, b) for tf, bs in blocks.items() for b in bs}, RULE,
                       self.res.edits, self.res.findings)

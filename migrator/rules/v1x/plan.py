@@ -23,6 +23,9 @@ def stop(ctx, done: dict) -> tuple[str, str | None]:
     cap = getattr(mod, "cap", None)
     if cap and parse_version(minor_of(cap)) < parse_version(minor_of(target)):
         target, why = cap, getattr(mod, "cap_reason", None)
+        cur = ctx.chart_version
+        if cur and parse_version(cur) and parse_version(cur) > parse_version(cap):
+            target = cur                # already past the module's reach: held where it runs, never set back
     else:
         why = None
     held = getattr(done.get("v1x/helm"), "held", None)      # a required value nobody states (MIG-V1X-HELM-001)

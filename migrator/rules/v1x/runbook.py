@@ -80,19 +80,24 @@ def steps(hop: dict, ctx) -> list[Step]:
                   association_line=", an aws_eks_pod_identity_association created" if "pod-identity" in idents else "")
     flags = {"module": bool(mod.modules) and not idents, "module_v21": bool(idents), "iam": bool(iam.edits), "minors": bool(rows), "chart": True,
              "iam_outside": bool(added),
-             "vendored_crds": bool(crd_files and crd_files.commands),
+             "vendored_crds": bool(crd_files and crd_files.commands and not crd_files.written),
+             "vendored_crds_written": bool(crd_files and crd_files.written),
+             "crd_urls": bool(crd_files and crd_files.url_files),
              "crd_chart": not (crd_files and crd_files.vendored)}
     fl = chart_flavours([helm], [rnd])
     flags["adopt_crds"] = flags["crd_chart"] and adopts_crds([helm], crd_flavours([helm], fl))
     flavours = {"chart": fl, "crds": crd_flavours([helm], fl), "iam": [f for f, ok in (("terraform", bool(iam.targets)),
                                                                 ("json", bool(iam.files))) if ok]}
     targets = {"chart_targets": helm.chart_tf, "crd_targets": helm.crd_tf, "iam_targets": iam.targets,
+               "crd_url_targets": crd_files.url_targets if crd_files else [],
                "module_targets": mod.tf_targets}
     files = {"module": [e.path for e in mod.edits], "module-v21": [e.path for e in mod.edits], "iam": [e.path for e in iam.edits],
              "crds": [e.path for e in helm.edits], "controller": [e.path for e in helm.edits]}
     refs = {"chart": helm.refs, "crds": helm.refs, "iam": iam.policies, "module": mod.refs}
     lists = {"vendored_crd_commands": crd_files.commands if crd_files else []}
     files["crds-files"] = crd_files.files if crd_files else []
+    files["crds-urls"] = crd_files.url_files if crd_files else []
+    values["crd_url_files"] = ", ".join(crd_files.url_files) if crd_files else ""
     out = build("v1->1.x", hop, values, flags, flavours, targets, lists, files, refs, ctx.repo, ctx.owns)
     for st in out:
         if st.id.endswith("minors"):        # one row per change, in the order of the minors (a table in the runbook)

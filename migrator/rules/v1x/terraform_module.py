@@ -470,7 +470,7 @@ def to_v21(ctx, res: ModuleResult, p: str, b, want: str, covered: str) -> None:
                 f"{eb.address} ({v.literal()}) installs v{'.'.join(map(str, ver))}, which allows the AWS provider "
                 f"below {need}.0 only; {b.address} v{V21['version']} needs >= {need}.0: terraform init cannot satisfy "
                 f"both, so {b.address} stays on v{V21['from']} and the chart stops at {cap or covered} "
-                f"(its policy's reach; {want} needs v{V21['version']})",
+                f"(its policy's reach; {want} needs v{V21['version']})" + _past(ctx, cap or covered),
                 f"move {eb.address} to v{ver[0] + 1} first (its UPGRADE-{ver[0] + 1}.0 guide), then run migrator "
                 "again: the karpenter module and the chart move on then"))
         return
@@ -608,3 +608,12 @@ def _provider_pin(repo, p: str):
                         f"widen the provider constraint to >= {need}.0 (read the AWS provider {need}.0 upgrade guide "
                         "for the rest of this root), then terraform init -upgrade")
     return None
+
+
+def _past(ctx, reach: str) -> str:
+    """A chart already past the module policy's reach is held where it runs, never set back: said."""
+    cur = ctx.chart_version
+    if not (cur and parse_version(cur) and parse_version(reach) and parse_version(cur) > parse_version(reach)):
+        return ""
+    return (f"; the chart already runs {cur}, past that reach: it stays at {cur}, never set back (check the controller "
+            f"role against the official policy of {cur}: what it added after {reach} is not in the module's)")
