@@ -45,6 +45,7 @@ class Patch:
     target: Any = None          # the entry's `target:` selector, if any
     line: int = 0               # 1-based line of the entry in the kustomization
     json: bool = False          # the patch text is JSON (keep it JSON)
+    plain: list | None = field(default=None, repr=False)     # its documents' plain values (libyaml), on first use
 
     @property
     def docs(self) -> list:
@@ -57,6 +58,21 @@ class Patch:
         return self.loaded
 
     @property
+    def heads(self) -> list:
+        """The patch's documents as plain values (libyaml: what each patch is for, without the round-trip parse
+        that only an edit needs)."""
+        if self.plain is None:
+            out = []
+            for doc in yamlsrc.split_documents(self.text):
+                try:
+                    out.append(yamlsrc.values(doc.text))
+                except yamlsrc.YamlParseError:
+                    out = []
+                    break
+            self.plain = out
+        return self.plain
+
+    @property
     def where(self) -> str:
         return f"{self.kpath}:{self.line}"
 
@@ -65,7 +81,7 @@ class Patch:
         out = []
         t = self.target if isinstance(self.target, dict) else {}
         if self.form == "smp":
-            for d in self.docs:
+            for d in (self.docs if self.loaded is not None else self.heads):
                 if isinstance(d, dict):
                     api, kind = str(d.get("apiVersion", "")), str(d.get("kind", ""))
                     name = (d.get("metadata") or {}).get("name") if isinstance(d.get("metadata"), dict) else None
