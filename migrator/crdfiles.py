@@ -211,3 +211,25 @@ def _texts() -> dict:
         raw = resources.files(knowledge.__name__).joinpath("crd_texts.json.xz").read_bytes()
         _TEXTS.update(json.loads(lzma.decompress(raw)))
     return _TEXTS
+
+
+def owners(repo, owns=lambda p: True) -> tuple[list[VendoredSet], list]:
+    """What owns this root's Karpenter CRDs besides a CRD chart: the folders of files it keeps, the URLs of Karpenter's
+    repository it fetches core CRDs from (crdurls.py). Either way no karpenter-crd release is added beside them."""
+    from .crdurls import crd_urls
+    return vendored(repo, owns), [u for u in crd_urls(repo, owns) if u.name.endswith(".karpenter.sh")]
+
+
+def render_commands(vs: VendoredSet, version: str, namespace: str) -> list[str]:
+    """Commands that render a vendored set from the karpenter-crd chart at `version`, its conversion webhook on the
+    controller's Service in `namespace` (the chart's templates write it; the controller chart's crds/ name
+    kube-system): one file gets the whole stream, a folder of one file per CRD gets the chart's files by name."""
+    import shlex
+    chart = "oci://public.ecr.aws/karpenter/karpenter-crd"
+    sets = (f"--set webhook.enabled=true --set webhook.serviceName=karpenter --set webhook.serviceNamespace={namespace} "
+            "--set webhook.port=8443")
+    if len(vs.paths) == 1:
+        return [f"helm template karpenter-crd {chart} --version {version} {sets} > {shlex.quote(vs.paths[0])}"]
+    folder = shlex.quote(vs.folder or ".")
+    return [f"d=\"$(mktemp -d)\" && helm template karpenter-crd {chart} --version {version} {sets} --output-dir \"$d\" "
+            f"&& cp \"$d\"/karpenter-crd/templates/*.yaml {folder}/"]

@@ -175,3 +175,54 @@ def test_every_release_since_0_32_is_packaged_with_its_crds():
     assert "nodeoverlays.karpenter.sh" not in chart_crds("1.6.8") and "nodeoverlays.karpenter.sh" in chart_crds("1.7.0")
     assert "provisioners.karpenter.sh" in chart_crds("0.32.0")
     assert verbatim((CRDS / "karpenter.sh_nodepools.yaml").read_text())
+
+
+def _v1beta1_root(tmp_path) -> pathlib.Path:
+    """The flux-vendored-crds shape one hop earlier: chart 0.37.0, v1beta1 objects, the CRDs kept as 0.37.0's files."""
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "flux-vendored-crds" / "input", root)
+    k = root / "clusters/prod/karpenter"
+    (k / "helmrelease.yaml").write_text((k / "helmrelease.yaml").read_text().replace('"1.7.6"', '"0.37.0"'))
+    (k / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: general\nspec:\n  template:\n"
+        "    spec:\n      nodeClassRef:\n        name: general\n      requirements:\n"
+        "        - key: karpenter.sh/capacity-type\n          operator: In\n          values: [\"on-demand\"]\n"
+        "---\napiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata:\n  name: general\nspec:\n"
+        "  amiFamily: AL2023\n  role: karpenter-node-prod\n  subnetSelectorTerms:\n    - tags:\n"
+        "        karpenter.sh/discovery: prod\n  securityGroupSelectorTerms:\n    - tags:\n"
+        "        karpenter.sh/discovery: prod\n")
+    for _, (fname, text) in chart_crds("0.37.0").items():
+        (k / "crds" / fname).write_text(text)
+    return root
+
+
+def test_the_v1_hop_adds_no_crd_release_beside_crd_files_and_renders_them_with_the_webhook(tmp_path):
+    # before: a karpenter-crd HelmRelease was added beside the files the kustomization applies, two owners of the
+    # same CRDs (Flux re-applying the 0.37 files over the release's v1 CRDs)
+    plan = make_plan(_v1beta1_root(tmp_path), to="v1")
+    assert plan.phase == "patch-upgrade"
+    assert not any("karpenter-crd" in c.new for c in plan.changes)
+    assert not any(f.code == "MIG-HELM-013" for f in plan.findings)
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1-CRD-001"]
+    assert f.path.startswith("clusters/prod/karpenter/crds/")
+    step, then = [s for s in plan.steps if s.id.endswith("crds-files")]      # the patch release, then 1.0
+    assert "helm template karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd --version 0.37.8" in step.commands[0]
+    assert "--version 1.0." in then.commands[0] and not any(s.id.endswith("-crds") for s in plan.steps)
+    assert "--set webhook.serviceNamespace=karpenter" in step.commands[0]
+    patch = next(s for s in plan.steps if s.id.endswith("-patch"))
+    assert not any("karpenter-crd" in c for c in patch.commands)
+    assert not any(s.id.endswith("crds-adopt") for s in plan.steps)
+
+
+def test_the_v1_hop_says_crd_urls_name_kube_system(tmp_path):
+    root = _v1beta1_root(tmp_path)
+    shutil.rmtree(root / "clusters/prod/karpenter/crds")
+    k = root / "clusters/prod/karpenter/kustomization.yaml"
+    k.write_text(k.read_text().replace(
+        "  - crds/karpenter.sh_nodepools.yaml\n  - crds/karpenter.sh_nodeclaims.yaml\n"
+        "  - crds/karpenter.k8s.aws_ec2nodeclasses.yaml\n",
+        "  - https://raw.githubusercontent.com/aws/karpenter-provider-aws/v0.37.0/pkg/apis/crds/karpenter.sh_nodepools.yaml\n"))
+    plan = make_plan(root, to="v1")
+    assert not any("karpenter-crd" in c.new for c in plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-V1-CRD-001"]
+    assert "kube-system/karpenter" in f.message and f.path.endswith("kustomization.yaml")

@@ -67,8 +67,13 @@ def run(ctx, phase: str) -> HelmResult:
     if phase == "webhooks-off":
         rows, crd_rows = gate_rows("karpenter"), gate_rows("karpenter-crd")
     tgt = targets(phase, ctx.chart_version)
+    from ...crdfiles import owners
+    files, urls = owners(ctx.repo, ctx.owns)        # CRDs kept as files or fetched by URL: no second owner
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE, targets=tgt, rows=rows,
-                   crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt), owns=ctx.owns).run()
+                   crd_rows=crd_rows, bump=bool(tgt), add_crd_release=bool(tgt) and not (files or urls),
+                   owns=ctx.owns).run()
+    if tgt and phase == "patch-upgrade" and (files or urls):
+        res.findings += _owned_crds(files, urls)
     ci = next((c for c in ctx.charts if c.chart == "karpenter"), None)
     beta = [m for m in ctx.manifests if m.era == "beta" and m.kind in ("NodePool", "EC2NodeClass")]
     if phase == "manifests" and cur is not None and cur >= (1, 1) and beta and ci is not None:
@@ -104,3 +109,27 @@ def _namespace(ci) -> str | None:
         return str(lit) if lit else None
     obj = ci.obj or {}
     return (obj.get("spec") or {}).get("targetNamespace") or (obj.get("metadata") or {}).get("namespace")
+
+
+def _owned_crds(files: list, urls: list) -> list[Finding]:
+    """The CRDs are owned by files or URLs: they move in the runbook's own steps, with the conversion webhook the
+    v1 hop needs; a URL cannot name the controller's namespace (the controller chart's CRDs say kube-system)."""
+    out = []
+    for vs in files:
+        f = min(vs.files, key=lambda x: (x.path, x.line))
+        out.append(Finding(
+            "MIG-V1-CRD-001", "warning", f.path, f.line,
+            f"the CRDs kept as files in {vs.folder or '.'}/ own the cluster's CRDs: no karpenter-crd release is added "
+            "beside them. Through the v1 hop they must name the controller's conversion webhook Service",
+            "render them from the karpenter-crd chart at each step with the runbook's crds-files commands (the patch "
+            "release, then 1.0), commit and apply them before the controller moves"))
+    for u in urls[:1]:
+        out.append(Finding(
+            "MIG-V1-CRD-001", "warning", u.path, u.line,
+            f"{u.url} and the other CRD URLs own the cluster's CRDs: no karpenter-crd release is added beside them. "
+            "The v1 hop's CRDs must name the controller's conversion webhook Service, and the files at those URLs "
+            "name kube-system/karpenter",
+            "where the controller runs in kube-system, move the URLs to the patch release, then to 1.0; else render "
+            "the CRDs from the karpenter-crd chart (helm template ... --set webhook.serviceNamespace=<namespace>) "
+            "and apply those instead"))
+    return out

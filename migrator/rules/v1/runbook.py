@@ -110,8 +110,15 @@ def steps(hop: dict, ctx) -> list[Step]:
              "webhook_values": bool(res["webhooks-off"]["v1/helm"].edits or rnd["webhooks-off"].findings),
              "chart": True, "tf_objects": bool(man.tf_objects),
              "manifests": bool(man.rewritten or man.pending), "workloads": bool(wl.files)}
+    from ...crdfiles import owners, render_commands
+    files, urls = owners(ctx.repo, ctx.owns)       # the CRDs kept as files or fetched by URL: their own steps
+    flags["crd_files"] = bool(files or urls)
+    flags["crd_chart"] = not flags["crd_files"]
+    ns = values["namespace"]
+    patch_to = patch or '"${KARPENTER_PATCH_VERSION}"'
+    values["crd_owner_files"] = ", ".join([p for vs in files for p in vs.paths] + sorted({u.path for u in urls}))
     chart_fl = chart_flavours(helms, list(rnd.values()))
-    flags["adopt_crds"] = adopts_crds(helms, crd_flavours(helms, chart_fl))
+    flags["adopt_crds"] = adopts_crds(helms, crd_flavours(helms, chart_fl)) and not flags["crd_files"]
     applied = manifest_deployers(ctx.repo, yaml_files)
     man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(applied["yaml"])),
                               ("kustomize", bool(applied["kustomize"])),
@@ -122,10 +129,16 @@ def steps(hop: dict, ctx) -> list[Step]:
                 "manifests": man_fl}
     targets = {"chart_targets": [x for h in helms for x in h.chart_tf], "crd_targets": [x for h in helms for x in h.crd_tf],
                "iam_targets": iam.targets, "module_targets": mod.tf_targets, "manifest_targets": tf_manifests}
-    lists = {"state_moves": moves, "manifest_file": applied["yaml"], "workload_file": sorted(wl.files),
+    applies = [f"kubectl apply --server-side -f {shlex.quote(p)}" for vs in files for p in vs.paths]
+    lists = {"flux_crd_patch": [] if flags["crd_files"] else
+             [f"flux reconcile helmrelease {values['crd_release']} -n {ns} --with-source"],
+             "v1_crd_patch_commands": [c for vs in files for c in render_commands(vs, patch_to, ns)] + applies,
+             "v1_crd_commands": [c for vs in files for c in render_commands(vs, hop["chart"]["version"], ns)] + applies,
+             "state_moves": moves, "manifest_file": applied["yaml"], "workload_file": sorted(wl.files),
              "manifest_kustomization": applied["kustomize"], "manifest_app": applied["argocd"],
              "manifest_helm_kustomization": applied["kustomize_helm"]}
-    files = {"module": [e.path for e in mod.edits], "module-v20": [e.path for e in mod.edits],
+    owned = sorted({p for vs in files for p in vs.paths} | {u.path for u in urls})
+    files = {"module": [e.path for e in mod.edits], "module-v20": [e.path for e in mod.edits], "crds-files": owned,
              "iam": [e.path for e in iam.edits], "patch": [e.path for e in res["patch-upgrade"]["v1/helm"].edits],
              "crds": [e.path for e in res["controller"]["v1/helm"].edits],
              "controller": [e.path for e in res["controller"]["v1/helm"].edits],
