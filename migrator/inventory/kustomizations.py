@@ -37,7 +37,7 @@ class Patch:
     kpath: str                  # the kustomization listing it
     field: str                  # patches | patchesStrategicMerge | patchesJson6902
     index: int                  # position in that list
-    item: Any                   # the list item as parsed (a path string, an inline string or a map)
+    item: Any                   # the list item, plain values (a path string, an inline string or a map)
     form: str                   # smp | json6902
     file: str | None            # repository path of the patch file, when it is one
     text: str                   # the patch text (file contents or the inline string)
@@ -56,6 +56,10 @@ class Patch:
             self.loaded = ([docs[0]] if docs and isinstance(docs[0], list) else []) if self.form == "json6902" \
                 else docs
         return self.loaded
+
+    def entry(self, k: "Kustomization") -> Any:
+        """The entry as the round-trip tree holds it (positions for edits; `item` is its plain value)."""
+        return k.obj[self.field][self.index]
 
     @property
     def heads(self) -> list:
@@ -172,18 +176,50 @@ def _read(repo: Repo, p: str) -> Kustomization | None:
     for fld in PATCH_FIELDS:
         if not isinstance(obj.get(fld), list):
             continue
-        try:
-            items = k.obj.get(fld)              # the entries' lines: the round-trip tree
-        except yamlsrc.YamlParseError:
-            return None
-        for i, item in enumerate(items if isinstance(items, list) else []):
+        items, lines = obj[fld], _item_lines(text, fld, len(obj[fld]))
+        if lines is None:                       # a layout the line reader does not follow: the round-trip tree
+            try:
+                tree = k.obj.get(fld)
+            except yamlsrc.YamlParseError:
+                return None
+            if not isinstance(tree, list) or len(tree) != len(items):
+                return None
+            lines = [tree.lc.item(i)[0] + 1 for i in range(len(tree))]
+        for i, item in enumerate(items):
             pt = _patch(repo, k, fld, i, item)
             if pt is not None:
-                pt.line = items.lc.item(i)[0] + 1
+                pt.line = lines[i]
                 k.patches.append(pt)
                 if any(x in pt.text for x in ("Provisioner", "AWSNodeTemplate")) and not pt.docs:
                     parse_error(repo, pt)           # once per run: kustomizations are read once
     return k
+
+
+def _item_lines(text: str, fld: str, count: int) -> list[int] | None:
+    """1-based lines of the `count` items of the top-level block sequence `fld:`, read from the text (a kustomization
+    is small, but the round-trip parser costs milliseconds each); None unless exactly that many are found (a flow
+    sequence, an anchor, a layout this reading does not follow)."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(fld)}:[ \t]*(#.*)?$", ln)), None)
+    if start is None or "&" in text or "*" in text:
+        return None
+    out, dash = [], None
+    for i in range(start + 1, len(lines)):
+        ln = lines[i]
+        body = ln.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        ind = len(ln) - len(body)
+        if ind == 0 and not body.startswith("-"):
+            break                               # the next top-level key
+        if body == "-" or body.startswith("- "):
+            if dash is None:
+                dash = ind
+            if ind == dash:
+                out.append(i + 1)
+        elif dash is not None and ind <= dash:
+            break
+    return out if len(out) == count else None
 
 
 def _patch(repo: Repo, k: Kustomization, fld: str, i: int, item: Any) -> Patch | None:

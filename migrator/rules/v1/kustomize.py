@@ -155,7 +155,7 @@ class KustomizeV1Rule:
 
     def retarget(self, k: kz.Kustomization, pt: kz.Patch) -> None:
         """`target.version: v1beta1` of the entry -> v1."""
-        tgt = pt.item.get("target") if isinstance(pt.item, dict) else None
+        tgt = pt.entry(k).get("target") if isinstance(pt.item, dict) else None     # positions: the round-trip entry
         if not isinstance(tgt, dict) or str(tgt.get("version", "")) != "v1beta1":
             return
         pos = kz.value_pos(k.text, tgt, "version")

@@ -388,7 +388,8 @@ class KustomizeRule:
                 self.res.edits.append(NewFile(new_file, body.replace("\n", nl), RULE))
             new_rel = posixpath.relpath(new_file, k.dir or ".")
         items = k.obj[pt.field]
-        holder, key = (pt.item, "path" if pt.file else "patch") if isinstance(pt.item, dict) else (items, pt.index)
+        holder, key = (items[pt.index], "path" if pt.file else "patch") if isinstance(pt.item, dict) \
+            else (items, pt.index)          # the round-trip entry: its positions
         pos = kz.value_pos(text, holder, key)
         if pos is None:
             return None
@@ -404,7 +405,7 @@ class KustomizeRule:
             s, e = kz.scalar_span(text, pos)
             one_line = " ".join(x.strip() for x in body.splitlines())
             subs.append((s, e, kz.quoted_like(text[s:e], one_line)))
-        tgt = pt.item.get("target") if isinstance(pt.item, dict) else None
+        tgt = items[pt.index].get("target") if isinstance(pt.item, dict) else None
         new_t = group[0].target
         if isinstance(tgt, dict) and isinstance(new_t, dict):
             for tk in ("group", "version", "kind"):
