@@ -383,13 +383,14 @@ class Terragrunt:
         self._configs: dict[tuple[str, str], _Config] = {}
         self._read: dict[str, Unit | None] = {}
         self.every: dict[str, list[Unit]] = {}      # module folder -> every unit applying it (callers(every=True))
+        self.unit_files = [p for p in sorted(repo.files) if posixpath.basename(p) == UNIT_FILE]
         self.generated: dict[str, Unit] = {}        # a stack's unit, by the folder Terragrunt generates it in
         self.templates: set[str] = set()            # catalog unit files stacks generate their units from
         self.stacks_read: set[str] = set()          # stack files whose every unit was read
         stacked = self._stack_units()
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
-        self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
-                                              if posixpath.basename(p) == UNIT_FILE and names_the_move(repo.text(p)))
+        self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in self.unit_files
+                                              if names_the_move(repo.text(p)))
                                   if u is not None] + stacked
 
     def _stack_units(self) -> list[Unit]:
@@ -560,8 +561,8 @@ def callers(repo: Repo, module_dir: str, every: bool = False) -> list[Unit]:
         return found
     tg, base = terragrunt(repo), posixpath.basename(module_dir)
     if module_dir not in tg.every:              # asked again and again (roots, providers, runbook): read once
-        tg.every[module_dir] = [u for u in (tg.unit_at(posixpath.dirname(p) or ".") for p in sorted(repo.files)
-                                            if posixpath.basename(p) == UNIT_FILE and base in repo.text(p))
+        tg.every[module_dir] = [u for u in (tg.unit_at(posixpath.dirname(p) or ".") for p in tg.unit_files
+                                            if base in repo.text(p))
                                 if u is not None and u.module_dir == module_dir]
     return list(tg.every[module_dir])
 
