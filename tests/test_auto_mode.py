@@ -734,3 +734,36 @@ def test_the_cleanup_keeps_the_eks_add_ons_while_other_nodes_run_and_says_when_t
     main.write_text(text[:start] + text[text.index("\n  }\n", start) + 5:])
     (f,) = [f for f in make_plan(root, to="auto-mode").findings if f.code == "MIG-AUTO-055"]
     assert "redundant once only EKS Auto Mode's nodes run" in f.message and "compute-type!=auto" in f.manual_step
+
+
+def test_hand_written_node_role_policies_are_carried_to_the_auto_mode_node_role_when_it_is_enabled(tmp_path):
+    """Issue 57 item 4: a policy attached by hand to Karpenter's node role (an S3 read policy) was said only at the
+    cleanup, after the workloads had moved to nodes without it. The enable phase now carries each plain attachment
+    to the eks module's node_iam_role_additional_policies; the cleanup then does not say it again."""
+    (tmp_path / "objects").mkdir()
+    (tmp_path / "objects" / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n"
+        "      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n"
+        "      requirements:\n        - key: karpenter.sh/capacity-type\n          operator: In\n"
+        "          values: [\"on-demand\"]\n---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n"
+        "  name: default\nspec:\n  role: karpenter-node-demo\n  amiSelectorTerms:\n    - alias: al2023@latest\n"
+        "  subnetSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: demo\n"
+        "  securityGroupSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: demo\n")
+    eks = NATIVE.replace("  compute_config = {\n    enabled    = true\n    node_pools = [\"general-purpose\"]\n  }\n",
+                         "  node_iam_role_use_name_prefix = false\n") % "demo"
+    (tmp_path / "eks.tf").write_text(eks)
+    (tmp_path / "iam.tf").write_text(HANDMADE_IAM)
+    (tmp_path / "variables.tf").write_text('variable "cluster" {\n  default = "demo"\n}\n')
+    (tmp_path / "karpenter.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  namespace  = "kube-system"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "1.6.2"\n'
+        '  values = [<<-EOT\n    settings:\n      clusterName: demo\n    EOT\n  ]\n}\n')
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert plan.phase == "enable"
+    (eks_change,) = [c for c in plan.changes if c.path == "eks.tf"]
+    call = _hcl(eks_change.new)["module"][0]["eks"]
+    assert call["node_iam_role_additional_policies"] == {"karpenter_node_s3": "${aws_iam_policy.artifacts.arn}"}
+    assert "AmazonEKSWorkerNodePolicy" not in eks_change.new          # the Auto Mode node role has its own
+    for _ in range(5):
+        apply_changes(tmp_path, make_plan(tmp_path, to="auto-mode").changes)
+    assert not any(f.code == "MIG-AUTO-046" for f in make_plan(tmp_path, to="auto-mode").findings)

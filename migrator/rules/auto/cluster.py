@@ -229,7 +229,7 @@ class ClusterRule:
             lines.append(("bootstrap_self_managed_addons", "true"))
             res.notes.append(f"{b.address}: bootstrap_self_managed_addons = true, the value the cluster was created "
                              "with (unset, the module would turn it false and replace the cluster)")
-        carried = self.karpenter_policies(b)
+        carried = self.karpenter_policies(b, text, nl)
         if lines:
             ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
             comment = f"{ind}# the Auto Mode node role keeps a fixed name (the NodeClasses name it) and the cluster " \
@@ -262,7 +262,7 @@ class ClusterRule:
         self.provider(res.dir, CL["provider_floor"][key])
         self.addons(p, b.attr(MOD["addons_input"][key]), text)
 
-    def karpenter_policies(self, b: hclsrc.Block) -> str | None:
+    def karpenter_policies(self, b: hclsrc.Block, text: str, nl: str) -> str | None:
         """The karpenter module's extra node-role policies (SSM, S3...), for the Auto Mode node role: pods that used
         them through the node keep them."""
         if "node_iam_role_additional_policies" in b.attributes:
@@ -281,7 +281,30 @@ class ClusterRule:
                 return None
             self.res.notes.append(f"the karpenter module's node_iam_role_additional_policies carried to {b.address}")
             return extra.source.strip()
-        return None
+        return self.handwritten_policies(b, text, nl)
+
+    def handwritten_policies(self, b: hclsrc.Block, text: str, nl: str) -> str | None:
+        """Policies attached by hand to Karpenter's node role, for the Auto Mode node role of the eks module in the
+        same folder: one map entry per plain attachment, named after it. Attachments written with count or for_each
+        (or in another folder) are said before the workloads move (MIG-AUTO-046), not at the cleanup only."""
+        from .handwritten import node_extras
+        found = node_extras(self.ctx, self.res.dir)
+        plain = [x for x in found if x[4]]
+        for a, p, line, arn, ok in found:
+            if not ok:
+                _find(self.res, "MIG-AUTO-046", "warning", p, line,
+                      f"{a} gives Karpenter's nodes {arn}, which migrator cannot carry to the Auto Mode node role "
+                      "(it is written with count or for_each)",
+                      "if workloads on the new nodes need it, add it to the eks module's "
+                      "node_iam_role_additional_policies before they move")
+        if not plain:
+            return None
+        ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
+        width = max(len(a.split(".", 1)[1]) for a, *_ in plain)
+        body = "".join(f"{ind}  {a.split('.', 1)[1].ljust(width)} = {arn}{nl}" for a, _, _, arn, _ in plain)
+        self.res.notes.append(f"the node role's hand-written policies ({', '.join(a for a, *_ in plain)}) carried to "
+                              f"{b.address}")
+        return "{" + nl + body + ind + "}"
 
     # -- a hand-written aws_eks_cluster -----------------------------------------------------------------------------
     def resource(self, p: str, b: hclsrc.Block) -> None:

@@ -57,6 +57,48 @@ def _ec2_role(repo, p: str, b, blocks: dict) -> bool:
     return any("ec2.amazonaws.com" in repo.text(dp)[db.body_start:db.body_end] for dp, db in [(p, b), *docs])
 
 
+def _node_roles(repo, blocks: dict, names: list[str]) -> set[str]:
+    """The roles of `blocks` whose name the controller policy passes (`names`, globs) and that EC2 assumes."""
+    out = set()
+    for a, (p, b) in blocks.items():
+        if _kind(b) == "aws_iam_role":
+            g = _glob(b.attr("name")) or ((_glob(b.attr("name_prefix")) or "") + "*" if b.attr("name_prefix") else None)
+            if g and any(fnmatchcase(g, n) or fnmatchcase(n, g) for n in names) and _ec2_role(repo, p, b, blocks):
+                out.add(a)
+    return out
+
+
+def node_extras(ctx, d: str) -> list[tuple[str, str, int, str, bool]]:
+    """The policies attached by hand to Karpenter's node role in module folder `d` (a role the controller policy
+    passes, assumed by EC2) beyond what the Auto Mode node role's own policies replace: (address, path, line,
+    policy_arn as written, one plain attachment: no count or for_each)."""
+    repo = ctx.repo
+    names = _passed_roles(ctx, d)
+    if not names:
+        return []
+    blocks: dict[str, tuple[str, object]] = {}
+    for p in repo.tf_in_dir("" if d == "." else d):
+        f = repo.hcl(p)
+        for b in (f.blocks if f else []):
+            if b.type in ("resource", "data") and b.labels:
+                blocks[b.address] = (p, b)
+    roles = _node_roles(repo, blocks, names)
+    out = []
+    for a, (p, b) in sorted(blocks.items()):
+        if _kind(b) != "aws_iam_role_policy_attachment":
+            continue
+        role = b.attr("role")
+        if role is None or not (references(role.source, blocks) & roles):
+            continue
+        e = b.attr("policy_arn")
+        arn = e.source.strip() if e is not None else ""
+        if arn.rstrip('"').rsplit("/", 1)[-1] in FACTS["node_role_replaced"]:
+            continue
+        plain = "count" not in b.attributes and "for_each" not in b.attributes and "each." not in arn
+        out.append((a, p, hclsrc.line_of(repo.text(p), b.start), arn, plain))
+    return out
+
+
 def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding]]:
     """Blocks to remove beside `going` (path -> blocks already removed: the release, the module), per path, and a
     finding for every Karpenter block that stays because something else reads it."""
@@ -89,15 +131,8 @@ def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding
                        hclsrc.line_of(text, b.start) <= int(line) <= hclsrc.line_of(text, b.end)), None)
             if at is not None and _kind(blocks[at][1]) in TYPES:
                 start.add(at)
-        names = _passed_roles(ctx, d)
-        nodes = set()
-        for a, (p, b) in blocks.items():
-            if _kind(b) == "aws_iam_role":
-                g = _glob(b.attr("name")) or ((_glob(b.attr("name_prefix")) or "") + "*" if b.attr("name_prefix")
-                                              else None)
-                if g and any(fnmatchcase(g, n) or fnmatchcase(n, g) for n in names) and _ec2_role(repo, p, b, blocks):
-                    start.add(a)
-                    nodes.add(a)
+        nodes = _node_roles(repo, blocks, _passed_roles(ctx, d))
+        start |= nodes
         if not start:
             continue
         refs = {a: references(repo.text(p)[b.body_start:b.body_end], blocks) - {a} for a, (p, b) in blocks.items()}
@@ -161,7 +196,7 @@ def _not_carried(repo, blocks: dict, refs: dict, group: set[str], nodes: set[str
         e = b.attr("policy_arn")
         arn = e.source.strip() if e is not None else ""
         name = arn.rstrip('"').rsplit("/", 1)[-1]
-        if name in FACTS["node_role_replaced"]:
+        if name in FACTS["node_role_replaced"] or _carried(blocks, arn):
             continue
         note = FACTS["node_role_notes"].get(name, "")
         out.append(Finding(
@@ -171,3 +206,13 @@ def _not_carried(repo, blocks: dict, refs: dict, group: set[str], nodes: set[str
             "if workloads on the new nodes need it, attach it to the Auto Mode node role (the eks module's "
             "node_iam_role_additional_policies, or an attachment to the role migrator wrote)"))
     return out
+
+
+def _carried(blocks: dict, arn: str) -> bool:
+    """The Auto Mode node role already has this policy: an eks module call of the folder lists it in
+    node_iam_role_additional_policies (carried there at the enable phase)."""
+    for a, (_, b) in blocks.items():
+        extra = b.attr("node_iam_role_additional_policies") if b.type == "module" else None
+        if extra is not None and arn and arn in extra.source:
+            return True
+    return False
