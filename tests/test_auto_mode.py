@@ -767,3 +767,29 @@ def test_hand_written_node_role_policies_are_carried_to_the_auto_mode_node_role_
     for _ in range(5):
         apply_changes(tmp_path, make_plan(tmp_path, to="auto-mode").changes)
     assert not any(f.code == "MIG-AUTO-046" for f in make_plan(tmp_path, to="auto-mode").findings)
+
+
+def test_hand_written_node_role_policies_follow_to_the_node_role_migrator_writes_for_a_hand_written_cluster(tmp_path):
+    """The same for a hand-written aws_eks_cluster (the auto-mode-argocd fixture): the controller policy passes its
+    node role by reference (`aws_iam_role.karpenter_node.arn`); the extra attachment gets a twin on the Auto Mode node
+    role migrator writes, and the policy it names stays when Karpenter's role goes."""
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "auto-mode-argocd" / "input", root)
+    k = root / "infra" / "karpenter.tf"
+    k.write_text(k.read_text() + '\nresource "aws_iam_policy" "artifacts" {\n  name   = "orders-artifacts-read"\n'
+                 '  policy = jsonencode({ Version = "2012-10-17", Statement = [{ Effect = "Allow", Action = '
+                 '"s3:GetObject", Resource = "*" }] })\n}\n\nresource "aws_iam_role_policy_attachment" '
+                 '"karpenter_node_artifacts" {\n  role       = aws_iam_role.karpenter_node.name\n'
+                 '  policy_arn = aws_iam_policy.artifacts.arn\n}\n')
+    plan = make_plan(root, to="auto-mode")
+    (new,) = [c.new for c in plan.changes if c.path == "infra/eks-auto-mode.tf"]
+    twin = _hcl(new)["resource"]
+    got = [v for r in twin for t, v in r.items() if t == "aws_iam_role_policy_attachment"
+           and "auto_mode_node_karpenter_node_artifacts" in v]
+    assert got and got[0]["auto_mode_node_karpenter_node_artifacts"]["policy_arn"] == "${aws_iam_policy.artifacts.arn}"
+    for _ in range(6):
+        apply_changes(root, make_plan(root, to="auto-mode").changes)
+    final = make_plan(root, to="auto-mode")
+    assert not final.changes and not any(f.code == "MIG-AUTO-046" for f in final.findings)
+    text = k.read_text()
+    assert 'resource "aws_iam_policy" "artifacts"' in text and "karpenter_node_artifacts" not in text

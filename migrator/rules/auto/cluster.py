@@ -287,16 +287,7 @@ class ClusterRule:
         """Policies attached by hand to Karpenter's node role, for the Auto Mode node role of the eks module in the
         same folder: one map entry per plain attachment, named after it. Attachments written with count or for_each
         (or in another folder) are said before the workloads move (MIG-AUTO-046), not at the cleanup only."""
-        from .handwritten import node_extras
-        found = node_extras(self.ctx, self.res.dir)
-        plain = [x for x in found if x[4]]
-        for a, p, line, arn, ok in found:
-            if not ok:
-                _find(self.res, "MIG-AUTO-046", "warning", p, line,
-                      f"{a} gives Karpenter's nodes {arn}, which migrator cannot carry to the Auto Mode node role "
-                      "(it is written with count or for_each)",
-                      "if workloads on the new nodes need it, add it to the eks module's "
-                      "node_iam_role_additional_policies before they move")
+        plain = self.node_extras("the eks module's node_iam_role_additional_policies")
         if not plain:
             return None
         ind = indent_at(text, next(iter(b.attributes.values())).start) if b.attributes else "  "
@@ -354,7 +345,7 @@ class ClusterRule:
                   "\"API_AND_CONFIG_MAP\" } with bootstrap_cluster_creator_admin_permissions as the cluster was "
                   "created: a change of it replaces the cluster), apply, then run migrator again")
         label = b.labels[1]
-        node_role = "auto_mode_node"
+        node_role = FACTS["naming"]["node_role_label"]
         cname = f"aws_eks_cluster.{label}.name"
         res.role_literal = (res.cluster_literal + "-auto-mode-node") if res.cluster_literal else None
         res.role_expr = f"aws_iam_role.{node_role}.name"
@@ -422,6 +413,18 @@ class ClusterRule:
                       "add sts:TagSession next to sts:AssumeRole in the cluster role's trust policy")
         return out
 
+    def node_extras(self, where: str) -> list:
+        """The plain hand-written attachments on Karpenter's node role (handwritten.node_extras); the others said."""
+        from .handwritten import node_extras
+        found = node_extras(self.ctx, self.res.dir)
+        for a, p, line, arn, ok in found:
+            if not ok:
+                _find(self.res, "MIG-AUTO-046", "warning", p, line,
+                      f"{a} gives Karpenter's nodes {arn}, which migrator cannot carry to the Auto Mode node role "
+                      "(it is written with count or for_each)",
+                      f"if workloads on the new nodes need it, add it to {where} before they move")
+        return [x for x in found if x[4]]
+
     def node_role(self, d: str, label: str, name_expr, nl: str) -> str:
         if any(_dir(p) == d and b.labels[1] == label for p, b in self.repo.blocks("resource", "aws_iam_role")):
             return ""
@@ -436,6 +439,13 @@ class ClusterRule:
         for pol in CL["node_role_policies"]:
             out += (f'{nl}resource "aws_iam_role_policy_attachment" "{label}_{_snake(pol)}" {{{nl}'
                     f'  policy_arn = "{self.arn(d, f"arn:aws:iam::aws:policy/{pol}")}"{nl}'
+                    f'  role       = aws_iam_role.{label}.name'
+                    f"{nl}}}{nl}")
+        for a, _, _, arn, _ in self.node_extras(f"aws_iam_role.{label}"):   # what Karpenter's nodes had beyond those
+            self.res.notes.append(f"{a} carried to aws_iam_role.{label}")
+            out += (f'{nl}# carried from {a}, on Karpenter\'s node role (migrator){nl}'
+                    f'resource "aws_iam_role_policy_attachment" "{label}_{a.split(".", 1)[1]}" {{{nl}'
+                    f'  policy_arn = {arn}{nl}'
                     f'  role       = aws_iam_role.{label}.name'
                     f"{nl}}}{nl}")
         return out

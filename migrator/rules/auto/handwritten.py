@@ -23,6 +23,7 @@ FACTS = convert.FACTS["cleanup"]["handwritten"]
 TYPES = set(FACTS["types"])
 OWNERS = set(FACTS["owners"])
 LEAVES = set(FACTS["leaves"])
+NODE_ROLE = convert.FACTS["naming"]["node_role_label"]
 _ROLE_IN_ARN = re.compile(r":role/(.+)$")
 
 
@@ -50,6 +51,18 @@ def _passed_roles(ctx, d: str) -> list[str]:
     return [n for n in out if n.strip("*/")]          # `role/*` names no role in particular
 
 
+def _passed_refs(ctx, d: str) -> set[str]:
+    """The roles the Karpenter controller policies of this module pass by reference (`aws_iam_role.x.arn`)."""
+    out = set()
+    for pol in scan_policies(ctx.repo):
+        if not pol.is_karpenter or (posixpath.dirname(pol.path) or ".") != d:
+            continue
+        for st in pol.statements:
+            if st.effect.lower() == "allow" and any(a.lower() == "iam:passrole" for a in st.actions):
+                out |= {m.group(1) for r in st.resources for m in re.finditer(r"\b(aws_iam_role\.[\w-]+)\.", r)}
+    return out
+
+
 def _ec2_role(repo, p: str, b, blocks: dict) -> bool:
     """Is a role assumed by EC2 (a node role), in its own trust policy or a document it reads?"""
     body = repo.text(p)[b.body_start:b.body_end]
@@ -74,7 +87,8 @@ def node_extras(ctx, d: str) -> list[tuple[str, str, int, str, bool]]:
     policy_arn as written, one plain attachment: no count or for_each)."""
     repo = ctx.repo
     names = _passed_roles(ctx, d)
-    if not names:
+    refs = _passed_refs(ctx, d)
+    if not names and not refs:
         return []
     blocks: dict[str, tuple[str, object]] = {}
     for p in repo.tf_in_dir("" if d == "." else d):
@@ -82,7 +96,7 @@ def node_extras(ctx, d: str) -> list[tuple[str, str, int, str, bool]]:
         for b in (f.blocks if f else []):
             if b.type in ("resource", "data") and b.labels:
                 blocks[b.address] = (p, b)
-    roles = _node_roles(repo, blocks, names)
+    roles = _node_roles(repo, blocks, names) | {a for a in refs if a in blocks and _kind(blocks[a][1]) == "aws_iam_role"}
     out = []
     for a, (p, b) in sorted(blocks.items()):
         if _kind(b) != "aws_iam_role_policy_attachment":
@@ -92,9 +106,17 @@ def node_extras(ctx, d: str) -> list[tuple[str, str, int, str, bool]]:
             continue
         e = b.attr("policy_arn")
         arn = e.source.strip() if e is not None else ""
+        each = b.attr("for_each")
+        if each is not None and arn in ("each.value", "each.key"):
+            # a set of ARNs written out: only those the Auto Mode node role's own policies do not replace count
+            arns = re.findall(r'"(arn:[^"]+)"', each.source)
+            left = [x for x in arns if x.rsplit("/", 1)[-1] not in FACTS["node_role_replaced"]]
+            if arns and not left:
+                continue
+            arn = ", ".join(left) if arns else arn
         if arn.rstrip('"').rsplit("/", 1)[-1] in FACTS["node_role_replaced"]:
             continue
-        plain = "count" not in b.attributes and "for_each" not in b.attributes and "each." not in arn
+        plain = "count" not in b.attributes and each is None and "each." not in arn
         out.append((a, p, hclsrc.line_of(repo.text(p), b.start), arn, plain))
     return out
 
@@ -209,10 +231,17 @@ def _not_carried(repo, blocks: dict, refs: dict, group: set[str], nodes: set[str
 
 
 def _carried(blocks: dict, arn: str) -> bool:
-    """The Auto Mode node role already has this policy: an eks module call of the folder lists it in
-    node_iam_role_additional_policies (carried there at the enable phase)."""
+    """The Auto Mode node role already has this policy (carried at the enable phase): an eks module call of the
+    folder lists it in node_iam_role_additional_policies, or it is attached to the Auto Mode node role migrator
+    writes beside a hand-written cluster."""
     for a, (_, b) in blocks.items():
-        extra = b.attr("node_iam_role_additional_policies") if b.type == "module" else None
-        if extra is not None and arn and arn in extra.source:
-            return True
+        if b.type == "module":
+            extra = b.attr("node_iam_role_additional_policies")
+            if extra is not None and arn and arn in extra.source:
+                return True
+        elif _kind(b) == "aws_iam_role_policy_attachment":
+            pa, role = b.attr("policy_arn"), b.attr("role")
+            if pa is not None and pa.source.strip() == arn and role is not None and \
+                    f"aws_iam_role.{NODE_ROLE}" in references(role.source, blocks):
+                return True
     return False
