@@ -82,3 +82,14 @@ def test_a_bump_moves_the_urls_to_the_bots_version(tmp_path):
     (crds,) = [c for c in plan.changes if c.path == "crds.tf"]
     assert crds.new.count("/v1.9.0/pkg/apis/crds/") == 3
     assert not any(f.code == "MIG-V1X-CRD-004" for f in plan.findings)      # nothing new since 1.8.0
+
+
+def test_a_new_crd_kept_as_a_file_beside_the_urls_is_not_said_missing(tmp_path):
+    from migrator.crdfiles import chart_crds
+    root = _copy(tmp_path)
+    fname, text = chart_crds("1.14.1")["nodeoverlays.karpenter.sh"]
+    (root / "crds").mkdir()
+    (root / "crds" / fname).write_text(text)
+    plan = make_plan(root)
+    said = [f.message for f in plan.findings if f.code == "MIG-V1X-CRD-004"]
+    assert said and not any("nodeoverlays" in m for m in said) and any("capacitybuffers" in m for m in said)

@@ -67,7 +67,7 @@ def run(ctx, phase: str, done: dict) -> CrdResult:
     if not chart or parse_version(chart) is None:
         return res
     if urls:
-        _urls(ctx, res, urls, chart)
+        _urls(ctx, res, urls, chart, {f.name for vs in sets for f in vs.files})
     crds = chart_crds(chart)
     applied = []
     for vs in sets:
@@ -116,10 +116,10 @@ def run(ctx, phase: str, done: dict) -> CrdResult:
     return res
 
 
-def _urls(ctx, res: CrdResult, urls: list, chart: str) -> None:
+def _urls(ctx, res: CrdResult, urls: list, chart: str, held: set[str]) -> None:
     """CRDs fetched from Karpenter's repository by URL: a pinned release older than the chart moves to it (the
     digits only); a release from a variable or a branch, a file the chart no longer has, and a CRD the chart adds
-    that no URL fetches are said."""
+    that neither a URL nor a file of the root (`held`) holds are said."""
     crds = chart_crds(chart) or {}
     files = {fname for fname, _ in crds.values()}
     moved = []
@@ -157,7 +157,7 @@ def _urls(ctx, res: CrdResult, urls: list, chart: str) -> None:
         group = name.split(".", 1)[1]
         like = next((u for u in fetched if u.name.split(".", 1)[1] == group), None) or \
             next((u for u in fetched if u.name.split(".", 1)[1] == "karpenter.sh"), None)
-        if fname in have or like is None or not _new_in(fname, like.version, chart):
+        if fname in have or name in held or like is None or not _new_in(fname, like.version, chart):
             continue
         url = like.url.replace(like.file, fname).replace(like.ref, like.ref.replace(like.version, chart))
         res.findings.append(Finding(
