@@ -147,9 +147,8 @@ def stale(vs: VendoredSet, chart: str) -> list[str]:
         newest = max(f.releases, key=parse_version)
         if parse_version(newest) < parse_version(ref):
             why.append(f"{f.name} ({f.path}) has the fields of Karpenter {_span(f.releases)}")
-    beside = facts.get("new_crds_beside", {})
     for name, since in facts.get("new_crds", {}).items():
-        group = beside.get(name) or name.split(".", 1)[1]
+        group = home_group(name)
         if _minor(since + ".0") <= _minor(chart) and name not in names and \
                 any(n.endswith("." + group) for n in names):
             why.append(f"{name} (new in {since}) is missing")
@@ -170,6 +169,12 @@ def version_of(vs: VendoredSet) -> str | None:
             return None
         common = set(f.releases) if common is None else common & set(f.releases)
     return _span(sorted(common)) if common else None
+
+
+def home_group(name: str) -> str:
+    """The API group whose CRDs a new CRD of `name` is kept beside: its own, or the one knowledge/crd_fields.yaml
+    `new_crds_beside` names for a group Karpenter adds (autoscaling.x-k8s.io goes with karpenter.sh)."""
+    return knowledge.load("crd_fields").get("new_crds_beside", {}).get(name) or name.split(".", 1)[1]
 
 
 def chart_crds(version: str) -> dict[str, tuple[str, str]] | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ... import knowledge
 from ...edits import TextEdit
-from ...crdfiles import chart_crds, stale, vendored, version_of
+from ...crdfiles import chart_crds, home_group, stale, vendored, version_of
 from ...crdurls import crd_urls
 from ...model import Finding
 from ...path import parse_version
@@ -154,9 +154,9 @@ def _urls(ctx, res: CrdResult, urls: list, chart: str, held: set[str]) -> None:
     have = {u.file for u in urls}
     fetched = [u for u in urls if u.pinned and u.folder == "pkg/apis/crds"]
     for name, (fname, _) in sorted(crds.items(), key=lambda kv: kv[1][0]):
-        group = name.split(".", 1)[1]
+        group, home = name.split(".", 1)[1], home_group(name)
         like = next((u for u in fetched if u.name.split(".", 1)[1] == group), None) or \
-            next((u for u in fetched if u.name.split(".", 1)[1] == "karpenter.sh"), None)
+            next((u for u in fetched if u.name.split(".", 1)[1] == home), None)
         if fname in have or name in held or like is None or not _new_in(fname, like.version, chart):
             continue
         url = like.url.replace(like.file, fname).replace(like.ref, like.ref.replace(like.version, chart))

@@ -13,7 +13,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ...crdfiles import body_of, crd_name, verbatim
+from ...crdfiles import body_of, crd_name, home_group, verbatim
 from ...edits import NewFile, TextEdit, apply_edits
 from ...placement import kustomization_insert
 from ...sources import yaml as yamlsrc
@@ -73,7 +73,7 @@ def blocked(repo, vs, crds: dict) -> str | None:
 
 def _new_crds(sets: list, vs, crds: dict) -> list[str]:
     """CRDs the chart ships that no set of the root holds, placed in `vs` when it holds their API group (a group
-    Karpenter adds, such as autoscaling.x-k8s.io, goes with karpenter.sh)."""
+    no set holds goes where crdfiles.home_group says: autoscaling.x-k8s.io with karpenter.sh)."""
     have = {f.name for s in sets for f in s.files}
     mine = {f.name.split(".", 1)[1] for f in vs.files}
     out = []
@@ -81,7 +81,7 @@ def _new_crds(sets: list, vs, crds: dict) -> list[str]:
         if name in have:
             continue
         group = name.split(".", 1)[1]
-        home = group if any(group in {f.name.split(".", 1)[1] for f in s.files} for s in sets) else "karpenter.sh"
+        home = group if any(group in {f.name.split(".", 1)[1] for f in s.files} for s in sets) else home_group(name)
         if home in mine:
             out.append(name)
     return out

@@ -130,10 +130,9 @@ def run(ctx, phase: str, done: dict) -> HelmResult:
         res.findings += said
         return res
     target, values, crd = vp.target, vp.rows + extra + fixes, vp.crd_rows
-    from ...crdfiles import vendored
-    from ...crdurls import crd_urls
+    from ...crdfiles import owners
     # CRDs kept as files, or fetched from Karpenter's repository by URL: they are the CRDs' owner, not a new release
-    files = vendored(ctx.repo, ctx.owns) or [u for u in crd_urls(ctx.repo, ctx.owns) if u.name.endswith(".karpenter.sh")]
+    files = any(owners(ctx.repo, ctx.owns))
     res = HelmRule(ctx.repo, ctx.manifests, ctx.charts, phase, hop=HOP, rule=RULE,
                    targets={"karpenter": target, "karpenter-crd": target}, rows=values, crd_rows=crd,
                    bump=True, add_crd_release=not files and not _patch_bump(ctx, target), owns=ctx.owns).run()
