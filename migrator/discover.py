@@ -13,7 +13,10 @@ from pathlib import Path
 
 from .edits import newline_of
 
-CANDIDATE_SUFFIXES = (".tf", ".tofu", ".tfvars", ".hcl", ".gotmpl", ".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", ".json", ".sh")
+CANDIDATE_SUFFIXES = (".tf", ".tofu", ".tfvars", ".hcl", ".gotmpl", ".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", ".json", ".sh",
+                      ".mk")
+# build files read for the commands they run (CRD URLs, `helm template` targets): make and just
+CANDIDATE_NAMES = ("Makefile", "makefile", "GNUmakefile", "justfile")
 SKIP_DIRS = {".git", ".terraform", ".terragrunt-cache", "node_modules", "vendor", ".venv", "__pycache__"}
 MAX_BYTES = 2 * 1024 * 1024
 
@@ -88,7 +91,7 @@ def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None =
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
-            if name.endswith(CANDIDATE_SUFFIXES):
+            if name.endswith(CANDIDATE_SUFFIXES) or name in CANDIDATE_NAMES:
                 rel = (d / name).relative_to(root).as_posix()
                 if excluded(rel, exclude):
                     out.skipped.append(Skipped(rel, "excluded by the configuration"))

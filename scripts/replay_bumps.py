@@ -1,7 +1,8 @@
 """Replay dependency-bot bumps of Karpenter from public repositories (issue 32 §6): for each bump in
 scripts/real-bumps.yaml, a temporary git repository holds the tree before and after the bot's commit, and
 `migrator plan --since HEAD~1` is compared with what the owners did next (`expect`: finding codes that must be there,
-and whether the plan may change files). Needs the bare mirrors under /work/.mirror (`fetch` brings them).
+whether the plan may change files, and `files`: files that `apply --write` must leave byte for byte as the owners'
+commit named beside each has them). Needs the bare mirrors under /work/.mirror (`fetch` brings them).
 
     python scripts/replay_bumps.py [owner/name]
 """
@@ -18,6 +19,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_repos import extract  # noqa: E402
 
+from migrator.apply import apply_changes  # noqa: E402
 from migrator.options import Options  # noqa: E402
 from migrator.plan import make_plan  # noqa: E402
 
@@ -34,6 +36,7 @@ def replay(bare: Path, bump: dict) -> list[str]:
         _git(root, "init", "-q")
         _git(root, "config", "user.email", "replay@example.com")
         _git(root, "config", "user.name", "replay")
+        _git(root, "config", "gc.auto", "0")          # no detached gc racing the cleanup
         extract(bare, bump["commit"] + "~1", root)
         _git(root, "add", "-A")
         _git(root, "commit", "-qm", "base")
@@ -57,6 +60,14 @@ def replay(bare: Path, bump: dict) -> list[str]:
         errors = [f for f in plan.findings if f.severity == "error"]
         if errors and not bump.get("expect", {}).get("errors"):
             out += [f"error {f.code} {f.path}:{f.line}: {f.message[:160]}" for f in errors]
+        files = bump.get("expect", {}).get("files", {})
+        if files:
+            apply_changes(sub, plan.changes)
+            for rel, commit in files.items():
+                theirs = subprocess.run(["git", "--git-dir", str(bare), "show", f"{commit}:{rel}"],
+                                        capture_output=True, check=True).stdout
+                if (root / rel).read_bytes() != theirs:
+                    out.append(f"{rel} is not what {commit} has")
         said = sorted(c for c in codes if not c.startswith(("MIG-SINCE", "MIG-HOP")))
         print(f"  {bump['commit'][:9]} {bump['what']}: findings {said or 'none'}; "
               f"changes {[c.path for c in plan.changes] or 'none'}")
