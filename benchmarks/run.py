@@ -112,6 +112,8 @@ def main() -> None:
         plain = Path(tmp) / "plain"
         generate(plain, 1, 100, a.seed)
         generate(many, a.roots, 0, a.seed)
+        double = Path(tmp) / "double"
+        generate(double, 2 * a.roots, 0, a.seed)
         info = generate(big, a.roots, a.unrelated, a.seed)
         generate(mixed, a.roots, a.unrelated, a.seed, mixed=True)
         print(f"trees: 1 root; {a.roots} roots; {a.roots} roots + {a.unrelated} unrelated files "
@@ -123,6 +125,7 @@ def main() -> None:
             ("plan, 1 root + 100 files", mig + ["plan", str(plain), "--format", "json"], a.runs),
             ("plan, 1 root + 100 files + 500 KB CRD bundle", mig + ["plan", str(bundled), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots", mig + ["plan", str(many), "--format", "json"], a.runs),
+            (f"plan, {2 * a.roots} roots", mig + ["plan", str(double), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots + {a.unrelated} unrelated", mig + ["plan", str(big), "--format", "json"], a.runs),
             (f"plan, {a.roots} roots at 3 eras + {a.unrelated} unrelated",
              mig + ["plan", str(mixed), "--to", "latest", "--format", "json"], a.runs),
@@ -143,6 +146,8 @@ def main() -> None:
         print(f"\nplan with unrelated files / naive full parse: {big_t / naive:.1%}")
         print(f"plan with / without the unrelated files: {big_t / many_t:.2f}x")
         print(f"{a.roots} roots / ({a.roots} x 1 root): {many_t / (a.roots * one_t):.2f}")
+        print(f"{2 * a.roots} roots / {a.roots} roots: {got[f'plan, {2 * a.roots} roots'] / many_t:.2f}x "
+              "(linear in roots: at most 2x)")
         mixed_t = got[f"plan, {a.roots} roots at 3 eras + {a.unrelated} unrelated"]
         print(f"{a.roots} roots at 3 eras / at one era (both + unrelated files): {mixed_t / big_t:.2f}x")
         cost = got["plan, 1 root + 100 files + 500 KB CRD bundle"] - got["plan, 1 root + 100 files"]

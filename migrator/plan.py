@@ -282,6 +282,7 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     changed = {c.path for c in plan.changes}
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
+    patched.yaml_carried = {(k[0],) + k[2:]: v for k, v in repo.yaml_docs.items() if k[0] in changed}
     from .inventory.kustomizations import KFILES
     kz = repo._kustomizations           # the kustomizations and their patch files: read once when none changed
     if kz is not None and not any(posixpath.basename(p) in KFILES for p in changed) and \

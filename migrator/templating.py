@@ -22,6 +22,11 @@ def template_text(name: str) -> str:
         return checkout.read_text(encoding="utf-8")
 
 
-def render(template: str, **kw) -> str:
+@lru_cache(maxsize=None)
+def _compiled(name: str):
     env = Environment(keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    return env.from_string(template_text(template)).render(**kw)
+    return env.from_string(template_text(name))
+
+
+def render(template: str, **kw) -> str:
+    return _compiled(template).render(**kw)

@@ -89,13 +89,24 @@ def _parse_yaml_docs(repo: Repo, path: str, text: str, base_offset: int, base_li
     no more than reading it)."""
     gotmpl = gotmpl or in_chart_templates(repo, path)
     full = (path, base_offset, text) if not gotmpl else (path, base_offset, text, "gotmpl")
+    if full not in repo.yaml_docs and repo.yaml_carried:
+        _carry(repo, full)
     if full in repo.yaml_docs:          # every document already parsed for another scan
         yield from (d for d in repo.yaml_docs[full] if only is None or only.search(d[0].text))
         return
     key = full if only is None else (*full, only.pattern)
+    if key not in repo.yaml_docs and repo.yaml_carried:
+        _carry(repo, key)
     if key not in repo.yaml_docs:
         repo.yaml_docs[key] = list(_parse_docs(repo, text, base_line, report_path, only, gotmpl))
     yield from repo.yaml_docs[key]
+
+
+def _carry(repo: Repo, key: tuple) -> None:
+    """The documents of the same text of the same file, parsed before the plan's edits moved them (yaml_carried)."""
+    got = repo.yaml_carried.get((key[0],) + key[2:])
+    if got is not None:
+        repo.yaml_docs[key] = got
 
 
 def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: "re.Pattern | Words | None" = None,

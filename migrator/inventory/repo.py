@@ -30,6 +30,9 @@ class Repo:
         self.root = self.discovery.root
         self._hcl: dict[str, hclsrc.HclFile | None] = {}
         self.yaml_docs: dict[tuple, list] = {}        # (path, offset, text) -> parsed documents
+        # parsed documents of a file the plan changed, by their text (no offset): a second pass reads a changed
+        # file's unchanged heredocs again at shifted offsets
+        self.yaml_carried: dict = {}
         self.findings: list[Finding] = []
         self.template_paths: set[str] = set()
         self.patch_paths: set[str] = set()            # kustomize strategic-merge patch files (kustomize.scan)
@@ -48,7 +51,7 @@ class Repo:
         of its root module). Parsed files and the evaluator's answers are shared; its indexes and findings are its own."""
         from .. import evaluate
         view = Repo(self.root, Discovery(self.root, {p: f for p, f in self.files.items() if p not in paths}, []))
-        view._hcl, view.yaml_docs = self._hcl, self.yaml_docs
+        view._hcl, view.yaml_docs, view.yaml_carried = self._hcl, self.yaml_docs, self.yaml_carried
         for key, empty in (("_tfparse", {}), ("_tfparse_clock", {"spent": 0.0, "late": []})):
             self.__dict__.setdefault(key, empty)
         evaluate.share(self, view)

@@ -79,7 +79,14 @@ def line_of(text: str, offset: int) -> int:
 
 
 def parse(text: str) -> HclFile:
-    """The span model of an HCL file (tree-sitter-hcl); HclParseError if the file does not parse."""
+    """The span model of an HCL file (tree-sitter-hcl); HclParseError if the file does not parse. The model is never
+    changed by its readers, so the same text is parsed once: a plan reads a patched file again in its checks, its
+    cycle test and its second pass."""
+    return _parse(text)
+
+
+@lru_cache(maxsize=512)
+def _parse(text: str) -> HclFile:
     return _TreeSitter(text).file()
 
 

@@ -24,6 +24,8 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
+from . import fastrt
+
 Path = tuple  # tuple of str keys / int indexes
 
 _DOC_SEP = re.compile(r"^---[ \t]*(?:#.*)?$|^\.\.\.[ \t]*$")
@@ -78,7 +80,9 @@ def load(text: str, checked: bool = False) -> Any:
     if not checked and text in _CHECKED:
         return _CHECKED.pop(text)
     try:
-        obj = _rt().load(text)
+        obj = fastrt.load(text, _rt())            # libyaml's scan, ruamel's tree; None: ruamel reads it
+        if obj is None:
+            obj = _rt().load(text)
         if checked and len(_CHECKED) < _CHECKED_MAX:
             _CHECKED[text] = obj
         return obj

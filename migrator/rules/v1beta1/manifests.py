@@ -427,7 +427,7 @@ class ManifestsRule:
             if block:
                 ind = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
                 above.setdefault(first, []).extend(ind + b for b in block)
-            eol = _eol_comment(m.obj, path)
+            eol = _eol_comment(m.obj, path, src)
             if eol and first == last and "#" not in lines[first] and not lines[first].rstrip().endswith((":", "|", "|-")):
                 lines[first] = f"{lines[first]} {eol}"
         if not above:
@@ -734,17 +734,24 @@ class ManifestsRule:
         return self.res
 
     def _template_still_used(self, tpath: str, removed: set[tuple[str, int]]) -> bool:
-        base = posixpath.basename(tpath)
-        for p in self.repo.tf_containing(base):
-            f = self.repo.hcl(p)
-            for b in (f.walk() if f else []):
-                if (p, b.start) in removed:
-                    continue
-                for a in b.attributes.values():
-                    for call in file_calls(a.expr):
-                        if call.items and self.repo.resolve_file_arg(p, call.items[0]) == tpath:
-                            return True
-        return False
+        return any(used == tpath and (p, start) not in removed
+                   for p, start, used in self._file_references(posixpath.basename(tpath)))
+
+    def _file_references(self, base: str) -> list[tuple[str, int, str]]:
+        """(file, start of the block, the file it names) for every file()/templatefile() call in .tf files naming
+        `base`: read once per run (every root of a fleet names the same template name)."""
+        cache = self.repo.__dict__.setdefault("_file_references", {})
+        if base not in cache:
+            out = []
+            for p in self.repo.tf_containing(base):
+                f = self.repo.hcl(p)
+                for b in (f.walk() if f else []):
+                    for a in b.attributes.values():
+                        for call in file_calls(a.expr):
+                            if call.items:
+                                out.append((p, b.start, self.repo.resolve_file_arg(p, call.items[0])))
+            cache[base] = out
+        return cache[base]
 
     def remove_yaml_docs(self, path: str, ms: list[Manifest]) -> None:
         text = self.repo.text(path)
@@ -777,8 +784,9 @@ def _comment_target(c: Converted, path: tuple) -> tuple | None:
     return below[0] if len(below) == 1 else None
 
 
-def _eol_comment(obj: Any, path: tuple) -> str | None:
-    """The end-of-line comment of a scalar entry in the parsed source, if any."""
+def _eol_comment(obj: Any, path: tuple, src: list[str]) -> str | None:
+    """The end-of-line comment of a scalar entry in the source (`expireAfter: 1440h # 60 days`), read from the text
+    at the scalar's position (the parsed tree's positions are the masked text's, `src`); None if there is none."""
     parent = obj
     for p in path[:-1]:
         try:
@@ -786,17 +794,42 @@ def _eol_comment(obj: Any, path: tuple) -> str | None:
         except (KeyError, IndexError, TypeError):
             return None
     key = path[-1]
-    ca = getattr(parent, "ca", None)
-    if ca is None or key not in ca.items:
-        return None
     try:
-        if isinstance(parent[key], (dict, list)):
-            return None
-    except (KeyError, IndexError, TypeError):
+        value = parent[key]
+        line, col = parent.lc.value(key) if isinstance(parent, dict) else parent.lc.item(key)
+    except (KeyError, IndexError, TypeError, AttributeError):
         return None
-    entry = ca.items[key]
-    tok = entry[2] if isinstance(parent, dict) else entry[0]
-    if tok is None or not hasattr(tok, "value"):
+    if isinstance(value, (dict, list)) or value is None or line >= len(src):
         return None
-    first = tok.value.split("\n", 1)[0].strip()
-    return first if first.startswith("#") else None
+    rest = _after_scalar(src[line][col:])
+    if rest is None:
+        return None
+    m = re.match(r"[ \t]+(#.*)$", rest)
+    return m.group(1).strip() if m else None
+
+
+def _after_scalar(text: str) -> str | None:
+    """What follows a one-line scalar at the start of `text`: after its closing quote, or after a plain scalar (which
+    a ` #` ends); None for a quoted scalar that goes on to the next line."""
+    if text[:1] == "'":
+        i = 1
+        while True:
+            j = text.find("'", i)
+            if j < 0:
+                return None
+            if text[j + 1:j + 2] == "'":
+                i = j + 2
+                continue
+            return text[j + 1:]
+    if text[:1] == '"':
+        i = 1
+        while i < len(text):
+            if text[i] == "\\":
+                i += 2
+                continue
+            if text[i] == '"':
+                return text[i + 1:]
+            i += 1
+        return None
+    m = re.search(r"[ \t]#", text)
+    return text[m.start():] if m else ""
