@@ -23,6 +23,7 @@ from .sources.templates import Masked
 
 FACTS = knowledge.load("cas")
 _CAS = re.compile(r"cluster-autoscaler")
+_CAS_TEXT = "cluster-autoscaler"         # _CAS as a plain substring test (C speed over every file)
 _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 
@@ -259,9 +260,9 @@ def scan(repo: Repo) -> CasInventory:
         template = p.endswith((".yaml.tmpl", ".yaml.tftpl", ".yml.tmpl", ".yaml.tpl"))
         if not p.endswith((".yaml", ".yml")) and posixpath.basename(p) != "Kustomization" and not template:
             continue
-        if _CAS.search(sf.text) and (not template or "kind: Deployment" in sf.text):
+        if _CAS_TEXT in sf.text and (not template or "kind: Deployment" in sf.text):
             _yaml_installs(repo, p, sf.text, inv)
-        if _EKSCTL.search(sf.text):
+        if "ClusterConfig" in sf.text and _EKSCTL.search(sf.text):
             _eksctl(repo, p, sf.text, inv)
     _templates(repo, inv)
     _left_out(repo, inv)
@@ -530,7 +531,7 @@ def _scripts(repo: Repo):
     """(file, shell text, lines before it in the file) of the repository's scripts that name Cluster Autoscaler: `.sh`
     files whole, and the `run:` steps of CI workflows (GitHub Actions), each step's text where the file holds it."""
     for p, sf in repo.files.items():
-        if not _CAS.search(sf.text):
+        if _CAS_TEXT not in sf.text:
             continue
         if p.endswith(".sh"):
             yield p, sf.text, 0

@@ -75,45 +75,49 @@ def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None =
         _add(out, root.parent, root, max_bytes)
         out.root = root.parent
         return out
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        d = Path(dirpath)
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        # paths as strings: pathlib's parsing was a fifth of discovery on trees of ten thousand files
+        reld = os.path.relpath(dirpath, top).replace(os.sep, "/") if dirpath != top else ""
         keep = []
         for name in sorted(dirnames):
-            sub = d / name
             if name in SKIP_DIRS:
                 continue
-            if excluded(sub.relative_to(root).as_posix(), exclude):
-                out.skipped.append(Skipped(sub.relative_to(root).as_posix(), "excluded by the configuration"))
+            rel = f"{reld}/{name}" if reld else name
+            if excluded(rel, exclude):
+                out.skipped.append(Skipped(rel, "excluded by the configuration"))
                 continue
-            if sub.is_symlink():
-                out.skipped.append(Skipped(sub.relative_to(root).as_posix(), "symlinked directory (not followed)"))
+            if os.path.islink(os.path.join(dirpath, name)):
+                out.skipped.append(Skipped(rel, "symlinked directory (not followed)"))
                 continue
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
             if name.endswith(CANDIDATE_SUFFIXES) or name in CANDIDATE_NAMES:
-                rel = (d / name).relative_to(root).as_posix()
+                rel = f"{reld}/{name}" if reld else name
                 if excluded(rel, exclude):
                     out.skipped.append(Skipped(rel, "excluded by the configuration"))
                     continue
-                _add(out, root, d / name, max_bytes)
+                _add(out, root, Path(dirpath, name), max_bytes, rel)
     return out
 
 
-def _add(out: Discovery, root: Path, p: Path, max_bytes: int) -> None:
-    rel = p.relative_to(root).as_posix()
-    if p.is_symlink() and not _within(root, p):
+def _add(out: Discovery, root: Path, p: Path, max_bytes: int, rel: str | None = None) -> None:
+    rel = rel if rel is not None else p.relative_to(root).as_posix()
+    name = str(p)
+    if os.path.islink(name) and not _within(root, p):
         out.skipped.append(Skipped(rel, "symlink leaving the root"))
         return
     try:
-        st = p.stat()
+        st = os.stat(name)
     except OSError as e:
         out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
         return
     if st.st_size > max_bytes:
         out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
         return
-    raw = p.read_bytes()
+    with open(name, "rb") as fh:
+        raw = fh.read()
     if b"\0" in raw[:8192]:
         out.skipped.append(Skipped(rel, "binary file"))
         return

@@ -97,9 +97,19 @@ class Repo:
         return found
 
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
-        for p, f in self.files.items():
-            if p.endswith((*hclsrc.TF_CODE, *TFVARS)) and (f.interesting or not interesting_only):
-                yield p
+        every = self.__dict__.get("_tf_list")
+        if every is None:           # the files never change after discovery: listed once per run
+            every = self.__dict__["_tf_list"] = [p for p in self.files if p.endswith((*hclsrc.TF_CODE, *TFVARS))]
+        return iter(every) if not interesting_only else (p for p in every if self.files[p].interesting)
+
+    def yaml_containing(self, needle: str) -> list[str]:
+        """YAML files whose text contains `needle` (one pass over the files per needle and run)."""
+        cache = self.__dict__.setdefault("_yaml_with", {})
+        found = cache.get(needle)
+        if found is None:
+            found = cache[needle] = [p for p, f in self.files.items()
+                                     if p.endswith((".yaml", ".yml")) and needle in f.text]
+        return found
 
     def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None
                ) -> Iterator[tuple[str, hclsrc.Block]]:

@@ -66,9 +66,9 @@ class WorkloadsRule:
         needles = tuple(sorted(set(FACTS["annotations"]) | set(FACTS["selector_labels"])))
         # every key names Karpenter: one C-speed check before the per-key ones
         common = "karpenter" if all("karpenter" in n for n in needles) else ""
-        for p, sf in self.repo.files.items():
-            if not p.endswith((".yaml", ".yml")) or common not in sf.text or not any(n in sf.text for n in needles) \
-                    or not self.owns(p):
+        for p in self.repo.yaml_containing(common):
+            sf = self.repo.files[p]
+            if not any(n in sf.text for n in needles) or not self.owns(p):
                 continue
             if p in self.repo.template_paths:      # Karpenter's own templates and chart values files
                 continue
