@@ -39,6 +39,10 @@ class _Fallback(Exception):
 # such a text goes to ruamel, which says what is wrong
 _LAX = re.compile(r"\t|[\"'][ \t]*:[^\s]")
 _BREAK = re.compile(r"\r\n|\r|\n")
+# the tag ruamel's resolver gives a scalar depends on its text and quoting only (YAML 1.2, no path resolvers, no
+# directive: a document with one goes to ruamel): resolved once per process
+_TAGS: dict = {}
+_TAGS_MAX = 50_000
 
 
 def load(text: str, yaml) -> Any:
@@ -112,7 +116,6 @@ def _compose(parser, py, resolver, text: str):
         else:
             top[1].value.append((top[2], node))
             top[2] = None
-    tags: dict = {}         # a scalar's resolved tag depends on its text and quoting only
     empty = None            # an empty plain value: ruamel places it by the token after it (_empty_mark)
     lines: list[str] | None = None
     while True:
@@ -128,9 +131,11 @@ def _compose(parser, py, resolver, text: str):
                 raise _Fallback
             style = ev.style or None                # libyaml says '' for plain, ruamel None
             key = (ev.value, ev.implicit)
-            tag = tags.get(key)
+            tag = _TAGS.get(key)
             if tag is None:
-                tag = tags[key] = resolver.resolve(ScalarNode, ev.value, ev.implicit)
+                if len(_TAGS) > _TAGS_MAX:
+                    _TAGS.clear()
+                tag = _TAGS[key] = resolver.resolve(ScalarNode, ev.value, ev.implicit)
             node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=style)
             if not ev.value and style is None:
                 top = stack[-1] if stack else None
@@ -142,8 +147,11 @@ def _compose(parser, py, resolver, text: str):
             if ev.anchor is not None or ev.tag is not None:
                 raise _Fallback
             kind = MappingNode if cls is MappingStartEvent else SequenceNode
-            node = kind(resolver.resolve(kind, None, ev.implicit), [], ev.start_mark, None,
-                        flow_style=ev.flow_style)
+            key = (kind, ev.implicit)
+            tag = _TAGS.get(key)
+            if tag is None:
+                tag = _TAGS[key] = resolver.resolve(kind, None, ev.implicit)
+            node = kind(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
             add(node)
             stack.append([True if kind is MappingNode else None, node, None])
         elif cls is SequenceEndEvent or cls is MappingEndEvent:
