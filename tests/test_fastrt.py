@@ -109,3 +109,15 @@ def test_an_end_of_line_comment_is_read_from_the_text(line, comment):
     text = f"spec:\n  {line}\n  other: 1\n"
     obj = yamlsrc.load(text)
     assert _eol_comment(obj, ("spec", "expireAfter"), text.splitlines()) == comment
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a: 1\n---\nb: 2\n", [(0, 5, 0), (9, 14, 2)]),
+    ("---\na: 1\n--- # next\nb: 2\n...\n", [(4, 9, 1), (20, 25, 3)]),
+    ("a: 1\r\n---\r\nb: 2\r\n", [(0, 6, 0), (11, 17, 2)]),          # CRLF: read line by line
+    ("a: 1\n---", [(0, 5, 0)]),                                      # a last separator with no line break
+    ("# only a comment\n---\nb: 2\n", [(21, 26, 2)]),                 # a document of comments is dropped
+    ("a: '---'\n ---\nb\n", [(0, 16, 0)]),                           # not a separator: indented
+])
+def test_documents_split_at_separator_lines(text, expected):
+    assert [(d.start, d.end, d.first_line) for d in yamlsrc.split_documents(text)] == expected

@@ -45,18 +45,33 @@ class DocSpan:
     first_line: int     # 0-based line of `start`
 
 
+# a separator line of a text whose only line break is \n (the common case: found by one search, not line by line)
+_DOC_SEP_LINES = re.compile(r"^(?:---[ \t]*(?:#.*)?|\.\.\.[ \t]*)$", re.M)
+# every other character str.splitlines() breaks at
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def split_documents(text: str) -> list[DocSpan]:
     """Split a YAML stream at `---` / `...` lines. Separator lines are not part of any document."""
     docs: list[DocSpan] = []
-    pos = 0
     start = 0
     start_line = 0
-    for lineno, line in enumerate(text.splitlines(keepends=True)):
-        if _DOC_SEP.match(line.rstrip("\r\n")):
-            docs.append(DocSpan(start, pos, text[start:pos], start_line))
-            start = pos + len(line)
-            start_line = lineno + 1
-        pos += len(line)
+    if _OTHER_BREAKS.search(text) is None:
+        line, counted = 0, 0
+        for m in _DOC_SEP_LINES.finditer(text):
+            line += text.count("\n", counted, m.start())
+            counted = m.start()
+            docs.append(DocSpan(start, m.start(), text[start:m.start()], start_line))
+            start = m.end() + 1 if m.end() < len(text) else m.end()
+            start_line = line + 1
+    else:
+        pos = 0
+        for lineno, ln in enumerate(text.splitlines(keepends=True)):
+            if _DOC_SEP.match(ln.rstrip("\r\n")):
+                docs.append(DocSpan(start, pos, text[start:pos], start_line))
+                start = pos + len(ln)
+                start_line = lineno + 1
+            pos += len(ln)
     docs.append(DocSpan(start, len(text), text[start:], start_line))
     return [d for d in docs if d.text.strip() and not all(
         ln.strip().startswith("#") or not ln.strip() for ln in d.text.splitlines())]
