@@ -46,11 +46,39 @@ def _kustomization(repo: Repo, old_path: str):
         d = posixpath.dirname(d)
 
 
+def _listings(repo: Repo, old_path: str) -> list:
+    """Every kustomization that lists old_path by a path: the one `_kustomization` finds first, then each other of
+    the repository (a sibling environment's `../../production/x.yaml`)."""
+    first = _kustomization(repo, old_path)
+    out = [first] if first is not None else []
+    base = posixpath.basename(old_path)
+    for kpath in sorted(repo.files):
+        if posixpath.basename(kpath) not in ("kustomization.yaml", "kustomization.yml", "Kustomization") or \
+                (first is not None and kpath == first[0]) or base not in repo.text(kpath):
+            continue
+        d = posixpath.dirname(kpath)
+        _k, text, obj = _kustomization_in(repo, d)
+        res = obj.get("resources") if isinstance(obj, dict) else None
+        if not isinstance(res, list):
+            continue
+        idx = next((i for i, x in enumerate(res) if posixpath.normpath(posixpath.join(d, str(x))) == old_path), None)
+        if idx is not None:
+            out.append((kpath, text, res, idx))
+    return out
+
+
 def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) -> TextEdit | None:
     """Edit adding new_path to the kustomization.yaml that lists old_path, right after it, same style."""
     found = _kustomization(repo, old_path)
-    if found is None:
-        return None
+    return _insert(repo, found, old_path, new_path, rule) if found is not None else None
+
+
+def kustomization_inserts(repo: Repo, old_path: str, new_path: str, rule: str) -> list[TextEdit]:
+    """kustomization_insert in every kustomization that lists old_path (each environment that builds it)."""
+    return [e for f in _listings(repo, old_path) for e in [_insert(repo, f, old_path, new_path, rule)] if e]
+
+
+def _insert(repo: Repo, found, old_path: str, new_path: str, rule: str) -> TextEdit | None:
     kpath, text, res, idx = found
     base, new_base = posixpath.basename(old_path), posixpath.basename(new_path)
     kdir = posixpath.dirname(kpath)
@@ -68,8 +96,15 @@ def kustomization_insert(repo: Repo, old_path: str, new_path: str, rule: str) ->
 
 def kustomization_remove(repo: Repo, old_path: str, rule: str) -> TextEdit | None:
     found = _kustomization(repo, old_path)
-    if found is None:
-        return None
+    return _remove(found, rule) if found is not None else None
+
+
+def kustomization_removes(repo: Repo, old_path: str, rule: str) -> list[TextEdit]:
+    """kustomization_remove in every kustomization that lists old_path."""
+    return [_remove(f, rule) for f in _listings(repo, old_path)]
+
+
+def _remove(found, rule: str) -> TextEdit:
     kpath, text, res, idx = found
     lines = text.splitlines(keepends=True)
     ln = res.lc.item(idx)[0]

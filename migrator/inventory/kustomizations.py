@@ -333,6 +333,12 @@ def json_patch(obj: Any, ops: list) -> Any:
 
 
 def _matches(pt: Patch, api: str, kind: str, name: Any) -> bool:
+    t = pt.target if isinstance(pt.target, dict) else None
+    if pt.form == "json6902" and t is not None and t.get("kind") == kind:
+        # a target selects by what it states: with no group or version, every version of the kind (kustomize)
+        g, v = _group_version(api)
+        return t.get("group", g) == g and t.get("version", v) == v and \
+            (t.get("name") is None or str(t.get("name")) == str(name))
     for a, k, n in pt.aims():
         if a == api and k == kind and (n is None or str(n) == str(name)):
             return True

@@ -23,7 +23,7 @@ from ...validate import validate_object
 from ...placement import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, Removals, _name_key, _scope
-from . import addonpools, convert
+from . import addonpools, convert, overlays
 from .links import unlink
 
 RULE = "auto/nodepools"
@@ -109,6 +109,7 @@ class PoolsRule:
         self.place.renamed = {m.block.address: f"{m.block.labels[0]}.{m.block.labels[1]}{NAMING['tf_label_suffix']}"
                               for m in self.old if m.block is not None and m.container != addonpools.CONTAINER}
         self.place.dropped = {c.block.address for c in ctx.charts if c.chart == "karpenter" and c.block is not None}
+        self.made: dict = {}            # (kind, old name) -> (manifest, twin name, its class or role): overlays.py
 
     def finding(self, code, severity, path, line, message, manual=""):
         self.res.findings.append(Finding(code, severity, path, line, message, manual))
@@ -208,6 +209,8 @@ class PoolsRule:
             self.res.created.append(f"{conv.kind} {new}")
             if m.container == "yaml":
                 by_file.setdefault(m.path, []).append((m, [conv]))
+                self.made[(m.kind, old)] = (m, new, roles.get(old) if m.kind == "EC2NodeClass"
+                                            else convert.nodeclass_name(cls or "default"))
             elif m.container == addonpools.CONTAINER:
                 charted.append((m, conv))
             else:
@@ -215,6 +218,7 @@ class PoolsRule:
         for path, items in by_file.items():
             self.place.place_yaml_file(path, items)
         addonpools.place(self, charted)
+        overlays.twins(self)
         self.res.files = sorted({e.path for e in self.res.edits})
 
     def role_for(self, m):
@@ -318,6 +322,7 @@ class PoolsRule:
                 self.res.edits.append(DeleteFile(tpath, RULE))
         for path, ms in docs.items():
             self.place.remove_yaml_docs(path, ms)
+        overlays.drop(self, {(m.kind, _name_key(m, m.name)) for m in going if m.container == "yaml"})
         for m in staying:
             if f"{m.kind} {_name_key(m, m.name)}" not in self.res.pending:
                 self.finding("MIG-AUTO-016", "warning", m.path, m.line,

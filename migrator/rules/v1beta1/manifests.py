@@ -31,8 +31,8 @@ from ...validate import validate_object
 from .convert import TARGET_KIND, Converted, convert_nodeclass, convert_provisioner, needs_role
 
 from ...options import Options  # noqa: F401  (re-exported for older imports)
-from ...placement import (align_attributes, block_span, file_calls, heredoc_body, kustomization_insert,
-                          kustomization_remove, manifest_object, relabel, splice)
+from ...placement import (align_attributes, block_span, file_calls, heredoc_body, kustomization_inserts,
+                          kustomization_removes, manifest_object, relabel, splice)
 
 RULE = "v1beta1/manifests"
 FACTS = knowledge.load("v1beta1")
@@ -596,10 +596,9 @@ class ManifestsRule:
         self.kustomization_entry(path, new_path, add=True)
 
     def kustomization_entry(self, old_path: str, new_path: str | None, add: bool) -> None:
-        e = kustomization_insert(self.repo, old_path, new_path, self.rule) if add else \
-            kustomization_remove(self.repo, old_path, self.rule)
-        if e is not None:
-            self.res.edits.append(e)
+        # every kustomization that lists the file: each environment that builds it gets the new one, loses the old
+        self.res.edits += kustomization_inserts(self.repo, old_path, new_path, self.rule) if add else \
+            kustomization_removes(self.repo, old_path, self.rule)
 
     # -- placement: Terraform ------------------------------------------------------------------
     def taken(self, tf_path: str) -> set[str]:
