@@ -4,6 +4,9 @@ repository.
 
     python scripts/real_repos.py [--mirrors DIR] [--cache DIR] [--to latest] [NAME ...]
 
+An entry may name the folder to plan (`path`, one blueprint of a repository of many) and its own target (`to`, e.g.
+auto-mode for the commit before a team's own move, compared with what the team did next).
+
 A repository comes from a bare mirror (DIR/<owner>+<name>/repo, the layout the search tool's `fetch` writes) or is
 cloned from GitHub into --cache. Its files are never copied into this project. For each repository the script
 prints every root (path, era, chart, hop and phase), its error findings, and the time the plan took; a line starting
@@ -160,7 +163,8 @@ def main() -> int:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             extract(bare, entry["commit"], Path(tmp))
-            lines = check(entry, Path(tmp), args.to)
+            # `path`: the folder planned (one blueprint of a repository of many); `to`: the entry's own target
+            lines = check(entry, Path(tmp) / entry.get("path", "."), entry.get("to", args.to))
         print("\n".join(lines))
         bad += sum(1 for ln in lines if ln.startswith("!"))
     print(f"{bad} difference(s) from scripts/real-repos.yaml")
