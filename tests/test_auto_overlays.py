@@ -124,13 +124,20 @@ def test_a_patch_of_every_nodepool_is_said(tmp_path):
     assert f.path == "karpenter/overlays/staging/kustomization.yaml" and "every NodePool" in f.message
 
 
-def test_an_overlay_that_makes_a_class_unable_to_move_is_said_not_patched(tmp_path):
-    plan = _at_nodepools(tmp_path, _append(
-        "  - target:\n      kind: EC2NodeClass\n      name: bottlerocket\n    patch: |-\n      - op: add\n"
-        "        path: /spec/userData\n        value: echo hi\n"))
-    said = [f for f in plan.findings if f.code == "MIG-AUTO-058"]
-    assert said and "cannot move" in said[0].message
-    assert not [c for c in plan.changes if c.path.endswith("bottlerocket-nodeclass-patch.yaml")]
+def test_a_class_an_overlay_makes_unable_to_move_stays_on_karpenter_everywhere(tmp_path):
+    """Staging adds user data to the base's class: Auto Mode cannot run it there, so the class and its pool stay on
+    Karpenter in every environment (no twin, which would reach staging without the user data, and no cutover, which
+    would remove the pool staging needs); said with the overlay named, and the move is as far as it goes."""
+    from migrator.plan import make_plan
+    work = tmp_path / "tree"
+    shutil.copytree(FX / "expected-run-1", work)
+    _append("  - target:\n      kind: EC2NodeClass\n      name: bottlerocket\n    patch: |-\n      - op: add\n"
+            "        path: /spec/userData\n        value: echo hi\n")(work / "karpenter/overlays/staging/kustomization.yaml")
+    plan = make_plan(work, to="auto-mode")
+    assert not plan.changes
+    said = {f.message.split(":")[0] for f in plan.findings if f.code == "MIG-AUTO-020"}
+    assert said == {"EC2NodeClass bottlerocket stays on Karpenter", "NodePool transcode stays on Karpenter"}
+    assert any("karpenter/overlays/staging/kustomization.yaml patches it" in f.message for f in plan.findings)
 
 
 def test_a_patch_of_the_taints_is_said_not_patched(tmp_path):
@@ -179,3 +186,35 @@ def test_an_environment_listing_the_base_files_gets_the_twins_and_loses_the_old_
     cmd = _kustomize()
     if cmd is not None:
         subprocess.run(cmd + ["--load-restrictor", "LoadRestrictionsNone", str(dev)], check=True, capture_output=True)
+
+
+def test_a_pool_an_overlay_makes_unable_to_move_stays_while_its_class_moves(tmp_path):
+    plan = _at_nodepools(tmp_path, _append(
+        "  - target:\n      kind: NodePool\n      name: transcode\n    patch: |-\n      - op: add\n"
+        "        path: /spec/template/spec/requirements/-\n"
+        "        value: {key: kubernetes.io/os, operator: In, values: [windows]}\n"))
+    [f] = [f for f in plan.findings if f.code == "MIG-AUTO-020"]
+    assert f.path == "karpenter/overlays/staging/kustomization.yaml" and "NodePool transcode stays" in f.message
+    made = "".join(c.new or "" for c in plan.changes if c.path == "karpenter/base/nodes-auto-mode.yaml")
+    assert "kind: NodeClass" in made and "transcode-auto" not in made
+
+
+def test_a_walk_with_a_pool_an_overlay_pins_ends_with_it_and_its_class_on_karpenter(tmp_path):
+    from migrator.apply import apply_changes
+    from migrator.plan import make_plan
+    work = tmp_path / "tree"
+    shutil.copytree(FX / "input", work)
+    _append("  - target:\n      kind: NodePool\n      name: transcode\n    patch: |-\n      - op: add\n"
+            "        path: /spec/template/spec/requirements/-\n"
+            "        value: {key: kubernetes.io/os, operator: In, values: [windows]}\n")(
+        work / "karpenter/overlays/staging/kustomization.yaml")
+    for _ in range(8):
+        plan = make_plan(work, to="auto-mode")
+        if not plan.changes:
+            break
+        apply_changes(plan.root, plan.changes)
+    assert not plan.changes and plan.hop is None
+    said = {f.message.split(":")[0] for f in plan.findings if f.code == "MIG-AUTO-020"}
+    assert said == {"EC2NodeClass bottlerocket stays on Karpenter", "NodePool transcode stays on Karpenter"}
+    staging = _ours(work, "karpenter/overlays/staging")
+    assert _named(staging, "NodePool", "transcode") is not None and _named(staging, "NodePool", "transcode-auto") is None

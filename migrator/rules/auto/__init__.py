@@ -39,17 +39,27 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     karp = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
     if not karp:
         return None
-    blocked = {str(m.name): convert.blocked_class(m.obj) for m in karp if m.kind == "EC2NodeClass"}
-    out = []
+    from .overlays import pinned
+    pins = {key: f"as {k} patches it, {why}" for key, (k, _line, why) in pinned(ctx).items()}
+    blocked = {str(m.name): convert.blocked_class(m.obj) or pins.get(("EC2NodeClass", str(m.name)))
+               for m in karp if m.kind == "EC2NodeClass"}
+    twins = {str(m.name) for m in ctx.manifests if auto_mode(m) and m.kind == "NodeClass"}
+    whys, pools = {}, {}
+    for m in karp:
+        if m.kind != "NodePool":
+            continue
+        ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
+            if isinstance(m.obj, dict) else {}
+        cls = str(ref.get("name")) if isinstance(ref, dict) else None
+        whys[id(m)] = convert.blocked_pool(m.obj) or pins.get(("NodePool", str(m.name))) or \
+            (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None)
+        pools[str(m.name)] = cls
     for m in karp:
         if m.kind == "EC2NodeClass":
-            why = blocked[str(m.name)]
-        else:
-            ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
-                if isinstance(m.obj, dict) else {}
-            cls = str(ref.get("name")) if isinstance(ref, dict) else None
-            why = convert.blocked_pool(m.obj) or (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None)
-        if why is None:
-            return None                 # something can still move: the phases say what
-        out.append((f"{m.kind} {m.name}", m.path, m.line, why))
-    return out
+            users = sorted(p for p, c in pools.items() if c == str(m.name))
+            # a class that could move, whose twin is written, stays for the pools that stay on it
+            whys[id(m)] = blocked[str(m.name)] or (f"NodePool {', '.join(users)}, which stays, uses it" if users and
+                                                   convert.nodeclass_name(str(m.name)) in twins else None)
+    if any(w is None for w in whys.values()):
+        return None                     # something can still move: the phases say what
+    return [(f"{m.kind} {m.name}", m.path, m.line, whys[id(m)]) for m in karp]

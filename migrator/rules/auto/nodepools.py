@@ -158,6 +158,8 @@ class PoolsRule:
     def create(self) -> None:
         classes = {_name_key(m, m.name): m for m in self.old if m.kind == "EC2NodeClass"}
         blocked_classes = {n for n, m in classes.items() if convert.blocked_class(m.obj)}
+        pins = overlays.pinned(self.ctx, self.old)  # movable in the base, not as an overlay patches them
+        blocked_classes |= {n for kind, n in pins if kind == "EC2NodeClass"}
         # each class's role first: a NodePool is never written on a NodeClass that cannot be (no role for it)
         roles = {n: self.role_for(m) for n, m in classes.items() if n not in blocked_classes and
                  ("NodeClass", convert.nodeclass_name(n)) not in self.twins and "${" not in n and "__MIG_" not in n}
@@ -170,6 +172,15 @@ class PoolsRule:
                 self.finding("MIG-AUTO-014", "warning", m.path, m.line,
                              f"{m.kind} {old}: its name is a template expression; migrator cannot name its Auto "
                              "Mode twin", f"write the Auto Mode {m.kind} for it by hand (convert.py's mapping)")
+                continue
+            pin = pins.get((m.kind, old))
+            if pin is not None:
+                self.res.stays.append(f"{m.kind} {old}")
+                self.finding("MIG-AUTO-020", "warning", pin[0], pin[1],
+                             f"{m.kind} {old} stays on Karpenter: as {pin[0]} patches it, {pin[2]}; Auto Mode cannot "
+                             "run it there, so it gets no twin in any environment and Karpenter's controller stays",
+                             "move what that overlay adds out of the pool (a DaemonSet, the workloads' containers), "
+                             "then run migrator again")
                 continue
             if m.kind == "EC2NodeClass":
                 new = convert.nodeclass_name(old)

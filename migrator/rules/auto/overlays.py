@@ -58,6 +58,38 @@ def _taints(patch) -> bool:
     return isinstance(spec, dict) and "taints" in spec
 
 
+def pinned(ctx, old: list | None = None) -> dict[tuple[str, str], tuple[str, int, str]]:
+    """The objects some kustomization makes unable to move (it adds user data, kubelet settings, Windows):
+    (kind, name) -> (kustomization, line of its patch, why). Such an object stays on Karpenter in every environment
+    (no twin, never removed at the cutover), as one that cannot move in its base does: the base's twin would reach
+    that environment without what the overlay adds, and the cutover would remove the pool it needs."""
+    from ...standing import auto_mode
+    if old is None:
+        old = [m for m in ctx.manifests if m.era == "v1" and not auto_mode(m)]
+    names = {(m.kind, str(m.name)) for m in old if m.kind in ("NodePool", "EC2NodeClass") and m.container == "yaml"}
+    out: dict = {}
+    if not names:
+        return out
+    repo = ctx.repo
+    for k in kz.scan(repo):
+        if not ctx.owns(k.path) or not k.patches:
+            continue
+        aimed = {(kind, str(name)): pt for pt in k.patches for _a, kind, name in pt.aims() if (kind, str(name)) in names}
+        if not aimed:
+            continue
+        try:
+            built = kz.build(repo, k.path)
+        except kz.PatchError:
+            continue
+        for (kind, name), pt in sorted(aimed.items()):
+            obj = _object(built, kind, name)
+            why = (convert.blocked_class(obj) if kind == "EC2NodeClass" else convert.blocked_pool(obj)) \
+                if obj is not None else None
+            if why and (kind, name) not in out:
+                out[(kind, name)] = (pt.kpath, pt.line, why)
+    return out
+
+
 def twins(rule) -> None:
     """At the nodepools phase: a patch of each twin in every kustomization that patches its source object."""
     made = rule.made                # (kind, old name) -> (manifest, twin name, class name or role)

@@ -78,14 +78,17 @@ def _selects(node, names: set[str]) -> bool:
 
 def _waiting(ctx, twins: set[str]) -> list[str]:
     """Karpenter NodePools that can move to Auto Mode and have no twin yet (the nodepools phase has not landed)."""
+    from .overlays import pinned
     classes = {str(m.name): m for m in ctx.manifests if m.kind == "EC2NodeClass" and not auto_mode(m)}
+    pins = pinned(ctx)                  # movable in the base, not as an overlay patches them
     out = []
     for m in ctx.manifests:
         if m.kind != "NodePool" or auto_mode(m) or not isinstance(m.obj, dict):
             continue
         ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
         cls = classes.get(str(ref.get("name"))) if isinstance(ref, dict) else None
-        if cls is not None and convert.blocked_class(cls.obj):
+        if (cls is not None and (convert.blocked_class(cls.obj) or ("EC2NodeClass", str(cls.name)) in pins)) or \
+                ("NodePool", str(m.name)) in pins:
             continue                    # stays on Karpenter (said by the nodepools phase)
         if convert.nodepool_name(str(m.name)) not in twins:
             out.append(str(m.name))
