@@ -218,3 +218,21 @@ def test_a_walk_with_a_pool_an_overlay_pins_ends_with_it_and_its_class_on_karpen
     assert said == {"EC2NodeClass bottlerocket stays on Karpenter", "NodePool transcode stays on Karpenter"}
     staging = _ours(work, "karpenter/overlays/staging")
     assert _named(staging, "NodePool", "transcode") is not None and _named(staging, "NodePool", "transcode-auto") is None
+
+
+def test_an_overlay_with_the_older_patches_field_gets_its_entry_there(tmp_path):
+    """`patchesStrategicMerge` (kustomize's older field) lists the twin's patch file in the same field."""
+    from migrator.apply import apply_changes
+    from migrator.plan import make_plan
+    work = tmp_path / "tree"
+    shutil.copytree(FX / "expected-run-1", work)
+    prod = work / "karpenter/overlays/prod"
+    (prod / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n"
+        "patchesStrategicMerge:\n  - nodepool-prod.yaml\n")
+    plan = make_plan(work, to="auto-mode")
+    apply_changes(plan.root, plan.changes)
+    assert (prod / "kustomization.yaml").read_text().endswith(
+        "patchesStrategicMerge:\n  - nodepool-prod.yaml\n  - transcode-auto-nodepool-patch.yaml\n")
+    pool = _named(_ours(work, "karpenter/overlays/prod"), "NodePool", "transcode-auto")
+    assert pool["spec"]["template"]["metadata"]["labels"] == {"env": "prod"}
