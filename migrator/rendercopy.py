@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import knowledge
 from .inventory import Repo, _parse_yaml_docs
-from .inventory.kustomizations import deployers, kustomization_in, leaf_kustomizations
+from .inventory.kustomizations import deployers, flux_paths, kustomization_in, leaf_kustomizations, left_out
 
 _FACTS = knowledge.load("rendered")
 _SOURCE = re.compile(r"^# Source: (?:" + "|".join(map(re.escape, _FACTS["charts"])) + r")/templates/", re.M)
@@ -31,7 +31,6 @@ class Copy:
     line: int
     left_out_by: str            # the kustomization that does not apply it
     make: str | None = None     # `make -C <dir> <target>` where a Makefile target renders it
-    notes: list[str] = field(default_factory=list)
 
 
 def copies(repo: Repo, owns=lambda p: True) -> list[Copy]:
@@ -84,10 +83,12 @@ def _controller_tag(obj, image: str) -> str | None:
 
 def _leaving_out(repo: Repo, p: str) -> str | None:
     """The kustomization of the file's folder or the nearest folder above that does not build it, when nothing else
-    (another kustomization, an Argo CD Application) applies it; None otherwise."""
+    (another kustomization, an Argo CD Application, a Flux Kustomization's path) applies it; None otherwise."""
     if leaf_kustomizations(repo, p) or any(how == "argocd" for how, _ in deployers(repo, p)):
         return None
     d = posixpath.dirname(p)
+    if any(f == "" or d == f or d.startswith(f + "/") for f in flux_paths(repo)) and left_out(repo, p) is None:
+        return None                 # below a Flux Kustomization's path that applies it
     while True:
         k = kustomization_in(repo, d)
         if k is not None:
@@ -114,12 +115,14 @@ def _make(repo: Repo, folder: str) -> str | None:
 
 
 def _target(text: str, sub: str) -> str | None:
+    """The Makefile target whose recipe runs `helm template` naming the folder `sub` (relative to the Makefile)."""
     target = None
     for line in re.sub(r"\\\r?\n", " ", text).splitlines():      # a recipe continued over lines is one command
         if not line.startswith(("\t", " ")):
             m = _RULE.match(line)
-            target = m.group(1) if m and not m.group(1).startswith(".") else None if m else target
+            if m:                   # a new rule (special targets like .PHONY name no recipe of ours)
+                target = None if m.group(1).startswith(".") else m.group(1)
             continue
-        if target and "helm template" in line and (sub == "." or sub.rstrip("/") + "/" in line or sub in line):
+        if target and "helm template" in line and (sub == "." or sub in line):
             return target
     return None

@@ -93,3 +93,15 @@ def test_a_new_crd_kept_as_a_file_beside_the_urls_is_not_said_missing(tmp_path):
     plan = make_plan(root)
     said = [f.message for f in plan.findings if f.code == "MIG-V1X-CRD-004"]
     assert said and not any("nodeoverlays" in m for m in said) and any("capacitybuffers" in m for m in said)
+
+
+def test_a_makefile_is_read_for_the_crd_urls_it_applies(tmp_path):
+    """Makefiles are read (discovery took only files by suffix before, so a Makefile's `kubectl apply -f <url>` was
+    never seen, though the CRD-URL reader lists it)."""
+    from migrator.crdurls import crd_urls
+    from migrator.inventory.repo import Repo
+    (tmp_path / "Makefile").write_text(
+        "crds:\n\tkubectl apply -f https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.3.3/pkg/apis/crds/"
+        "karpenter.sh_nodepools.yaml\n")
+    [u] = crd_urls(Repo(tmp_path))
+    assert (u.path, u.version, u.name) == ("Makefile", "1.3.3", "nodepools.karpenter.sh")

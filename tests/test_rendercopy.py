@@ -71,3 +71,12 @@ def test_the_makefile_target_is_the_rule_whose_recipe_renders_into_the_folder():
     assert _target(text, "manifests") == "manifests"
     assert _target(text, "rendered") is None
     assert _target("all:\n\techo helm\n", "manifests") is None
+
+
+def test_a_copy_a_flux_kustomization_applies_is_no_review_copy(tmp_path):
+    """A Flux Kustomization whose path is the folder applies every file there, whatever a kustomization above lists."""
+    work = _tree(tmp_path)
+    (work / "apps/flux.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: karpenter-rendered\n"
+        "spec:\n  path: ./apps/karpenter/manifests\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n")
+    assert not _said(make_plan(work, to="1.7.1"))

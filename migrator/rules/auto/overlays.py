@@ -177,7 +177,7 @@ def _twin_patch(rule, k, pt, kind, old, new, arg, before, after, m) -> str | Non
                      f"{full['kind']} {new} as {k.path} patches it does not validate against its schema: "
                      + "; ".join(errs), "fix the overlay's patch and re-run; nothing was written")
         return None
-    name = f"{new}-{full['kind'].lower()}-patch.yaml"
+    name = convert.NAMING["overlay_patch_file"].format(twin=new, kind=full["kind"].lower())
     path = posixpath.join(k.dir, name) if k.dir else name
     nl = repo.files[k.path].newline
     body = yamlsrc.Emitter(yamlsrc.detect_style(repo.text(pt.file) if pt.file else k.text)).emit(
@@ -189,7 +189,7 @@ def _twin_patch(rule, k, pt, kind, old, new, arg, before, after, m) -> str | Non
                          "move that file away or write the patch by hand")
             return None
     else:
-        rule.res.edits.append(NewFile(path, body, convert_rule(rule)))
+        rule.res.edits.append(NewFile(path, body, _rule(rule)))
         rule.res.created.append(f"patch of {full['kind']} {new} in {k.path}")
     rule.finding("MIG-AUTO-056", "info", pt.kpath, pt.line,
                  f"{k.path} patches {kind} {old}: its Auto Mode twin {new} gets the same change in {path}, listed in "
@@ -197,7 +197,7 @@ def _twin_patch(rule, k, pt, kind, old, new, arg, before, after, m) -> str | Non
     return name
 
 
-def convert_rule(rule) -> str:
+def _rule(rule) -> str:
     return rule.place.rule
 
 
@@ -220,11 +220,11 @@ def _list(rule, k, names: list[str]) -> None:
         add = "".join(pad + item(n) + nl for n in names)
         if not text[:e].endswith("\n"):
             add = nl + add.rstrip("\r\n")
-        rule.res.edits.append(TextEdit(k.path, e, e, add, convert_rule(rule)))
+        rule.res.edits.append(TextEdit(k.path, e, e, add, _rule(rule)))
         return
     add = f"{field}:{nl}" + "".join(f"  {item(n)}{nl}" for n in names)
     lead = "" if not text or text.endswith("\n") else nl
-    rule.res.edits.append(TextEdit(k.path, len(text), len(text), lead + add, convert_rule(rule)))
+    rule.res.edits.append(TextEdit(k.path, len(text), len(text), lead + add, _rule(rule)))
 
 
 def drop(rule, going: set[tuple[str, str]]) -> None:
@@ -240,17 +240,17 @@ def drop(rule, going: set[tuple[str, str]]) -> None:
                 continue
             gone.setdefault(pt.field, []).append(pt.index)
             if pt.file and not _used_elsewhere(repo, pt):
-                res.edits.append(DeleteFile(pt.file, convert_rule(rule)))
+                res.edits.append(DeleteFile(pt.file, _rule(rule)))
         for fld, idxs in gone.items():
             items = k.obj[fld]
             if len(idxs) == len(items):
                 ks, _ = key_span(k.text, k.obj, fld)
                 _, end = entry_span(k.text, items, len(items) - 1)
-                res.edits.append(TextEdit(k.path, ks, end, "", convert_rule(rule)))
+                res.edits.append(TextEdit(k.path, ks, end, "", _rule(rule)))
             else:
                 for i in idxs:             # with the comment lines that are the entry's own (just above it)
                     s, e = entry_span(k.text, items, i)
-                    res.edits.append(TextEdit(k.path, comments_above(k.text, s), e, "", convert_rule(rule)))
+                    res.edits.append(TextEdit(k.path, comments_above(k.text, s), e, "", _rule(rule)))
             res.removed.append(f"{len(idxs)} patch(es) of the old pools in {k.path}")
     res.files = sorted({e.path for e in res.edits})
 
