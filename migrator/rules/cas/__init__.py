@@ -82,7 +82,7 @@ def _eksctl_named(repo, inv, install) -> str | None:
     cluster (name + region) of the repository that bears the name the install gives Cluster Autoscaler, when no
     Terraform cluster bears it too (which one makes the cluster would be a guess)."""
     from ...cas import install_clusters
-    from .karpenter import terraform_clusters_named
+    from .install.clusters import terraform_clusters_named
     names = install_clusters(install)
     if install.kind != "script" or len(names) != 1:
         return None
@@ -101,7 +101,7 @@ def present(ctx) -> bool:
 def left_beside(ctx) -> tuple[str, str, str] | None:
     """Cluster Autoscaler still installed beside Karpenter while no NodePool takes over a node group of this root
     (none declared here, or none with its NodePool): no cutover or cleanup is planned for it, said."""
-    from .karpenter import MARK
+    from .install.common import MARK
     inv = inventory(ctx)
     if not inv.present or any(MARK in ctx.repo.text(c.path) for c in ctx.charts):
         return None                 # migrator's own install waiting for its NodePools says so itself

@@ -12,13 +12,14 @@ from ...cas import FACTS, CasInstall, helm_sets_are_lists, set_entries, yaml_val
 from ...inventory import value_at
 from ...inventory.blueprints import at_path
 from ...inventory.terragrunt import output_readers, terragrunt
-from . import convert, karpenter
+from . import convert
 from ...edits import DeleteFile, Edit, TextEdit, apply_edits, indent_at, line_end, line_start, to_newline
 from ...model import Finding
-from ...placement import block_span, remove_blocks
+from ...placement import remove_blocks
 from ...sources import hcl as hclsrc
 from ...sources import keytree
 from ...sources.keytree import Op
+from .install.common import MARK
 
 RULE = "cas/autoscaler"
 
@@ -101,7 +102,7 @@ class Autoscaler:
             return self.res             # nothing to cut over to before Karpenter's chart is in (eksctl: by helm)
         if not convert.taken_over(self.ctx):
             if self.phase == "cutover" and not any(m.kind == "NodePool" for m in self.ctx.manifests) and any(
-                    karpenter.MARK in self.repo.text(c.path) for c in self.ctx.charts):
+                    MARK in self.repo.text(c.path) for c in self.ctx.charts):
                 self.waiting(cas)       # migrator's own install left the NodePools out
             return self.res             # Karpenter runs beside Cluster Autoscaler but took over no node group
         for ci in cas.installs:

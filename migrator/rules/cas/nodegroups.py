@@ -58,7 +58,7 @@ class Groups:
         if convert.on_fargate(self.ctx):
             kept = None
         else:
-            from .karpenter import zone_pinned
+            from .install.clusters import zone_pinned
             kept, _ = convert.kept_group(shapes, self.ctx.options.node_group_keep, zone_pinned(self.repo, cas, shapes))
             if kept is None:
                 return self.res

@@ -9,7 +9,7 @@ from ...inventory import value_at
 from ...model import Step
 from ..v1.runbook import build
 from . import convert
-from .karpenter import NODE_MAPPING
+from .install.common import NODE_MAPPING
 
 
 def steps(hop: dict, ctx) -> list[Step]:
@@ -75,7 +75,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     literal = inst.cluster_literal or next((str((o.get("metadata") or {}).get("name")) for _, _, o in
                                             inv.clusters if (o.get("metadata") or {}).get("name")), "")
     if not literal and cas0 is not None and inv.clusters == [] and (inv.eks_modules or inv.groups):
-        from .karpenter import Installer            # past the install (its rule is done): the name as it read it
+        from .install.installer import Installer    # past the install (its rule is done): the name as it read it
         installer = Installer(ctx)
         literal = installer.cluster_literal(installer.terraform_dir(cas0), cas0) or ""
     literal = literal or ctx.options.cluster_name or ""      # the repository's, else the name the user gave
