@@ -1,14 +1,16 @@
-"""Rule `cas/karpenter`: Karpenter installed next to Cluster Autoscaler (phase `install`), and its NodePools file
-listed in Flux's kustomization at the cutover.
+"""Rule `cas/karpenter`: Karpenter installed next to Cluster Autoscaler (phase `install`).
 
-What the install writes is in `install/`, one room per installer shape (docs/design.md has the layout):
-`installer.py` decides where the cluster and Cluster Autoscaler are and which shape writes; `terraform.py` the
-karpenter.tf beside the cluster; `stages.py`, `terragrunt.py` and `tfvars.py` the installs over two Terraform stages,
-Terragrunt units and per-environment tfvars; `eksctl.py`, `gitops.py` (Flux, Argo CD, kustomize), `helmfile.py` the
-installs outside Terraform and `values.py` their chart values; `nodepools.py` the NodePools from the node groups,
-`tags.py` the discovery tags, `access.py` the node role's access; `clusters.py` and `common.py` what they share.
+Terraform roots (a terraform-aws-modules/eks cluster or an `aws_eks_cluster`): a new `karpenter.tf` beside the
+cluster holds the terraform-aws-modules karpenter module (controller role and policy, interruption queue, node role
+with a fixed name, access entry), the `karpenter-crd` and `karpenter` releases at the target, the controller kept
+on the node group that stays (node affinity), and an EC2NodeClass plus one NodePool per node group, as
+`kubectl_manifest` resources when the root uses the kubectl provider, else in `karpenter-nodepools.yaml` applied by
+the runbook. The discovery tag goes on the private subnets (module vpc `private_subnet_tags`) and the node security
+group (module eks `node_security_group_tags`). The controller's identity is EKS Pod Identity when the cluster runs
+the agent add-on, else IRSA through the cluster's OIDC provider.
 Every object validates against the target's CRDs before it is written.
 """
+# What the install writes is in install/, one room per installer shape (install/__init__.py, docs/design.md).
 from __future__ import annotations
 
 import posixpath
