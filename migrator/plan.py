@@ -371,21 +371,10 @@ def _since(ctx: registry.Context, r: str, charts: dict) -> None:
     ctx.since = (old, new, mode)
 
 
-def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: dict | None,
-               multi: bool) -> RootPlan:
-    """Where one root stands (migrator/standing.py) and the hop and phase planned for it now, with its rules' edits
-    and findings."""
-    since = getattr(ctx, "since", None)
-    if since and since[2] == "bump":        # --since: the version the files ask for is the target
-        try:
-            target = route.parse_target(since[1])
-        except route.PathError:             # a patch never to land on (knowledge/minors.yaml `skip`): its minor's newest
-            minor = ".".join(since[1].split(".")[:2])
-            try:
-                target = route.parse_target(minor)
-            except route.PathError:
-                target = route.Target("v1", since[1])
-        ctx.target = target
+def _standing_of(ctx):
+    """Where a root stands from its objects and chart: (its Auto Mode objects, its other Karpenter objects, its chart
+    installs, the objects its shell scripts apply, the standing, and the leftovers older than anything the chart serves
+    beside objects it does serve: files nothing can apply any more, dropped from the root's manifests)."""
     auto = [m for m in ctx.manifests if standing.auto_mode(m)]
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]
     installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
@@ -400,28 +389,27 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         ctx.manifests = [m for m in ctx.manifests if m not in stale]
         ms = [m for m in ms if m not in stale]
         st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
-    era = st.era
-    entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
-    if not ms and ctx.chart_version is None and not ctx.charts:
-        entry = next(((h, st_) for h in registry.entry_hops() if (st_ := registry.standing(h, ctx))), None)
-    if entry is not None:
-        era = entry[0]["from"]
-    rp = RootPlan(r, _objects(ms + shell), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
-    if shell:
-        said = f"{len(shell)} applied from shell heredocs (not converted: MIG-SRC-019)"
-        rp.state = said if not ms else f"{rp.state}; {said}"
-    who = f"cluster root {r}: " if multi else ""
+    return auto, ms, installs, shell, st, stale, stale_shell
 
-    def note(code: str, severity: str, message: str, manual: str = "") -> None:
-        rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
-    rp.findings += shellobjects.said(ctx.repo, shell, route.ERAS[-1])
-    if getattr(ctx, "untouched", None):     # --since of a bump: a root whose chart the change does not move
-        rp.next = f"untouched by this change (chart {ctx.untouched} at {ctx.options.since} and now)"
-        note("MIG-SINCE-003", "info", f"the change since {ctx.options.since} does not move this root's chart "
-                                      f"({ctx.untouched}): nothing is planned for it")
-        return rp
+def _since_target(ctx, since, target):
+    """--since of a bump: the version the files ask for is the target (a patch never to land on: its minor's newest)."""
+    if since and since[2] == "bump":        # --since: the version the files ask for is the target
+        try:
+            target = route.parse_target(since[1])
+        except route.PathError:             # a patch never to land on (knowledge/minors.yaml `skip`): its minor's newest
+            minor = ".".join(since[1].split(".")[:2])
+            try:
+                target = route.parse_target(minor)
+            except route.PathError:
+                target = route.Target("v1", since[1])
+        ctx.target = target
+    return target
 
+
+def _said_since_and_leftovers(rp: RootPlan, ctx, since, stale: list, stale_shell: list, st, note) -> None:
+    """What --since found (a bump across the v1 migration, or companion edits of the minors in between), and the
+    objects older than anything the chart serves, beside objects it does serve (leftovers, not the standing)."""
     if since and since[2] == "crosses":
         note("MIG-SINCE-001", "error",
              f"the files bump the chart from {since[0]} (at {ctx.options.since}) to {since[1]}, across the v1beta1 -> v1 "
@@ -446,6 +434,100 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             "beside objects it does serve: a leftover nothing can apply any more; it does not decide where the root "
             "stands and is not converted",
             "delete it (or convert it by hand if it is still meant to exist)"))
+
+
+def _finishing(chain: list, era: str, ctx, target, st, multi: bool, r: str, note) -> tuple[list, list | None]:
+    """A hop that reached this era may still have phases that only run once its objects are there (webhooks-off),
+    while the controller is below the version that closes it: (the chain with it first, its phases still to do), or
+    the chain as it was and None (said where it is half-way and no target is named)."""
+    finish = None
+    for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
+        if finishing.get("requires_target") and (target is None or not registry.present(finishing, ctx)):
+            if target is None and registry.present(finishing, ctx) and \
+                    standing.finishing_applies(finishing, st.chart) and \
+                    _has_work(finishing, ctx, finishing["finish_phases"]):
+                # planned only when asked for, like its start: said, so a plain plan never hides a half-done move
+                note("MIG-HOP-009", "info",
+                     f"{'this root' if multi else 'the repository'} is half-way through {finishing['from']} → "
+                     f"{finishing['to']} (Karpenter is in): its {', '.join(finishing['finish_phases'])} phases "
+                     "remain, planned when a target is named",
+                     "migrator plan <repository> " + (f"--root {shlex.quote(r)} " if multi else "") + "--to latest")
+            elif target is None and registry.present(finishing, ctx) and \
+                    standing.finishing_applies(finishing, st.chart) and \
+                    (left := registry.left_beside(finishing, ctx)) is not None:
+                note(left[0], "info", left[1], left[2])
+            continue
+        if not standing.finishing_applies(finishing, st.chart):
+            continue
+        # its other phases are behind this root (but those it may rejoin, when they have work)
+        rejoin = [p for p, rule in finishing.get("rejoin_phases", {}).items()
+                  if getattr(ctx.result(finishing, p).get(rule), "done", True) is False]
+        if rejoin or _has_work(finishing, ctx, finishing["finish_phases"]):
+            chain = [finishing] + chain
+            finish = [p for p in registry.phases(finishing) if p in rejoin or p in finishing["finish_phases"]]
+            break
+        if (left := registry.left_beside(finishing, ctx)) is not None:
+            note(left[0], "info", left[1], left[2])   # still there, with no phase to move it: said
+
+    return chain, finish
+
+
+def _pruned(chain: list, ctx, st, phase: str | None, goal) -> list:
+    """The chain without the hops the chart version alone put a root in (its objects are past them) and nothing to do
+    there; off self-managed Karpenter, the onward 1.x hop only for a root below the exit's floor; nothing when both
+    charts are at the target and the 1.x hop finds nothing to do or say."""
+    while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
+            not chain[0].get("requires_target") and \
+            (st.objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(st.objects_era)) and \
+            not _has_work(chain[0], ctx, registry.phases(chain[0])) and \
+            not _has_errors(chain[0], ctx, registry.phases(chain[0])):
+        chain.pop(0)
+    if goal.exit_hop is not None:
+        # off self-managed Karpenter: the onward 1.x hop only for a root below the exit's floor (or one whose chart is
+        # not known and which still has 1.x work)
+        floor = route.parse_version(goal.exit_hop["karpenter_floor"])
+        cur = route.parse_version(st.chart) if st.chart else None
+        chain = [h for h in chain if not (h.get("onward") and (cur >= floor if cur is not None else
+                                                               not _has_work(h, ctx, registry.phases(h))))]
+    if len(chain) == 1 and chain[0].get("onward") and chain[0].get("implemented") \
+            and not getattr(ctx, "since", None) and _at_goal(ctx, st, goal) \
+            and not _has_work(chain[0], ctx, registry.phases(chain[0])) \
+            and not _has_notes(chain[0], ctx, registry.phases(chain[0])):
+        chain = []                  # both charts at the target and the 1.x hop finds nothing to do or say
+    return chain
+
+
+def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: dict | None,
+               multi: bool) -> RootPlan:
+    """Where one root stands (migrator/standing.py) and the hop and phase planned for it now, with its rules' edits
+    and findings."""
+    since = getattr(ctx, "since", None)
+    target = _since_target(ctx, since, target)
+    auto, ms, installs, shell, st, stale, stale_shell = _standing_of(ctx)
+    era = st.era
+    entry = None                # a root with no Karpenter yet that an entry hop (Cluster Autoscaler) starts from
+    if not ms and ctx.chart_version is None and not ctx.charts:
+        entry = next(((h, st_) for h in registry.entry_hops() if (st_ := registry.standing(h, ctx))), None)
+    if entry is not None:
+        era = entry[0]["from"]
+    rp = RootPlan(r, _objects(ms + shell), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
+    if shell:
+        said = f"{len(shell)} applied from shell heredocs (not converted: MIG-SRC-019)"
+        rp.state = said if not ms else f"{rp.state}; {said}"
+    who = f"cluster root {r}: " if multi else ""
+
+    def note(code: str, severity: str, message: str, manual: str = "") -> None:
+        rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
+
+    from .inventory import shellobjects
+    rp.findings += shellobjects.said(ctx.repo, shell, route.ERAS[-1])
+    if getattr(ctx, "untouched", None):     # --since of a bump: a root whose chart the change does not move
+        rp.next = f"untouched by this change (chart {ctx.untouched} at {ctx.options.since} and now)"
+        note("MIG-SINCE-003", "info", f"the change since {ctx.options.since} does not move this root's chart "
+                                      f"({ctx.untouched}): nothing is planned for it")
+        return rp
+
+    _said_since_and_leftovers(rp, ctx, since, stale, stale_shell, st, note)
 
     exit_hop = target.exit_hop if target is not None else None
     controllers = [c for c in installs if c.chart == "karpenter"]
@@ -503,36 +585,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
                                                                         fixed[r][3] is not None):
         return _plan_unknown(rp, ctx, target, phase, fixed, multi, note, installs)
     chain = route.hops_between(era, goal)
-    # a hop that reached this era may still have phases that only run once its objects are there (webhooks-off),
-    # while the controller is below the version that closes it
-    finish = None
-    for finishing in (h for h in HOPS["hops"] if h["to"] == era and h.get("finish_phases") and h.get("implemented")):
-        if finishing.get("requires_target") and (target is None or not registry.present(finishing, ctx)):
-            if target is None and registry.present(finishing, ctx) and \
-                    standing.finishing_applies(finishing, st.chart) and \
-                    _has_work(finishing, ctx, finishing["finish_phases"]):
-                # planned only when asked for, like its start: said, so a plain plan never hides a half-done move
-                note("MIG-HOP-009", "info",
-                     f"{'this root' if multi else 'the repository'} is half-way through {finishing['from']} → "
-                     f"{finishing['to']} (Karpenter is in): its {', '.join(finishing['finish_phases'])} phases "
-                     "remain, planned when a target is named",
-                     "migrator plan <repository> " + (f"--root {shlex.quote(r)} " if multi else "") + "--to latest")
-            elif target is None and registry.present(finishing, ctx) and \
-                    standing.finishing_applies(finishing, st.chart) and \
-                    (left := registry.left_beside(finishing, ctx)) is not None:
-                note(left[0], "info", left[1], left[2])
-            continue
-        if not standing.finishing_applies(finishing, st.chart):
-            continue
-        # its other phases are behind this root (but those it may rejoin, when they have work)
-        rejoin = [p for p, rule in finishing.get("rejoin_phases", {}).items()
-                  if getattr(ctx.result(finishing, p).get(rule), "done", True) is False]
-        if rejoin or _has_work(finishing, ctx, finishing["finish_phases"]):
-            chain = [finishing] + chain
-            finish = [p for p in registry.phases(finishing) if p in rejoin or p in finishing["finish_phases"]]
-            break
-        if (left := registry.left_beside(finishing, ctx)) is not None:
-            note(left[0], "info", left[1], left[2])   # still there, with no phase to move it: said
+    chain, finish = _finishing(chain, era, ctx, target, st, multi, r, note)
     wanted = phase
     if wanted is None and fixed is None and finish and finish[0] not in chain[0]["finish_phases"]:
         wanted = finish[0]                 # a phase still to do before the rest: the root stands there
@@ -541,24 +594,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
             chain, wanted = [fixed[r][0]], fixed[r][1]
             rp.rank, ctx.only_rules = fixed[r][2], fixed[r][3]
     else:
-        # hops the chart version alone put this root in (its objects are past them): skip those with nothing to do
-        while len(chain) > 1 and chain[0].get("implemented") and phase not in registry.phases(chain[0]) and \
-                not chain[0].get("requires_target") and \
-                (st.objects_era is None or ERAS.index(chain[0]["from"]) < ERAS.index(st.objects_era)) and \
-                not _has_work(chain[0], ctx, registry.phases(chain[0])) and \
-                not _has_errors(chain[0], ctx, registry.phases(chain[0])):
-            chain.pop(0)
-    if goal.exit_hop is not None and fixed is None:
-        # off self-managed Karpenter: the onward 1.x hop only for a root below the exit's floor (or one whose chart is
-        # not known and which still has 1.x work)
-        floor = route.parse_version(goal.exit_hop["karpenter_floor"])
-        cur = route.parse_version(st.chart) if st.chart else None
-        chain = [h for h in chain if not (h.get("onward") and (cur >= floor if cur is not None else
-                                                               not _has_work(h, ctx, registry.phases(h))))]
-    if fixed is None and len(chain) == 1 and chain[0].get("onward") and chain[0].get("implemented") \
-            and not getattr(ctx, "since", None) and _at_goal(ctx, st, goal) and not _has_work(chain[0], ctx, registry.phases(chain[0])) \
-            and not _has_notes(chain[0], ctx, registry.phases(chain[0])):
-        chain = []                  # both charts at the target and the 1.x hop finds nothing to do or say
+        chain = _pruned(chain, ctx, st, phase, goal)
     if target is None and chain and not chain[0].get("onward"):
         goal = route.Target(chain[0]["to"])
         ctx.target = goal

@@ -110,9 +110,35 @@ def capacity_of(itype: str) -> tuple[int, int] | None:
 
 
 def shape(g: NodeGroup) -> Shape:
+    """What a node group runs, as a NodePool and EC2NodeClass will: its instance types (or selector), capacity, AMI
+    alias and architecture, labels, taints, disk and limits; with the notes of what cannot be carried."""
     spec = FACTS["node_groups"]["eksctl" if g.source == "eksctl" else "terraform_module"]
     notes: list[Finding] = []
     unsure: list[str] = []
+    types = _instance_types(g, spec, notes, unsure)
+    selector = _instance_selector(g, spec, notes, unsure) if g.source == "eksctl" else None
+    if selector is not None:
+        types = []                          # the selector decides the types, as eksctl did
+    if g.source == "eksctl":
+        types, capacity, alias, arch = _eksctl_image(g, types, selector, notes, unsure)
+    else:
+        capacity, alias, arch = _terraform_image(g, notes, unsure)
+    labels = _labels(g, notes)
+    raw = g.fields.get("taints")
+    taints = _taints(g, raw, notes, unsure)
+    disk = g.literal("disk_size")
+    limits = _limits(g, types, selector, notes)
+    _not_carried(g, spec, notes)
+    if isinstance(raw, str) and g.masked.has_token(raw):
+        notes.append(_note(g, "MIG-CAS-013", "warning", "the taints are computed", "add them to the NodePool by hand"))
+        unsure.append("taints")
+    return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
+                 limits, notes, spec.get("default_disk_size"), unsure, selector=selector)
+
+
+def _instance_types(g: NodeGroup, spec: dict, notes: list, unsure: list) -> list[str]:
+    """The group's instance types as written (the installer's default where none is written; none, said, where the
+    root does not state them)."""
     types = g.literal("instance_types")
     if types is None and g.literal("instance_type"):
         types = [g.literal("instance_type")]
@@ -129,79 +155,90 @@ def shape(g: NodeGroup) -> Shape:
             types = []
         else:
             types = list(spec.get("default_instance_types", []))
-    types = [str(t) for t in types]
-    selector = _instance_selector(g, spec, notes, unsure) if g.source == "eksctl" else None
-    if selector is not None:
-        types = []                          # the selector decides the types, as eksctl did
-    if g.source == "eksctl":
-        capacity = "spot" if g.literal("spot") else "on-demand"
-        dist = g.literal("instances_distribution")
-        if isinstance(dist, dict):          # a mixed-instances group: its types and its on-demand share
-            if isinstance(dist.get("instanceTypes"), list) and dist["instanceTypes"]:
-                types = [str(t) for t in dist["instanceTypes"]]
-            pct = dist.get("onDemandPercentageAboveBaseCapacity", 100)
-            base = dist.get("onDemandBaseCapacity", 0)
-            if not isinstance(pct, int) or not isinstance(base, int):
-                unsure.append("capacity")
-            elif pct < 100:
-                capacity = "spot" if pct == 0 and base == 0 else "spot+on-demand"
-        elif g.fields.get("instances_distribution") is not None:
+    return [str(t) for t in types]
+
+
+def _eksctl_image(g: NodeGroup, types: list, selector, notes: list, unsure: list) -> tuple[list, str, str, str]:
+    """An eksctl group's (instance types, capacity, AMI alias, architecture): a mixed-instances group's types and
+    on-demand share, its amiFamily (eksctl's default assumed where none is set)."""
+    capacity = "spot" if g.literal("spot") else "on-demand"
+    dist = g.literal("instances_distribution")
+    if isinstance(dist, dict):          # a mixed-instances group: its types and its on-demand share
+        if isinstance(dist.get("instanceTypes"), list) and dist["instanceTypes"]:
+            types = [str(t) for t in dist["instanceTypes"]]
+        pct = dist.get("onDemandPercentageAboveBaseCapacity", 100)
+        base = dist.get("onDemandBaseCapacity", 0)
+        if not isinstance(pct, int) or not isinstance(base, int):
             unsure.append("capacity")
-        arch = "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
-        if selector and selector.get("arch"):
-            arch = selector["arch"]
-        named = g.literal("ami_family")
-        if named is None and not _unread(g, "ami_family"):
-            at, sure = default_ami_type(g.cluster_version)
-            named = FACTS["eksctl_default_ami_family"][FACTS["ami_type"][at]["alias"]]
-            notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
-                               f"amiFamily not set: eksctl's default {named} is assumed"
-                               + (f" (Kubernetes {g.cluster_version})" if sure else
-                                  " (the default of groups created on Kubernetes 1.30 or newer)"),
-                               "" if sure else "check the group's AMI (aws eks describe-nodegroup --query "
-                               "nodegroup.amiType, or the launch template's image); if it is Amazon Linux 2, set "
-                               "the EC2NodeClass alias to al2@latest"))
-        family = FACTS["eksctl_ami_family"].get(str(named))
-        if family is None:
-            notes.append(_note(g, "MIG-CAS-012", "warning", f"amiFamily {_source(g, 'ami_family')} has no Karpenter "
-                               "AMI alias; the EC2NodeClass uses AL2023", "set amiSelectorTerms for this AMI by hand"))
-        alias = family or "al2023"
-    else:
-        ct = str(g.literal("capacity_type") or FACTS["node_groups"]["terraform_module"]["default_capacity_type"])
-        capacity = FACTS["capacity_type"].get(ct, "on-demand")
-        if _unread(g, "capacity_type"):
-            unsure.append("capacity")
-            notes.append(_note(g, "MIG-CAS-038", "warning",
-                               f"capacity_type is {_source(g, 'capacity_type')}, whose value the root does not state: "
-                               f"the NodePool is written {capacity}",
-                               "set karpenter.sh/capacity-type in the NodePool to what the group runs (spot or "
-                               "on-demand) before the cutover"))
-        at = g.literal("ami_type")
-        if at is None and _unread(g, "ami_type"):
-            notes.append(_note(g, "MIG-CAS-038", "warning",
-                               f"ami_type is {_source(g, 'ami_type')}, whose value the root does not state: the "
-                               "EC2NodeClass takes EKS's default for the cluster version",
-                               "set the EC2NodeClass amiSelectorTerms alias to the group's AMI family before the "
-                               "cutover"))
-        if at is None and not _unread(g, "ami_type") and (by_module := module_ami_type(g)):
-            at = by_module
-            notes.append(_note(g, "MIG-CAS-011", "info", f"ami_type not set: the eks module's default for "
-                               f"{'managed' if g.flavour == 'managed' else 'self-managed'} groups ({at}) is taken"))
-        if at is None and not _unread(g, "ami_type"):
-            at, sure = default_ami_type(g.cluster_version)
-            notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
-                               f"ami_type not set: EKS's default {at} is assumed"
-                               + ("" if sure else " (the default of groups created on Kubernetes 1.30 or newer)"),
-                               "" if sure else "check with aws eks describe-nodegroup --query nodegroup.amiType; if "
-                               "it says AL2_x86_64, set the EC2NodeClass alias to al2@latest"))
-        if at is None:
-            at, _ = default_ami_type(g.cluster_version)
-        row = FACTS["ami_type"].get(str(at))
-        if row is None:
-            notes.append(_note(g, "MIG-CAS-012", "warning", f"ami_type {at} has no Karpenter AMI alias; the "
-                               "EC2NodeClass uses AL2023", "set amiSelectorTerms for this AMI by hand"))
-            row = {"alias": "al2023", "arch": "amd64"}
-        alias, arch = row["alias"], row["arch"]
+        elif pct < 100:
+            capacity = "spot" if pct == 0 and base == 0 else "spot+on-demand"
+    elif g.fields.get("instances_distribution") is not None:
+        unsure.append("capacity")
+    arch = "arm64" if any(re.match(r"^[a-z]+\d+g", t) for t in types) else "amd64"
+    if selector and selector.get("arch"):
+        arch = selector["arch"]
+    named = g.literal("ami_family")
+    if named is None and not _unread(g, "ami_family"):
+        at, sure = default_ami_type(g.cluster_version)
+        named = FACTS["eksctl_default_ami_family"][FACTS["ami_type"][at]["alias"]]
+        notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
+                           f"amiFamily not set: eksctl's default {named} is assumed"
+                           + (f" (Kubernetes {g.cluster_version})" if sure else
+                              " (the default of groups created on Kubernetes 1.30 or newer)"),
+                           "" if sure else "check the group's AMI (aws eks describe-nodegroup --query "
+                           "nodegroup.amiType, or the launch template's image); if it is Amazon Linux 2, set "
+                           "the EC2NodeClass alias to al2@latest"))
+    family = FACTS["eksctl_ami_family"].get(str(named))
+    if family is None:
+        notes.append(_note(g, "MIG-CAS-012", "warning", f"amiFamily {_source(g, 'ami_family')} has no Karpenter "
+                           "AMI alias; the EC2NodeClass uses AL2023", "set amiSelectorTerms for this AMI by hand"))
+    alias = family or "al2023"
+    return types, capacity, alias, arch
+
+
+def _terraform_image(g: NodeGroup, notes: list, unsure: list) -> tuple[str, str, str]:
+    """A Terraform group's (capacity, AMI alias, architecture): its capacity_type and ami_type, the eks module's or
+    EKS's default where none is set."""
+    ct = str(g.literal("capacity_type") or FACTS["node_groups"]["terraform_module"]["default_capacity_type"])
+    capacity = FACTS["capacity_type"].get(ct, "on-demand")
+    if _unread(g, "capacity_type"):
+        unsure.append("capacity")
+        notes.append(_note(g, "MIG-CAS-038", "warning",
+                           f"capacity_type is {_source(g, 'capacity_type')}, whose value the root does not state: "
+                           f"the NodePool is written {capacity}",
+                           "set karpenter.sh/capacity-type in the NodePool to what the group runs (spot or "
+                           "on-demand) before the cutover"))
+    at = g.literal("ami_type")
+    if at is None and _unread(g, "ami_type"):
+        notes.append(_note(g, "MIG-CAS-038", "warning",
+                           f"ami_type is {_source(g, 'ami_type')}, whose value the root does not state: the "
+                           "EC2NodeClass takes EKS's default for the cluster version",
+                           "set the EC2NodeClass amiSelectorTerms alias to the group's AMI family before the "
+                           "cutover"))
+    if at is None and not _unread(g, "ami_type") and (by_module := module_ami_type(g)):
+        at = by_module
+        notes.append(_note(g, "MIG-CAS-011", "info", f"ami_type not set: the eks module's default for "
+                           f"{'managed' if g.flavour == 'managed' else 'self-managed'} groups ({at}) is taken"))
+    if at is None and not _unread(g, "ami_type"):
+        at, sure = default_ami_type(g.cluster_version)
+        notes.append(_note(g, "MIG-CAS-011", "info" if sure else "warning",
+                           f"ami_type not set: EKS's default {at} is assumed"
+                           + ("" if sure else " (the default of groups created on Kubernetes 1.30 or newer)"),
+                           "" if sure else "check with aws eks describe-nodegroup --query nodegroup.amiType; if "
+                           "it says AL2_x86_64, set the EC2NodeClass alias to al2@latest"))
+    if at is None:
+        at, _ = default_ami_type(g.cluster_version)
+    row = FACTS["ami_type"].get(str(at))
+    if row is None:
+        notes.append(_note(g, "MIG-CAS-012", "warning", f"ami_type {at} has no Karpenter AMI alias; the "
+                           "EC2NodeClass uses AL2023", "set amiSelectorTerms for this AMI by hand"))
+        row = {"alias": "al2023", "arch": "amd64"}
+    alias, arch = row["alias"], row["arch"]
+    return capacity, alias, arch
+
+
+def _labels(g: NodeGroup, notes: list) -> dict:
+    """The group's labels a NodePool may carry (a restricted domain's are said, not carried)."""
     labels = g.literal("labels") if isinstance(g.literal("labels"), dict) else {}
     if _unread(g, "labels"):
         notes.append(_note(g, "MIG-CAS-038", "warning",
@@ -221,6 +258,11 @@ def shape(g: NodeGroup) -> Shape:
                            "select these nodes by another label, or by the ones Karpenter sets itself "
                            "(karpenter.sh/nodepool, its well-known labels)"))
         labels = {k: v for k, v in labels.items() if k not in restricted}
+    return labels
+
+
+def _taints(g: NodeGroup, raw, notes: list, unsure: list) -> list[dict]:
+    """The group's taints as a NodePool writes them (a computed one is said)."""
     taints = []
     raw = g.fields.get("taints")
     for t in (raw.values() if isinstance(raw, dict) else raw or []):
@@ -233,7 +275,11 @@ def shape(g: NodeGroup) -> Shape:
             taint["value"] = as_string(t["value"])
         taint["effect"] = FACTS["taint_effect"].get(str(t.get("effect")), "NoSchedule")
         taints.append(taint)
-    disk = g.literal("disk_size")
+    return taints
+
+
+def _limits(g: NodeGroup, types: list, selector, notes: list) -> dict | None:
+    """The NodePool's limits: what max_size nodes of the group's largest type add up to (said where not known)."""
     limits = None
     max_size = g.size("max_size")
     caps = [capacity_of(t) for t in types] if selector is None else [(selector["cpu"], selector["memory"])]
@@ -246,6 +292,11 @@ def shape(g: NodeGroup) -> Shape:
         notes.append(_note(g, "MIG-CAS-014", "warning",
                            f"no limit written: {('max_size is not a number' if 'max_size' in g.fields else 'max_size is not stated') if not isinstance(max_size, int) else 'capacity of ' + ', '.join(unknown) + ' is not in the table'}",
                            "set spec.limits (cpu, memory) to what max_size nodes of this group add up to"))
+    return limits
+
+
+def _not_carried(g: NodeGroup, spec: dict, notes: list) -> None:
+    """What the group sets that an EC2NodeClass does not carry (a launch template, user data), said."""
     for k in g.manual:
         lt = next(iter(g.template.items()), None) if k == "launch_template" else None
         notes.append(_note(g, "MIG-CAS-015", "warning", f"{k} is not carried to the EC2NodeClass" + (
@@ -254,11 +305,6 @@ def shape(g: NodeGroup) -> Shape:
             + ("; ".join(f"{a}: {b}" for a, b in lt[1].items()) if lt and lt[1] else
                spec.get("manual_to", {}).get(k, "userData, blockDeviceMappings, amiSelectorTerms"))
             + ") before the cutover; nodes Karpenter launches go without it"))
-    if isinstance(raw, str) and g.masked.has_token(raw):
-        notes.append(_note(g, "MIG-CAS-013", "warning", "the taints are computed", "add them to the NodePool by hand"))
-        unsure.append("taints")
-    return Shape(g, types, capacity, alias, arch, labels, taints, int(disk) if isinstance(disk, int) else None,
-                 limits, notes, spec.get("default_disk_size"), unsure, selector=selector)
 
 
 def _instance_selector(g: NodeGroup, spec: dict, notes: list, unsure: list) -> dict | None:

@@ -25,9 +25,46 @@ def steps(hop: dict, ctx) -> list[Step]:
                                                for x in inst.tagged)]
     charts = [t for t in inst.targets if t[1].startswith("helm_release.")]
     objects = [t for t in inst.targets if t[1].startswith("kubectl_manifest.")]
-    cas_ns = next((n for _, n, _ in cut_cas.scaled), ns)
     inv = convert.inventory(ctx)
     cas0 = inv.installs[0] if inv.installs else None
+    cas_kind = cas0.kind if cas0 else "terraform"
+    values = _values(ctx, res, kept, inv, cas0)
+    flags = {"install": bool(inst.edits), "workloads": bool(wl.edits),
+             "cutover": bool(cut_cas.edits or cut_groups.edits), "cleanup": bool(cln_cas.edits or cln_groups.edits),
+             "drain": bool(cut_groups.drained), "keep_only": bool(cut_groups.kept_sizes and not cut_groups.drained)}
+    targets = {"aws_targets": aws, "chart_targets": charts, "object_targets": objects,
+               "cas_targets": cut_cas.targets, "group_targets": cut_groups.targets,
+               "cleanup_targets": cln_cas.targets + cln_groups.targets}
+    files = {"karpenter-aws": [e.path for e in inst.edits], "workloads": sorted(set(wl.files)),
+             "cas-zero": [e.path for e in cut_cas.edits], "drain-groups": [e.path for e in cut_groups.edits], "keep-group": [e.path for e in cut_groups.edits],
+             "remove-cas": [e.path for e in cln_cas.edits + cln_groups.edits]}
+    literal = _cluster_literal(ctx, inst, inv, cas0)
+    values.update(_commands(res, inv, literal, values["chart_version"]))
+    eksctl = inst.style == "eksctl" or bool(cln_groups.eksctl or cln_cas.eksctl_sas) or \
+        bool(inv.clusters and not inv.eks_modules)
+    _details(values, inst, cut_groups, inv, literal, eksctl, ns)
+    _argocd_values(values, ctx, inst, cln_cas, cas0)
+    chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
+        ["helmfile"] if inst.helmfile else ["helm"] if inst.style == "eksctl" else ["terraform"]
+    kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
+    aws_flavour = ["eksctl"] if eksctl else ["terraform"]
+    flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
+                "autoscaler": ["terraform"] if cas0 is not None and any(b.type == "resource" for _, b in cas0.readers)
+                else {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
+                      "kustomize": ["kustomize"], "script": ["script"],
+                      "helmfile": ["helmfile"]}.get(cas_kind, ["terraform"])}
+    return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
+
+
+
+def _values(ctx, res: dict, kept: str, inv, cas0) -> dict:
+    """The runbook's values read from the install's, cutover's and cleanup's results."""
+    inst = res["install"]["cas/karpenter"]
+    cut_cas, cut_groups = res["cutover"]["cas/autoscaler"], res["cutover"]["cas/nodegroups"]
+    cln_cas, cln_groups = res["cleanup"]["cas/autoscaler"], res["cleanup"]["cas/nodegroups"]
+    wl = res["install"]["cas/workloads"]
+    ns = FACTS["install"]["namespace"]
+    cas_ns = next((n for _, n, _ in cut_cas.scaled), ns)
     cas_kind = cas0.kind if cas0 else "terraform"
     values = {
         "module_version": inst.module_version or FACTS["install"]["module_version"], "identity": {"pod-identity": "EKS Pod Identity",
@@ -62,16 +99,11 @@ def steps(hop: dict, ctx) -> list[Step]:
         "cas_flux_namespace": shlex.quote(str(((cas0.obj or {}).get("metadata") or {}).get("namespace", "flux-system")))
         if cas0 else "flux-system",
     }
-    flags = {"install": bool(inst.edits), "workloads": bool(wl.edits),
-             "cutover": bool(cut_cas.edits or cut_groups.edits), "cleanup": bool(cln_cas.edits or cln_groups.edits),
-             "drain": bool(cut_groups.drained), "keep_only": bool(cut_groups.kept_sizes and not cut_groups.drained)}
-    targets = {"aws_targets": aws, "chart_targets": charts, "object_targets": objects,
-               "cas_targets": cut_cas.targets, "group_targets": cut_groups.targets,
-               "cleanup_targets": cln_cas.targets + cln_groups.targets}
-    files = {"karpenter-aws": [e.path for e in inst.edits], "workloads": sorted(set(wl.files)),
-             "cas-zero": [e.path for e in cut_cas.edits], "drain-groups": [e.path for e in cut_groups.edits], "keep-group": [e.path for e in cut_groups.edits],
-             "remove-cas": [e.path for e in cln_cas.edits + cln_groups.edits]}
-    eks = FACTS["install"]["eksctl"]
+    return values
+
+
+def _cluster_literal(ctx, inst, inv, cas0) -> str:
+    """The cluster's name as the install read it (the repository's), else the name the user gave; "" if neither."""
     literal = inst.cluster_literal or next((str((o.get("metadata") or {}).get("name")) for _, _, o in
                                             inv.clusters if (o.get("metadata") or {}).get("name")), "")
     if not literal and cas0 is not None and inv.clusters == [] and (inv.eks_modules or inv.groups):
@@ -79,6 +111,16 @@ def steps(hop: dict, ctx) -> list[Step]:
         installer = Installer(ctx)
         literal = installer.cluster_literal(installer.terraform_dir(cas0), cas0) or ""
     literal = literal or ctx.options.cluster_name or ""      # the repository's, else the name the user gave
+    return literal
+
+
+def _commands(res: dict, inv, literal: str, chart_version: str) -> dict:
+    """The runbook's aws-cli, eksctl and kubectl commands for the cluster (by its name, or ${CLUSTER_NAME})."""
+    inst = res["install"]["cas/karpenter"]
+    cut_groups = res["cutover"]["cas/nodegroups"]
+    cln_cas, cln_groups = res["cleanup"]["cas/autoscaler"], res["cleanup"]["cas/nodegroups"]
+    ns = FACTS["install"]["namespace"]
+    eks = FACTS["install"]["eksctl"]
     cluster = shlex.quote(literal) if literal else '"${CLUSTER_NAME}"'
     acct = "${AWS_ACCOUNT_ID}"
     node_role_arn = f"arn:aws:iam::{acct}:role/" + eks["node_role"].format(cluster=literal or "${CLUSTER_NAME}")
@@ -86,7 +128,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     role = eks["controller_role"].format(cluster=literal)
     groups = inst.groups or [g for g, *_ in cut_groups.drained]
     unmanaged = {g.name for g in inv.groups if g.source == "eksctl" and g.flavour == "self"}
-    values.update({
+    return {
         "group_scale": " && ".join(
             f"aws eks update-nodegroup-config --cluster-name {cluster} --nodegroup-name "
             + _nodegroup(*cut_groups.eks_names.get(g, (g, "prefix")), cluster)
@@ -112,7 +154,7 @@ def steps(hop: dict, ctx) -> list[Step]:
         "kept_before": ", ".join(f"{k} {v}" for k, v in zip(("min", "desired", "max"), cut_groups.kept_sizes))
                        if all(isinstance(v, int) for v in cut_groups.kept_sizes) else "as they were",
         "cluster": cluster, "cfn_stack": shlex.quote(eks["stack"].format(cluster=literal)),
-        "cfn_template": eks["template"].format(version=values["chart_version"]),
+        "cfn_template": eks["template"].format(version=chart_version),
         "values_file": shlex.quote(inst.values_file) if inst.values_file else "",
         "node_access": (f"aws eks create-access-entry --cluster-name {cluster} --principal-arn \"{node_role_arn}\" "
                         "--type EC2_LINUX") if inst.access == "entry" else
@@ -152,9 +194,13 @@ def steps(hop: dict, ctx) -> list[Step]:
                                       for g in cln_groups.eksctl] +
                                      [f"eksctl delete iamserviceaccount --cluster {cluster} --namespace "
                                       f"{shlex.quote(n)} --name {shlex.quote(s)}" for n, s in cln_cas.eksctl_sas]),
-    })
-    eksctl = inst.style == "eksctl" or bool(cln_groups.eksctl or cln_cas.eksctl_sas) or \
-        bool(inv.clusters and not inv.eks_modules)
+    }
+
+
+def _details(values: dict, inst, cut_groups, inv, literal: str, eksctl: bool, ns: str) -> None:
+    """The prose of the AWS step and the drain step, eksctl's or Terraform's; the cluster security group's tag."""
+    eks = FACTS["install"]["eksctl"]
+    cluster = values["cluster"]
     if eksctl:
         values["aws_detail"] = (
             f"The getting-started CloudFormation stack of Karpenter {values['chart_version']} creates the node role "
@@ -185,6 +231,10 @@ def steps(hop: dict, ctx) -> list[Step]:
         values["sg_tag"] = ("aws ec2 create-tags --resources \"$(aws eks describe-cluster --name "
                             f"{cluster} --query cluster.resourcesVpcConfig.clusterSecurityGroupId --output text)\" "
                             f"--tags Key=karpenter.sh/discovery,Value={cluster}")
+
+
+def _argocd_values(values: dict, ctx, inst, cln_cas, cas0) -> None:
+    """Argo CD's commands: the syncs that apply the charts, objects and Cluster Autoscaler's scale, and its removal."""
     argo = cas0 is not None and cas0.kind == "argocd"
     if argo and cln_cas.apps:
         # the Application goes with its objects: pruned by the Application that syncs its folder, or deleted with
@@ -202,16 +252,6 @@ def steps(hop: dict, ctx) -> list[Step]:
     values["argo_objects_apply"] = _delivered(ctx.repo, cas0.path, inst.objects_file or cas0.path) if argo else ""
     values["cas_kustomization"] = shlex.quote(posixpath.dirname(cas0.path) or ".") if cas0 is not None else "."
     values["cas_helmfile"] = shlex.quote(cas0.path) if cas0 is not None and cas0.kind == "helmfile" else ""
-    chart = ["flux"] if inst.flux else ["argocd"] if inst.argocd else ["kustomize"] if inst.kustomize else \
-        ["helmfile"] if inst.helmfile else ["helm"] if inst.style == "eksctl" else ["terraform"]
-    kept_as = ["argocd"] if inst.argocd else ["yaml"] if inst.objects_file else ["terraform"]
-    aws_flavour = ["eksctl"] if eksctl else ["terraform"]
-    flavours = {"chart": chart, "objects": kept_as, "aws": aws_flavour,
-                "autoscaler": ["terraform"] if cas0 is not None and any(b.type == "resource" for _, b in cas0.readers)
-                else {"flux": ["flux"], "deployment": ["yaml"], "argocd": ["argocd"],
-                      "kustomize": ["kustomize"], "script": ["script"],
-                      "helmfile": ["helmfile"]}.get(cas_kind, ["terraform"])}
-    return build("cas->v1", hop, values, flags, flavours, targets, {}, files, {}, ctx.repo, ctx.owns)
 
 
 def _by_label(names: set[str]) -> str:

@@ -303,45 +303,10 @@ def steps(hop: dict, ctx) -> list[Step]:
                 if row["kind"] == "manifests" else crd_flavours([hr], flavours) if row["kind"] == "crds" else flavours
             raw = [c for f in fl for c in raw.get(f, [])] + raw.get("all", [])
         def expand(lines: list[str]) -> list[str]:
-            out: list[str] = []
-            for c in lines:
-                if "{provisioner}" in c:
-                    todo = [p for p in provisioners if not ("patch" in c and p in man.legacy)]
-                    out.extend(_each(c, "provisioner", todo, old_count(old, "Provisioner") if not provisioners else 0,
-                                     values, man.tainted))
-                elif "{nodetemplate}" in c:
-                    out.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
-                elif any("{" + k + "}" in c for k in target_groups):
-                    key = next(k for k in target_groups if "{" + k + "}" in c)
-                    out.extend(_terraform(c, key, target_groups[key], values, ctx.repo))
-                elif "{new_file}" in c:
-                    out.extend(c.format(new_file=shlex.quote(f), **values) for f in applied["yaml"])
-                elif "{new_kustomization}" in c:
-                    out.extend(c.format(new_kustomization=shlex.quote(d), **values) for d in applied["kustomize"])
-                elif "{new_helm_kustomization}" in c:
-                    out.extend(c.format(new_helm_kustomization=shlex.quote(d), **values)
-                               for d in applied["kustomize_helm"])
-                elif "{new_app}" in c:
-                    out.extend(c.format(new_app=shlex.quote(a), **values) for a in applied["argocd"])
-                else:
-                    out.extend(plain_terraform(c, target_groups, values, ctx.repo))
-            return out
+            return _expand(lines, ctx, man, old, provisioners, templates, target_groups, applied, values)
 
         cmds = list(dict.fromkeys(expand(raw)))      # one umbrella for both charts: its commands once
-        files: list[str] = []
-        if row["kind"] == "manifests":
-            files = sorted(set(man.new_files) | {e.path for e in man.edits})
-        elif row["kind"] in ("crds", "chart"):
-            files = sorted({e.path for e in hr.edits})
-        elif row["kind"] == "cleanup":
-            files = sorted({e.path for r in clean.values() for e in r.edits})
-        elif row["kind"] == "workloads":
-            files = sorted(set(wl.files))
-        elif row["kind"] == "iam":
-            files = sorted({e.path for e in iam_res.edits})
-        elif row["kind"] == "module":
-            src = mod if row["phase"] == "prepare" else (clean.get("v1beta1/terraform_module") or ModuleResult())
-            files = sorted({e.path for e in src.edits})
+        files = _files(row, man, hr, clean, wl, iam_res, mod)
         out.append(Step(id=f"{hop['to']}-{len(out) + 1:02d}-{row['id']}", phase=row["phase"], kind=row["kind"],
                         title=row["title"].format(**values), detail=row.get("detail", "").format(**values).strip(),
                         commands=guarded([c for c in cmds if c.strip()]), files=files,
@@ -349,6 +314,54 @@ def steps(hop: dict, ctx) -> list[Step]:
                         rollback=row.get("rollback", "").format(**values).strip(),
                         refs=sorted(set(refs_by_kind.get(row["kind"], [])))))
     return out
+
+
+def _expand(lines: list[str], ctx, man, old: list, provisioners: list[str], templates: list[str],
+            target_groups: dict, applied: dict, values: dict) -> list[str]:
+    """A step's command lines, each expanded over what it names: every Provisioner or AWSNodeTemplate, every
+    Terraform root's targets, every new file, kustomization or Application that applies the new objects."""
+    out: list[str] = []
+    for c in lines:
+        if "{provisioner}" in c:
+            todo = [p for p in provisioners if not ("patch" in c and p in man.legacy)]
+            out.extend(_each(c, "provisioner", todo, old_count(old, "Provisioner") if not provisioners else 0,
+                             values, man.tainted))
+        elif "{nodetemplate}" in c:
+            out.extend(_each(c, "nodetemplate", templates, old_count(old, "AWSNodeTemplate"), values))
+        elif any("{" + k + "}" in c for k in target_groups):
+            key = next(k for k in target_groups if "{" + k + "}" in c)
+            out.extend(_terraform(c, key, target_groups[key], values, ctx.repo))
+        elif "{new_file}" in c:
+            out.extend(c.format(new_file=shlex.quote(f), **values) for f in applied["yaml"])
+        elif "{new_kustomization}" in c:
+            out.extend(c.format(new_kustomization=shlex.quote(d), **values) for d in applied["kustomize"])
+        elif "{new_helm_kustomization}" in c:
+            out.extend(c.format(new_helm_kustomization=shlex.quote(d), **values)
+                       for d in applied["kustomize_helm"])
+        elif "{new_app}" in c:
+            out.extend(c.format(new_app=shlex.quote(a), **values) for a in applied["argocd"])
+        else:
+            out.extend(plain_terraform(c, target_groups, values, ctx.repo))
+    return out
+
+
+def _files(row: dict, man, hr, clean: dict, wl, iam_res, mod) -> list[str]:
+    """The files a step's kind changes."""
+    files: list[str] = []
+    if row["kind"] == "manifests":
+        files = sorted(set(man.new_files) | {e.path for e in man.edits})
+    elif row["kind"] in ("crds", "chart"):
+        files = sorted({e.path for e in hr.edits})
+    elif row["kind"] == "cleanup":
+        files = sorted({e.path for r in clean.values() for e in r.edits})
+    elif row["kind"] == "workloads":
+        files = sorted(set(wl.files))
+    elif row["kind"] == "iam":
+        files = sorted({e.path for e in iam_res.edits})
+    elif row["kind"] == "module":
+        src = mod if row["phase"] == "prepare" else (clean.get("v1beta1/terraform_module") or ModuleResult())
+        files = sorted({e.path for e in src.edits})
+    return files
 
 
 def guarded(commands: list[str]) -> list[str]:
