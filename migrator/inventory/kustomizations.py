@@ -155,6 +155,13 @@ def scan(repo: Repo) -> list[Kustomization]:
     return out
 
 
+def file_used_elsewhere(repo, pt, staying=lambda other: True) -> bool:
+    """Does anything else still read a patch's file: another patch that stays (`staying(other)`), or a kustomization
+    listing it as a resource? Then the file stays when the patch goes."""
+    return any(pt.file in k.resources or any(o.file == pt.file and o is not pt and staying(o) for o in k.patches)
+               for k in scan(repo))
+
+
 def patch_files(repo: Repo) -> set[str]:
     scan(repo)
     return repo.patch_paths

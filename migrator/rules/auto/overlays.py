@@ -239,7 +239,7 @@ def drop(rule, going: set[tuple[str, str]]) -> None:
             if not aims or not all(a in going for a in aims):
                 continue
             gone.setdefault(pt.field, []).append(pt.index)
-            if pt.file and not _used_elsewhere(repo, pt):
+            if pt.file and not kz.file_used_elsewhere(repo, pt, lambda other: other.kpath != pt.kpath):
                 res.edits.append(DeleteFile(pt.file, _rule(rule)))
         for fld, idxs in gone.items():
             items = k.obj[fld]
@@ -253,10 +253,3 @@ def drop(rule, going: set[tuple[str, str]]) -> None:
                     res.edits.append(TextEdit(k.path, comments_above(k.text, s), e, "", _rule(rule)))
             res.removed.append(f"{len(idxs)} patch(es) of the old pools in {k.path}")
     res.files = sorted({e.path for e in res.edits})
-
-
-def _used_elsewhere(repo, pt) -> bool:
-    for k in kz.scan(repo):
-        if any(o.file == pt.file and o is not pt and o.kpath != pt.kpath for o in k.patches) or pt.file in k.resources:
-            return True
-    return False

@@ -470,15 +470,8 @@ class KustomizeRule:
                      f"removed {sum(map(len, gone.values()))} patch(es) of alpha objects from {k.path}")
 
     def used_elsewhere(self, pt: kz.Patch) -> bool:
-        for k in kz.scan(self.repo):
-            for other in k.patches:
-                if other.file == pt.file and other is not pt and other.era() != "alpha":
-                    return True
-        for k in kz.scan(self.repo):
-            for r in k.resources:
-                if r == pt.file:
-                    return True
-        return False
+        """The file of a patch of alpha objects stays when anything but another such patch reads it."""
+        return kz.file_used_elsewhere(self.repo, pt, lambda other: other.era() != "alpha")
 
 
 def _yaml_ready(v: Any) -> Any:

@@ -251,12 +251,8 @@ class CrdChart:
         new_path = posixpath.join(d, f"{stem}-crd{ext}") if d else f"{stem}-crd{ext}"
         if new_path in self.repo.files:
             return
-        self.res.edits.append(NewFile(new_path, to_newline(body, self.repo.files[ci.path].newline), self.rule))
-        self.res.new_crd_release = True
-        self.res.crd_releases.append(f"HelmRelease/{name}")
-        self.finding("MIG-HELM-013", "info", ci.path, ci.line,
-                     f"no karpenter-crd release: {new_path} adds HelmRelease {name} so the CRDs get installed")
-        _kustomize_add(self, ci.path, new_path)
+        self._crd_release_file(ci, new_path, body, f"HelmRelease/{name}",
+                               f"no karpenter-crd release: {new_path} adds HelmRelease {name} so the CRDs get installed")
         text = self.repo.text(ci.path)
         if "dependsOn" in spec:
             return
@@ -344,10 +340,14 @@ class CrdChart:
         new_path = posixpath.join(d, f"{new_meta['name']}{ext}") if d else f"{new_meta['name']}{ext}"
         if new_path in self.repo.files:
             return
+        self._crd_release_file(ci, new_path, body, f"Application/{new_meta['name']}",
+                               f"no karpenter-crd release: {new_path} adds Application {new_meta['name']} (sync "
+                               f"wave {crd_wave}, before the controller) so the CRDs get installed and upgraded")
+
+    def _crd_release_file(self, ci, new_path: str, body: str, release: str, message: str) -> None:
+        """The karpenter-crd release in a new file beside the controller's, listed where that file is listed."""
         self.res.edits.append(NewFile(new_path, to_newline(body, self.repo.files[ci.path].newline), self.rule))
         self.res.new_crd_release = True
-        self.res.crd_releases.append(f"Application/{new_meta['name']}")
-        self.finding("MIG-HELM-013", "info", ci.path, ci.line,
-                     f"no karpenter-crd release: {new_path} adds Application {new_meta['name']} (sync wave "
-                     f"{crd_wave}, before the controller) so the CRDs get installed and upgraded")
+        self.res.crd_releases.append(release)
+        self.finding("MIG-HELM-013", "info", ci.path, ci.line, message)
         _kustomize_add(self, ci.path, new_path)
