@@ -471,10 +471,11 @@ def _helmfile_installs(repo: Repo, inv: CasInventory) -> None:
     """Cluster Autoscaler as a release of a helmfile (`chart: autoscaler/cluster-autoscaler` through a `repositories:`
     entry, an OCI or local chart of that name): its values from the release's inline maps, its values files beside
     the helmfile and its `set` entries, in helmfile's order; a release with `installed: false` is none."""
-    from .inventory.helmfile import is_helmfile
+    from .inventory.helmfile import helmfiles
     chart_name = FACTS["detect"]["chart"]
-    for p, sf in repo.files.items():
-        if not is_helmfile(p) or chart_name not in sf.text or "releases" not in sf.text:
+    for p in helmfiles(repo):
+        sf = repo.files[p]
+        if chart_name not in sf.text or "releases" not in sf.text:
             continue
         d = posixpath.dirname(p)
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, gotmpl=True):

@@ -31,14 +31,31 @@ def interesting(text: str) -> bool:
     return any(n in low for n in INTERESTING)
 
 
-@dataclass
 class SourceFile:
-    path: str               # POSIX, relative to root
-    abs_path: Path
-    text: str
-    newline: str
-    mode: int
-    interesting: bool
+    """A file read: its POSIX path relative to the root, where it is on disk, its text and mode. Its line ending style
+    and whether it is worth scanning for Karpenter objects are worked out when first asked (most files of a large tree
+    are never asked)."""
+    __slots__ = ("path", "abs_path", "text", "mode", "_newline", "_interesting")
+
+    def __init__(self, path: str, abs_path, text: str, newline: str | None = None, mode: int = 0o644,
+                 interesting: bool | None = None):
+        self.path, self.abs_path, self.text, self.mode = path, abs_path, text, mode
+        self._newline, self._interesting = newline, interesting
+
+    @property
+    def newline(self) -> str:
+        if self._newline is None:
+            self._newline = newline_of(self.text)
+        return self._newline
+
+    @property
+    def interesting(self) -> bool:
+        if self._interesting is None:
+            self._interesting = interesting(self.text)
+        return self._interesting
+
+    def __repr__(self) -> str:
+        return f"SourceFile({self.path!r})"
 
 
 @dataclass
@@ -98,14 +115,14 @@ def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None =
                 if excluded(rel, exclude):
                     out.skipped.append(Skipped(rel, "excluded by the configuration"))
                     continue
-                _add(out, root, Path(dirpath, name), max_bytes, rel)
+                _add(out, root, os.path.join(dirpath, name), max_bytes, rel)
     return out
 
 
-def _add(out: Discovery, root: Path, p: Path, max_bytes: int, rel: str | None = None) -> None:
-    rel = rel if rel is not None else p.relative_to(root).as_posix()
+def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) -> None:
+    rel = rel if rel is not None else Path(p).relative_to(root).as_posix()
     name = str(p)
-    if os.path.islink(name) and not _within(root, p):
+    if os.path.islink(name) and not _within(root, Path(p)):
         out.skipped.append(Skipped(rel, "symlink leaving the root"))
         return
     try:
@@ -128,5 +145,4 @@ def _add(out: Discovery, root: Path, p: Path, max_bytes: int, rel: str | None = 
         return
     if text.startswith("\ufeff"):
         text = text[1:]
-    out.files[rel] = SourceFile(path=rel, abs_path=p, text=text, newline=newline_of(text), mode=st.st_mode,
-                                interesting=interesting(text))
+    out.files[rel] = SourceFile(rel, name, text, mode=st.st_mode)

@@ -52,9 +52,8 @@ def _listings(repo: Repo, old_path: str) -> list:
     first = _kustomization(repo, old_path)
     out = [first] if first is not None else []
     base = posixpath.basename(old_path)
-    for kpath in sorted(repo.files):
-        if posixpath.basename(kpath) not in ("kustomization.yaml", "kustomization.yml", "Kustomization") or \
-                (first is not None and kpath == first[0]) or base not in repo.text(kpath):
+    for kpath in sorted(repo.named("kustomization.yaml", "kustomization.yml", "Kustomization")):
+        if (first is not None and kpath == first[0]) or base not in repo.text(kpath):
             continue
         d = posixpath.dirname(kpath)
         _k, text, obj = _kustomization_in(repo, d)

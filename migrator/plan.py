@@ -283,6 +283,9 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
     patched.yaml_carried = {(k[0],) + k[2:]: v for k, v in repo.yaml_docs.items() if k[0] in changed}
+    texts = [c.new or "" for c in plan.changes] + [repo.files[c.path].text for c in plan.changes if c.path in repo.files]
+    patched.__dict__["_kind_docs"] = {k: v for k, v in repo.__dict__.get("_kind_docs", {}).items()
+                                      if not any(k[0] in x for x in texts)}     # Argo CD / Flux objects unchanged
     from .inventory.kustomizations import KFILES
     kz = repo._kustomizations           # the kustomizations and their patch files: read once when none changed
     if kz is not None and not any(posixpath.basename(p) in KFILES for p in changed) and \

@@ -10,8 +10,6 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from jinja2 import Environment
-
 
 @lru_cache(maxsize=None)
 def template_text(name: str) -> str:
@@ -24,6 +22,7 @@ def template_text(name: str) -> str:
 
 @lru_cache(maxsize=None)
 def _compiled(name: str):
+    from jinja2 import Environment          # imported when a template is rendered: most plans render none
     env = Environment(keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     return env.from_string(template_text(name))
 

@@ -115,18 +115,19 @@ def cycles(files: dict[str, str]) -> list[list[str]]:
 
 def _module_texts(repo, changes) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
     """Per Terraform module directory the plan changes: its files' texts before and after."""
-    dirs = sorted({posixpath.dirname(c.path) for c in changes if c.path.endswith(hclsrc.TF_CODE)})
+    by_dir: dict[str, list] = {}
+    for c in changes:
+        if c.path.endswith(hclsrc.TF_CODE):
+            by_dir.setdefault(posixpath.dirname(c.path), []).append(c)
     out = {}
-    for d in dirs:
-        old = {p: repo.files[p].text for p in repo.files
-               if posixpath.dirname(p) == d and p.endswith(hclsrc.TF_CODE)}
+    for d in sorted(by_dir):
+        old = {p: repo.files[p].text for p in repo.in_dir(d) if p.endswith(hclsrc.TF_CODE)}
         new = dict(old)
-        for c in changes:
-            if posixpath.dirname(c.path) == d and c.path.endswith(hclsrc.TF_CODE):
-                if c.new is None:
-                    new.pop(c.path, None)
-                else:
-                    new[c.path] = c.new
+        for c in by_dir[d]:
+            if c.new is None:
+                new.pop(c.path, None)
+            else:
+                new[c.path] = c.new
         out[d] = (old, new)
     return out
 

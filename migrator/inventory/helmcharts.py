@@ -20,8 +20,9 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
     """`helmCharts:` entries of kustomizations (kustomize build --enable-helm): version, valuesInline,
     valuesFile and additionalValuesFiles (relative to the kustomization)."""
     from ..sources import keytree
-    for p, sf in repo.files.items():
-        if posixpath.basename(p) not in KUSTOMIZATION_FILES or "helmCharts" not in sf.text:
+    for p in repo.named(*KUSTOMIZATION_FILES):
+        sf = repo.files[p]
+        if "helmCharts" not in sf.text:
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             items = obj.get("helmCharts") if isinstance(obj, dict) else None

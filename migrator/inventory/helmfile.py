@@ -26,6 +26,14 @@ def is_helmfile(p: str) -> bool:
         (posixpath.basename(posixpath.dirname(p)) == "helmfile.d" and base.endswith(SUFFIXES))
 
 
+def helmfiles(repo: Repo) -> list[str]:
+    """The repository's helmfiles (is_helmfile), in discovery order, listed once per run."""
+    found = repo.__dict__.get("_helmfiles")
+    if found is None:
+        found = repo.__dict__["_helmfiles"] = [p for p in repo.files if is_helmfile(p)]
+    return found
+
+
 _VALUES_REF = re.compile(r"^\s*\{\{-?\s*\.(?:Values|StateValues|Environment\.Values)((?:\.[A-Za-z_][\w-]*)+)\s*-?\}\}\s*$")
 
 
@@ -63,8 +71,9 @@ def _environment_sites(repo: Repo, p: str, keys: tuple[str, ...]) -> list[tuple]
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
     from ..sources import keytree
-    for p, sf in repo.files.items():
-        if not is_helmfile(p) or "karpenter" not in sf.text or "releases" not in sf.text:
+    for p in helmfiles(repo):
+        sf = repo.files[p]
+        if "karpenter" not in sf.text or "releases" not in sf.text:
             continue
         d = posixpath.dirname(p) or "."
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, gotmpl=True):

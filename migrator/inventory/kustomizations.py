@@ -144,9 +144,7 @@ def scan(repo: Repo) -> list[Kustomization]:
     if cached is not None:
         return cached
     out = []
-    for p in sorted(repo.files):
-        if posixpath.basename(p) not in KFILES:
-            continue
+    for p in sorted(repo.named(*KFILES)):
         k = _read(repo, p)
         if k is not None:
             out.append(k)
@@ -482,8 +480,17 @@ def value_pos(text: str, node: Any, key: Any) -> int | None:
 
 # -- who applies a file: an Argo CD Application, a kustomization build, or kubectl on the file itself --------------
 
-def _documents(repo: Repo, group: str, kind: str):
-    """(file, document) of every YAML document of a kind in an API group (`argoproj.io/...`), read once per run."""
+def _documents(repo: Repo, group: str, kind: str) -> list:
+    """(file, document) of every YAML document of a kind in an API group (`argoproj.io/...`), read once per run (a
+    second pass over the patched files carries them when no changed file mentions the group: plan.second_pass)."""
+    cache = repo.__dict__.setdefault("_kind_docs", {})
+    found = cache.get((group, kind))
+    if found is None:
+        found = cache[(group, kind)] = list(_read_documents(repo, group, kind))
+    return found
+
+
+def _read_documents(repo: Repo, group: str, kind: str):
     from .documents import _parse_yaml_docs
     only = re.compile(rf"^\s*kind:\s*['\"]?{re.escape(kind)}['\"]?\s*$", re.M)    # other documents are never parsed
     for p, sf in repo.files.items():

@@ -336,11 +336,10 @@ def local_charts(repo: Repo) -> dict[str, str]:
     cached = repo.__dict__.get("_local_charts")
     if cached is None:
         cached = {}
-        for p, sf in repo.files.items():
-            if posixpath.basename(p) == "Chart.yaml":
-                m = re.search(r"""^name:\s*["']?([\w.-]+)""", sf.text, re.M)
-                if m:
-                    cached.setdefault(m.group(1), posixpath.dirname(p) or ".")
+        for p in repo.named("Chart.yaml"):
+            m = re.search(r"""^name:\s*["']?([\w.-]+)""", repo.files[p].text, re.M)
+            if m:
+                cached.setdefault(m.group(1), posixpath.dirname(p) or ".")
         repo.__dict__["_local_charts"] = cached
     return cached
 

@@ -74,6 +74,28 @@ class Repo:
                                              "fix the syntax error; migrator leaves this file untouched"))
         return self._hcl[path]
 
+    def named(self, *names: str) -> list[str]:
+        """The files whose base name is one of `names`, in discovery order, indexed once per run (the files never
+        change after discovery)."""
+        index = self.__dict__.get("_by_name")
+        if index is None:
+            index = self.__dict__["_by_name"] = {}
+            for q in self.files:
+                index.setdefault(q.rsplit("/", 1)[-1], []).append(q)
+        if len(names) == 1:
+            return index.get(names[0], [])
+        found = {q for n in names for q in index.get(n, [])}
+        return [q for q in self.files if q in found] if found else []
+
+    def in_dir(self, d: str) -> list[str]:
+        """The files directly in folder `d` ("" or "." for the root), in discovery order, indexed once per run."""
+        index = self.__dict__.get("_by_dir")
+        if index is None:
+            index = self.__dict__["_by_dir"] = {}
+            for q in self.files:
+                index.setdefault(q.rsplit("/", 1)[0] if "/" in q else "", []).append(q)
+        return index.get("" if d == "." else d, [])
+
     def tf_in_dir(self, d: str) -> list[str]:
         """The .tf files of one directory (a Terraform module), indexed once per run."""
         if self._tf_by_dir is None:

@@ -383,7 +383,7 @@ class Terragrunt:
         self._configs: dict[tuple[str, str], _Config] = {}
         self._read: dict[str, Unit | None] = {}
         self.every: dict[str, list[Unit]] = {}      # module folder -> every unit applying it (callers(every=True))
-        self.unit_files = [p for p in sorted(repo.files) if posixpath.basename(p) == UNIT_FILE]
+        self.unit_files = sorted(repo.named(UNIT_FILE))
         self.generated: dict[str, Unit] = {}        # a stack's unit, by the folder Terragrunt generates it in
         self.templates: set[str] = set()            # catalog unit files stacks generate their units from
         self.stacks_read: set[str] = set()          # stack files whose every unit was read
@@ -399,9 +399,7 @@ class Terragrunt:
         stack's `values` (edited in the stack file, where they are written). A unit from outside the repository (a
         git catalog) leaves its stack unread."""
         out: list[Unit] = []
-        for p in sorted(self.repo.files):
-            if posixpath.basename(p) != STACK_FILE:
-                continue
+        for p in sorted(self.repo.named(STACK_FILE)):
             d = posixpath.dirname(p) or "."
             cfg = self.config(p, d)
             if cfg.file is None:
@@ -766,7 +764,6 @@ def _read_remotely(source: str) -> bool:
 
 def karpenter_module_units(repo: Repo) -> list[Unit]:
     """Units whose remote source is the terraform-aws-modules karpenter module."""
-    from .. import knowledge
     from ..modmajor import is_karpenter_module
     return [u for u in units(repo) if u.remote and is_karpenter_module(u.remote)]
 

@@ -32,8 +32,9 @@ def _values(repo: Repo, d: str):
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
     from ..sources import keytree
-    for p, sf in repo.files.items():
-        if posixpath.basename(p) != "Chart.yaml" or "karpenter" not in sf.text or "dependencies" not in sf.text:
+    for p in repo.named("Chart.yaml"):
+        sf = repo.files[p]
+        if "karpenter" not in sf.text or "dependencies" not in sf.text:
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             deps = obj.get("dependencies") if isinstance(obj, dict) else None
