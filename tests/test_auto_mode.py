@@ -663,10 +663,12 @@ def test_karpenter_from_outside_the_repository_gets_auto_mode_on_for_the_cluster
     assert not plan.changes and plan.roots[0].next.startswith("nothing here: EKS Auto Mode is on")
 
 
-def test_a_pool_chart_gets_auto_mode_templates_and_a_selector_it_cannot_match_holds_the_cutover():
+def test_a_pool_chart_gets_auto_mode_templates_and_its_releases_name_the_pools_a_workload_selects():
     """Issue 57 item 1: a Helm chart of the repository that renders the pools (`{{ .Values.name }}`) gains Auto Mode
-    templates beside its own, the name kept a template (a NodeClass always suffixed); a workload selecting a pool by a
-    name only a release gives holds the cutover with an error (MIG-AUTO-054), nothing removed."""
+    templates beside its own, the name kept a template (a NodeClass always suffixed). The helm_release that installs
+    the chart (a for_each over default and batch, `name: ${each.key}` in its values) states every pool's name, so the
+    workload selecting `karpenter.sh/nodepool: batch` moves to batch-auto, and the walk goes to the end: the old
+    templates removed by the release (terraform apply, never kubectl on a template), the controller last."""
     from .conftest import FIXTURES
     fx = FIXTURES / "auto-mode-pool-chart"
     t = fx / "expected-run-2" / "charts" / "karpenter-resources" / "templates"
@@ -674,27 +676,81 @@ def test_a_pool_chart_gets_auto_mode_templates_and_a_selector_it_cannot_match_ho
     pool = (t / "nodepool-auto-mode.yaml").read_text()
     assert "kind: NodeClass\nmetadata:\n  name: {{ .Values.name }}-auto\n" in nodeclass
     assert "name: {{ .Values.name }}-auto\n" in pool and "values: {{ toJson .Values.instanceFamilies }}" in pool
-    final = fx / "expected-run-3" / "charts" / "karpenter-resources" / "templates"
-    assert (final / "nodepool.yaml").exists() and (final / "ec2nodeclass.yaml").exists()
-    plan = make_plan(fx / "expected-run-3", to="auto-mode")
-    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-054"]
-    assert f.severity == "error" and "batch-auto" in f.message and not plan.changes
+    assert "karpenter.sh/nodepool: batch-auto" in (fx / "expected-run-3" / "k8s" / "apps" / "trainer.yaml").read_text()
+    final = fx / "expected-run-5"
+    templates = sorted(p.name for p in (final / "charts" / "karpenter-resources" / "templates").iterdir())
+    assert templates == ["ec2nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
+    eks = (final / "eks.tf").read_text()
+    assert 'resource "helm_release" "karpenter"' not in eks and 'resource "helm_release" "pools"' in eks
+    runbooks = "".join((fx / f"runbook-run-{i}.md").read_text() for i in range(5))
+    assert "terraform apply -target=helm_release.pools" in runbooks
+    assert "kubectl apply -f charts/" not in runbooks and "kubectl delete nodepool '{{" not in runbooks
 
 
-def test_a_pool_chart_walks_to_the_end_once_the_selector_names_the_twin(tmp_path):
+def test_a_pool_name_no_release_states_holds_the_cutover_until_the_selector_names_the_twin(tmp_path):
+    """The releases' pool names come from a variable the repository never sets: migrator cannot tell that batch is
+    one of them, so it says the twin it would be (MIG-AUTO-054) and holds the cutover with an error, nothing removed;
+    once the selector names the twin, the walk goes to the end."""
     from .conftest import FIXTURES
     work = tmp_path / "tree"
-    shutil.copytree(FIXTURES / "auto-mode-pool-chart" / "expected-run-3", work)
+    shutil.copytree(FIXTURES / "auto-mode-pool-chart" / "expected-run-2", work)
+    eks = work / "eks.tf"
+    eks.write_text(eks.read_text().replace('for_each = toset(["default", "batch"])', "for_each = var.pools")
+                   + 'variable "pools" {\n  type = set(string)\n}\n')
+    plan = make_plan(work, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-054"]
+    assert f.severity == "warning" and "batch-auto" in f.message
+    apply_changes(work, plan.changes)
     job = work / "k8s" / "apps" / "trainer.yaml"
+    assert "karpenter.sh/nodepool: batch\n" in job.read_text()
+    plan = make_plan(work, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-054"]
+    assert f.severity == "error" and not plan.changes
     job.write_text(job.read_text().replace("karpenter.sh/nodepool: batch", "karpenter.sh/nodepool: batch-auto"))
-    for _ in range(4):
+    for _ in range(3):
         plan = make_plan(work, to="auto-mode")
         assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
         apply_changes(work, plan.changes)
     templates = sorted(p.name for p in (work / "charts" / "karpenter-resources" / "templates").iterdir())
     assert templates == ["ec2nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
-    assert 'resource "helm_release" "karpenter"' not in (work / "eks.tf").read_text()      # the controller went last
-    assert 'resource "helm_release" "pools"' in (work / "eks.tf").read_text()              # the pool releases stay
+    assert 'resource "helm_release" "karpenter"' not in eks.read_text()      # the controller went last
+
+
+def test_the_names_a_pool_chart_renders_come_only_from_what_its_releases_state(tmp_path):
+    """rendered_names: each instance of each release that installs the chart from its folder, its values heredoc,
+    `set` entries and the chart's defaults, `{{ .Release.Name }}` with text around it; None for a count, a value the
+    repository does not state, or a chart something else installs too."""
+    from migrator.inventory import Repo
+    from migrator.rules.auto.poolnames import rendered_names
+    chart = tmp_path / "charts" / "pools"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: pools\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("pool:\n  name: general\n")
+    tpl = "charts/pools/templates/nodepool.yaml"
+    (tmp_path / tpl).write_text("kind: NodePool\n")
+
+    def names(tf: str, raw: str = "{{ .Values.pool.name }}", extra: dict | None = None):
+        (tmp_path / "main.tf").write_text(tf)
+        for k, v in (extra or {}).items():
+            (tmp_path / k).write_text(v)
+        return rendered_names(Repo(tmp_path), tpl, raw)
+
+    one = 'resource "helm_release" "a" {\n  name  = "a"\n  chart = "./charts/pools"\n}\n'
+    assert names(one) == {"general"}                                          # the chart's default
+    assert names(one, "{{ .Release.Name }}-spot") == {"a-spot"}
+    each = ('resource "helm_release" "p" {\n  for_each = { gpu = "g5", cpu = "m6i" }\n'
+            '  name  = "pools-${each.key}"\n  chart = "${path.module}/charts/pools"\n'
+            '  set = [{ name = "pool.name", value = each.key }]\n}\n')
+    assert names(each) == {"gpu", "cpu"}
+    assert names(each, "{{ .Release.Name }}") == {"pools-gpu", "pools-cpu"}
+    heredoc = ('resource "helm_release" "p" {\n  for_each = toset(["x"])\n  name  = "p"\n  chart = "./charts/pools"\n'
+               '  values = [<<-EOT\n    pool:\n      name: ${each.key}-pool\n  EOT\n  ]\n}\n')
+    assert names(heredoc) == {"x-pool"}
+    assert names(heredoc.replace('toset(["x"])', "var.pools")) is None      # a for_each the repository does not state
+    assert names(one.replace('name  = "a"', 'name  = "a"\n  count = 2')) is None
+    assert names(one.replace('"./charts/pools"\n', '"./charts/pools"\n  values = [var.values]\n')) is None
+    assert names(one, extra={"flux.yaml": "kind: HelmRelease\nspec:\n  chart:\n    spec:\n      chart: ./charts/pools\n"}) \
+        is None                                                                # installed by Flux too: not told here
 
 
 def test_a_storage_class_twin_never_copies_its_topology(tmp_path):

@@ -22,7 +22,7 @@ from ...tfgraph import relink
 from ...validate import validate_object
 from ...placement import remove_blocks
 from ..v1.manifests import tree_of
-from ..v1beta1.manifests import ManifestsRule, Removals, _name_key, _scope
+from ..v1beta1.manifests import ManifestsRule, Removals, _name_key
 from . import addonpools, convert, overlays
 from .links import unlink
 
@@ -135,14 +135,14 @@ class PoolsRule:
     def unmatched_selectors(self) -> bool:
         """Workloads that select a NodePool by a name that a chart template's pools may take (MIG-AUTO-054): the
         cutover waits until each selector names a twin, so no pod is left selecting a pool that is gone."""
-        from .workloads import POOL_KEY, _pool_selectors
+        from .workloads import POOL_KEY, _pool_selectors, released_pools
         from ..v1beta1.workloads import WorkloadsResult
-        templated = sorted({_name_key(m, m.name) for m in self.old if m.kind == "NodePool"
-                            and m.masked.has_token(str(m.name))})
+        by_release, staying, templated = released_pools(self.ctx)
         if not templated:
-            return False
+            return False            # every templated pool's names are stated by its releases (or there is none)
         probe = WorkloadsResult()
-        _pool_selectors(self.ctx, {}, {str(m.name) for m in self.old if m.kind == "NodePool"}, probe, templated)
+        _pool_selectors(self.ctx, by_release, {str(m.name) for m in self.old if m.kind == "NodePool"} | staying
+                        | set(by_release), probe, templated)
         held = [f for f in probe.findings if f.code == "MIG-AUTO-054"]
         for f in held:
             self.finding("MIG-AUTO-054", "error", f.path, f.line,

@@ -39,6 +39,20 @@ def _flux_run(repo, d: str) -> bool:
                and ".toolkit.fluxcd.io/" in repo.files[p].text for p in repo.files)
 
 
+def _chart_targets(repo, files: list[str]) -> dict[str, tuple[str, str]]:
+    """Template files of a chart of the repository that Terraform helm_release blocks install -> (module, address) of
+    the release: they reach the cluster when the release renders them again (terraform apply), never by kubectl."""
+    import posixpath
+
+    from .poolnames import chart_folder, chart_releases
+    out: dict[str, tuple[str, str]] = {}
+    for f in files:
+        chart = chart_folder(f)
+        for p, b in chart_releases(repo, chart) if chart is not None else []:
+            out.setdefault(f, (posixpath.dirname(p) or ".", b.address))
+    return out
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
     cl = res["enable"]["auto/cluster"]
@@ -49,10 +63,12 @@ def steps(hop: dict, ctx) -> list[Step]:
     cluster = shlex.quote(named) if named else '"${CLUSTER_NAME}"'
     taint = convert.FACTS["temporary_taint"]
     yaml_files = sorted({f for r in (made, untaint, cut) for f in r.files if f.endswith((".yaml", ".yml"))})
-    applied = manifest_deployers(ctx.repo, yaml_files)
-    tf_objects = sorted(set(made.tf_targets) | {(d, a) for d, a in cut.tf_targets})
+    charted = _chart_targets(ctx.repo, yaml_files)      # templates of a pool chart a helm_release renders
+    applied = manifest_deployers(ctx.repo, [f for f in yaml_files if f not in charted])
+    tf_objects = sorted(set(made.tf_targets) | {(d, a) for d, a in cut.tf_targets} | set(charted.values()))
     yaml_deletes = [f"kubectl delete {k} {shlex.quote(n)}" for k, n in cut.deletes
-                    if not any(n in a for _, a in cut.tf_targets)] if applied["yaml"] or applied["kustomize"] else []
+                    if not any(n in a for _, a in cut.tf_targets) and "{{" not in n] \
+        if applied["yaml"] or applied["kustomize"] else []
     ns = next((str(((c.obj or {}).get("spec") or {}).get("targetNamespace") or "karpenter") for c in ctx.charts
                if c.chart == "karpenter" and c.obj), None)
     tf_ns = next((str(c.block.attr("namespace").literal()) for c in ctx.charts

@@ -33,13 +33,38 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
         return WorkloadsResult()        # selectors move only once Auto Mode's NodePools are there to match them
     res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
     moved = {n: convert.nodepool_name(n) for n in olds if convert.nodepool_name(n) in twins}
+    by_release, staying, templated = released_pools(ctx)
+    moved.update(by_release)
+    olds |= staying | set(by_release)
     _keep_staying(ctx, olds - set(moved), res)
-    templated = sorted({m.masked.unmask(str(m.name)) for m in ctx.manifests if m.kind == "NodePool"
-                        and not auto_mode(m) and m.masked.has_token(str(m.name))})
     if moved or templated:
         _pool_selectors(ctx, moved, olds, res, templated)
     res.files = sorted(set(res.files))
     return res
+
+
+def released_pools(ctx) -> tuple[dict[str, str], set[str], list[str]]:
+    """The NodePools a pool chart of the repository names per release (`{{ .Values.name }}`): (each name the
+    releases give a pool that has its Auto Mode twin template -> the twin's name, the names of such pools that stay
+    on Karpenter, the templated names whose releases' names the repository does not state: said, MIG-AUTO-054)."""
+    from .poolnames import chart_folder, rendered_names
+    twins = {(chart_folder(m.path), m.masked.unmask(str(m.name))) for m in ctx.manifests
+             if m.kind == "NodePool" and auto_mode(m) and m.masked.has_token(str(m.name))}
+    moved: dict[str, str] = {}
+    staying: set[str] = set()
+    unknown: set[str] = set()
+    for m in ctx.manifests:
+        if m.kind != "NodePool" or auto_mode(m) or not m.masked.has_token(str(m.name)):
+            continue
+        raw = m.masked.unmask(str(m.name))
+        names = rendered_names(ctx.repo, m.path, raw)
+        if names is None:
+            unknown.add(raw)
+        elif (chart_folder(m.path), convert.nodepool_name(raw)) in twins:
+            moved.update({n: convert.nodepool_name(n) for n in names})
+        else:
+            staying |= names
+    return moved, staying, sorted(unknown)
 
 
 def _keep_staying(ctx, staying: set[str], res: WorkloadsResult) -> None:

@@ -1,0 +1,175 @@
+"""The names a pool chart of the repository gives its NodePools, from the releases that install it (issue 57).
+
+A chart template names its pool from the release (`name: {{ .Values.name }}`, `{{ .Release.Name }}-spot`): which
+names the cluster runs is stated by the Terraform `helm_release` blocks that install the chart from its folder, one per
+pool or one per instance of a `for_each` over a stated set or map. Each instance's name is read from what it gives the
+chart: its `values` heredocs and `yamlencode()` objects, its `set` entries, then the chart's own values.yaml, with
+`each.key` and `each.value` as the instance has them. Every name must be stated: a release whose value is an
+expression the repository does not state, a `count`, or an install of the folder by anything but such releases (a
+Flux HelmRelease, an Argo CD Application, a script) leaves the names unknown (None), and the workloads' selectors of
+such a pool are said, never guessed (MIG-AUTO-054).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from ...cas import set_entries
+from ...inventory.sites import static_value
+from ...inventory.terraform import _vendored
+from ...sources import hcl as hclsrc
+from ...sources import yaml as yamlsrc
+
+# a name written as one value with literal text around it: `{{ .Values.pool.name }}`, `{{ .Release.Name }}-spot`
+_NAME = re.compile(r"^(?P<pre>[\w.-]*)\{\{-?\s*\.(?P<what>Values(?:\.[A-Za-z_][\w-]*)+|Release\.Name)\s*-?\}\}"
+                   r"(?P<post>[\w.-]*)$")
+_EACH = re.compile(r"\$\{\s*each\.(key|value)\s*\}")
+
+
+def chart_folder(template_path: str) -> str | None:
+    """The chart a template file belongs to: the folder above its `templates/`."""
+    parts = template_path.split("/")
+    return "/".join(parts[:parts.index("templates")]) if "templates" in parts[:-1] else None
+
+
+def chart_releases(repo, chart: str) -> list[tuple[str, hclsrc.Block]]:
+    """The Terraform helm_release blocks that install a chart of the repository from its folder, when nothing else
+    installs it (else none: who renders it is not told by Terraform alone)."""
+    releases = [(p, b) for p, b in repo.blocks("resource", "helm_release")
+                if (v := _vendored(repo, p, b)) is not None and v[0] == chart]
+    return [] if not releases or _installed_otherwise(repo, chart, {p for p, _ in releases}) else releases
+
+
+def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
+    """Every name the NodePool of `template_path`, named `raw_name` as written, takes over the chart's releases; None
+    when one of them is not stated by the repository."""
+    m = _NAME.match(raw_name.strip())
+    chart = chart_folder(template_path)
+    if m is None or chart is None or posixpath.join(chart, "Chart.yaml") not in repo.files:
+        return None
+    releases = chart_releases(repo, chart)
+    if not releases:
+        return None
+    defaults = _load(repo.text(posixpath.join(chart, "values.yaml"))) \
+        if posixpath.join(chart, "values.yaml") in repo.files else {}
+    if defaults is None:
+        return None
+    names: set[str] = set()
+    for p, b in releases:
+        instances = _instances(repo, p, b)
+        if instances is None:
+            return None
+        for each in instances:
+            got = _release_name(repo, p, b, each) if m.group("what") == "Release.Name" else \
+                _value(repo, p, b, each, tuple(m.group("what").split(".")[1:]), defaults)
+            if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got):
+                return None
+            names.add(f"{m.group('pre')}{got}{m.group('post')}")
+    return names
+
+
+def _installed_otherwise(repo, chart: str, tf: set[str]) -> bool:
+    """Does anything but the Terraform releases name the chart's folder (a HelmRelease, an Application, a script)?"""
+    return any(chart in sf.text for p, sf in repo.files.items()
+               if p not in tf and not p.startswith(chart + "/") and not p.endswith((".md", ".txt")))
+
+
+def _instances(repo, p: str, b: hclsrc.Block) -> list[dict] | None:
+    """each.key / each.value of every instance of the release: one (no each) without count or for_each; None when
+    the for_each is not stated (or the release uses count)."""
+    if b.attr("count") is not None:
+        return None
+    fe = b.attr("for_each")
+    if fe is None:
+        return [{}]
+    if fe.kind == "call" and fe.name == "toset" and len(fe.items) == 1:
+        fe = fe.items[0]
+    got = static_value(repo, posixpath.dirname(p), fe)
+    if isinstance(got, list) and all(isinstance(x, str) for x in got):
+        return [{"key": x, "value": x} for x in dict.fromkeys(got)]
+    if isinstance(got, dict):
+        return [{"key": str(k), "value": v} for k, v in got.items()]
+    return None
+
+
+def _with_each(text: str, each: dict) -> str | None:
+    """Text with `${each.key}` / `${each.value}` as the instance has them; None when another interpolation is left or
+    each.value is not a scalar."""
+    def put(m: re.Match) -> str:
+        v = each.get(m.group(1))
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise ValueError
+        return str(v)
+    try:
+        out = _EACH.sub(put, text)
+    except ValueError:
+        return None
+    return None if "${" in out or "%{" in out else out
+
+
+def _string(repo, p: str, e: hclsrc.Expr | None, each: dict) -> Any:
+    """An argument's value with the instance's each: a literal, a string template of each and stated values."""
+    if e is None:
+        return None
+    if e.kind == "string" and any(_EACH.search(part) for interp, part in e.parts if interp):
+        text = _with_each(e.source.strip()[1:-1], each)
+        return text if text is not None else None
+    if e.kind == "ref" and e.source.strip() in ("each.key", "each.value"):
+        return each.get(e.source.strip().split(".")[1])
+    return static_value(repo, posixpath.dirname(p), e)
+
+
+def _release_name(repo, p: str, b: hclsrc.Block, each: dict) -> Any:
+    return _string(repo, p, b.attr("name"), each)
+
+
+def _value(repo, p: str, b: hclsrc.Block, each: dict, path: tuple[str, ...], defaults: dict) -> Any:
+    """The chart value at `path` for one instance, as Helm merges them: `set` over `values` (later items over
+    earlier) over the chart's values.yaml."""
+    dotted = ".".join(path)
+    for n, v in reversed(set_entries(b)):
+        if n is not None and n.literal() == dotted:
+            return _string(repo, p, v, each)
+    text = repo.text(p)
+    for item in reversed(hclsrc.list_items(b.attr("values"))):
+        if item.kind in ("heredoc", "string"):
+            body = hclsrc.text_of(text, item)
+            body = _with_each(body, each) if body is not None else None
+            obj = _load(body) if body is not None else None
+            if obj is None:
+                return None             # values the repository does not state whole
+        else:
+            enc = hclsrc.encoded_object(item)
+            if enc is None:
+                return None
+            obj = {}
+            for e in enc.entries:
+                obj[e.key] = _string(repo, p, e.value, each) if e.value.kind != "object" else \
+                    {x.key: _string(repo, p, x.value, each) for x in e.value.entries}
+        got = _at(obj, path)
+        if got is not _MISSING:
+            return got
+    got = _at(defaults, path)
+    return None if got is _MISSING else got
+
+
+_MISSING = object()
+
+
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    for k in path:
+        if not isinstance(obj, dict) or k not in obj:
+            return _MISSING
+        obj = obj[k]
+    return obj
+
+
+def _load(text: str | None) -> dict | None:
+    if text is None or "{{" in text:
+        return None
+    try:
+        got = yamlsrc.values(text)
+    except yamlsrc.YamlParseError:
+        return None
+    return got if isinstance(got, dict) else {} if got is None else None
