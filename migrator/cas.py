@@ -794,7 +794,7 @@ def read_files(repo: Repo, p: str, b: hclsrc.Block) -> tuple[set[str], bool]:
         if "${" not in raw:
             glob = posixpath.normpath(raw)
             fixed = re.split(r"[*?\[]", glob, maxsplit=1)[0]        # the part before any wildcard: few files match
-            out |= {f for f in repo.files if f.startswith(fixed) and fnmatchcase(f, glob)}
+            out |= {f for f in repo.with_prefix(fixed) if fnmatchcase(f, glob)}
     return out, bool(direct)
 
 

@@ -112,6 +112,8 @@ def _carry(repo: Repo, key: tuple) -> None:
 def _parse_docs(repo: Repo, text: str, base_line: int, report_path: str, only: "re.Pattern | Words | None" = None,
                 gotmpl: bool = False):
     """`gotmpl`: the text is a Go template (helmfile): its `{{ }}` actions are masked in every document."""
+    if only is not None and not only.search(text):
+        return                  # no document can match: the text is never split (a CRD bundle of megabytes)
     for doc in yamlsrc.split_documents(text):
         if only is not None and not only.search(doc.text):
             continue

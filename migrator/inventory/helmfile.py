@@ -29,8 +29,8 @@ def is_helmfile(p: str) -> bool:
 def helmfiles(repo: Repo) -> list[str]:
     """The repository's helmfiles (is_helmfile), in discovery order, listed once per run."""
     found = repo.__dict__.get("_helmfiles")
-    if found is None:
-        found = repo.__dict__["_helmfiles"] = [p for p in repo.files if is_helmfile(p)]
+    if found is None:       # a substring test first: most paths never name a helmfile
+        found = repo.__dict__["_helmfiles"] = [p for p in repo.files if "helmfile" in p and is_helmfile(p)]
     return found
 
 

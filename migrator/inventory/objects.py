@@ -272,9 +272,9 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     charts = local_charts(repo)
     examples: dict[str, list[Manifest]] = {}        # an examples/test folder nothing applies -> its objects
     for p, sf in repo.files.items():
-        if p in repo.template_paths or not sf.interesting:
+        if not p.endswith((".yaml", ".yml", ".tpl", ".tmpl")) or p in repo.template_paths or not sf.interesting:
             continue
-        if not p.endswith((".yaml", ".yml")) and not (p.endswith((".tpl", ".tmpl")) and helm_chart_text(sf.text)):
+        if not p.endswith((".yaml", ".yml")) and not helm_chart_text(sf.text):
             continue
         rendered: list[tuple[Manifest, str]] = []
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=KIND_DOCUMENTS):

@@ -87,6 +87,19 @@ class Repo:
         found = {q for n in names for q in index.get(n, [])}
         return [q for q in self.files if q in found] if found else []
 
+    def with_prefix(self, prefix: str) -> list[str]:
+        """The files (sorted) whose path starts with `prefix`, found by bisection in the sorted paths (once per run)."""
+        import bisect
+        paths = self.__dict__.get("_sorted_paths")
+        if paths is None:
+            paths = self.__dict__["_sorted_paths"] = sorted(self.files)
+        i = bisect.bisect_left(paths, prefix)
+        out = []
+        while i < len(paths) and paths[i].startswith(prefix):
+            out.append(paths[i])
+            i += 1
+        return out
+
     def in_dir(self, d: str) -> list[str]:
         """The files directly in folder `d` ("" or "." for the root), in discovery order, indexed once per run."""
         index = self.__dict__.get("_by_dir")

@@ -73,8 +73,14 @@ def split_documents(text: str) -> list[DocSpan]:
                 start_line = lineno + 1
             pos += len(ln)
     docs.append(DocSpan(start, len(text), text[start:], start_line))
+    if _OTHER_BREAKS.search(text) is None:          # lines end at \n only: one search finds a line of content
+        return [d for d in docs if _CONTENT_LINE.search(d.text)]
     return [d for d in docs if d.text.strip() and not all(
         ln.strip().startswith("#") or not ln.strip() for ln in d.text.splitlines())]
+
+
+# a line that is neither blank nor a comment (what makes a document more than comments)
+_CONTENT_LINE = re.compile(r"^\s*[^#\s]", re.M)
 
 
 def _rt() -> YAML:
