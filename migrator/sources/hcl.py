@@ -11,6 +11,8 @@ fixtures.
 """
 from __future__ import annotations
 
+import bisect
+
 import re
 from functools import lru_cache
 from typing import Any
@@ -137,6 +139,7 @@ def _ts_parser():
 
 
 _TRAILERS = frozenset(("get_attr", "index", "splat"))
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _SKIP = frozenset(("comment",))
 
 
@@ -152,13 +155,10 @@ class _TreeSitter:
     def off(self, b: int) -> int:
         if self.ascii:
             return b
-        if self._chars is None:        # byte offset -> str offset, built once for a non-ASCII file
-            chars: list[int] = []
-            for i, ch in enumerate(self.text):
-                chars.extend([i] * len(ch.encode("utf-8", "surrogatepass")))
-            chars.append(len(self.text))
-            self._chars = chars
-        return self._chars[b]
+        if self._chars is None:        # the UTF-8 continuation bytes of a non-ASCII file, found once
+            self._chars = [m.start() for m in _CONTINUATION.finditer(self.data)]
+        # a character starts at byte b: b less the continuation bytes before it is its str offset
+        return b - bisect.bisect_left(self._chars, b)
 
     def span(self, n) -> tuple[int, int]:
         return self.off(n.start_byte), self.off(n.end_byte)

@@ -232,9 +232,12 @@ def _seq_of_maps(items: list) -> CommentedSeq:
     return conv(items)
 
 
+_PINNED = re.compile(NC["pinned_version_pattern"])
+
+
 def pinned_ami_version(objs: list[Any]) -> str | None:
     """An AMI version the repository pins in amiSelectorTerms names (e.g. v20240213), if any."""
-    pat = re.compile(NC["pinned_version_pattern"])
+    pat = _PINNED
     for o in objs:
         for t in (get(o, ("spec", "amiSelectorTerms")) or []):
             m = pat.search(str((t or {}).get("name", ""))) if isinstance(t, dict) else None
