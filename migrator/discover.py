@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,11 +123,13 @@ def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None =
 def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) -> None:
     rel = rel if rel is not None else Path(p).relative_to(root).as_posix()
     name = str(p)
-    if os.path.islink(name) and not _within(root, Path(p)):
-        out.skipped.append(Skipped(rel, "symlink leaving the root"))
-        return
     try:
-        st = os.stat(name)
+        st = os.lstat(name)             # one call for a plain file; a symlink is followed below
+        if stat.S_ISLNK(st.st_mode):
+            if not _within(root, Path(p)):
+                out.skipped.append(Skipped(rel, "symlink leaving the root"))
+                return
+            st = os.stat(name)
     except OSError as e:
         out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
         return

@@ -1,7 +1,7 @@
 """Findings and runbook steps: what rules report besides edits (part of the JSON contract)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
 STEP_KINDS = ("module", "iam", "crds", "chart", "manifests", "workloads", "roll-nodes", "verify", "cleanup")
@@ -19,9 +19,10 @@ class Finding:
     suppressed: str = ""    # the reason of an inline suppression; in JSON only when set (addition to schema 1)
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        if not self.suppressed:
-            del d["suppressed"]
+        d = {"code": self.code, "severity": self.severity, "path": self.path, "line": self.line,
+             "message": self.message, "manual_step": self.manual_step}
+        if self.suppressed:
+            d["suppressed"] = self.suppressed
         return d
 
 
@@ -42,4 +43,7 @@ class Step:
     notes: list = field(default_factory=list)          # [{"minor", "note"}]: what each crossed minor changes
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"id": self.id, "phase": self.phase, "kind": self.kind, "title": self.title, "detail": self.detail,
+                "commands": list(self.commands), "files": list(self.files), "verify": list(self.verify),
+                "rollback": self.rollback, "refs": list(self.refs), "root": self.root,
+                "notes": [dict(n) if isinstance(n, dict) else n for n in self.notes]}
