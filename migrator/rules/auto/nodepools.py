@@ -24,6 +24,7 @@ from ...placement import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, Removals, _name_key
 from . import addonpools, convert, overlays
+from .poolnames import rendered_names
 from .links import unlink
 
 RULE = "auto/nodepools"
@@ -310,7 +311,9 @@ class PoolsRule:
         released = []                   # rendered by a module's chart: their release leaves its input
         for m in going:
             name = _name_key(m, m.name)
-            self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
+            named = rendered_names(self.ctx.repo, m.path, name) if m.masked.has_token(str(m.name)) else None
+            shown = f" [{', '.join(sorted(named))}]" if named else ""      # a template's names, as its releases give
+            self.res.removed.append(f"{m.kind} {name}{shown} ({m.path}:{m.line})")
             self.res.deletes.append((m.kind.lower(), name))
             if m.container == addonpools.CONTAINER:
                 released.append(m)
