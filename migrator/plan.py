@@ -26,7 +26,7 @@ from .options import Options
 from . import standing
 from .roots import SKIP_KINDS, Fleet, inside, rollout_key, tier_of
 from .rules import registry
-from .validate import reparse
+from .validate import reparse, unbalanced_actions
 
 HOPS = knowledge.load("hops")
 ERAS = route.ERAS
@@ -1327,7 +1327,7 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
                                         f"rules {rules} disagree about creating {path}", "report this as a bug"))
                 continue
             new = news[0].text
-            err = reparse(path, new) or _placeholder(new, "")
+            err = reparse(path, new) or _placeholder(new, "") or unbalanced_actions(path, new)
             if err:
                 findings.append(Finding("MIG-EDIT-002", "error", path, 0,
                                         f"generated file fails its check ({err}); it is not written",
@@ -1363,7 +1363,8 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
         if path.endswith(JSON_TFVARS) and reparse(path, new) and not _placeholder(new, old):
             findings.append(_json_tfvars_kept(path, old, texts, rules))
             continue
-        err = reparse(path, new) or _placeholder(new, old)
+        err = reparse(path, new) or _placeholder(new, old) or \
+            (unbalanced_actions(path, new) if unbalanced_actions(path, old) is None else None)
         if err:
             findings.append(Finding("MIG-EDIT-002", "error", path, 0,
                                     f"patched file fails its check ({err}); it is not written",

@@ -1,6 +1,7 @@
 """The EKS Auto Mode hop (`--to auto-mode`): conversion, the cluster's enable, the walk's end state, what never goes."""
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -714,6 +715,57 @@ def test_a_pool_name_no_release_states_holds_the_cutover_until_the_selector_name
     templates = sorted(p.name for p in (work / "charts" / "karpenter-resources" / "templates").iterdir())
     assert templates == ["ec2nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
     assert 'resource "helm_release" "karpenter"' not in eks.read_text()      # the controller went last
+
+
+def test_a_pool_chart_that_ranges_over_its_pools_gets_twins_inside_the_same_range():
+    """fixtures/auto-mode-pool-chart-range (nuonco/byoc's shape): the templates repeat their object over
+    `.Values.nodepools` with the range opened before the `---`. Each twin is written inside the same range, the old
+    template files go whole at the cutover (their range opener too), and every template of every run balances."""
+    from migrator.validate import unbalanced_actions
+    from .conftest import FIXTURES
+    fx = FIXTURES / "auto-mode-pool-chart-range"
+    t = fx / "expected-run-2" / "charts" / "pools" / "templates"
+    for name in ("nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"):
+        text = (t / name).read_text()
+        assert text.startswith("{{- range .Values.nodepools }}\n---\n") and text.endswith("{{- end }}\n"), name
+        assert "name: {{ .name }}-auto" in text
+    runs = json.loads((fx / "walk.json").read_text())["runs"]
+    for n in range(1, runs + 1):
+        for f in (fx / f"expected-run-{n}" / "charts" / "pools" / "templates").iterdir():
+            assert unbalanced_actions(f.name, f.read_text()) is None, (n, f.name)
+    final = sorted(p.name for p in (fx / f"expected-run-{runs}" / "charts" / "pools" / "templates").iterdir())
+    assert final == ["nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
+
+
+def test_a_pool_template_migrator_cannot_read_holds_the_cutover(tmp_path):
+    """A NodePool template that is no YAML with its actions masked (an if/else writing the same key twice, as
+    nuonco/byoc's does) gets no twin: the nodepools phase says so, and the cutover holds with an error (MIG-AUTO-059)
+    instead of removing the EC2NodeClasses it names, and then the controller."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-pool-chart-range" / "input", work)
+    pool = work / "charts" / "pools" / "templates" / "nodepool.yaml"
+    pool.write_text(pool.read_text().replace(
+        "  disruption:\n", "  disruption:\n    {{- if .budgets }}\n    budgets: {{ toJson .budgets }}\n"
+        "    {{- else }}\n    budgets:\n      - nodes: \"10%\"\n    {{- end }}\n"))
+    said = set()
+    for _ in range(4):
+        plan = make_plan(work, to="auto-mode")
+        said |= {(f.code, f.severity, plan.phase) for f in plan.findings if f.code == "MIG-AUTO-059"}
+        apply_changes(work, plan.changes)
+    assert ("MIG-AUTO-059", "warning", "nodepools") in said
+    plan = make_plan(work, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-059"]
+    assert f.severity == "error" and f.path == "charts/pools/templates/nodepool.yaml" and not plan.changes
+    assert (work / "charts" / "pools" / "templates" / "nodeclass.yaml").exists()
+
+
+def test_a_template_whose_actions_do_not_balance_is_never_written():
+    from migrator.validate import unbalanced_actions
+    assert unbalanced_actions("t.yaml", "{{- range .Values.p }}\n---\na: {{ .x }}\n{{- end }}\n") is None
+    assert "closes no block" in unbalanced_actions("t.yaml", "a: 1\n{{- end }}\n")
+    assert "never closed" in unbalanced_actions("t.yaml", "{{- if .x }}\na: 1\n")
+    assert unbalanced_actions("main.tf", "x = <<EOT\n{{- end }}\nEOT\n") is None      # HCL is no Go template
 
 
 def test_the_names_a_pool_chart_renders_come_only_from_what_its_releases_state(tmp_path):

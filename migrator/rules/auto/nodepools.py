@@ -11,6 +11,7 @@ cutover: every NodePool and EC2NodeClass with an Auto Mode twin is removed (bloc
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from ... import knowledge
@@ -119,6 +120,7 @@ class PoolsRule:
         if not (self.cluster.enabled or self.cluster.installer == ""):
             return self.res             # Auto Mode is not on yet: the enable phase comes first
         if self.phase == "nodepools":
+            self.unread("warning")
             self.create()
             from .storage import twins
             twins(self.ctx, self.res)       # the EBS StorageClasses' twins and the CNI, with the new pools
@@ -132,6 +134,22 @@ class PoolsRule:
     def class_of(self, pool) -> str | None:
         ref = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
         return str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
+
+    def unread(self, severity: str) -> bool:
+        """Karpenter NodePools or EC2NodeClasses of this root that migrator could not read (a chart template that is
+        no YAML with its actions masked, a document that does not parse; said where they were read, MIG-SRC-*): no
+        twin is written for them, so the cutover waits (MIG-AUTO-059), or it would remove the EC2NodeClasses they
+        name and, next, the controller that runs them."""
+        found = unread_objects(self.ctx)
+        for path, line, kind in found:
+            self.finding("MIG-AUTO-059", severity, path, line,
+                         f"this document holds a Karpenter {kind} migrator cannot read: no Auto Mode twin is written "
+                         "for it, so the cutover (which removes the old NodePools and EC2NodeClasses) and the "
+                         "cleanup (the controller) wait",
+                         "make the document readable (a template: keep each action that writes YAML on a line of its "
+                         "own, so it parses with its actions masked) and run migrator again, or write its Auto Mode "
+                         "twin by hand and remove the old object yourself")
+        return bool(found)
 
     def unmatched_selectors(self) -> bool:
         """Workloads that select a NodePool by a name that a chart template's pools may take (MIG-AUTO-054): the
@@ -273,6 +291,8 @@ class PoolsRule:
     # -- cutover: Karpenter's objects go --------------------------------------------------------------------------
     def cutover(self) -> None:
         pools = [m for m in self.old if m.kind == "NodePool"]
+        if self.unread("error"):
+            return                          # pools migrator cannot read would lose their classes: said, held
         if self.unmatched_selectors():
             return                          # a workload would be left selecting a pool that goes: said, held
         twins = {_name_key(m, m.name): m for m in self.auto if m.kind == "NodePool"}
@@ -351,3 +371,24 @@ def run(ctx, phase: str, done: dict | None = None) -> PoolsResult:
     if cluster is None or not hasattr(cluster, "enabled"):
         return PoolsResult()
     return PoolsRule(ctx, phase, cluster).run()
+
+
+UNREAD = ("MIG-SRC-002", "MIG-SRC-004", "MIG-SRC-013")     # a document read for Karpenter's kinds that does not parse
+_POOL_KIND = re.compile(r"""^[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?(NodePool|EC2NodeClass)["']?[ \t]*$""", re.M)
+
+
+def unread_objects(ctx) -> list[tuple[str, int, str]]:
+    """(file, line, kind) of each NodePool or EC2NodeClass document of the root that does not parse (the reading
+    said so: UNREAD findings); a document that declares neither kind is another matter."""
+    from ...sources import yaml as yamlsrc
+    out = []
+    for f in ctx.repo.findings:
+        if f.code not in UNREAD or not f.path or f.path not in ctx.repo.files or not ctx.owns(f.path):
+            continue
+        text = ctx.repo.text(f.path)
+        doc = next((d for d in yamlsrc.split_documents(text)
+                    if d.first_line < f.line <= d.first_line + d.text.count("\n") + 1), None)
+        m = _POOL_KIND.search(doc.text) if doc is not None else None
+        if m is not None and (f.path, f.line, m.group(1)) not in out:
+            out.append((f.path, f.line, m.group(1)))
+    return out

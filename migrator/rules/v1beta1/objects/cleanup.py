@@ -94,7 +94,8 @@ class OldObjects:
         text = self.repo.text(path)
         docs = yamlsrc.split_documents(text)
         gone = {m.doc_start for m in ms}
-        if all(d.start in gone for d in docs):
+        if all(d.start in gone or _control_only(d.text) for d in docs):
+            # nothing else stays: a `{{- range }}` left alone before its object's `---` goes with it
             self.res.edits.append(DeleteFile(path, self.rule))
             self.kustomization_entry(path, None, add=False)
             return
@@ -106,3 +107,22 @@ class OldObjects:
             else:
                 prev_end = docs[i - 1].end if i > 0 else 0
                 self.res.edits.append(TextEdit(path, prev_end, d.end, "", self.rule))
+
+
+_CONTROL = {"if", "with", "range", "define", "block", "else", "end", "comment", "assign"}
+
+
+def _control_only(text: str) -> bool:
+    """A document of template control actions, comments and blank lines only (the `{{- range .Values.pools }}` a
+    chart writes before the `---` of the object it repeats): it renders no object of its own."""
+    from ....sources.templates import TemplateError, find_helm, helm_word
+    try:
+        actions = find_helm(text)
+    except TemplateError:
+        return False
+    if any(helm_word(text[s:e]) not in _CONTROL for s, e, _ in actions):
+        return False
+    rest = text
+    for s, e, _ in reversed(actions):
+        rest = rest[:s] + rest[e:]
+    return all(not ln.strip() or ln.strip().startswith("#") for ln in rest.splitlines())

@@ -81,7 +81,8 @@ def _after_scalar(text: str) -> str | None:
 
 
 class ObjectPlacement:
-    """Where the new objects are written: beside the old ones in their YAML file (comments and directives carried), a new file listed in the kustomization, or a kubectl_manifest/kubernetes_manifest beside the old resource."""
+    """Where the new objects are written: beside the old ones in their YAML file (comments and directives carried),
+    a new file listed in the kustomization, or a kubectl_manifest/kubernetes_manifest beside the old resource."""
 
     # -- rendering -------------------------------------------------------------------------------
     def yaml_text(self, m: Manifest, c: Converted) -> str | None:
@@ -228,12 +229,52 @@ class ObjectPlacement:
             else:
                 head.append(ds[i].text)
         tail = [ds[c_].text for _, c_ in reversed(lay.whole)] + [ds[i].text for i in lay.trail]
-        out = list(head)
+        around = self.enclosing(m, len(lay.trail), len(lay.lead))
+        if around is None:
+            d = ds[(lay.trail or lay.lead or [0])[0]]
+            return self._directive_fail(m, d.text, "belongs to a block that spans other documents of its file (a "
+                                                   "range over several objects, or one with other YAML inside it)")
+        out = list(around[0]) + head
         for i, ln in enumerate(lines):
             out.extend(before.get(i, []))
             out.append(ln)
             out.extend(after.get(i, []))
-        return out + tail
+        return out + tail + around[1]
+
+    def enclosing(self, m: Manifest, closed_here: int, opened_here: int) -> tuple[list[str], list[str]] | None:
+        """The new object goes in a file of its own: the blocks of its source file that enclose its document (a
+        `{{- range .Values.pools }}` over it, opened before its `---`) must enclose it there too, or the new template
+        renders once, outside the range, or not at all (an `{{- end }}` without its opener). (the lines that open them,
+        the closers that end them); ([], []) when no block encloses it; None when the lines between such an opener
+        and the document hold anything but directives, separators and comments (another object's YAML), or in a
+        Terraform template (its closers are not carried)."""
+        text = self.repo.files[m.path].text if m.path in self.repo.files and m.container == "yaml" else None
+        if text is None or not m.doc_end:
+            return ([], []) if not closed_here and not opened_here else None
+        try:
+            pre = templates.mask(text[:m.doc_start], helm=m.masked.helm)
+        except templates.TemplateError:
+            return None
+        stack: list[int] = []
+        for d in pre.directives:
+            if d.word in templates.OPENERS:
+                stack.append(d.index)
+            elif d.word in templates.CLOSERS and stack:
+                stack.pop()
+        if not stack and not closed_here and not opened_here:
+            return [], []
+        if not m.masked.helm or len(stack) < closed_here:
+            return None
+        src = text[:m.doc_start].splitlines()
+        marks = {d.index + k for d in pre.directives for k in range(d.lines)}
+        first = stack[0] if stack else len(src)
+        for i in range(first, len(src)):
+            s = src[i].strip()
+            if i not in marks and s not in ("", "---") and not s.startswith("#"):
+                return None
+        # what the document leaves open (its own openers) and what still encloses it after its trailing closers
+        closers = ["{{- end }}"] * (len(stack) - closed_here + opened_here)
+        return src[first:], closers
 
     def reindent_tokens(self, m: Manifest, lines: list[str]) -> list[str]:
         """Helm values written with `| nindent N` inline (`labels: {{ toYaml . | nindent 4 }}`) follow their key."""
