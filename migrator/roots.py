@@ -468,7 +468,9 @@ def environment_tfvars(repo: Repo, root: str) -> list[str]:
     declared = {b.labels[0] for p in code for b in (repo.hcl(p).blocks if repo.hcl(p) is not None else [])
                 if b.type == "variable" and b.labels}
     out = []
-    for p in repo.tfvars_files():
+    below = repo.tfvars_files() if not here else \
+        [q for q in repo.tfvars_files() if q.startswith(here + "/")]         # only the root's own folder and below
+    for p in below:
         name = posixpath.basename(p)
         if p.endswith(JSON_TFVARS):     # an environment's own values are appended to its tfvars, in HCL
             continue

@@ -131,6 +131,14 @@ class Repo:
                                                if p.endswith(hclsrc.TF_CODE) and needle in self.files[p].text]
         return found
 
+    def tfvars_containing(self, needle: str) -> list[str]:
+        """tfvars files whose text contains `needle` (one pass over them per needle and run)."""
+        cache = self.__dict__.setdefault("_tfvars_with", {})
+        found = cache.get(needle)
+        if found is None:
+            found = cache[needle] = [p for p in self.tfvars_files() if needle in self.files[p].text]
+        return found
+
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
         every = self.__dict__.get("_tf_list")
         if every is None:           # the files never change after discovery: listed once per run

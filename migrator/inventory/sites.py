@@ -212,7 +212,7 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
         return sites, "" if sites else f"{src} is not a literal string in any locals block"
     # tfvars of this root module (its directory and below, e.g. envs/dev.tfvars), never a sibling root's; a
     # module whose tfvars live elsewhere (a shared module) falls back to every tfvars that sets the variable
-    tfvars = [p for p in repo.tfvars_files() if name in repo.files[p].text]
+    tfvars = repo.tfvars_containing(name)
     own = [p for p in tfvars if not module or p.startswith(module + "/")]
     for p in own or ([] if via is not None else tfvars):
         f = repo.hcl(p)

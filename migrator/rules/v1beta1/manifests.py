@@ -156,8 +156,8 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
         if arg is None or arg.source.strip() != "each.key" or not src:
             return []
         keys: list[str] = []
-        for p in self.repo.tfvars_files():
-            f = self.repo.hcl(p) if src.group(1) in self.repo.files[p].text else None
+        for p in self.repo.tfvars_containing(src.group(1)):
+            f = self.repo.hcl(p)
             if f and src.group(1) in f.attributes and f.attributes[src.group(1)].expr.kind == "object":
                 keys.extend(e.key for e in f.attributes[src.group(1)].expr.entries if e.key not in keys)
         if not keys:
