@@ -13,7 +13,8 @@ from .common import CL, FACTS, NEW_FILE, RULE, _aligned, _dir, _find, _insert_at
 
 
 class HandWrittenCluster:
-    """A hand-written aws_eks_cluster: the capability blocks, the cluster role's policies, a node role with its policies and an EC2 access entry."""
+    """A hand-written aws_eks_cluster: the capability blocks, the cluster role's policies, a node role with its
+    policies and an EC2 access entry."""
 
     # -- a hand-written aws_eks_cluster -----------------------------------------------------------------------------
     def resource(self, p: str, b: hclsrc.Block) -> None:

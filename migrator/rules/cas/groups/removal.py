@@ -17,7 +17,8 @@ from .common import RULE, _code, _entry_span, _lines_span, _locals_read, _named_
 
 
 class GroupRemoval:
-    """The replaced node groups removed at the cleanup, with what only they use: blocks that follow them, map entries, headings left empty."""
+    """The replaced node groups removed at the cleanup, with what only they use: blocks that follow them, map entries,
+    headings left empty."""
 
     def _emptied_headings(self) -> None:
         """A section comment over node groups (and what follows them) the cleanup removes goes with them."""

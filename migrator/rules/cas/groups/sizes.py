@@ -17,7 +17,8 @@ from .common import RULE, _plain, eks_name
 
 
 class GroupSizes:
-    """The node groups' sizes: the replaced groups to zero nodes at the cutover, the kept group sized for the controller; in their map entry, scaling_config, for_each map, module input, tfvars or eksctl ClusterConfig."""
+    """The node groups' sizes: the replaced groups to zero nodes at the cutover, the kept group sized for the
+    controller; in their map entry, scaling_config, for_each map, module input, tfvars or eksctl ClusterConfig."""
 
     # -- sizes -------------------------------------------------------------------------------------------------
     def size(self, g: NodeGroup, low: int, desired: int, keep: bool = False) -> None:

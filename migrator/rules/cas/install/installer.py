@@ -11,13 +11,10 @@ from ....cas import CasInventory, scan
 from ....edits import NewFile, to_newline
 from ....sources import yaml as yamlsrc
 from .. import convert
-from .clusters import (
-    _agent, _cluster_units, _connection, _helm_provider, _kubectl_block, _kubectl_provider, _nearest_first,
-    _remote_cluster_unit, _shared_by, cluster_expr, terraform_clusters_named
-)
-from .common import INSTALL, InstallResult, RULE, _find
-from .terragrunt import UnitSplit, _unit_split
+from .clusters import (_agent, _cluster_units, _connection, _helm_provider, _kubectl_block, _kubectl_provider,
+                       _nearest_first, _remote_cluster_unit, _shared_by, cluster_expr, terraform_clusters_named)
 from .access import NodeAccess
+from .common import INSTALL, RULE, InstallResult, _find
 from .eksctl import Eksctl
 from .gitops import GitOps
 from .helmfile import Helmfile
@@ -25,7 +22,7 @@ from .nodepools import NodePools
 from .stages import StageSplit
 from .tags import DiscoveryTags
 from .terraform import TerraformFile
-from .terragrunt import TerragruntUnits
+from .terragrunt import TerragruntUnits, UnitSplit, _unit_split
 from .tfvars import TfvarsEnvironments
 from .values import ChartValues
 

@@ -21,7 +21,8 @@ from .stages import Split
 
 
 class TerraformFile:
-    """The karpenter.tf beside the cluster: the karpenter module, the charts, the NodePools as kubectl_manifest, the providers it needs."""
+    """The karpenter.tf beside the cluster: the karpenter module, the charts, the NodePools as kubectl_manifest, the
+    providers it needs."""
 
     def match_module(self, d: str, shapes: list) -> None:
         """The karpenter module's major matched to the eks module's provider range: beside an eks module call whose

@@ -166,7 +166,8 @@ def _unit_split(repo, cas0, units: list[tuple[str, str, str]]) -> "UnitSplit | N
 
 
 class TerragruntUnits:
-    """The install over Terragrunt units: the cluster's unit and Cluster Autoscaler's, and modules several environments' units apply."""
+    """The install over Terragrunt units: the cluster's unit and Cluster Autoscaler's, and modules several
+    environments' units apply."""
 
     def awaited(self) -> dict[str, str]:
         """The files migrator's install wrote in modules several environments' Terragrunt units apply, when this

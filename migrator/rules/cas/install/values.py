@@ -15,7 +15,8 @@ from .common import INSTALL, RULE, _find
 
 
 class ChartValues:
-    """The karpenter chart's values for installs outside Terraform: the cluster, queue, the controller's node group and IAM role."""
+    """The karpenter chart's values for installs outside Terraform: the cluster, queue, the controller's node group and
+    IAM role."""
 
     def chart_values(self, kept, cluster: str, names: dict[str, str], annotate: bool = True) -> dict:
         match = [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]

@@ -14,7 +14,8 @@ from .common import RULE
 
 
 class CleanupScope:
-    """What the cleanup removes with Cluster Autoscaler and what must stay: eksctl service accounts, files left empty, modules emptied, Terragrunt inputs, what other blocks still read."""
+    """What the cleanup removes with Cluster Autoscaler and what must stay: eksctl service accounts, files left empty,
+    modules emptied, Terragrunt inputs, what other blocks still read."""
 
     def _eksctl_service_accounts(self, cas) -> None:
         """Cluster Autoscaler's IAM service account of an eksctl ClusterConfig (`iam.serviceAccounts`) goes from the

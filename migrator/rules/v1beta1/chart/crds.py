@@ -33,7 +33,8 @@ def _kustomize_add(rule: CrdChart, old_path: str, new_path: str) -> None:
 
 
 class CrdChart:
-    """The karpenter-crd chart: bumped with the controller, or added beside it (a helm_release, a Flux HelmRelease, a kustomize helmCharts entry, an Argo CD Application) with the controller depending on it."""
+    """The karpenter-crd chart: bumped with the controller, or added beside it (a helm_release, a Flux HelmRelease, a
+    kustomize helmCharts entry, an Argo CD Application) with the controller depending on it."""
 
     # -- CRDs --------------------------------------------------------------------------------------
     def crds(self, ci: ChartInstall) -> None:

@@ -112,7 +112,8 @@ def _emptied_block(tree, edits: list) -> list:
 
 
 class ChartValues:
-    """The chart's values rewritten from the hop's rows, wherever they live: YAML (heredocs, files, Flux and Argo CD values) through key trees, set blocks and lists, module parameters."""
+    """The chart's values rewritten from the hop's rows, wherever they live: YAML (heredocs, files, Flux and Argo CD
+    values) through key trees, set blocks and lists, module parameters."""
 
     def rows(self) -> list[dict]:
         if self._rows is not None:

@@ -46,7 +46,8 @@ def _own_settings(ci: ChartInstall) -> str:
 
 
 class ChartVersion:
-    """The chart's version set where it is defined (a literal, a variable's default and every tfvars, a local, a module input, a Flux source), the image where it is pinned, and the repository moved to OCI."""
+    """The chart's version set where it is defined (a literal, a variable's default and every tfvars, a local, a module
+    input, a Flux source), the image where it is pinned, and the repository moved to OCI."""
 
     # -- version and repository -----------------------------------------------------------------
     def version(self, ci: ChartInstall) -> None:

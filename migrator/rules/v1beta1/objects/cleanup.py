@@ -35,7 +35,8 @@ class Removals:
 
 
 class OldObjects:
-    """The old objects removed at the cleanup: their documents, files and resources, and templates nothing uses any more."""
+    """The old objects removed at the cleanup: their documents, files and resources, and templates nothing uses any
+    more."""
 
     # -- cleanup -------------------------------------------------------------------------------
     def cleanup(self) -> Result:

@@ -15,7 +15,8 @@ from .common import FACTS, _name_key, _reorder_spec
 
 
 class NodeRoles:
-    """The node role (or instance profile) each new EC2NodeClass names: from the AWSNodeTemplate's profile, the chart's default, the tags the cluster gives."""
+    """The node role (or instance profile) each new EC2NodeClass names: from the AWSNodeTemplate's profile, the chart's
+    default, the tags the cluster gives."""
 
     def role(self) -> Resolution:
         if self._role is None:
