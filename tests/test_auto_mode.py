@@ -737,6 +737,46 @@ def test_a_pool_chart_that_ranges_over_its_pools_gets_twins_inside_the_same_rang
     assert final == ["nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
 
 
+def test_a_pool_chart_an_argo_cd_application_renders_is_synced_never_kubectl_applied(tmp_path):
+    """The range chart installed by an Argo CD Application (source.path at the chart's folder) instead of a
+    helm_release: its templates reach the cluster when the Application renders them, so every step syncs it (the
+    cutover with --prune: the old templates are gone from git); `kubectl apply -f` of a template would fail."""
+    from migrator.render.markdown import render as render_markdown
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-pool-chart-range" / "input", work)
+    eks = work / "eks.tf"
+    eks.write_text(eks.read_text().split("# the pools, one chart release")[0])
+    (work / "argocd").mkdir()
+    (work / "argocd" / "pools.yaml").write_text(textwrap.dedent("""\
+        apiVersion: argoproj.io/v1alpha1
+        kind: Application
+        metadata:
+          name: karpenter-pools
+          namespace: argocd
+        spec:
+          project: default
+          source:
+            repoURL: https://github.com/example/analytics-infra.git
+            path: charts/pools
+            helm:
+              values: |
+                nodepools:
+                  - name: general
+                    families: ["m6i"]
+          destination:
+            server: https://kubernetes.default.svc
+        """))
+    runbooks = []
+    for _ in range(5):
+        plan = make_plan(work, to="auto-mode")
+        runbooks.append(render_markdown(plan))
+        apply_changes(work, plan.changes)
+    text = "".join(runbooks)
+    assert "argocd app sync karpenter-pools\n" in text and "argocd app sync karpenter-pools --prune" in text
+    assert "kubectl apply -f charts/" not in text
+
+
 def test_a_pool_template_migrator_cannot_read_holds_the_cutover(tmp_path):
     """A NodePool template that is no YAML with its actions masked (an if/else writing the same key twice, as
     nuonco/byoc's does) gets no twin: the nodepools phase says so, and the cutover holds with an error (MIG-AUTO-059)

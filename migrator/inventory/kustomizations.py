@@ -585,6 +585,10 @@ def deployers(repo: Repo, path: str) -> list[tuple[str, str]]:
     def app_of(d: str) -> str | None:
         if d in apps:
             return apps[d][0]
+        chart = next((a for a in apps if (a == "" or d.startswith(a + "/"))
+                      and posixpath.join(a, "Chart.yaml") in repo.files), None)
+        if chart is not None:           # a Helm chart the Application renders: every file of it is synced with it
+            return apps[chart][0]
         return next((n for a, (n, rec, _f) in apps.items() if rec and (a == "" or d.startswith(a + "/"))), None)
     out: list[tuple[str, str]] = []
     leaves = leaf_kustomizations(repo, path)
