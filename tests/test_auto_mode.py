@@ -777,6 +777,54 @@ def test_a_pool_chart_an_argo_cd_application_renders_is_synced_never_kubectl_app
     assert "kubectl apply -f charts/" not in text
 
 
+def test_pool_names_come_from_the_argo_cd_applications_that_render_the_chart(tmp_path):
+    """The pool chart rendered by one Argo CD Application per pool (source.path at the chart's folder, the pool's
+    name in helm.valuesObject): the names are read from them, the trainer's selector moves to batch-auto, and the walk
+    ends with only the Auto Mode templates; an Application whose value is a file of another source says nothing."""
+    from migrator.inventory import Repo
+    from migrator.rules.auto.poolnames import rendered_names
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-pool-chart" / "input", work)
+    eks = work / "eks.tf"
+    eks.write_text(eks.read_text().split("# one release of the pool chart per pool")[0].rstrip("\n") + "\n")
+    (work / "argocd").mkdir()
+    app = textwrap.dedent("""\
+        apiVersion: argoproj.io/v1alpha1
+        kind: Application
+        metadata:
+          name: karpenter-pool-{pool}
+          namespace: argocd
+        spec:
+          project: default
+          source:
+            repoURL: https://github.com/example/analytics-infra.git
+            path: charts/karpenter-resources
+            helm:
+              valuesObject:
+                name: {pool}
+          destination:
+            server: https://kubernetes.default.svc
+        """)
+    for pool in ("default", "batch"):
+        (work / "argocd" / f"pool-{pool}.yaml").write_text(app.format(pool=pool))
+    tpl = "charts/karpenter-resources/templates/nodepool.yaml"
+    assert rendered_names(Repo(work), tpl, "{{ .Values.name }}") == {"default", "batch"}
+    assert rendered_names(Repo(work), tpl, "{{ .Release.Name }}") == {"karpenter-pool-default", "karpenter-pool-batch"}
+    for _ in range(6):
+        plan = make_plan(work, to="auto-mode")
+        assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
+        apply_changes(work, plan.changes)
+    assert "karpenter.sh/nodepool: batch-auto" in (work / "k8s" / "apps" / "trainer.yaml").read_text()
+    templates = sorted(p.name for p in (work / "charts" / "karpenter-resources" / "templates").iterdir())
+    assert templates == ["ec2nodeclass-auto-mode.yaml", "nodepool-auto-mode.yaml"]
+    other = work / "argocd" / "pool-batch.yaml"
+    other.write_text(other.read_text().replace("      valuesObject:\n        name: batch\n",
+                                                "      valueFiles:\n        - $values/pools/batch.yaml\n"))
+    assert rendered_names(Repo(work), "charts/karpenter-resources/templates/nodepool-auto-mode.yaml",
+                          "{{ .Values.name }}-auto") is None
+
+
 def test_a_pool_template_migrator_cannot_read_holds_the_cutover(tmp_path):
     """A NodePool template that is no YAML with its actions masked (an if/else writing the same key twice, as
     nuonco/byoc's does) gets no twin: the nodepools phase says so, and the cutover holds with an error (MIG-AUTO-059)

@@ -41,6 +41,22 @@ def chart_releases(repo, chart: str) -> list[tuple[str, hclsrc.Block]]:
     return [] if not releases or _installed_otherwise(repo, chart, {p for p, _ in releases}) else releases
 
 
+def argo_releases(repo, chart: str) -> list[tuple[str, dict, dict]]:
+    """(file, Application, its source) of each Argo CD Application that renders a chart of the repository from its
+    folder (a source whose `path` is the chart's), when nothing else installs it (else none)."""
+    from ...inventory.kustomizations import _documents
+    found = []
+    for p, obj in _documents(repo, "argoproj.io", "Application"):
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        sources = ([spec["source"]] if isinstance(spec.get("source"), dict) else []) + \
+            [s for s in spec.get("sources") or [] if isinstance(s, dict)]
+        for s in sources:
+            path = s.get("path")
+            if isinstance(path, str) and not s.get("chart") and posixpath.normpath(path.strip("/") or ".") == chart:
+                found.append((p, obj, s))
+    return [] if not found or _installed_otherwise(repo, chart, {p for p, _, _ in found}) else found
+
+
 def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
     """Every name the NodePool of `template_path`, named `raw_name` as written, takes over the chart's releases; None
     when one of them is not stated by the repository."""
@@ -48,12 +64,15 @@ def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
     chart = chart_folder(template_path)
     if m is None or chart is None or posixpath.join(chart, "Chart.yaml") not in repo.files:
         return None
-    releases = chart_releases(repo, chart)
-    if not releases:
-        return None
     defaults = _load(repo.text(posixpath.join(chart, "values.yaml"))) \
         if posixpath.join(chart, "values.yaml") in repo.files else {}
     if defaults is None:
+        return None
+    apps = argo_releases(repo, chart)
+    if apps:
+        return _argo_names(repo, chart, apps, m, defaults)
+    releases = chart_releases(repo, chart)
+    if not releases:
         return None
     names: set[str] = set()
     for p, b in releases:
@@ -67,6 +86,51 @@ def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
                 return None
             names.add(f"{m.group('pre')}{got}{m.group('post')}")
     return names
+
+
+def _argo_names(repo, chart: str, apps: list, m: re.Match, defaults: dict) -> set[str] | None:
+    """The names each Application gives: its release name (`helm.releaseName`, else the Application's name), or the
+    value as Argo CD merges it: `helm.parameters` over `helm.valuesObject` over `helm.values` over `helm.valueFiles`
+    (later files over earlier, read from the chart's folder) over the chart's values.yaml."""
+    names: set[str] = set()
+    path = tuple(m.group("what").split(".")[1:])
+    for _p, obj, src in apps:
+        helm = src.get("helm") if isinstance(src.get("helm"), dict) else {}
+        if m.group("what") == "Release.Name":
+            got = helm.get("releaseName") or (obj.get("metadata") or {}).get("name")
+        else:
+            got = _argo_value(repo, chart, helm, path, defaults)
+        if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got) or "{{" in str(got):
+            return None
+        names.add(f"{m.group('pre')}{got}{m.group('post')}")
+    return names
+
+
+def _argo_value(repo, chart: str, helm: dict, path: tuple[str, ...], defaults: dict) -> Any:
+    for x in reversed(helm.get("parameters") or []):
+        if isinstance(x, dict) and x.get("name") == ".".join(path):
+            return x.get("value")
+    layers: list[Any] = [helm.get("valuesObject")]
+    raw = helm.get("values")
+    layers.append(_load(raw) if isinstance(raw, str) else raw)
+    if isinstance(raw, str) and layers[-1] is None:
+        return None                     # values text the repository does not state whole (a template, bad YAML)
+    for f in reversed(helm.get("valueFiles") or []):
+        q = posixpath.normpath(posixpath.join(chart, str(f)))
+        got = _load(repo.text(q)) if not str(f).startswith("$") and q in repo.files else None
+        if got is None:
+            return None                 # a file of another source, or one the repository does not hold (or read)
+        layers.append(got)
+    for obj in layers:
+        if obj is None:
+            continue
+        if not isinstance(obj, dict):
+            return None
+        got = _at(obj, path)
+        if got is not _MISSING:
+            return got
+    got = _at(defaults, path)
+    return None if got is _MISSING else got
 
 
 def _installed_otherwise(repo, chart: str, tf: set[str]) -> bool:
