@@ -825,6 +825,57 @@ def test_pool_names_come_from_the_argo_cd_applications_that_render_the_chart(tmp
                           "{{ .Values.name }}-auto") is None
 
 
+def test_pool_names_come_from_the_flux_helmreleases_that_install_the_chart(tmp_path):
+    """The pool chart installed by Flux HelmReleases from the GitRepository (`chart: ./charts/karpenter-resources`):
+    the names come from their `spec.values` (release names `<targetNamespace>-<name>`), the trainer moves to
+    batch-auto, every step reconciles Flux (never `kubectl apply` on a template), and `valuesFrom` says nothing."""
+    from migrator.inventory import Repo
+    from migrator.render.markdown import render as render_markdown
+    from migrator.rules.auto.poolnames import rendered_names
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-pool-chart" / "input", work)
+    eks = work / "eks.tf"
+    eks.write_text(eks.read_text().split("# one release of the pool chart per pool")[0].rstrip("\n") + "\n")
+    release = textwrap.dedent("""\
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata:
+          name: pool-{pool}
+          namespace: flux-system
+        spec:
+          interval: 10m
+          targetNamespace: karpenter
+          chart:
+            spec:
+              chart: ./charts/karpenter-resources
+              sourceRef:
+                kind: GitRepository
+                name: flux-system
+          values:
+            name: {pool}
+        """)
+    (work / "clusters").mkdir()
+    (work / "clusters" / "pools.yaml").write_text("---\n".join(release.format(pool=p) for p in ("default", "batch")))
+    tpl = "charts/karpenter-resources/templates/nodepool.yaml"
+    assert rendered_names(Repo(work), tpl, "{{ .Values.name }}") == {"default", "batch"}
+    assert rendered_names(Repo(work), tpl, "{{ .Release.Name }}") == {"karpenter-pool-default", "karpenter-pool-batch"}
+    runbooks = []
+    for _ in range(6):
+        plan = make_plan(work, to="auto-mode")
+        assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
+        runbooks.append(render_markdown(plan))
+        apply_changes(work, plan.changes)
+    assert "karpenter.sh/nodepool: batch-auto" in (work / "k8s" / "apps" / "trainer.yaml").read_text()
+    text = "".join(runbooks)
+    assert "flux reconcile kustomization flux-system --with-source" in text and "kubectl apply -f charts/" not in text
+    pools = work / "clusters" / "pools.yaml"
+    pools.write_text(pools.read_text().replace("  values:\n    name: batch\n",
+                                               "  valuesFrom:\n    - kind: ConfigMap\n      name: batch-pool\n"))
+    assert rendered_names(Repo(work), "charts/karpenter-resources/templates/nodepool-auto-mode.yaml",
+                          "{{ .Values.name }}-auto") is None
+
+
 def test_a_pool_template_migrator_cannot_read_holds_the_cutover(tmp_path):
     """A NodePool template that is no YAML with its actions masked (an if/else writing the same key twice, as
     nuonco/byoc's does) gets no twin: the nodepools phase says so, and the cutover holds with an error (MIG-AUTO-059)

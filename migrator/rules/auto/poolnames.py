@@ -57,6 +57,21 @@ def argo_releases(repo, chart: str) -> list[tuple[str, dict, dict]]:
     return [] if not found or _installed_otherwise(repo, chart, {p for p, _, _ in found}) else found
 
 
+def flux_releases(repo, chart: str) -> list[tuple[str, dict]]:
+    """(file, HelmRelease) of each Flux HelmRelease that installs a chart of the repository from its path in a
+    GitRepository (`spec.chart.spec.chart: ./charts/pools`), when nothing else installs it (else none)."""
+    from ...inventory.kustomizations import _documents
+    found = []
+    for p, obj in _documents(repo, "helm.toolkit.fluxcd.io", "HelmRelease"):
+        cs = ((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}
+        ref = cs.get("sourceRef") if isinstance(cs.get("sourceRef"), dict) else {}
+        name = cs.get("chart")
+        if isinstance(name, str) and ref.get("kind") == "GitRepository" and \
+                posixpath.normpath(name.strip().removeprefix("./").strip("/") or ".") == chart:
+            found.append((p, obj))
+    return [] if not found or _installed_otherwise(repo, chart, {p for p, _ in found}) else found
+
+
 def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
     """Every name the NodePool of `template_path`, named `raw_name` as written, takes over the chart's releases; None
     when one of them is not stated by the repository."""
@@ -71,6 +86,9 @@ def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
     apps = argo_releases(repo, chart)
     if apps:
         return _argo_names(repo, chart, apps, m, defaults)
+    fluxed = flux_releases(repo, chart)
+    if fluxed:
+        return _flux_names(repo, fluxed, m, defaults)
     releases = chart_releases(repo, chart)
     if not releases:
         return None
@@ -101,6 +119,38 @@ def _argo_names(repo, chart: str, apps: list, m: re.Match, defaults: dict) -> se
         else:
             got = _argo_value(repo, chart, helm, path, defaults)
         if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got) or "{{" in str(got):
+            return None
+        names.add(f"{m.group('pre')}{got}{m.group('post')}")
+    return names
+
+
+def _flux_names(repo, releases: list, m: re.Match, defaults: dict) -> set[str] | None:
+    """The names each HelmRelease gives: its release name (`spec.releaseName`, else `<targetNamespace>-<name>`, else
+    its name), or the value as Flux merges it: `spec.values` over the chart's `valuesFiles` (later over earlier, paths
+    in the repository) over values.yaml; `valuesFrom` (a ConfigMap or Secret) is not in the files: unknown."""
+    names: set[str] = set()
+    path = tuple(m.group("what").split(".")[1:])
+    for _p, obj in releases:
+        spec = obj.get("spec") or {}
+        if m.group("what") == "Release.Name":
+            meta = obj.get("metadata") or {}
+            got = spec.get("releaseName") or (f"{spec['targetNamespace']}-{meta.get('name')}"
+                                              if spec.get("targetNamespace") else meta.get("name"))
+        elif spec.get("valuesFrom"):
+            return None
+        else:
+            layers = [spec.get("values")]
+            for f in reversed(((spec.get("chart") or {}).get("spec") or {}).get("valuesFiles") or []):
+                q = posixpath.normpath(str(f).removeprefix("./"))
+                loaded = _load(repo.text(q)) if q in repo.files else None
+                if loaded is None:
+                    return None
+                layers.append(loaded)
+            got = next((x for x in (_at(o, path) for o in layers if isinstance(o, dict)) if x is not _MISSING),
+                       _MISSING)
+            got = _at(defaults, path) if got is _MISSING else got
+            got = None if got is _MISSING else got
+        if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got) or "${" in str(got):
             return None
         names.add(f"{m.group('pre')}{got}{m.group('post')}")
     return names

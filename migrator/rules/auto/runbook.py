@@ -53,6 +53,13 @@ def _chart_targets(repo, files: list[str]) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _flux_charted(repo, files: list[str]) -> list[str]:
+    """Template files of a chart of the repository that a Flux HelmRelease installs from its GitRepository: they
+    reach the cluster when Flux renders them again (a reconcile), never by kubectl."""
+    from .poolnames import chart_folder, flux_releases
+    return [f for f in files if (c := chart_folder(f)) is not None and flux_releases(repo, c)]
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
     cl = res["enable"]["auto/cluster"]
@@ -64,7 +71,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     taint = convert.FACTS["temporary_taint"]
     yaml_files = sorted({f for r in (made, untaint, cut) for f in r.files if f.endswith((".yaml", ".yml"))})
     charted = _chart_targets(ctx.repo, yaml_files)      # templates of a pool chart a helm_release renders
-    applied = manifest_deployers(ctx.repo, [f for f in yaml_files if f not in charted])
+    fluxed = _flux_charted(ctx.repo, [f for f in yaml_files if f not in charted])   # ... or a Flux HelmRelease
+    applied = manifest_deployers(ctx.repo, [f for f in yaml_files if f not in charted and f not in fluxed])
     tf_objects = sorted(set(made.tf_targets) | {(d, a) for d, a in cut.tf_targets} | set(charted.values()))
     yaml_deletes = [f"kubectl delete {k} {shlex.quote(n)}" for k, n in cut.deletes
                     if not any(n in a for _, a in cut.tf_targets) and "{{" not in n] \
@@ -104,7 +112,7 @@ def steps(hop: dict, ctx) -> list[Step]:
     flags = {"enable": bool(cl.edits) or (not cl.enabled and cl.installer == "eksctl"),
              "nodepools": bool(made.edits), "workloads": bool(untaint.edits or wl.edits),
              "cutover": bool(cut.edits), "cleanup": bool(cln.edits)}
-    flux = [d for d in applied["kustomize"] if _flux_run(ctx.repo, d)]
+    flux = [d for d in applied["kustomize"] if _flux_run(ctx.repo, d)] + sorted(fluxed)
     applied["kustomize"] = [d for d in applied["kustomize"] if d not in flux]
     objects = [f for f, ok in (("terraform", bool(tf_objects)), ("yaml", bool(applied["yaml"])),
                                ("kustomize", bool(applied["kustomize"] or applied["kustomize_helm"])),
