@@ -1,13 +1,19 @@
 """The names a pool chart of the repository gives its NodePools, from the releases that install it (issue 57).
 
 A chart template names its pool from the release (`name: {{ .Values.name }}`, `{{ .Release.Name }}-spot`): which
-names the cluster runs is stated by the Terraform `helm_release` blocks that install the chart from its folder, one per
-pool or one per instance of a `for_each` over a stated set or map. Each instance's name is read from what it gives the
-chart: its `values` heredocs and `yamlencode()` objects, its `set` entries, then the chart's own values.yaml, with
-`each.key` and `each.value` as the instance has them. Every name must be stated: a release whose value is an
-expression the repository does not state, a `count`, or an install of the folder by anything but such releases (a
-Flux HelmRelease, an Argo CD Application, a script) leaves the names unknown (None), and the workloads' selectors of
-such a pool are said, never guessed (MIG-AUTO-054).
+names the cluster runs is stated by what installs the chart from its folder, each release read as its installer
+merges the values:
+  - Terraform `helm_release` blocks, one per pool or one per instance of a `for_each` over a stated set or map: its
+    `set` entries, its `values` heredocs and `yamlencode()` objects (with `each.key` and `each.value`), then the
+    chart's values.yaml;
+  - Argo CD Applications whose source `path` is the chart's folder: `helm.parameters`, `valuesObject`, `values`,
+    `valueFiles`, then values.yaml (release name: `helm.releaseName`, else the Application's name);
+  - Flux HelmReleases installing it from the GitRepository: `spec.values`, the chart's `valuesFiles`, then values.yaml
+    (release name: `spec.releaseName`, else `<targetNamespace>-<name>`).
+Every name must be stated: a value the repository does not state (a variable no file sets, a `count`, Flux's
+`valuesFrom`, a values file of another source), or installs of one folder by several kinds of installer (or by a
+script) leave the names unknown (None), and the workloads' selectors of such a pool are said, never guessed
+(MIG-AUTO-054).
 """
 from __future__ import annotations
 
@@ -100,9 +106,10 @@ def rendered_names(repo, template_path: str, raw_name: str) -> set[str] | None:
         for each in instances:
             got = _release_name(repo, p, b, each) if m.group("what") == "Release.Name" else \
                 _value(repo, p, b, each, tuple(m.group("what").split(".")[1:]), defaults)
-            if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got):
+            name = _named(m, got)
+            if name is None:
                 return None
-            names.add(f"{m.group('pre')}{got}{m.group('post')}")
+            names.add(name)
     return names
 
 
@@ -118,9 +125,10 @@ def _argo_names(repo, chart: str, apps: list, m: re.Match, defaults: dict) -> se
             got = helm.get("releaseName") or (obj.get("metadata") or {}).get("name")
         else:
             got = _argo_value(repo, chart, helm, path, defaults)
-        if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got) or "{{" in str(got):
+        name = _named(m, got)
+        if name is None:
             return None
-        names.add(f"{m.group('pre')}{got}{m.group('post')}")
+        names.add(name)
     return names
 
 
@@ -150,9 +158,10 @@ def _flux_names(repo, releases: list, m: re.Match, defaults: dict) -> set[str] |
                        _MISSING)
             got = _at(defaults, path) if got is _MISSING else got
             got = None if got is _MISSING else got
-        if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got) or "${" in str(got):
+        name = _named(m, got)
+        if name is None:
             return None
-        names.add(f"{m.group('pre')}{got}{m.group('post')}")
+        names.add(name)
     return names
 
 
@@ -181,6 +190,15 @@ def _argo_value(repo, chart: str, helm: dict, path: tuple[str, ...], defaults: d
             return got
     got = _at(defaults, path)
     return None if got is _MISSING else got
+
+
+def _named(m: re.Match, got: Any) -> str | None:
+    """The pool's name with this value, when the value is a plain scalar (not an expression or a template left
+    unrendered)."""
+    if not isinstance(got, (str, int)) or isinstance(got, bool) or not str(got) or \
+            any(x in str(got) for x in ("{{", "${", "%{")):
+        return None
+    return f"{m.group('pre')}{got}{m.group('post')}"
 
 
 def _installed_otherwise(repo, chart: str, tf: set[str]) -> bool:

@@ -242,12 +242,14 @@ class ObjectPlacement:
         return out + tail + around[1]
 
     def enclosing(self, m: Manifest, closed_here: int, opened_here: int) -> tuple[list[str], list[str]] | None:
-        """The new object goes in a file of its own: the blocks of its source file that enclose its document (a
-        `{{- range .Values.pools }}` over it, opened before its `---`) must enclose it there too, or the new template
-        renders once, outside the range, or not at all (an `{{- end }}` without its opener). (the lines that open them,
-        the closers that end them); ([], []) when no block encloses it; None when the lines between such an opener
-        and the document hold anything but directives, separators and comments (another object's YAML), or in a
-        Terraform template (its closers are not carried)."""
+        """The blocks of the source file that enclose the object's document (a `{{- range .Values.pools }}` opened
+        before its `---`): the new object goes in a file of its own, so they must enclose it there too, or the new
+        template renders once, outside the range, or not at all (an `{{- end }}` without its opener).
+
+        Returns (the source lines from the first such opener to the document, the `{{- end }}` lines that close what
+        is left open after the document's own trailing closers); ([], []) when no block encloses it; None when those
+        lines hold anything but directives, separators and comments (another object's YAML), or when the file is a
+        Terraform template (whose closers are not written here)."""
         text = self.repo.files[m.path].text if m.path in self.repo.files and m.container == "yaml" else None
         if text is None or not m.doc_end:
             return ([], []) if not closed_here and not opened_here else None
