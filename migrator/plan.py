@@ -170,19 +170,26 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
                     "MIG-CFG-001", "warning", "", 0,
                     f"the configuration's {key} names {r!r}, which is not a cluster root: its facts are not used",
                     f"name one of the cluster roots: {', '.join(fleet.roots)}"))
+    # what each root owns, found once: a file's users are the roots that own it (Fleet.owns), in the files' order
+    by_root: dict[str, tuple[list, list, list]] = {}
+    for i, (items, where) in enumerate(((charts, lambda c: c.path), (manifests, lambda m: m.tf_path or m.path),
+                                        (rendered, lambda v: v.path))):
+        for x in items:
+            for u in fleet.users(where(x)):
+                by_root.setdefault(u, ([], [], []))[i].append(x)
     for r in fleet.planned:
         if only is not None and r not in only:
             continue
         def owns(p: str, r: str = r) -> bool:
             return fleet.owns(r, p)
-        mine = [c for c in charts if owns(c.path)]
+        mine, own_manifests, own_rendered = by_root.get(r, ([], [], []))
         opts = options if r not in options.node_roles else dataclasses.replace(options, node_role=options.node_roles[r])
         if r in options.roots:          # .migrator.yaml roots: this cluster's own facts
             opts = dataclasses.replace(opts, **{k: v for k, v in options.roots[r].items() if v})
         base = fleet.base(r)
         ctx = registry.Context(repo=repo.without(fleet.others(r)) if r != base else repo,
-                               manifests=[m for m in manifests if owns(m.tf_path or m.path)],
-                               helm_values=values_of(mine) + [v for v in rendered if owns(v.path)],
+                               manifests=list(own_manifests),
+                               helm_values=values_of(mine) + list(own_rendered),
                                options=opts, charts=mine, owns=owns, root=base,
                                stages=tuple(sorted(s for s, x in fleet.stages.items() if x == base)),
                                var_file=r if r != base else "", environments=tuple(fleet.split.get(base, ())))
