@@ -313,16 +313,13 @@ def reparse(path: str, text: str) -> str | None:
     return None
 
 
-_BLOCKS = {"if", "with", "range", "define", "block"}
-
-
 def unbalanced_actions(path: str, text: str | None) -> str | None:
     """A Go template (a chart template, a helmfile, a values file Helm renders) whose control actions are out of
     balance once patched: an `{{ end }}` that closes no block, or a block never closed. Helm then fails to render the
     whole chart. What is wrong, else None (HCL files, and texts without `{{` actions, are not Go templates)."""
     if text is None or "{{" not in text or path.endswith(hclsrc.HCL_FILES):
         return None
-    from .sources.templates import TemplateError, find_helm, helm_word
+    from .sources.templates import CLOSERS, OPENERS, TemplateError, find_helm, helm_word
     try:
         actions = find_helm(text)
     except TemplateError as e:
@@ -330,9 +327,9 @@ def unbalanced_actions(path: str, text: str | None) -> str | None:
     depth = 0
     for s, e, _ in actions:
         word = helm_word(text[s:e])
-        if word in _BLOCKS:
+        if word in OPENERS:
             depth += 1
-        elif word == "end":
+        elif word in CLOSERS:
             depth -= 1
             if depth < 0:
                 return f"template action {text[s:e]} at line {text.count(chr(10), 0, s) + 1} closes no block"

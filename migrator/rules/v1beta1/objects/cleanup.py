@@ -110,18 +110,16 @@ class OldObjects:
                 self.res.edits.append(TextEdit(path, prev_end, d.end, "", self.rule))
 
 
-_CONTROL = {"if", "with", "range", "define", "block", "else", "end", "comment", "assign"}
-
-
 def _control_only(text: str) -> bool:
     """A document of template control actions, comments and blank lines only (the `{{- range .Values.pools }}` a
     chart writes before the `---` of the object it repeats): it renders no object of its own."""
-    from ....sources.templates import TemplateError, find_helm, helm_word
+    from ....sources.templates import CLOSERS, FREE, OPENERS, TemplateError, find_helm, helm_word
     try:
         actions = find_helm(text)
     except TemplateError:
         return False
-    if any(helm_word(text[s:e]) not in _CONTROL for s, e, _ in actions):
+    control = OPENERS | CLOSERS | FREE | {"else"}
+    if any(helm_word(text[s:e]) not in control for s, e, _ in actions):
         return False
     rest = text
     for s, e, _ in reversed(actions):
