@@ -860,6 +860,11 @@ def test_pool_names_come_from_the_flux_helmreleases_that_install_the_chart(tmp_p
     tpl = "charts/karpenter-resources/templates/nodepool.yaml"
     assert rendered_names(Repo(work), tpl, "{{ .Values.name }}") == {"default", "batch"}
     assert rendered_names(Repo(work), tpl, "{{ .Release.Name }}") == {"karpenter-pool-default", "karpenter-pool-batch"}
+    long = work / "clusters" / "long.yaml"          # Flux shortens a composed name past 53 characters with a hash
+    long.write_text(release.format(pool="x" * 50))
+    assert rendered_names(Repo(work), tpl, "{{ .Release.Name }}") is None
+    assert rendered_names(Repo(work), tpl, "{{ .Values.name }}") == {"default", "batch", "x" * 50}
+    long.unlink()
     runbooks = []
     for _ in range(6):
         plan = make_plan(work, to="auto-mode")

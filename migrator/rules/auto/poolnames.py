@@ -21,6 +21,7 @@ import posixpath
 import re
 from typing import Any
 
+from ... import knowledge
 from ...cas import set_entries
 from ...inventory.sites import static_value
 from ...inventory.terraform import _vendored
@@ -30,6 +31,7 @@ from ...sources import yaml as yamlsrc
 # a name written as one value with literal text around it: `{{ .Values.pool.name }}`, `{{ .Release.Name }}-spot`
 _NAME = re.compile(r"^(?P<pre>[\w.-]*)\{\{-?\s*\.(?P<what>Values(?:\.[A-Za-z_][\w-]*)+|Release\.Name)\s*-?\}\}"
                    r"(?P<post>[\w.-]*)$")
+_FLUX_NAME_LIMIT = knowledge.load("helm")["flux_release_name_limit"]
 _EACH = re.compile(r"\$\{\s*each\.(key|value)\s*\}")
 
 
@@ -144,6 +146,8 @@ def _flux_names(repo, releases: list, m: re.Match, defaults: dict) -> set[str] |
             meta = obj.get("metadata") or {}
             got = spec.get("releaseName") or (f"{spec['targetNamespace']}-{meta.get('name')}"
                                               if spec.get("targetNamespace") else meta.get("name"))
+            if not spec.get("releaseName") and len(str(got)) > _FLUX_NAME_LIMIT:
+                return None             # Flux shortens it with a hash: not a name the files state
         elif spec.get("valuesFrom"):
             return None
         else:
