@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import evaluate, filters, knowledge
+from . import evaluate, filters, knowledge, scriptrefs
 from .discover import Discovery, SourceFile
 from .inventory import programs
 from .sources import hcl as hclsrc
@@ -1068,6 +1068,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     plan.changes = _declared_inputs(repo, plan.changes, findings)
     plan.changes = _whole_phases(plan.roots, plan.changes, findings, multi)
     findings += _unevaluated(repo)
+    findings += scriptrefs.findings(repo, plan.changes)
     _unrelated_breakage(repo, rps)
     for rp in plan.roots:
         # a finding about a file is reported by the roots that use it, never by another root's rules

@@ -904,6 +904,25 @@ def test_a_pool_template_migrator_cannot_read_holds_the_cutover(tmp_path):
     assert (work / "charts" / "pools" / "templates" / "nodeclass.yaml").exists()
 
 
+def test_an_unreadable_pool_in_an_example_nothing_applies_holds_no_cutover(tmp_path):
+    """MIG-AUTO-059 holds the cutover for the root's own pools: a broken NodePool in an examples folder that nothing
+    applies (no cluster's, MIG-SRC-022) does not stop the walk."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v20" / "input", work)
+    broken = work / "examples" / "spot" / "nodepool.yaml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: spot\n spec: [\n")
+    phases = []
+    for _ in range(6):
+        plan = make_plan(work, to="auto-mode")
+        assert not [f for f in plan.findings if f.code == "MIG-AUTO-059"]
+        phases += [r.phase for r in plan.roots if r.changes]
+        apply_changes(work, plan.changes)
+    assert phases == ["enable", "nodepools", "workloads", "cutover", "cleanup"]
+    assert broken.read_text().endswith(" spec: [\n")
+
+
 def test_a_template_whose_actions_do_not_balance_is_never_written():
     from migrator.validate import unbalanced_actions
     assert unbalanced_actions("t.yaml", "{{- range .Values.p }}\n---\na: {{ .x }}\n{{- end }}\n") is None
