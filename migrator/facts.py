@@ -271,9 +271,9 @@ def terraform_scope(repo: Repo, pol, values: list[HelmValue]) -> dict[str, tuple
                 (kind, "current"))
 
     region = None
-    for p, b in repo.blocks("provider", "aws"):
+    for p, b in repo.blocks_in(d, "provider", "aws"):
         r = b.attr("region")
-        if posixpath.dirname(p) == d and r is not None and r.literal() is None and r.kind == "ref" and \
+        if r is not None and r.literal() is None and r.kind == "ref" and \
                 b.attr("alias") is None:
             region = (Fact(r.source.strip(), f'provider "aws" region in {p}:{hclsrc.line_of(repo.text(p), b.start)}',
                            expression=True), None)

@@ -240,8 +240,8 @@ def region_of(repo, p: str, b, known: dict | None = None) -> tuple[str | None, s
     d = posixpath.dirname(p)
     found = set()
     where = ""
-    for pp, pb in repo.blocks("provider", "aws"):
-        if posixpath.dirname(pp) != d or pb.attr("alias") is not None:
+    for pp, pb in repo.blocks_in(d, "provider", "aws"):
+        if pb.attr("alias") is not None:
             continue
         got = _literal_of(repo, d, pb.attr("region"))
         if isinstance(got, str):

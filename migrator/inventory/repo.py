@@ -166,6 +166,18 @@ class Repo:
                 if b.type == type_ and (label0 is None or b.labels[:1] == [label0]):
                     yield p, b
 
+    def blocks_in(self, d: str, type_: str, label0: str | None = None) -> Iterator[tuple[str, hclsrc.Block]]:
+        """Top-level blocks of a type (and first label) in the .tf files of one folder ("" or "." for the root): only
+        that module's files are parsed."""
+        needle = label0 or type_
+        for p in self.tf_in_dir("" if d == "." else d):
+            if needle not in self.files[p].text:
+                continue
+            f = self.hcl(p)
+            for b in (f.blocks if f is not None else []):
+                if b.type == type_ and (label0 is None or b.labels[:1] == [label0]):
+                    yield p, b
+
     def resolve_file_arg(self, tf_path: str, arg: hclsrc.Expr) -> str | None:
         """Relative path of a templatefile()/file() target, if it is static enough to know."""
         if arg.kind != "string":

@@ -161,6 +161,8 @@ class _TreeSitter:
         return b - bisect.bisect_left(self._chars, b)
 
     def span(self, n) -> tuple[int, int]:
+        if self.ascii:
+            return n.start_byte, n.end_byte
         return self.off(n.start_byte), self.off(n.end_byte)
 
     def src(self, n) -> str:
@@ -189,10 +191,24 @@ class _TreeSitter:
             if c.type == "attribute":
                 name = self.src(c.named_children[0])
                 s, e = self.span(c)
-                value = self.expr([x for x in c.named_children if x.type == "expression"][-1])
-                blk.attributes[name] = Attribute(name=name, start=s, end=max(e, value.end), expr=value)
+                value = [x for x in c.named_children if x.type == "expression"][-1]
+                blk.attributes[name] = _LazyAttribute(name, s, max(e, self.value_end(value)), self, value)
             elif c.type == "block":
                 blk.blocks.append(self.block(c))
+
+    def value_end(self, n) -> int:
+        """Where an attribute's value ends, as its expression's model has it (a heredoc after its closing marker's
+        line break), without building that model."""
+        while True:
+            kids = [c for c in n.named_children if c.type not in _SKIP]
+            if n.type == "heredoc_template":
+                e = self.span(n)[1]
+                return e + (2 if self.text.startswith("\r\n", e) else 1 if self.text.startswith("\n", e) else 0)
+            if len(kids) != 1 or n.type not in ("expression", "literal_value", "template_expr", "collection_value") \
+                    or (n.type == "expression" and (kids[0].type in _TRAILERS or
+                                                    (n.child_count and n.children[0].type == "("))):
+                return self.span(n)[1]
+            n = kids[0]
 
     def block(self, n) -> Block:
         type_ = ""
@@ -280,6 +296,23 @@ class _TreeSitter:
             items = [self.expr(c) for c in args.named_children if c.type == "expression"] if args else []
             return Expr("call", s, e, src, name=self.src(kids[0]), items=items)
         return Expr("other", s, e, src)
+
+
+class _LazyAttribute(Attribute):
+    """An attribute whose expression model is built when it is first read: on a large tree most attributes never are
+    (a third of a plan's time went to building them)."""
+
+    def __init__(self, name: str, start: int, end: int, ts: _TreeSitter, node):
+        self.name, self.start, self.end = name, start, end
+        self._from: tuple | None = (ts, node)
+        self._expr: Expr | None = None
+
+    @property
+    def expr(self) -> Expr:             # type: ignore[override]
+        if self._expr is None:
+            ts, node = self._from
+            self._expr, self._from = ts.expr(node), None
+        return self._expr
 
 
 def _first_error(n):

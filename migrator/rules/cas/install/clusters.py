@@ -68,8 +68,8 @@ def terraform_clusters_named(repo, names: set[str], regions: set[str] | None = N
     for p, b, attrs in blocks:
         d = posixpath.dirname(p)
         if regions:
-            stated = {static_value(repo, d, pb.attr("region")) for pp, pb in repo.blocks("provider", "aws")
-                      if posixpath.dirname(pp) == d and pb.attr("alias") is None}
+            stated = {static_value(repo, d, pb.attr("region")) for pp, pb in repo.blocks_in(d, "provider", "aws")
+                      if pb.attr("alias") is None}
             if stated and None not in stated and not stated & regions:
                 continue
         for a in attrs:

@@ -132,8 +132,8 @@ class ChartValues:
         # else the one account the cluster's AWS provider allows (`allowed_account_ids`), in its region's partition
         from ....inventory.sites import static_value
         d = self.terraform_dir(self.cas.installs[0]) if self.cas.installs else "."
-        for p, b in self.repo.blocks("provider", "aws"):
-            if (posixpath.dirname(p) or ".") != d or b.attr("alias") is not None:
+        for p, b in self.repo.blocks_in(d, "provider", "aws"):
+            if b.attr("alias") is not None:
                 continue
             ids = static_value(self.repo, posixpath.dirname(p), b.attr("allowed_account_ids"))
             region = static_value(self.repo, posixpath.dirname(p), b.attr("region"))
