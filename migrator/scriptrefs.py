@@ -113,10 +113,9 @@ def _script(repo: Repo, folders: set[str], path: str, text: str, kind: str) -> l
     starts = [home, ""] if kind == "sh" else [home] if kind == "make" else [""]
     cwd: list[str | None] | None = None         # the folders a `cd` moved to (None: unknown), else the starts
     stack: list = []
+    written: set[str] = set()                   # what the script writes before it applies it (`> x.yaml`, `tee`)
     out = []
     for n, line in _lines(text):
-        if not any(w in line for w in ("kubectl", "cd", "pushd", "popd")):
-            continue
         if kind != "sh":
             cwd, stack = None, []               # each recipe line and each step runs in a shell of its own
         tokens = _tokens(line)
@@ -130,6 +129,7 @@ def _script(repo: Repo, folders: set[str], path: str, text: str, kind: str) -> l
             words = [w.lstrip("@-+") if i == 0 and kind == "make" else w for i, w in enumerate(seg)]
             if not words:
                 continue
+            written |= _writes(words)
             head = posixpath.basename(words[0])
             if head in ("cd", "pushd"):
                 if head == "pushd":
@@ -145,7 +145,24 @@ def _script(repo: Repo, folders: set[str], path: str, text: str, kind: str) -> l
                 cwd = stack.pop() if stack else [None]
             elif "kubectl" in words:
                 at = words.index("kubectl")
-                out += _kubectl(repo, path, n, line, words[at + 1:], cwd or starts)
+                out += [r for r in _kubectl(repo, path, n, line, words[at + 1:], cwd or starts)
+                        if r.arg not in written]
+    return out
+
+
+def _writes(words: list[str]) -> set[str]:
+    """The files a command writes: its redirections (`> f`, `>> f`, `>f`), `tee f`, `-o f` / `--output f`."""
+    out = set()
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if w in (">", ">>", "-o", "-O", "--output", "--output-file") and nxt:
+            out.add(nxt)
+        elif w.startswith(">") and w.strip(">"):
+            out.add(w.lstrip(">"))
+        elif w.startswith(("--output=", "--output-file=")):
+            out.add(w.split("=", 1)[1])
+    if posixpath.basename(words[0]) == "tee":
+        out |= {w for w in words[1:] if not w.startswith("-")}
     return out
 
 

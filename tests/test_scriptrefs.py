@@ -57,6 +57,9 @@ def test_pushd_popd_and_a_cd_in_the_same_line(tmp_path):
     "kubectl get -f pools.yaml",                        # reads, applies nothing
     "kubectl apply -f 'pools.yaml",                     # an unbalanced quote: not read
     "echo kubectl-apply pools.yaml",
+    "helm template karpenter charts/k > pools.yaml && kubectl apply -f pools.yaml",   # written before it is applied
+    "envsubst < t.tmpl | tee pools.yaml\nkubectl apply -f pools.yaml",
+    "# kubectl apply -f pools.yaml",                                                 # a comment
 ])
 def test_what_is_no_reference(tmp_path, command):
     repo = _repo(tmp_path, {"pools.yaml": POOL, "x/pools.yaml": POOL, "go.sh": command + "\n"})
