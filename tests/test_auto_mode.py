@@ -622,24 +622,50 @@ def test_an_ebs_storage_class_gets_its_auto_mode_twin_once(tmp_path):
     assert text.startswith((FIXTURES / "auto-mode-hybrid" / "input" / "gitops" / "karpenter" / "storage.yaml").read_text())
     runbook = (FIXTURES / "auto-mode-hybrid" / "runbook-run-1.md").read_text()
     assert "MIG-AUTO-052" in runbook and "MIG-AUTO-053" in runbook
-    (tmp_path / "main.tf").write_text(
-        'resource "kubernetes_storage_class_v1" "gp3" {\n  metadata {\n    name = "gp3"\n  }\n'
-        '  storage_provisioner = "ebs.csi.aws.com"\n}\n')
     from migrator.rules.auto.storage import _terraform_classes
     from types import SimpleNamespace
     from migrator.inventory import Repo
-    res = SimpleNamespace(findings=[])
-    _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
-    (f,) = res.findings
-    assert f.code == "MIG-AUTO-052" and "storage_provisioner = \"ebs.csi.eks.amazonaws.com\"" in f.manual_step
+
+    def run(text: str):
+        (tmp_path / "main.tf").write_text(text)
+        res = SimpleNamespace(findings=[], edits=[], files=[], created=[], tf_targets=[])
+        _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
+        return res
+    # a Terraform class gets its twin block (the walk is fixtures/auto-mode-scripts), once
+    res = run('resource "kubernetes_storage_class_v1" "gp3" {\n  metadata {\n    name = "gp3"\n  }\n'
+              '  storage_provisioner = "ebs.csi.aws.com"\n}\n')
+    (f,), (e,) = res.findings, res.edits
+    assert f.code == "MIG-AUTO-052" and f.severity == "info" and "gp3_auto" in f.message
+    assert '"gp3_auto"' in e.text and 'name = "gp3-auto"' in e.text and '"ebs.csi.eks.amazonaws.com"' in e.text
+    assert res.tf_targets == [(".", "kubernetes_storage_class_v1.gp3_auto")]
+    assert run((tmp_path / "main.tf").read_text() + e.text).findings == []
+    # a computed name, or a class made by for_each: said with the twin to write
+    for body in ('  metadata {\n    name = var.name\n  }\n', '  for_each = toset(["a"])\n  metadata {\n'
+                 '    name = each.key\n  }\n'):
+        res = run(f'resource "kubernetes_storage_class_v1" "gp3" {{\n{body}  storage_provisioner = "ebs.csi.aws.com"\n}}\n')
+        (f,) = res.findings
+        assert not res.edits and "storage_provisioner = \"ebs.csi.eks.amazonaws.com\"" in f.manual_step
     # a StorageClass in a kubectl_manifest's YAML: said too, never silent
-    (tmp_path / "main.tf").write_text(
-        'resource "kubectl_manifest" "gp3" {\n  yaml_body = <<-YAML\n    apiVersion: storage.k8s.io/v1\n'
-        '    kind: StorageClass\n    metadata:\n      name: gp3\n    provisioner: ebs.csi.aws.com\n  YAML\n}\n')
-    res = SimpleNamespace(findings=[])
-    _terraform_classes(SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True), res)
+    res = run('resource "kubectl_manifest" "gp3" {\n  yaml_body = <<-YAML\n    apiVersion: storage.k8s.io/v1\n'
+              '    kind: StorageClass\n    metadata:\n      name: gp3\n    provisioner: ebs.csi.aws.com\n  YAML\n}\n')
     (f,) = res.findings
     assert f.code == "MIG-AUTO-052" and f.line == 7
+
+
+def test_no_storage_class_twin_when_no_pool_moves(tmp_path):
+    """A StorageClass twin serves pods on Auto Mode's nodes: when every pool stays on Karpenter (its class runs its own
+    user data) there are none, and no twin is written (data-on-eks' infra/terraform: its gp3 class alone made a phase)."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
+    pools = work / "karpenter" / "nodepool.yaml"
+    pools.write_text(pools.read_text().replace("  amiSelectorTerms:\n",
+                                               "  userData: |\n    echo hello\n  amiSelectorTerms:\n"))
+    for _ in range(4):
+        plan = make_plan(work, to="auto-mode")
+        apply_changes(work, plan.changes)
+    assert "gp3_auto" not in (work / "storage.tf").read_text()
+    assert not make_plan(work, to="auto-mode").changes
 
 
 def test_karpenter_from_outside_the_repository_gets_auto_mode_on_for_the_cluster_held_here(tmp_path):

@@ -122,8 +122,11 @@ class PoolsRule:
         if self.phase == "nodepools":
             self.unread("warning")
             self.create()
-            from .storage import twins
-            twins(self.ctx, self.res)       # the EBS StorageClasses' twins and the CNI, with the new pools
+            if any(c.startswith("NodePool ") for c in self.res.created) or \
+                    any(m.kind == "NodePool" for m in self.auto):
+                from .storage import twins
+                twins(self.ctx, self.res)   # the EBS StorageClasses' twins and the CNI, with the new pools (none
+                #                             when no pool runs on Auto Mode: no pod would use them)
         elif self.phase == "workloads":
             self.untaint()
         elif self.phase == "cutover":

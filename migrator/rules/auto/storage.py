@@ -4,12 +4,14 @@ Auto Mode's nodes mount EBS volumes through its own driver, `ebs.csi.eks.amazona
 change its provisioner in place, so each class of the EBS CSI driver (`ebs.csi.aws.com`, or the in-tree
 `kubernetes.io/aws-ebs`) gets a twin `<name>-auto` appended to its own file (applied with it): same parameters,
 reclaim policy, binding mode and expansion, never a second default. Existing volumes keep their driver (moved with
-eks-auto-mode-ebs-migration-tool, with downtime: said). A StorageClass written in Terraform is said, not written.
+eks-auto-mode-ebs-migration-tool, with downtime: said). A `kubernetes_storage_class(_v1)` block gets its twin block
+after it, copied from its own text; one migrator cannot copy (a computed name, count or for_each) is said.
 An alternate CNI (Cilium, Calico) does not run on Auto Mode's nodes: said where it is installed.
 Facts: knowledge/auto_mode.yaml `storage` and `cni` (karpenter-to-auto-mode.md §4.4, §8, S3, S12, S29).
 """
 from __future__ import annotations
 
+import posixpath
 import re
 
 from ruamel.yaml.comments import CommentedMap
@@ -94,25 +96,54 @@ def _twin_text(obj: CommentedMap, twin: str, style) -> str:
 
 
 def _terraform_classes(ctx, res) -> None:
-    """kubernetes_storage_class(_v1) of the EBS CSI driver, or a StorageClass in a manifest resource's YAML
-    (kubectl_manifest, kubernetes_manifest): said with the twin to write (not generated in HCL)."""
+    """kubernetes_storage_class(_v1) of the EBS CSI driver: its twin block is written after it in the same file (the
+    block's own text, with the twin's label and name, the Auto Mode provisioner and the default annotation "false";
+    every other value as written, expressions included). A class whose name is not a literal, that is made by count or
+    for_each, or whose annotations are no object written out, is said with the twin to write; so is a StorageClass in a
+    manifest resource's YAML (kubectl_manifest, kubernetes_manifest)."""
     from ...sources import hcl as hclsrc
     said = set()
-    for kind in FACTS["terraform_types"]:
-        for p, b in ctx.repo.blocks("resource", kind):
-            if not ctx.owns(p):
-                continue
-            prov = b.attr("storage_provisioner")
-            if prov is None or prov.literal() not in FACTS["old_provisioners"]:
-                continue
-            said.add(p)
+    blocks = [(p, b) for kind in FACTS["terraform_types"] for p, b in ctx.repo.blocks("resource", kind)
+              if ctx.owns(p) and len(b.labels) == 2]
+    taken = {n for _, b in blocks for n in (_tf_name(b), b.labels[1]) if n}
+    for p, b in blocks:
+        prov = b.attr("storage_provisioner")
+        if prov is None or prov.literal() not in FACTS["old_provisioners"]:
+            continue
+        said.add(p)
+        name, line = _tf_name(b), hclsrc.line_of(ctx.repo.text(p), b.start)
+        if name and name + FACTS["suffix"] in taken or b.labels[1] + _LABEL_SUFFIX in taken:
+            continue                                    # its twin is there
+        twin = _tf_twin(ctx.repo.text(p), b, name)
+        if twin is None:
             res.findings.append(Finding(
-                "MIG-AUTO-052", "warning", p, hclsrc.line_of(ctx.repo.text(p), b.start),
+                "MIG-AUTO-052", "warning", p, line,
                 f"{b.address} is a StorageClass of {prov.literal()}: Auto Mode's nodes mount only volumes of "
-                f"{FACTS['provisioner']}, and a class cannot change its provisioner in place",
-                f"add a second {kind} beside it with the same parameters, storage_provisioner = "
+                f"{FACTS['provisioner']}, and a class cannot change its provisioner in place; migrator writes its twin "
+                "only for a class with a literal name, made once (no count or for_each), whose annotations are written "
+                "out",
+                f"add a second {b.labels[0]} beside it with the same parameters, storage_provisioner = "
                 f"\"{FACTS['provisioner']}\" and a name ending in {FACTS['suffix']} (not a second default); volumes in "
                 "use move with eks-auto-mode-ebs-migration-tool"))
+            continue
+        text, default, dropped = twin
+        sf = ctx.repo.files[p]
+        res.edits.append(TextEdit(p, b.end, b.end, to_newline(text, sf.newline), RULE))
+        res.files.append(p)
+        res.created.append(f"StorageClass {name + FACTS['suffix']}")
+        res.tf_targets.append((posixpath.dirname(p) or ".", f"{b.labels[0]}.{b.labels[1]}{_LABEL_SUFFIX}"))
+        res.findings.append(Finding(
+            "MIG-AUTO-052", "warning" if default else "info", p, line,
+            f"{b.address} (StorageClass {name}, {prov.literal()}): its Auto Mode twin "
+            f"{b.labels[0]}.{b.labels[1]}{_LABEL_SUFFIX} (StorageClass {name + FACTS['suffix']}, "
+            f"{FACTS['provisioner']}) is added after it; Auto Mode's nodes mount only volumes of their own driver, and "
+            "volumes already made keep theirs" + (f"; {name} is the default class, and the twin is not made a second "
+                                                  "default" if default else "")
+            + "".join(f"; its {k} is not copied (write the twin's own for Auto Mode's nodes)" for k in dropped),
+            ("give new claims storageClassName " + name + FACTS["suffix"] + (
+                f", and move the default annotation to {name + FACTS['suffix']} when the workloads move" if default
+                else "") + "; a volume in use moves with eks-auto-mode-ebs-migration-tool (the pod stops while it is "
+             "detached), or stays on a node group that keeps the EBS CSI driver")))
     pat = re.compile("|".join(re.escape(x) for x in FACTS["old_provisioners"]))
     for p in ctx.repo.tf_files():
         text = ctx.repo.text(p)
@@ -125,6 +156,68 @@ def _terraform_classes(ctx, res) -> None:
             f"{FACTS['provisioner']}, and a class cannot change its provisioner in place",
             f"add its twin beside it (a name ending in {FACTS['suffix']}, provisioner {FACTS['provisioner']}, the same "
             "parameters, not a second default); volumes in use move with eks-auto-mode-ebs-migration-tool"))
+
+
+_LABEL_SUFFIX = FACTS["suffix"].replace("-", "_")
+_TF_BLOCKS = {"allowedTopologies": "allowed_topologies"}      # the Terraform blocks of keys not carried
+
+
+def _tf_name(b) -> str | None:
+    meta = b.sub("metadata")
+    name = meta[0].attr("name") if meta else None
+    value = name.literal() if name is not None else None
+    return value if isinstance(value, str) and value else None
+
+
+def _tf_twin(text: str, b, name: str | None):
+    """(the twin block's text to insert after `b`, whether `b` is the default class, the keys not carried), or None
+    when the block is not one migrator copies: its own text with span edits, so every value keeps its expression."""
+    from ...sources import hcl as hclsrc
+    if name is None or b.attr("count") is not None or b.attr("for_each") is not None:
+        return None
+    meta = b.sub("metadata")[0]
+    edits = [(b.label_spans[1], hclsrc.quote(b.labels[1] + _LABEL_SUFFIX)),
+             ((meta.attr("name").start, meta.attr("name").end), hclsrc.quote(name + FACTS["suffix"])),
+             ((b.attr("storage_provisioner").start, b.attr("storage_provisioner").end), hclsrc.quote(FACTS["provisioner"]))]
+    default = False
+    notes = meta.attributes.get("annotations")
+    if notes is not None:
+        if notes.expr.kind != "object":
+            return None
+        marks = [en for en in notes.expr.entries if en.key == FACTS["default_annotation"]]
+        default = any(str(en.value.literal()).lower() == "true" for en in marks)
+        if marks and len(marks) == len(notes.expr.entries):      # the default was its only note: it goes whole
+            edits.append((_lines(text, notes.start, notes.end), ""))
+        else:
+            edits += [(_lines(text, en.start, en.end), "") for en in marks]
+    dropped = []
+    for key in FACTS["not_carried"]:
+        for sub in b.sub(_TF_BLOCKS.get(key, key)):
+            edits.append((_lines(text, sub.start, sub.end), ""))
+            dropped.append(key)
+    out = text[b.start:b.end]
+    for (s, e), new in sorted(edits, key=lambda x: -x[0][0]):
+        out = out[:s - b.start] + new + out[e - b.start:]
+    head = f"# EKS Auto Mode's twin of StorageClass {name} (added by migrator: {FACTS['provisioner']})\n"
+    return "\n\n" + head + out, default, sorted(set(dropped))
+
+
+def _lines(text: str, start: int, end: int) -> tuple[int, int]:
+    """The whole lines of text[start:end], with the comment lines just above them, and one blank line above them
+    when a blank line or the block's end follows (so the copy keeps the layout `terraform fmt` leaves)."""
+    s = text.rfind("\n", 0, start) + 1
+    e = text.find("\n", end)
+    e = len(text) if e < 0 else e + 1
+    while s > 0:
+        prev = text.rfind("\n", 0, s - 1) + 1
+        if not text[prev:s].strip().startswith(("#", "//")):
+            break
+        s = prev
+    nxt = text[e:text.find("\n", e) + 1 if text.find("\n", e) >= 0 else len(text)].strip()
+    prev = text.rfind("\n", 0, s - 1) + 1 if s > 0 else s
+    if s > 0 and not text[prev:s].strip() and (not nxt or nxt.startswith("}")):
+        s = prev
+    return s, e
 
 
 def _cnis(ctx, res) -> None:
