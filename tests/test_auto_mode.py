@@ -652,6 +652,29 @@ def test_an_ebs_storage_class_gets_its_auto_mode_twin_once(tmp_path):
     assert f.code == "MIG-AUTO-052" and f.line == 7
 
 
+def test_node_classes_that_come_out_the_same_are_said(tmp_path):
+    """Two EC2NodeClasses that differ only in what Auto Mode does not carry (their AMIs) give the same NodeClass: both
+    are written, as their pools name them, and the sameness is said once (MIG-AUTO-060)."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
+    pools = work / "karpenter" / "nodepool.yaml"
+    base = pools.read_text()
+    cls, pool = base.split("---\n")
+    pools.write_text(base + "---\n" + cls.replace("name: default", "name: legacy").replace("al2023@latest", "al2@latest")
+                     + "---\n" + pool.replace("name: default\nspec:", "name: batch\nspec:").replace(
+                         "        name: default", "        name: legacy"))
+    make = lambda: make_plan(work, to="auto-mode")      # noqa: E731
+    apply_changes(work, make().changes)                 # enable
+    plan = make()
+    assert plan.phase == "nodepools"
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-060"]
+    assert "NodeClasses default-auto, legacy come out the same" in f.message and f.severity == "info"
+    apply_changes(work, plan.changes)
+    twins = (work / "karpenter" / "nodepool-auto-mode.yaml").read_text()
+    assert "name: default-auto" in twins and "name: legacy\n" in twins
+
+
 def test_no_storage_class_twin_when_no_pool_moves(tmp_path):
     """A StorageClass twin serves pods on Auto Mode's nodes: when every pool stays on Karpenter (its class runs its own
     user data) there are none, and no twin is written (data-on-eks' infra/terraform: its gp3 class alone made a phase)."""

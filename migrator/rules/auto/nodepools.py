@@ -10,6 +10,8 @@ cutover: every NodePool and EC2NodeClass with an Auto Mode twin is removed (bloc
 """
 from __future__ import annotations
 
+import json
+
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -168,7 +170,7 @@ class PoolsRule:
         held = [f for f in probe.findings if f.code == "MIG-AUTO-054"]
         for f in held:
             self.finding("MIG-AUTO-054", "error", f.path, f.line,
-                         f.message + f"; the cutover (which removes the old pools) waits for it",
+                         f.message + "; the cutover (which removes the old pools) waits for it",
                          f"change the selector to {POOL_KEY}: <its pool>-auto, then run migrator again")
         return bool(held)
 
@@ -188,6 +190,7 @@ class PoolsRule:
         unmade = {n for n, r in roles.items() if r is None}
         by_file: dict[str, list] = {}
         charted: list = []              # twins of pools a module's chart renders: Terraform resources of their own
+        made_classes: list = []         # (twin name, its spec, the EC2NodeClass it comes from)
         for m in self.old:
             old = _name_key(m, m.name)
             if "${" in old or "__MIG_" in old:
@@ -240,6 +243,8 @@ class PoolsRule:
                              "fix the source object (see the messages) and re-run; nothing was written")
                 continue
             self.res.created.append(f"{conv.kind} {new}")
+            if m.kind == "EC2NodeClass":
+                made_classes.append((new, conv.obj.get("spec"), m))
             if m.container == "yaml":
                 by_file.setdefault(m.path, []).append((m, [conv]))
                 self.made[(m.kind, old)] = (m, new, roles.get(old) if m.kind == "EC2NodeClass"
@@ -253,6 +258,26 @@ class PoolsRule:
         addonpools.place(self, charted)
         overlays.twins(self)
         self.res.files = sorted({e.path for e in self.res.edits})
+        self.same_classes(made_classes)
+
+    def same_classes(self, made: list) -> None:
+        """NodeClasses that come out the same (their EC2NodeClasses differed only in what Auto Mode does not carry: the
+        AMI, user data, block devices beyond one volume): said once, with the pools that could share one. They are
+        written one for one, as the pools name them; merging them is the team's choice (karpenter-to-auto-mode.md,
+        lessons from public moves, 5)."""
+        groups: dict[str, list] = {}
+        for new, spec, m in made:
+            groups.setdefault(json.dumps(spec, sort_keys=True, default=str), []).append((new, m))
+        for same in groups.values():
+            if len(same) < 2:
+                continue
+            names = ", ".join(n for n, _ in same)
+            m = same[0][1]
+            self.finding("MIG-AUTO-060", "info", m.path, m.line,
+                         f"the Auto Mode NodeClasses {names} come out the same: their EC2NodeClasses "
+                         f"({', '.join(str(x.name) for _, x in same)}) differ only in what Auto Mode does not carry",
+                         f"one NodeClass could serve their NodePools: keep {same[0][0]} and point the others' "
+                         "nodeClassRef at it, once the move is done (migrator writes them one for one)")
 
     def role_for(self, m):
         """The NodeClass's role: the Auto Mode node role, as the container can hold it."""
