@@ -645,6 +645,16 @@ def test_an_ebs_storage_class_gets_its_auto_mode_twin_once(tmp_path):
         res = run(f'resource "kubernetes_storage_class_v1" "gp3" {{\n{body}  storage_provisioner = "ebs.csi.aws.com"\n}}\n')
         (f,) = res.findings
         assert not res.edits and "storage_provisioner = \"ebs.csi.eks.amazonaws.com\"" in f.manual_step
+    # in a module a root calls: the twin would reach every caller, and its apply target is the call's: said
+    (tmp_path / "storage").mkdir()
+    (tmp_path / "storage" / "main.tf").write_text(
+        'resource "kubernetes_storage_class_v1" "gp3" {\n  metadata {\n    name = "gp3"\n  }\n'
+        '  storage_provisioner = "ebs.csi.aws.com"\n}\n')
+    res = run('module "storage" {\n  source = "./storage"\n}\n')
+    (f,) = res.findings
+    assert f.path == "storage/main.tf" and not res.edits and "a root module" in f.message
+    (tmp_path / "storage" / "main.tf").unlink()
+    (tmp_path / "storage").rmdir()
     # a StorageClass in a kubectl_manifest's YAML: said too, never silent
     res = run('resource "kubectl_manifest" "gp3" {\n  yaml_body = <<-YAML\n    apiVersion: storage.k8s.io/v1\n'
               '    kind: StorageClass\n    metadata:\n      name: gp3\n    provisioner: ebs.csi.aws.com\n  YAML\n}\n')

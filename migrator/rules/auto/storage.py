@@ -101,6 +101,7 @@ def _terraform_classes(ctx, res) -> None:
     every other value as written, expressions included). A class whose name is not a literal, that is made by count or
     for_each, or whose annotations are no object written out, is said with the twin to write; so is a StorageClass in a
     manifest resource's YAML (kubectl_manifest, kubernetes_manifest)."""
+    from ...roots import _module_users
     from ...sources import hcl as hclsrc
     said = set()
     blocks = [(p, b) for kind in FACTS["terraform_types"] for p, b in ctx.repo.blocks("resource", kind)
@@ -114,14 +115,15 @@ def _terraform_classes(ctx, res) -> None:
         name, line = _tf_name(b), hclsrc.line_of(ctx.repo.text(p), b.start)
         if name and name + FACTS["suffix"] in taken or b.labels[1] + _LABEL_SUFFIX in taken:
             continue                                    # its twin is there
-        twin = _tf_twin(ctx.repo.text(p), b, name)
+        d = posixpath.dirname(p)
+        twin = None if _module_users(ctx.repo, d) else _tf_twin(ctx.repo.text(p), b, name)
         if twin is None:
             res.findings.append(Finding(
                 "MIG-AUTO-052", "warning", p, line,
                 f"{b.address} is a StorageClass of {prov.literal()}: Auto Mode's nodes mount only volumes of "
                 f"{FACTS['provisioner']}, and a class cannot change its provisioner in place; migrator writes its twin "
-                "only for a class with a literal name, made once (no count or for_each), whose annotations are written "
-                "out",
+                "only for a class of a root module (not a module other configurations call) with a literal name, made "
+                "once (no count or for_each), whose annotations are written out",
                 f"add a second {b.labels[0]} beside it with the same parameters, storage_provisioner = "
                 f"\"{FACTS['provisioner']}\" and a name ending in {FACTS['suffix']} (not a second default); volumes in "
                 "use move with eks-auto-mode-ebs-migration-tool"))
