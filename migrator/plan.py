@@ -747,9 +747,16 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             return rp
         rp.era, rp.state = "none", "no Karpenter and no Cluster Autoscaler"
         rp.next = "nothing: no Karpenter here"
+        from . import cas
+        groups = sorted({g.name for g in cas.scan(ctx.repo).groups if ctx.owns(g.path)}) \
+            if target is not None and target.exit else []
         note("MIG-HOP-005", "info", f"{'this root' if multi else 'the repository'} has no Karpenter (no chart "
                                     "install, object, IAM policy, module or setting of it) and no Cluster "
-                                    "Autoscaler: nothing is planned")
+                                    "Autoscaler: nothing is planned" + (
+                                        f"; its node groups ({', '.join(groups)}) with no autoscaler are not a move "
+                                        f"migrator plans to {target.exit}" if groups else ""),
+             "AWS documents moving managed node groups to EKS Auto Mode by hand (Auto Mode on with its built-in "
+             "pools, then the node groups drained and removed)" if groups else "")
         return rp
     rp.era, rp.state = "unknown", UNKNOWN_STATE
     rp.next = "state the chart version (chart_version in .migrator.yaml), then plan again"

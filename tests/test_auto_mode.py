@@ -1123,3 +1123,18 @@ def test_hand_written_node_role_policies_follow_to_the_node_role_migrator_writes
     assert not final.changes and not any(f.code == "MIG-AUTO-046" for f in final.findings)
     text = k.read_text()
     assert 'resource "aws_iam_policy" "artifacts"' in text and "karpenter_node_artifacts" not in text
+
+
+def test_node_groups_alone_are_said_when_moving_to_auto_mode(tmp_path):
+    """No Karpenter and no Cluster Autoscaler, only node groups (dfds/infrastructure-modules' hand-made cluster):
+    `--to auto-mode` plans nothing and says why, naming the groups; the default target says only the first part."""
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "~> 20.31"\n\n'
+        '  cluster_name    = "shop"\n  cluster_version = "1.31"\n\n  eks_managed_node_groups = {\n'
+        '    general = {\n      instance_types = ["m5.large"]\n      min_size       = 2\n      max_size       = 6\n'
+        '      desired_size   = 2\n    }\n  }\n}\n')
+    plan = make_plan(tmp_path, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-HOP-005"]
+    assert not plan.changes and "node groups (general)" in f.message and "by hand" in f.manual_step
+    (f,) = [f for f in make_plan(tmp_path).findings if f.code == "MIG-HOP-005"]
+    assert "node groups" not in f.message
