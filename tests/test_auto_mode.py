@@ -1138,3 +1138,48 @@ def test_node_groups_alone_are_said_when_moving_to_auto_mode(tmp_path):
     assert not plan.changes and "node groups (general)" in f.message and "by hand" in f.manual_step
     (f,) = [f for f in make_plan(tmp_path).findings if f.code == "MIG-HOP-005"]
     assert "node groups" not in f.message
+
+
+def _walk_to_a_stop(work, runs: int = 6):
+    said = []
+    for _ in range(runs):
+        plan = make_plan(work, to="auto-mode")
+        said += [(f.code, f.severity, f.path, f.line) for f in plan.findings if f.code == "MIG-AUTO-059"]
+        if not plan.changes:
+            return plan, said
+        apply_changes(work, plan.changes)
+    return plan, said
+
+
+def test_a_pool_a_shell_heredoc_applies_holds_the_cutover(tmp_path):
+    """A v1 NodePool applied from a heredoc in install.sh gets no twin (migrator does not edit shell commands): the
+    cutover would have removed the EC2NodeClass it names and the cleanup its controller. It holds (MIG-AUTO-059)."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
+    cls, pool = (work / "karpenter" / "nodepool.yaml").read_text().split("---\n")
+    (work / "karpenter" / "nodepool.yaml").write_text(cls)
+    script = work / "install.sh"
+    script.write_text(script.read_text().replace(
+        "kubectl apply -f storage.yaml\n", "kubectl apply -f storage.yaml\nkubectl apply -f - <<EOF\n" + pool + "EOF\n"))
+    plan, said = _walk_to_a_stop(work)
+    assert plan.phase == "cutover" and plan.has_errors and not plan.changes
+    assert ("MIG-AUTO-059", "error", "install.sh", 15) in said
+    assert (work / "karpenter" / "nodepool.yaml").exists() and "module \"karpenter\"" in (work / "karpenter.tf").read_text()
+
+
+def test_a_pool_a_local_file_renders_holds_the_cutover(tmp_path):
+    """NodePools and EC2NodeClasses in a template that a local_file renders to a file applied outside Terraform were
+    not seen at all (the root read as holding no Karpenter object): the cutover now holds, naming each object."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
+    (work / "karpenter" / "nodepool.yaml").rename(work / "karpenter" / "nodepool.yaml.tpl")
+    (work / "manifests.tf").write_text(
+        'resource "local_file" "pools" {\n  content  = templatefile("${path.module}/karpenter/nodepool.yaml.tpl", {})\n'
+        '  filename = "${path.root}/out/pools.yaml"\n}\n')
+    plan, said = _walk_to_a_stop(work)
+    assert plan.phase == "cutover" and plan.has_errors
+    assert {(p, line) for _c, sev, p, line in said if sev == "error"} == \
+        {("karpenter/nodepool.yaml.tpl", 3), ("karpenter/nodepool.yaml.tpl", 18)}     # the kinds, below a comment
+    assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()

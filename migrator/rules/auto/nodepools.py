@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 
 import posixpath
-import re
 from dataclasses import dataclass, field
 
 from ... import knowledge
@@ -26,7 +25,7 @@ from ...validate import validate_object
 from ...placement import remove_blocks
 from ..v1.manifests import tree_of
 from ..v1beta1.manifests import ManifestsRule, Removals, _name_key
-from . import addonpools, convert, overlays
+from . import addonpools, unconverted, convert, overlays
 from .poolnames import rendered_names
 from .links import unlink
 
@@ -141,19 +140,16 @@ class PoolsRule:
         return str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
 
     def unread(self, severity: str) -> bool:
-        """Karpenter NodePools or EC2NodeClasses of this root that migrator could not read (a chart template that is
-        no YAML with its actions masked, a document that does not parse; said where they were read, MIG-SRC-*): no
-        twin is written for them, so the cutover waits (MIG-AUTO-059), or it would remove the EC2NodeClasses they
-        name and, next, the controller that runs them."""
-        found = unread_objects(self.ctx)
-        for path, line, kind in found:
-            self.finding("MIG-AUTO-059", severity, path, line,
-                         f"this document holds a Karpenter {kind} migrator cannot read: no Auto Mode twin is written "
-                         "for it, so the cutover (which removes the old NodePools and EC2NodeClasses) and the "
-                         "cleanup (the controller) wait",
-                         "make the document readable (a template: keep each action that writes YAML on a line of its "
-                         "own, so it parses with its actions masked) and run migrator again, or write its Auto Mode "
-                         "twin by hand and remove the old object yourself")
+        """Karpenter NodePools or EC2NodeClasses of this root that migrator does not convert (a document it could not
+        read, one a shell command applies, one a local_file renders: unconverted.py): no twin is written for them, so
+        the cutover waits (MIG-AUTO-059), or it would remove the EC2NodeClasses they name and, next, the controller
+        that runs them."""
+        found = unconverted.objects(self.ctx)
+        for o in found:
+            self.finding("MIG-AUTO-059", severity, o.path, o.line,
+                         f"{o.what}: no Auto Mode twin is written for this Karpenter {o.kind}, so the cutover (which "
+                         "removes the old NodePools and EC2NodeClasses) and the cleanup (the controller) wait",
+                         o.fix)
         return bool(found)
 
     def unmatched_selectors(self) -> bool:
@@ -399,29 +395,3 @@ def run(ctx, phase: str, done: dict | None = None) -> PoolsResult:
     if cluster is None or not hasattr(cluster, "enabled"):
         return PoolsResult()
     return PoolsRule(ctx, phase, cluster).run()
-
-
-UNREAD = ("MIG-SRC-002", "MIG-SRC-004", "MIG-SRC-013")     # a document read for Karpenter's kinds that does not parse
-_POOL_KIND = re.compile(r"""^[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?(NodePool|EC2NodeClass)["']?[ \t]*$""", re.M)
-
-
-def unread_objects(ctx) -> list[tuple[str, int, str]]:
-    """(file, line, kind) of each NodePool or EC2NodeClass document of the root that does not parse (the reading
-    said so: UNREAD findings); a document that declares neither kind is another matter, and so is one in an examples
-    or test folder that nothing applies, outside the root's own folder (no cluster's: MIG-SRC-022)."""
-    from ...inventory.kustomizations import unused_example
-    from ...sources import yaml as yamlsrc
-    out = []
-    for f in ctx.repo.findings:
-        if f.code not in UNREAD or not f.path or f.path not in ctx.repo.files or not ctx.owns(f.path):
-            continue
-        example = unused_example(ctx.repo, f.path) if "/" in f.path else None
-        if example is not None and not (ctx.root == example or ctx.root.startswith(example + "/")):
-            continue
-        text = ctx.repo.text(f.path)
-        doc = next((d for d in yamlsrc.split_documents(text)
-                    if d.first_line < f.line <= d.first_line + d.text.count("\n") + 1), None)
-        m = _POOL_KIND.search(doc.text) if doc is not None else None
-        if m is not None and (f.path, f.line, m.group(1)) not in out:
-            out.append((f.path, f.line, m.group(1)))
-    return out

@@ -1,0 +1,106 @@
+"""Karpenter NodePools and EC2NodeClasses of a root that the Auto Mode hop does not convert, wherever they are.
+
+Each one keeps running on Karpenter after the move unless a person writes its twin: a document migrator could not
+read (a chart template that is no YAML with its actions masked, a file that does not parse: said where it was read,
+MIG-SRC-*), an object a shell command applies from a heredoc (a script, a `local-exec` provisioner: migrator does not
+edit shell commands, inventory/shellobjects.py), and an object in a template that a `local_file` resource renders to a
+file applied outside Terraform (its `templatefile()` variables are filled by Terraform, its output applied by hand or
+by a script). The cutover and the cleanup wait for them (nodepools.py, MIG-AUTO-059): without a twin, the cutover
+would remove the EC2NodeClasses they name, and the cleanup the controller that runs them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...sources import hcl as hclsrc
+
+UNREAD = ("MIG-SRC-002", "MIG-SRC-004", "MIG-SRC-013")     # a document read for Karpenter's kinds that does not parse
+_POOL_KIND = re.compile(r"""^[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?(NodePool|EC2NodeClass)["']?[ \t]*$""", re.M)
+# a document's own kind (not a nodeClassRef's, indented below it)
+_TOP_KIND = re.compile(r"""^["']?kind["']?[ \t]*:[ \t]*["']?(NodePool|EC2NodeClass)["']?[ \t]*$""", re.M)
+_KARPENTER_API = re.compile(r"""^[ \t]*["']?apiVersion["']?[ \t]*:[ \t]*["']?karpenter\.(sh|k8s\.aws)/""", re.M)
+KINDS = ("NodePool", "EC2NodeClass")
+LOCAL_FILES = ("local_file", "local_sensitive_file")
+
+
+@dataclass(frozen=True)
+class Unconverted:
+    path: str
+    line: int
+    kind: str
+    what: str           # why it gets no twin, as the finding says it
+    fix: str
+
+
+def objects(ctx) -> list[Unconverted]:
+    """Every NodePool or EC2NodeClass of the root that gets no Auto Mode twin because migrator does not convert it
+    where it is written (not one that cannot move: those stay on Karpenter, said by the rule that keeps them)."""
+    return _unread(ctx) + _shell(ctx) + _rendered_files(ctx)
+
+
+def _unread(ctx) -> list[Unconverted]:
+    """Documents that do not parse (the reading said so: UNREAD findings) and declare a NodePool or EC2NodeClass; not
+    one in an examples or test folder that nothing applies, outside the root's own folder (no cluster's:
+    MIG-SRC-022)."""
+    from ...inventory.kustomizations import unused_example
+    from ...sources import yaml as yamlsrc
+    out: list[Unconverted] = []
+    for f in ctx.repo.findings:
+        if f.code not in UNREAD or not f.path or f.path not in ctx.repo.files or not ctx.owns(f.path):
+            continue
+        example = unused_example(ctx.repo, f.path) if "/" in f.path else None
+        if example is not None and not (ctx.root == example or ctx.root.startswith(example + "/")):
+            continue
+        text = ctx.repo.text(f.path)
+        doc = next((d for d in yamlsrc.split_documents(text)
+                    if d.first_line < f.line <= d.first_line + d.text.count("\n") + 1), None)
+        m = _POOL_KIND.search(doc.text) if doc is not None else None
+        if m is not None and not any((o.path, o.line, o.kind) == (f.path, f.line, m.group(1)) for o in out):
+            out.append(Unconverted(
+                f.path, f.line, m.group(1), "this document holds a Karpenter object migrator cannot read",
+                "make the document readable (a template: keep each action that writes YAML on a line of its own, so "
+                "it parses with its actions masked) and run migrator again, or write its Auto Mode twin by hand and "
+                "remove the old object yourself"))
+    return out
+
+
+def _shell(ctx) -> list[Unconverted]:
+    """v1 NodePools and EC2NodeClasses a shell heredoc applies (an older one beside them is a leftover nothing can
+    apply: inventory/shellobjects.py and the standing say so)."""
+    from ...inventory import shellobjects
+    return [Unconverted(o.path, o.line, o.kind, f"{o.kind} is applied from a shell heredoc in {o.where}, and migrator "
+                        "does not edit shell commands",
+                        "move the object into a YAML file or a kubectl_manifest (migrator writes the twins of those) "
+                        "and run migrator again, or write its Auto Mode twin by hand and remove the old object "
+                        "yourself")
+            for o in shellobjects.scan(ctx.repo)
+            if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path)]
+
+
+def _rendered_files(ctx) -> list[Unconverted]:
+    """NodePools and EC2NodeClasses in a template that a local_file resource renders (`content = templatefile(...)`
+    or `file(...)`): the file it writes is applied outside Terraform, and migrator does not write local_file
+    twins."""
+    repo = ctx.repo
+    out: list[Unconverted] = []
+    for kind in LOCAL_FILES:
+        for p, b in repo.blocks("resource", kind):
+            content = b.attr("content")
+            if not ctx.owns(p) or content is None or content.kind != "call" or \
+                    content.name not in ("templatefile", "file") or not content.items:
+                continue
+            target = repo.resolve_file_arg(p, content.items[0])
+            text = repo.text(target) if target in repo.files else ""
+            if not _KARPENTER_API.search(text):
+                continue
+            dest = b.attr("filename")
+            where = f" to {dest.source.strip()}" if dest is not None else ""
+            for m in _TOP_KIND.finditer(text):
+                out.append(Unconverted(
+                    target, text.count("\n", 0, m.start()) + 1, m.group(1),
+                    f"{b.address} renders this template{where}, which is applied outside Terraform, and migrator "
+                    f"does not write {kind} twins (line {hclsrc.line_of(repo.text(p), b.start)} of {p})",
+                    "write the Auto Mode twins in a template of their own rendered the same way (or in a YAML file "
+                    "or kubectl_manifest, which migrator converts), apply them, then remove the old objects"))
+    return out
