@@ -529,8 +529,9 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
-    from .inventory import shellobjects
+    from .inventory import shellobjects, valueobjects
     rp.findings += shellobjects.said(ctx.repo, shell, route.ERAS[-1])
+    rp.findings += valueobjects.said([o for o in valueobjects.scan(ctx.repo) if ctx.owns(o.path)], route.ERAS[-1])
     if getattr(ctx, "untouched", None):     # --since of a bump: a root whose chart the change does not move
         rp.next = f"untouched by this change (chart {ctx.untouched} at {ctx.options.since} and now)"
         note("MIG-SINCE-003", "info", f"the change since {ctx.options.since} does not move this root's chart "

@@ -5,7 +5,8 @@ read (a chart template that is no YAML with its actions masked, a file that does
 MIG-SRC-*), an object a shell command applies from a heredoc (a script, a `local-exec` provisioner: migrator does not
 edit shell commands, inventory/shellobjects.py), and an object in a template that a `local_file` resource renders to a
 file applied outside Terraform (its `templatefile()` variables are filled by Terraform, its output applied by hand or
-by a script). The cutover and the cleanup wait for them (nodepools.py, MIG-AUTO-059): without a twin, the cutover
+by a script), and an object passed to a chart in its values (a "raw" chart, inventory/valueobjects.py). The cutover
+and the cleanup wait for them (nodepools.py, MIG-AUTO-059): without a twin, the cutover
 would remove the EC2NodeClasses they name, and the cleanup the controller that runs them.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Unconverted:
 def objects(ctx) -> list[Unconverted]:
     """Every NodePool or EC2NodeClass of the root that gets no Auto Mode twin because migrator does not convert it
     where it is written (not one that cannot move: those stay on Karpenter, said by the rule that keeps them)."""
-    return _unread(ctx) + _shell(ctx) + _rendered_files(ctx)
+    return _unread(ctx) + _shell(ctx) + _rendered_files(ctx) + _values(ctx)
 
 
 def _unread(ctx) -> list[Unconverted]:
@@ -75,6 +76,18 @@ def _shell(ctx) -> list[Unconverted]:
                         "and run migrator again, or write its Auto Mode twin by hand and remove the old object "
                         "yourself")
             for o in shellobjects.scan(ctx.repo)
+            if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path)]
+
+
+def _values(ctx) -> list[Unconverted]:
+    """v1 NodePools and EC2NodeClasses passed to a chart in its values (a raw chart): inventory/valueobjects.py."""
+    from ...inventory import valueobjects
+    return [Unconverted(o.path, o.line, o.kind, f"{o.kind} {o.name} is passed in the values of {o.release} (chart "
+                        f"{o.chart or '?'}), which migrator does not render",
+                        "write its Auto Mode twin beside it in the same values (a NodeClass of eks.amazonaws.com/v1 "
+                        "and a NodePool naming it) and run migrator again once it is applied, or move the objects into "
+                        "a YAML file or a kubectl_manifest, which migrator converts")
+            for o in valueobjects.scan(ctx.repo)
             if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path)]
 
 

@@ -1,0 +1,97 @@
+"""Karpenter objects passed to a chart in its values (migrator/inventory/valueobjects.py): found in every installer
+shape with their lines, said when a hop must change them (MIG-SRC-025), and holding an Auto Mode cutover
+(MIG-AUTO-059, rules/auto/unconverted.py)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from migrator.apply import apply_changes
+from migrator.inventory.repo import Repo
+from migrator.inventory import valueobjects
+from migrator.plan import make_plan
+
+from .conftest import FIXTURES
+
+POOL = """apiVersion: karpenter.sh/{v}
+kind: NodePool
+metadata:
+  name: spot
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        {ref}
+        kind: EC2NodeClass
+        name: default
+"""
+V1 = POOL.format(v="v1", ref="group: karpenter.k8s.aws")
+BETA = POOL.format(v="v1beta1", ref="apiVersion: karpenter.k8s.aws/v1beta1")
+
+
+def _indent(text: str, n: int) -> str:
+    return "".join(" " * n + line if line.strip() else line for line in text.splitlines(True))
+
+
+def _found(tmp_path: Path, files: dict[str, str]) -> list[tuple]:
+    for p, text in files.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(text)
+    return [(o.path, o.line, o.kind, o.name, o.release, o.chart) for o in valueobjects.scan(Repo(tmp_path))]
+
+
+def test_a_helm_release_heredoc_a_values_file_and_yamlencode(tmp_path):
+    heredoc = ('resource "helm_release" "pools" {\n  name  = "pools"\n  chart = "raw"\n  values = [\n    <<-EOT\n'
+               '    resources:\n      -\n' + _indent(BETA, 8) + '    EOT\n  ]\n}\n')
+    assert _found(tmp_path, {"a/main.tf": heredoc}) == [("a/main.tf", 9, "NodePool", "spot", "helm_release.pools", "raw")]
+    shutil.rmtree(tmp_path / "a")
+    files = {"b/main.tf": 'resource "helm_release" "pools" {\n  chart  = "raw"\n'
+                          '  values = [file("${path.module}/pools.yaml")]\n}\n',
+             "b/pools.yaml": "resources:\n  -\n" + _indent(V1, 4)}
+    assert _found(tmp_path, files) == [("b/pools.yaml", 4, "NodePool", "spot", "helm_release.pools", "raw")]
+    shutil.rmtree(tmp_path / "b")
+    encoded = ('resource "helm_release" "pools" {\n  chart = "raw"\n  values = [yamlencode({\n    resources = [{\n'
+               '      apiVersion = "karpenter.sh/v1"\n      kind       = "NodePool"\n      metadata   = { name = "spot" }\n'
+               '    }]\n  })]\n}\n')
+    assert _found(tmp_path, {"c/main.tf": encoded}) == [("c/main.tf", 3, "NodePool", "spot", "helm_release.pools", "raw")]
+
+
+def test_argo_cd_and_flux_values(tmp_path):
+    app = ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: pools\nspec:\n  source:\n"
+           "    chart: raw\n    helm:\n      valuesObject:\n        resources:\n          -\n" + _indent(V1, 12))
+    text_app = ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: more\nspec:\n  source:\n"
+                "    chart: raw\n    helm:\n      values: |\n        resources:\n          -\n" + _indent(V1, 12))
+    flux = ("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: pools\nspec:\n  chart:\n"
+            "    spec:\n      chart: raw\n  values:\n    resources:\n      -\n" + _indent(V1, 8))
+    got = _found(tmp_path, {"apps/pools.yaml": app, "apps/more.yaml": text_app, "flux/pools.yaml": flux})
+    assert sorted(got) == [("apps/more.yaml", 13, "NodePool", "spot", "Application/more", "raw"),
+                           ("apps/pools.yaml", 13, "NodePool", "spot", "Application/pools", "raw"),
+                           ("flux/pools.yaml", 13, "NodePool", "spot", "HelmRelease/pools", "raw")]
+
+
+def test_what_is_no_object_in_values(tmp_path):
+    """A nodeClassRef names a kind and (v1beta1) an apiVersion, but has no metadata; the karpenter chart's own values
+    hold settings, not objects."""
+    files = {"main.tf": 'resource "helm_release" "karpenter" {\n  chart = "karpenter"\n  values = [\n    <<-EOT\n'
+                        '    nodeClassRef:\n      apiVersion: karpenter.k8s.aws/v1beta1\n      kind: EC2NodeClass\n'
+                        '      name: default\n    settings:\n      clusterName: shop\n    EOT\n  ]\n}\n'}
+    assert _found(tmp_path, files) == []
+
+
+def test_a_hop_says_them_and_auto_mode_holds_its_cutover(tmp_path):
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
+    (work / "karpenter" / "nodepool.yaml").unlink()
+    (work / "pools.tf").write_text(
+        'resource "helm_release" "pools" {\n  name  = "pools"\n  chart = "raw"\n  values = [\n    <<-EOT\n'
+        '    resources:\n      -\n' + _indent(V1, 8) + '    EOT\n  ]\n}\n')
+    plan = make_plan(work, to="latest")
+    assert not [f for f in plan.findings if f.code == "MIG-SRC-025"]        # v1 already: nothing to convert
+    for _ in range(3):
+        plan = make_plan(work, to="auto-mode")
+        if not plan.changes:
+            break
+        apply_changes(work, plan.changes)
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-059"]
+    assert plan.phase == "cutover" and f.severity == "error" and (f.path, f.line) == ("pools.tf", 9)
+    assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()      # the controller stays
