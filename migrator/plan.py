@@ -856,6 +856,13 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                 "stays while it exists", "keep it on Karpenter (the rest of the cluster runs on EKS Auto Mode), or "
                 "make it movable and run migrator again (the nodepools phase's finding says how)"))
         return rp
+    stalled = getattr(registry.hop_package(hop), "stalled", None) if natural is None and hop.get("exit") else None
+    said = stalled(hop, ctx) if stalled is not None else None
+    if said:                    # no phase has work, yet the move is not over: said, never an empty phase
+        rp.hop, rp.key, rp.hop_from, rp.hop_to, rp.phases, rp.later = None, None, None, None, [], []
+        rp.findings = [f for f in rp.findings if f.code != "MIG-HOP-004"] + said
+        rp.next = f"nothing migrator can plan: see {said[0].code}"
+        return rp
     natural = natural or names[0]
     every = registry.phases(hop)        # a rank is the phase's place in the whole hop, whatever is left of it
     rp.rank = (position, every.index(natural))

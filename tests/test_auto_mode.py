@@ -1183,3 +1183,19 @@ def test_a_pool_a_local_file_renders_holds_the_cutover(tmp_path):
     assert {(p, line) for _c, sev, p, line in said if sev == "error"} == \
         {("karpenter/nodepool.yaml.tpl", 3), ("karpenter/nodepool.yaml.tpl", 18)}     # the kinds, below a comment
     assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()
+
+
+def test_a_controller_with_no_pool_in_the_root_is_said_not_left_at_an_empty_phase(tmp_path):
+    """Auto Mode on, Karpenter's controller installed, no NodePool anywhere in the files (pools applied by hand, or
+    none): the plan used to sit at "phase enable" with nothing to do and nothing said. It says MIG-AUTO-061 and keeps
+    the controller."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
+    (work / "karpenter" / "nodepool.yaml").unlink()
+    plan, _ = _walk_to_a_stop(work)
+    (r,) = plan.roots
+    assert not plan.changes and not r.phase and "MIG-AUTO-061" in r.next
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-061"]
+    assert f.path == "karpenter.tf" and "helm_release.karpenter" in f.message
+    assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()

@@ -63,3 +63,27 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     if any(w is None for w in whys.values()):
         return None                     # something can still move: the phases say what
     return [(f"{m.kind} {m.name}", m.path, m.line, whys[id(m)]) for m in karp]
+
+
+def stalled(hop: dict, ctx) -> list | None:
+    """No phase has work and no Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is
+    still installed here and the cleanup will not remove it (no Auto Mode NodePool in the root either, MIG-AUTO-042):
+    said (MIG-AUTO-061), since the cluster may run pools applied from outside these files; None otherwise."""
+    from ...model import Finding
+    from ...standing import auto_mode
+    if any(m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m) or m.kind == "NodePool" and auto_mode(m)
+           for m in ctx.manifests):
+        return None                     # pools to move, or Auto Mode pools: the phases (or the cleanup) decide
+    cl = ctx.result(hop, "enable")["auto/cluster"]
+    installs = [c for c in ctx.charts if c.chart == "karpenter" and ctx.owns(c.path)]
+    if not installs or not cl.enabled:
+        return None
+    c = installs[0]
+    return [Finding(
+        "MIG-AUTO-061", "warning", c.path, c.line,
+        f"EKS Auto Mode is on and this root holds no Karpenter NodePool or EC2NodeClass and no Auto Mode NodePool, "
+        f"but Karpenter's controller is still installed ({c.address}): migrator cannot tell whether pools applied "
+        "from outside these files still run on it, so it does not remove it",
+        "list the cluster's pools (kubectl get nodepools,ec2nodeclasses): write the Auto Mode twins of any that run "
+        "there and delete the old ones, then remove the controller's release and its IAM by hand, or write the "
+        "twins in these files and run migrator again")]
