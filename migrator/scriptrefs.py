@@ -26,6 +26,9 @@ from .model import Finding
 _SCRIPT_NAMES = ("Makefile", "makefile", "GNUmakefile", "justfile")
 _WORKFLOW = re.compile(r"(^|/)\.github/workflows/[^/]+\.ya?ml$")
 _VAR = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*")
+# the script's own folder: `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`, `${BASH_SOURCE%/*}`
+_HOME = re.compile(r"""\$\(\s*dirname\s+["']?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)|\$\{BASH_SOURCE(?:\[0\])?%/\*\}""")
+_ROOTED = "\x01"                # a word made relative to the repository's root (the script's folder spelled out)
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "\n"}
 _VERBS = ("apply", "create", "replace", "delete")
 _MANIFEST = (".yaml", ".yml", ".json")
@@ -98,8 +101,8 @@ def _lines(text: str):
         yield start, " ".join(buf)
 
 
-def _tokens(line: str) -> list[str]:
-    masked = _VAR.sub("$V", line)
+def _tokens(line: str, home: str = "") -> list[str]:
+    masked = _VAR.sub("$V", _HOME.sub(lambda _m: _ROOTED + (home or "."), line))
     lex = shlex.shlex(masked, posix=True, punctuation_chars=";&|()")
     lex.whitespace_split = True
     try:
@@ -118,7 +121,7 @@ def _script(repo: Repo, folders: set[str], path: str, text: str, kind: str) -> l
     for n, line in _lines(text):
         if kind != "sh":
             cwd, stack = None, []               # each recipe line and each step runs in a shell of its own
-        tokens = _tokens(line)
+        tokens = _tokens(line, home)
         segments: list[list[str]] = [[]]
         for t in tokens:
             if t in _OPERATORS or set(t) <= set(";&|()"):
@@ -203,7 +206,16 @@ def _join(base: str | None, arg: str) -> str | None:
     return None if p.startswith("..") else ("" if p == "." else p)
 
 
+def _rooted(arg: str) -> str | None:
+    """A path that starts at the script's folder spelled out (`$(dirname "$0")/x`): relative to the root."""
+    p = posixpath.normpath(arg[len(_ROOTED):].lstrip("/") or ".")
+    return None if p.startswith("..") else ("" if p == "." else p)
+
+
 def _dir(folders: set[str], base: str | None, arg: str) -> str | None:
+    if arg.startswith(_ROOTED):
+        p = _rooted(arg)
+        return p if p in folders else None
     tail = _tail(arg)
     if tail is None and ("$V" in arg or arg.startswith("/")):
         return None
@@ -215,6 +227,9 @@ def _dir(folders: set[str], base: str | None, arg: str) -> str | None:
 
 
 def _file(repo: Repo, base: str | None, arg: str) -> str | None:
+    if arg.startswith(_ROOTED):
+        p = _rooted(arg)
+        return p if p in repo.files else None
     tail = _tail(arg)
     if tail is None and ("$V" in arg or arg.startswith("/")):
         return None

@@ -41,6 +41,18 @@ def test_paths_resolve_from_the_script_folder_the_root_and_a_cd(tmp_path):
                               ("ops/install.sh", 6, "apply", "ops/local.yaml")}
 
 
+def test_the_scripts_own_folder_spelled_out(tmp_path):
+    """`cd "$(dirname "$0")"` and `$(dirname "${BASH_SOURCE[0]}")/x.yaml` name the script's folder, wherever it runs."""
+    repo = _repo(tmp_path, {
+        "k8s/pools.yaml": POOL, "pools.yaml": POOL,
+        "k8s/up.sh": 'cd "$(dirname "$0")"\nkubectl apply -f pools.yaml\n',
+        "k8s/down.sh": 'kubectl delete -f "$(dirname "${BASH_SOURCE[0]}")/pools.yaml"\n'
+                       'kubectl delete -f ${BASH_SOURCE%/*}/../pools.yaml\n',
+    })
+    assert _targets(repo) == {("k8s/up.sh", 2, "apply", "k8s/pools.yaml"), ("k8s/down.sh", 1, "delete", "k8s/pools.yaml"),
+                              ("k8s/down.sh", 2, "delete", "pools.yaml")}
+
+
 def test_pushd_popd_and_a_cd_in_the_same_line(tmp_path):
     repo = _repo(tmp_path, {
         "a/pools.yaml": POOL, "b/pools.yaml": POOL,
