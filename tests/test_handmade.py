@@ -193,3 +193,18 @@ metadata:
     assert '--namespace "${KARPENTER_NAMESPACE}"' in res.chart_command
     assert "example\\.com/list=a\\,b" in res.chart_command
     assert "KARPENTER_NAMESPACE" in res.findings[0].message
+
+
+def test_a_template_a_local_file_renders_is_said_as_such(tmp_path):
+    """A v1beta1 NodePool in a template that a local_file renders to a file applied outside Terraform: not converted
+    (migrator converts templates where a kubectl_manifest or kubernetes_manifest renders them), and said naming the
+    local_file instead of "no kubectl_manifest renders it"."""
+    from migrator.plan import make_plan
+    (tmp_path / "pools.yaml.tpl").write_text(
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: ${name}\nspec: {}\n")
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "0.37.5"\n}\n\n'
+        'resource "local_file" "pools" {\n  content  = templatefile("${path.module}/pools.yaml.tpl", { name = "a" })\n'
+        '  filename = "${path.root}/out/pools.yaml"\n}\n')
+    (f,) = [f for f in make_plan(tmp_path).findings if f.code == "MIG-SRC-010"]
+    assert f.path == "pools.yaml.tpl" and "local_file.pools renders it" in f.message

@@ -311,19 +311,43 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
                 "again as it was made (`helm template`)"))
     _examples(repo, examples, out)
     # 3. template files no Terraform call renders: never skipped silently
+    local_files = None
     for p, sf in repo.files.items():
         if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:
             continue
         if not p.endswith(".tftpl") and helm_chart_text(sf.text):
             continue            # a Helm chart template: read with the YAML files above
         for m in _OLD_OBJECT.finditer(sf.text):
+            if local_files is None:
+                local_files = local_file_templates(repo)
+            how = (f"{local_files[p][1].address} renders it to a file applied outside Terraform, and migrator converts templates "
+                   "only where a kubectl_manifest or kubernetes_manifest renders them") if p in local_files else \
+                ("no kubectl_manifest or kubernetes_manifest of the repository renders it with templatefile(), so "
+                 "migrator cannot tell its variables")
             repo.findings.append(Finding(
                 "MIG-SRC-010", "warning", p, sf.text.count("\n", 0, m.start()) + 1,
-                f"{m.group('kind')} ({m.group('api')}) in the template {p} is not converted: no kubectl_manifest or "
-                "kubernetes_manifest of the repository renders it with templatefile(), so migrator cannot tell its "
-                "variables",
+                f"{m.group('kind')} ({m.group('api')}) in the template {p} is not converted: {how}",
                 "render it from a kubectl_manifest with templatefile() (migrator then converts it around its ${} and "
                 "%{} placeholders), or convert it by hand (see the objects migrator writes elsewhere for the shape)"))
+    return out
+
+
+def local_file_templates(repo: Repo) -> dict[str, tuple[str, hclsrc.Block]]:
+    """template -> (file, block) of the local_file (local_sensitive_file) that renders it with templatefile() or
+    file() to a file applied outside Terraform (once per run)."""
+    out = repo.__dict__.get("_local_file_templates")
+    if out is not None:
+        return out
+    out = {}
+    for kind in ("local_file", "local_sensitive_file"):
+        for p, b in repo.blocks("resource", kind):
+            content = b.attr("content")
+            if content is not None and content.kind == "call" and content.name in ("templatefile", "file") and \
+                    content.items:
+                target = repo.resolve_file_arg(p, content.items[0])
+                if target is not None:
+                    out.setdefault(target, (p, b))
+    repo.__dict__["_local_file_templates"] = out
     return out
 
 

@@ -22,7 +22,6 @@ _POOL_KIND = re.compile(r"""^[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?(NodePool|EC2
 _TOP_KIND = re.compile(r"""^["']?kind["']?[ \t]*:[ \t]*["']?(NodePool|EC2NodeClass)["']?[ \t]*$""", re.M)
 _KARPENTER_API = re.compile(r"""^[ \t]*["']?apiVersion["']?[ \t]*:[ \t]*["']?karpenter\.(sh|k8s\.aws)/""", re.M)
 KINDS = ("NodePool", "EC2NodeClass")
-LOCAL_FILES = ("local_file", "local_sensitive_file")
 
 
 @dataclass(frozen=True)
@@ -95,25 +94,20 @@ def _rendered_files(ctx) -> list[Unconverted]:
     """NodePools and EC2NodeClasses in a template that a local_file resource renders (`content = templatefile(...)`
     or `file(...)`): the file it writes is applied outside Terraform, and migrator does not write local_file
     twins."""
+    from ...inventory.objects import local_file_templates
     repo = ctx.repo
     out: list[Unconverted] = []
-    for kind in LOCAL_FILES:
-        for p, b in repo.blocks("resource", kind):
-            content = b.attr("content")
-            if not ctx.owns(p) or content is None or content.kind != "call" or \
-                    content.name not in ("templatefile", "file") or not content.items:
-                continue
-            target = repo.resolve_file_arg(p, content.items[0])
-            text = repo.text(target) if target in repo.files else ""
-            if not _KARPENTER_API.search(text):
-                continue
-            dest = b.attr("filename")
-            where = f" to {dest.source.strip()}" if dest is not None else ""
-            for m in _TOP_KIND.finditer(text):
-                out.append(Unconverted(
-                    target, text.count("\n", 0, m.start()) + 1, m.group(1),
-                    f"{b.address} renders this template{where}, which is applied outside Terraform, and migrator "
-                    f"does not write {kind} twins (line {hclsrc.line_of(repo.text(p), b.start)} of {p})",
-                    "write the Auto Mode twins in a template of their own rendered the same way (or in a YAML file "
-                    "or kubectl_manifest, which migrator converts), apply them, then remove the old objects"))
+    for target, (p, b) in local_file_templates(repo).items():
+        text = repo.text(target) if target in repo.files else ""
+        if not ctx.owns(p) or not _KARPENTER_API.search(text):
+            continue
+        dest = b.attr("filename")
+        where = f" to {dest.source.strip()}" if dest is not None else ""
+        for m in _TOP_KIND.finditer(text):
+            out.append(Unconverted(
+                target, text.count("\n", 0, m.start()) + 1, m.group(1),
+                f"{b.address} renders this template{where}, which is applied outside Terraform, and migrator "
+                f"does not write {b.labels[0]} twins (line {hclsrc.line_of(repo.text(p), b.start)} of {p})",
+                "write the Auto Mode twins in a template of their own rendered the same way (or in a YAML file "
+                "or kubectl_manifest, which migrator converts), apply them, then remove the old objects"))
     return out
