@@ -28,6 +28,7 @@ _WORKFLOW = re.compile(r"(^|/)\.github/workflows/[^/]+\.ya?ml$")
 _VAR = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*")
 # the script's own folder: `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`, `${BASH_SOURCE%/*}`
 _HOME = re.compile(r"""\$\(\s*dirname\s+["']?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)|\$\{BASH_SOURCE(?:\[0\])?%/\*\}""")
+_WORTH = re.compile(r"kubectl|\b(?:cd|pushd|popd|tee)\b|>|-o\b|--output")
 _ROOTED = "\x01"                # a word made relative to the repository's root (the script's folder spelled out)
 _OPERATORS = {";", "&&", "||", "|", "&", "(", ")", "\n"}
 _VERBS = ("apply", "create", "replace", "delete")
@@ -46,13 +47,12 @@ class Reference:
 
 
 def _kind(path: str) -> str | None:
-    name = posixpath.basename(path)
     if path.endswith(".sh"):
         return "sh"
-    if name in _SCRIPT_NAMES or path.endswith(".mk"):
+    if path.endswith((".yml", ".yaml")):
+        return "workflow" if ".github/workflows/" in path and _WORKFLOW.search(path) else None
+    if path.endswith(".mk") or path.endswith(_SCRIPT_NAMES) and posixpath.basename(path) in _SCRIPT_NAMES:
         return "make"
-    if _WORKFLOW.search(path):
-        return "workflow"
     return None
 
 
@@ -66,7 +66,7 @@ def references(repo: Repo) -> list[Reference]:
     folders: set[str] | None = None
     for p, sf in repo.files.items():
         kind = _kind(p)
-        if kind is None or "kubectl" not in sf.text:
+        if kind is None or "kubectl" not in sf.text or ("-f" not in sf.text and "--filename" not in sf.text):
             continue
         if folders is None:
             folders = _folders(repo)
@@ -119,6 +119,8 @@ def _script(repo: Repo, folders: set[str], path: str, text: str, kind: str) -> l
     written: set[str] = set()                   # what the script writes before it applies it (`> x.yaml`, `tee`)
     out = []
     for n, line in _lines(text):
+        if not _WORTH.search(line):
+            continue                            # neither a command migrator reads nor a write or a move
         if kind != "sh":
             cwd, stack = None, []               # each recipe line and each step runs in a shell of its own
         tokens = _tokens(line, home)
