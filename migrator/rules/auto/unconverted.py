@@ -69,24 +69,27 @@ def _shell(ctx) -> list[Unconverted]:
     """v1 NodePools and EC2NodeClasses a shell heredoc applies (an older one beside them is a leftover nothing can
     apply: inventory/shellobjects.py and the standing say so)."""
     from ...inventory import shellobjects
-    return [Unconverted(o.path, o.line, o.kind, f"{o.kind} is applied from a shell heredoc in {o.where}, and migrator "
-                        "does not edit shell commands",
-                        "move the object into a YAML file or a kubectl_manifest (migrator writes the twins of those) "
-                        "and run migrator again, or write its Auto Mode twin by hand and remove the old object "
-                        "yourself")
-            for o in shellobjects.scan(ctx.repo)
-            if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path)]
+    return _v1_pools(ctx, shellobjects.scan(ctx.repo),
+                     lambda o: f"{o.kind} is applied from a shell heredoc in {o.where}, and migrator does not edit "
+                               "shell commands",
+                     "move the object into a YAML file or a kubectl_manifest (migrator writes the twins of those) and "
+                     "run migrator again, or write its Auto Mode twin by hand and remove the old object yourself")
 
 
 def _values(ctx) -> list[Unconverted]:
     """v1 NodePools and EC2NodeClasses passed to a chart in its values (a raw chart): inventory/valueobjects.py."""
     from ...inventory import valueobjects
-    return [Unconverted(o.path, o.line, o.kind, f"{o.kind} {o.name} is passed in the values of {o.release} (chart "
-                        f"{o.chart or '?'}), which migrator does not render",
-                        "write its Auto Mode twin beside it in the same values (a NodeClass of eks.amazonaws.com/v1 "
-                        "and a NodePool naming it) and run migrator again once it is applied, or move the objects into "
-                        "a YAML file or a kubectl_manifest, which migrator converts")
-            for o in valueobjects.scan(ctx.repo)
+    return _v1_pools(ctx, valueobjects.scan(ctx.repo),
+                     lambda o: f"{o.kind} {o.name} is passed in the values of {o.release} (chart {o.chart or '?'}), "
+                               "which migrator does not render",
+                     "write its Auto Mode twin beside it in the same values (a NodeClass of eks.amazonaws.com/v1 and "
+                     "a NodePool naming it) and run migrator again once it is applied, or move the objects into a "
+                     "YAML file or a kubectl_manifest, which migrator converts")
+
+
+def _v1_pools(ctx, objs, what, fix: str) -> list[Unconverted]:
+    """The root's v1 NodePools and EC2NodeClasses among objects read where migrator does not write."""
+    return [Unconverted(o.path, o.line, o.kind, what(o), fix) for o in objs
             if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path)]
 
 
