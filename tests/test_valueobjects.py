@@ -95,3 +95,24 @@ def test_a_hop_says_them_and_auto_mode_holds_its_cutover(tmp_path):
     (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-059"]
     assert plan.phase == "cutover" and f.severity == "error" and (f.path, f.line) == ("pools.tf", 9)
     assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()      # the controller stays
+
+
+def test_what_never_exists_or_is_no_clusters_holds_nothing(tmp_path):
+    """A raw release or a local_file switched off (count = 0) passes nothing; a script in an examples folder nothing
+    applies is no cluster's: none of them holds the Auto Mode cutover (a false error stops a team's CI)."""
+    from migrator.rules.auto import unconverted
+    from types import SimpleNamespace
+    root = 'provider "aws" {\n  region = "eu-west-1"\n}\n\n'        # a root module: Terraform runs here
+    heredoc = ('resource "helm_release" "pools" {\n  count = 0\n  chart = "raw"\n  values = [\n    <<-EOT\n'
+               '    resources:\n      -\n' + _indent(V1, 8) + '    EOT\n  ]\n}\n')
+    assert _found(tmp_path, {"main.tf": root + heredoc}) == []
+    (tmp_path / "main.tf").write_text(
+        root + 'resource "local_file" "pools" {\n  count    = 0\n  content  = file("${path.module}/pools.yaml.tpl")\n'
+        '  filename = "out.yaml"\n}\n')
+    (tmp_path / "pools.yaml.tpl").write_text(V1)
+    (tmp_path / "examples" / "spot").mkdir(parents=True)
+    (tmp_path / "examples" / "spot" / "up.sh").write_text("kubectl apply -f - <<EOF\n" + V1 + "EOF\n")
+    ctx = SimpleNamespace(repo=Repo(tmp_path), owns=lambda p: True, root=".")
+    assert unconverted.objects(ctx) == []
+    ctx.root = "examples/spot"                  # planned on its own, the example is the cluster
+    assert [(o.path, o.kind) for o in unconverted.objects(ctx)] == [("examples/spot/up.sh", "NodePool")]

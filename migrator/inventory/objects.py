@@ -332,6 +332,11 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     return out
 
 
+def _off(repo: Repo, p: str, b: hclsrc.Block) -> bool:
+    from .terraform import switched_off
+    return switched_off(repo, p, b, hclsrc.line_of(repo.text(p), b.start))
+
+
 def local_file_templates(repo: Repo) -> dict[str, tuple[str, hclsrc.Block]]:
     """template -> (file, block) of the local_file (local_sensitive_file) that renders it with templatefile() or
     file() to a file applied outside Terraform (once per run)."""
@@ -345,7 +350,7 @@ def local_file_templates(repo: Repo) -> dict[str, tuple[str, hclsrc.Block]]:
             if content is not None and content.kind == "call" and content.name in ("templatefile", "file") and \
                     content.items:
                 target = repo.resolve_file_arg(p, content.items[0])
-                if target is not None:
+                if target is not None and not _off(repo, p, b):
                     out.setdefault(target, (p, b))
     repo.__dict__["_local_file_templates"] = out
     return out

@@ -42,8 +42,13 @@ def scan(repo: Repo) -> list[ValueObject]:
     if cached is not None:
         return cached
     out: list[ValueObject] = []
+    from .terraform import switched_off
     for p, b in repo.blocks("resource", "helm_release"):
-        out += _terraform(repo, p, b)
+        if any(n in repo.text(p)[b.start:b.end] for n in _NEEDLES) or b.attr("values") is not None and \
+                any(i.kind == "call" for i in (b.attr("values").items or [])):
+            found = _terraform(repo, p, b)
+            if found and not switched_off(repo, p, b, hclsrc.line_of(repo.text(p), b.start)):
+                out += found                # a release that never exists (count = 0) passes nothing
     files = set(repo.yaml_containing(_NEEDLES[0])) | set(repo.yaml_containing(_NEEDLES[1]))
     for p in sorted(f for f in files if "Application" in repo.text(f) or "HelmRelease" in repo.text(f)):
         for doc in yamlsrc.split_documents(repo.text(p)):

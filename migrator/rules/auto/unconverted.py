@@ -43,14 +43,12 @@ def _unread(ctx) -> list[Unconverted]:
     """Documents that do not parse (the reading said so: UNREAD findings) and declare a NodePool or EC2NodeClass; not
     one in an examples or test folder that nothing applies, outside the root's own folder (no cluster's:
     MIG-SRC-022)."""
-    from ...inventory.kustomizations import unused_example
     from ...sources import yaml as yamlsrc
     out: list[Unconverted] = []
     for f in ctx.repo.findings:
         if f.code not in UNREAD or not f.path or f.path not in ctx.repo.files or not ctx.owns(f.path):
             continue
-        example = unused_example(ctx.repo, f.path) if "/" in f.path else None
-        if example is not None and not (ctx.root == example or ctx.root.startswith(example + "/")):
+        if _example(ctx, f.path):
             continue
         text = ctx.repo.text(f.path)
         doc = next((d for d in yamlsrc.split_documents(text)
@@ -90,7 +88,15 @@ def _values(ctx) -> list[Unconverted]:
 def _v1_pools(ctx, objs, what, fix: str) -> list[Unconverted]:
     """The root's v1 NodePools and EC2NodeClasses among objects read where migrator does not write."""
     return [Unconverted(o.path, o.line, o.kind, what(o), fix) for o in objs
-            if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path)]
+            if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path) and not _example(ctx, o.path)]
+
+
+def _example(ctx, path: str) -> bool:
+    """In an examples or test folder that nothing applies, outside the root's own folder: no cluster's
+    (MIG-SRC-022)."""
+    from ...inventory.kustomizations import unused_example
+    example = unused_example(ctx.repo, path) if "/" in path else None
+    return example is not None and not (ctx.root == example or ctx.root.startswith(example + "/"))
 
 
 def _rendered_files(ctx) -> list[Unconverted]:
@@ -102,7 +108,7 @@ def _rendered_files(ctx) -> list[Unconverted]:
     out: list[Unconverted] = []
     for target, (p, b) in local_file_templates(repo).items():
         text = repo.text(target) if target in repo.files else ""
-        if not ctx.owns(p) or not _KARPENTER_API.search(text):
+        if not ctx.owns(p) or not _KARPENTER_API.search(text) or _example(ctx, target):
             continue
         dest = b.attr("filename")
         where = f" to {dest.source.strip()}" if dest is not None else ""
