@@ -388,8 +388,9 @@ def _standing_of(ctx):
     auto = [m for m in ctx.manifests if standing.auto_mode(m)]
     ms = [m for m in ctx.manifests if m.kind not in SKIP_KINDS and m not in auto]
     installs = [c for c in ctx.charts if c.chart in ("karpenter", "karpenter-crd")]
-    from .inventory import shellobjects
+    from .inventory import shellobjects, valueobjects
     shell = [o for o in shellobjects.scan(ctx.repo) if ctx.owns(o.path)]    # said, never edited: they still count
+    shell += [o for o in valueobjects.scan(ctx.repo) if ctx.owns(o.path)]   # so do objects a raw chart is given
     st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
     stale = standing.leftovers(ms + shell, st)
     stale_shell = [o for o in shell if o in stale]      # an old script's Provisioner beside the NodePools: a leftover
@@ -431,12 +432,15 @@ def _said_since_and_leftovers(rp: RootPlan, ctx, since, stale: list, stale_shell
              f"standing at {ctx.options.since}: chart {since[0]}; the files ask for {since[1]}: the companion edits of "
              f"every minor in between are planned, the bumped version kept")
     for o in stale_shell:
+        heredoc = hasattr(o, "where")       # a shell heredoc's, else a raw chart's values (inventory/valueobjects.py)
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", o.path, o.line,
-            f"{o.kind} ({o.api_version}), applied from a shell heredoc in {o.where}, is older than anything chart "
-            f"{st.chart} serves, beside objects it does serve: a leftover nothing can apply any more; it does not "
-            "decide where the root stands and is not converted",
-            "delete it from the script (or convert it by hand if it is still meant to exist)"))
+            f"{o.kind} ({o.api_version}), " + (f"applied from a shell heredoc in {o.where}" if heredoc else
+                                               f"passed in the values of {getattr(o, 'release', '?')}")
+            + f", is older than anything chart {st.chart} serves, beside objects it does serve: a leftover nothing "
+            "can apply any more; it does not decide where the root stands and is not converted",
+            "delete it from the " + ("script" if heredoc else "values") +
+            " (or convert it by hand if it is still meant to exist)"))
     for m in stale:
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", m.path, m.line,
@@ -521,17 +525,21 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     if entry is not None:
         era = entry[0]["from"]
     rp = RootPlan(r, _objects(ms + shell), era, ctx.chart_version, state_of(ms), tier=tier_of(r)[1])
-    if shell:
-        said = f"{len(shell)} applied from shell heredocs (not converted: MIG-SRC-019)"
+    from .inventory import shellobjects, valueobjects
+    heredocs = [o for o in shell if isinstance(o, shellobjects.ShellObject)]
+    given = [o for o in shell if isinstance(o, valueobjects.ValueObject)]
+    said = "; ".join(x for x in (
+        f"{len(heredocs)} applied from shell heredocs (not converted: MIG-SRC-019)" if heredocs else "",
+        f"{len(given)} passed to a chart in its values (not converted: MIG-SRC-025)" if given else "") if x)
+    if said:
         rp.state = said if not ms else f"{rp.state}; {said}"
     who = f"cluster root {r}: " if multi else ""
 
     def note(code: str, severity: str, message: str, manual: str = "") -> None:
         rp.findings.append(Finding(code, severity, "", 0, who + message, manual))
 
-    from .inventory import shellobjects, valueobjects
-    rp.findings += shellobjects.said(ctx.repo, shell, route.ERAS[-1])
-    rp.findings += valueobjects.said([o for o in valueobjects.scan(ctx.repo) if ctx.owns(o.path)], route.ERAS[-1])
+    rp.findings += shellobjects.said(ctx.repo, heredocs, route.ERAS[-1])
+    rp.findings += valueobjects.said(given, route.ERAS[-1])
     if getattr(ctx, "untouched", None):     # --since of a bump: a root whose chart the change does not move
         rp.next = f"untouched by this change (chart {ctx.untouched} at {ctx.options.since} and now)"
         note("MIG-SINCE-003", "info", f"the change since {ctx.options.since} does not move this root's chart "

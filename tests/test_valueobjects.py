@@ -116,3 +116,19 @@ def test_what_never_exists_or_is_no_clusters_holds_nothing(tmp_path):
     assert unconverted.objects(ctx) == []
     ctx.root = "examples/spot"                  # planned on its own, the example is the cluster
     assert [(o.path, o.kind) for o in unconverted.objects(ctx)] == [("examples/spot/up.sh", "NodePool")]
+
+
+def test_objects_a_raw_chart_is_given_count_for_where_the_root_stands(tmp_path):
+    """Chart 1.0 serves v1beta1 and v1; its only pools are v1beta1 objects in a raw chart's values. They decide where
+    the root stands (v1beta1), so no plan moves the chart past 1.0 (1.1 drops v1beta1 and the raw release would no
+    longer apply); they are said (MIG-SRC-025), counted in the objects column, and named in the state."""
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  version = "1.0.8"\n}\n\n'
+        'resource "helm_release" "pools" {\n  name  = "pools"\n  chart = "raw"\n  values = [\n    <<-EOT\n'
+        '    resources:\n      -\n' + _indent(BETA, 8) + '    EOT\n  ]\n}\n')
+    plan = make_plan(tmp_path)
+    (r,) = plan.roots
+    assert r.era == "v1beta1" and r.hop_to == "v1" and "1 NodePool" in r.objects
+    assert "passed to a chart in its values" in r.state
+    assert [f.line for f in plan.findings if f.code == "MIG-SRC-025"] == [16]

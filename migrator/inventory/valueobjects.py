@@ -4,8 +4,9 @@ the team's own that does), which migrator does not render.
 A `helm_release` whose `values` hold a NodePool or EC2NodeClass (a YAML heredoc, `yamlencode({...})`, a values
 file), an Argo CD Application whose `helm.values` / `helm.valuesObject` hold one, a Flux HelmRelease whose
 `spec.values` hold one: each object is found where it is written, with its line. migrator does not edit them (their
-chart decides what they become), so an object a hop must change is said (MIG-SRC-025) and an Auto Mode move holds
-its cutover for it (rules/auto/unconverted.py), instead of going on as if the root held no pool. The karpenter-resources
+chart decides what they become), so they count for where the root stands (plan._standing_of, as shell heredocs'
+objects do), an object a hop must change is said (MIG-SRC-025) and an Auto Mode move holds its cutover for it
+(rules/auto/unconverted.py), instead of going on as if the root held no pool. The karpenter-resources
 chart of the eks-data-addons module is read by inventory/dataaddons.py, not here.
 """
 from __future__ import annotations
