@@ -391,6 +391,7 @@ def _standing_of(ctx):
     from .inventory import shellobjects, valueobjects
     shell = [o for o in shellobjects.scan(ctx.repo) if ctx.owns(o.path)]    # said, never edited: they still count
     shell += [o for o in valueobjects.scan(ctx.repo) if ctx.owns(o.path)]   # so do objects a raw chart is given
+    shell += [o for o in valueobjects.rendered(ctx.repo) if ctx.owns(o.path)]   # and a local_file's template holds
     st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
     stale = standing.leftovers(ms + shell, st)
     stale_shell = [o for o in shell if o in stale]      # an old script's Provisioner beside the NodePools: a leftover
@@ -436,10 +437,10 @@ def _said_since_and_leftovers(rp: RootPlan, ctx, since, stale: list, stale_shell
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", o.path, o.line,
             f"{o.kind} ({o.api_version}), " + (f"applied from a shell heredoc in {o.where}" if heredoc else
-                                               f"passed in the values of {getattr(o, 'release', '?')}")
+                                               f"in what {getattr(o, 'release', '?')} renders")
             + f", is older than anything chart {st.chart} serves, beside objects it does serve: a leftover nothing "
             "can apply any more; it does not decide where the root stands and is not converted",
-            "delete it from the " + ("script" if heredoc else "values") +
+            "delete it from the " + ("script" if heredoc else "values or template") +
             " (or convert it by hand if it is still meant to exist)"))
     for m in stale:
         rp.findings.append(Finding(
@@ -528,9 +529,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     from .inventory import shellobjects, valueobjects
     heredocs = [o for o in shell if isinstance(o, shellobjects.ShellObject)]
     given = [o for o in shell if isinstance(o, valueobjects.ValueObject)]
+    files = [o for o in shell if isinstance(o, valueobjects.RenderedObject)]
     said = "; ".join(x for x in (
         f"{len(heredocs)} applied from shell heredocs (not converted: MIG-SRC-019)" if heredocs else "",
-        f"{len(given)} passed to a chart in its values (not converted: MIG-SRC-025)" if given else "") if x)
+        f"{len(given)} passed to a chart in its values (not converted: MIG-SRC-025)" if given else "",
+        f"{len(files)} in templates a local_file renders (not converted)" if files else "") if x)
     if said:
         rp.state = said if not ms else f"{rp.state}; {said}"
     who = f"cluster root {r}: " if multi else ""

@@ -132,3 +132,19 @@ def test_objects_a_raw_chart_is_given_count_for_where_the_root_stands(tmp_path):
     assert r.era == "v1beta1" and r.hop_to == "v1" and "1 NodePool" in r.objects
     assert "passed to a chart in its values" in r.state
     assert [f.line for f in plan.findings if f.code == "MIG-SRC-025"] == [16]
+
+
+def test_objects_a_local_file_renders_count_for_where_the_root_stands(tmp_path):
+    """The same for v1beta1 pools in a template a local_file renders: the root stands on v1beta1 (not v1 from chart
+    1.0), the template's NodePool is said as not converted (MIG-SRC-010, naming the local_file)."""
+    (tmp_path / "pools.yaml.tpl").write_text(BETA)
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  version = "1.0.8"\n}\n\n'
+        'resource "local_file" "pools" {\n  content  = file("${path.module}/pools.yaml.tpl")\n'
+        '  filename = "out/pools.yaml"\n}\n')
+    plan = make_plan(tmp_path)
+    (r,) = plan.roots
+    assert r.era == "v1beta1" and "1 NodePool" in r.objects and "templates a local_file renders" in r.state
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-010"]
+    assert f.path == "pools.yaml.tpl" and "local_file.pools renders it" in f.message

@@ -168,3 +168,40 @@ def said(objs: list[ValueObject], to_era: str) -> list[Finding]:
         "migrator does not render that chart, so the object is not converted",
         "move the object into a YAML file or a kubectl_manifest (migrator converts those), or convert it in the "
         "values by hand as the runbook's steps for this hop describe") for o in objs if o.era != to_era]
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    """A Karpenter object in a template a local_file renders to a file applied outside Terraform."""
+    path: str
+    line: int
+    kind: str
+    api_version: str
+    era: str
+    release: str                # the local_file that renders it
+
+
+_TOP_API = re.compile(r"^apiVersion:[ \t]*[\"']?([\w./-]+)[\"']?[ \t]*$", re.M)
+_TOP_KIND = re.compile(r"^kind:[ \t]*[\"']?(\w+)[\"']?[ \t]*$", re.M)
+
+
+def rendered(repo: Repo) -> list[RenderedObject]:
+    """Every Karpenter object of the templates local_file resources render (once per run): they count for where the
+    root stands, since migrator converts none of them (MIG-SRC-010 says the older ones)."""
+    cached = repo.__dict__.get("_rendered_objects")
+    if cached is not None:
+        return cached
+    from .objects import local_file_templates
+    out: list[RenderedObject] = []
+    for target, (_p, b) in local_file_templates(repo).items():
+        text = repo.text(target) if target in repo.files and target not in repo.template_paths else ""
+        if not any(n in text for n in _NEEDLES):
+            continue                        # (a template a kubectl_manifest renders too is read as its object)
+        for doc in yamlsrc.split_documents(text):
+            api, kind = _TOP_API.search(doc.text), _TOP_KIND.search(doc.text)
+            era = KARPENTER_KINDS.get((api.group(1), kind.group(1))) if api and kind else None
+            if era is not None:
+                out.append(RenderedObject(target, doc.first_line + doc.text.count("\n", 0, kind.start()) + 1,
+                                          kind.group(1), api.group(1), era, b.address))
+    repo.__dict__["_rendered_objects"] = out
+    return out
