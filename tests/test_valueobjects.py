@@ -148,3 +148,16 @@ def test_objects_a_local_file_renders_count_for_where_the_root_stands(tmp_path):
     assert r.era == "v1beta1" and "1 NodePool" in r.objects and "templates a local_file renders" in r.state
     (f,) = [f for f in plan.findings if f.code == "MIG-SRC-010"]
     assert f.path == "pools.yaml.tpl" and "local_file.pools renders it" in f.message
+
+
+def test_the_unwritten_pools_fixture_holds_at_the_cutover():
+    """fixtures/auto-mode-unwritten-pools: after enable, nodepools and workloads, the cutover holds for the raw chart's,
+    the local_file template's and the shell heredoc's pools; the old class and the controller are still there."""
+    fx = FIXTURES / "auto-mode-unwritten-pools"
+    final = fx / "expected-run-3"
+    plan = make_plan(final, to="auto-mode")
+    held = sorted((f.path, f.severity) for f in plan.findings if f.code == "MIG-AUTO-059")
+    assert held == [("batch.tf", "error"), ("karpenter/gpu.yaml.tpl", "error"), ("ops.sh", "error")]
+    assert plan.phase == "cutover" and not plan.changes
+    assert "kind: EC2NodeClass" in (final / "karpenter" / "nodepool.yaml").read_text()
+    assert "module \"karpenter\"" in (final / "karpenter.tf").read_text()

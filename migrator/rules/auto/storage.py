@@ -161,7 +161,6 @@ def _terraform_classes(ctx, res) -> None:
 
 
 _LABEL_SUFFIX = FACTS["suffix"].replace("-", "_")
-_TF_BLOCKS = {"allowedTopologies": "allowed_topologies"}      # the Terraform blocks of keys not carried
 
 
 def _tf_name(b) -> str | None:
@@ -194,7 +193,7 @@ def _tf_twin(text: str, b, name: str | None):
             edits += [(_lines(text, en.start, en.end), "") for en in marks]
     dropped = []
     for key in FACTS["not_carried"]:
-        for sub in b.sub(_TF_BLOCKS.get(key, key)):
+        for sub in b.sub(FACTS["terraform_keys"].get(key, key)):
             edits.append((_lines(text, sub.start, sub.end), ""))
             dropped.append(key)
     out = text[b.start:b.end]
