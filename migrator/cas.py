@@ -256,7 +256,10 @@ def scan(repo: Repo) -> CasInventory:
             if b.type in ("resource", "data") and det["iam_action"] in repo.text(p)[b.start:b.end] and \
                     (b.labels[:1] in (["aws_iam_policy"], ["aws_iam_role_policy"], ["aws_iam_policy_document"])):
                 inv.policies.append((p, b))
+    named = {*repo.containing(_CAS_TEXT), *repo.containing("ClusterConfig")}
     for p, sf in repo.files.items():
+        if p not in named:
+            continue
         template = p.endswith((".yaml.tmpl", ".yaml.tftpl", ".yml.tmpl", ".yaml.tpl"))
         if not p.endswith((".yaml", ".yml")) and posixpath.basename(p) != "Kustomization" and not template:
             continue
@@ -515,9 +518,8 @@ def _templates(repo: Repo, inv: CasInventory) -> None:
     files = {i.path for i in inv.installs}
     if not files:
         return
-    for p, sf in repo.files.items():
-        if not p.endswith(".sh") or "cp " not in sf.text:
-            continue
+    for p in repo.containing("cp ", (".sh",)):
+        sf = repo.files[p]
         for line, src, dst in copied_files(sf.text):
             src, dst = (posixpath.normpath(x.removeprefix("./")) for x in (src, dst))
             for base in ("", posixpath.dirname(p)):         # from the repository's root, or the script's folder
@@ -531,9 +533,8 @@ def _templates(repo: Repo, inv: CasInventory) -> None:
 def _scripts(repo: Repo):
     """(file, shell text, lines before it in the file) of the repository's scripts that name Cluster Autoscaler: `.sh`
     files whole, and the `run:` steps of CI workflows (GitHub Actions), each step's text where the file holds it."""
-    for p, sf in repo.files.items():
-        if _CAS_TEXT not in sf.text:
-            continue
+    for p in repo.containing(_CAS_TEXT):
+        sf = repo.files[p]
         if p.endswith(".sh"):
             yield p, sf.text, 0
         elif re.search(FACTS["detect"]["ci_workflows"], p):
@@ -808,9 +809,8 @@ def _flux_values_from(repo: Repo, p: str, obj: dict) -> dict:
             continue
         name, key = str(ref["name"]), str(ref.get("valuesKey") or "values.yaml")
         text = None
-        for q, sf in repo.files.items():
-            if not q.endswith((".yaml", ".yml")) or name not in sf.text:
-                continue
+        for q in repo.yaml_containing(name):
+            sf = repo.files[q]
             try:
                 docs = [yamlsrc.load(d.text) for d in yamlsrc.split_documents(sf.text) if d.text.strip()]
             except yamlsrc.YamlParseError:
@@ -896,14 +896,13 @@ def _priorities(repo: Repo, inv: CasInventory) -> dict[int, list[str]]:
                             got = _priority_map(hcl_to_obj(e.value, Masked(text="")))
                             if got:
                                 return got
-    for p, sf in repo.files.items():
-        if p.endswith((".yaml", ".yml")) and pe["configmap"] in sf.text:
-            for _, _, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=re.compile(pe["configmap"])):
-                if isinstance(obj, dict) and obj.get("kind") == "ConfigMap" and \
-                        (obj.get("metadata") or {}).get("name") == pe["configmap"]:
-                    got = _priority_map((obj.get("data") or {}).get("priorities"))
-                    if got:
-                        return got
+    for p in repo.yaml_containing(pe["configmap"]):
+        for _, _, obj in _parse_yaml_docs(repo, p, repo.text(p), 0, 0, p, only=re.compile(pe["configmap"])):
+            if isinstance(obj, dict) and obj.get("kind") == "ConfigMap" and \
+                    (obj.get("metadata") or {}).get("name") == pe["configmap"]:
+                got = _priority_map((obj.get("data") or {}).get("priorities"))
+                if got:
+                    return got
     return {}
 
 

@@ -83,8 +83,9 @@ def access_entry_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
 
 def aws_auth_roles(repo: Repo, owns=lambda p: True) -> list[Fact]:
     out = []
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "aws-auth" not in sf.text or "mapRoles" not in sf.text or not owns(p):
+    for p in repo.yaml_containing("aws-auth"):
+        sf = repo.files[p]
+        if "mapRoles" not in sf.text or not owns(p):
             continue
         for doc in yamlsrc.split_documents(sf.text):
             try:

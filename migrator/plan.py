@@ -287,6 +287,7 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     patched = Repo(repo.root, Discovery(repo.root, files, []))
     evaluate.share(repo, patched)       # the evaluator reads the files on disk: its answers do not change
     changed = {c.path for c in plan.changes}
+    patched.based_on(repo, changed)     # text searches: only the changed files are searched again
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
     patched.yaml_carried = {(k[0],) + k[2:]: v for k, v in repo.yaml_docs.items() if k[0] in changed}

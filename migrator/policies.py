@@ -287,8 +287,9 @@ def _scan(repo: Repo) -> list[Policy]:
                     pol = _json(repo, p, txt, h.body_start, h.body_end, name, hclsrc.line_of(txt, h.body_start))
                     if pol:
                         out.append(pol)
-    for p, sf in repo.files.items():
-        if p.endswith(".json") and '"Statement"' in sf.text and may_hold_karpenter_policy(p + "\n" + sf.text):
+    for p in repo.containing('"Statement"', (".json",)):
+        sf = repo.files[p]
+        if may_hold_karpenter_policy(p + "\n" + sf.text):
             pol = _json(repo, p, sf.text, 0, len(sf.text), p, 1)
             if pol:
                 out.append(pol)

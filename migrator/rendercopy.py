@@ -47,8 +47,9 @@ def _all(repo: Repo) -> list[Copy]:
     rendered: dict[str, list[str]] = {}
     found: list[tuple[str, str, int]] = []
     skip = labelled(repo)
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "# Source: " not in sf.text or p in skip or not _SOURCE.search(sf.text):
+    for p in repo.yaml_containing("# Source: "):
+        sf = repo.files[p]
+        if p in skip or not _SOURCE.search(sf.text):
             continue
         rendered.setdefault(posixpath.dirname(p), []).append(p)
         if image not in sf.text:

@@ -40,8 +40,9 @@ def scan(repo: Repo) -> list[Rendered]:
     if cached is not None:
         return cached
     out: list[Rendered] = []
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or FACTS["chart_label"] not in sf.text or not _ONLY.search(sf.text):
+    for p in repo.yaml_containing(FACTS["chart_label"]):
+        sf = repo.files[p]
+        if not _ONLY.search(sf.text):
             continue
         found: dict[str, Rendered] = {}
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_ONLY):

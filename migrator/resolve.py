@@ -83,9 +83,8 @@ def _from_literal_profile(repo: Repo, name: str, res: Resolution, where: str | N
             res.trail.append(f"instance profile {name!r} is {b.address} ({_where(repo, p, b.start)})")
             return _role_of_profile(repo, p, b, res)
     from .sources.shell import profile_roles
-    for p, sf in repo.files.items():
-        if not p.endswith(".sh") or "instance-profile" not in sf.text:
-            continue
+    for p in repo.containing("instance-profile", (".sh",)):
+        sf = repo.files[p]
         for pr in profile_roles(p, sf.text):
             if pr.profile == name and pr.role:
                 res.literal = pr.role

@@ -64,9 +64,9 @@ def references(repo: Repo) -> list[Reference]:
         return cached
     out: list[Reference] = []
     folders: set[str] | None = None
-    for p, sf in repo.files.items():
-        kind = _kind(p)
-        if kind is None or "kubectl" not in sf.text or ("-f" not in sf.text and "--filename" not in sf.text):
+    for p in repo.containing("kubectl"):
+        kind, sf = _kind(p), repo.files[p]
+        if kind is None or ("-f" not in sf.text and "--filename" not in sf.text):
             continue
         if folders is None:
             folders = _folders(repo)

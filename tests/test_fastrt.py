@@ -50,6 +50,9 @@ def _both(text: str):
     "a: 'it''s'\nb: \"\\u00e9\\t\"\nc: \"\"\nd: ''\n",
     "on:\n  workflow_dispatch:\n  push:\n    branches: [main]\n",
     "x: -.inf\ny: .NaN\nz: 1e3\nw: +12\nv: 1_000\n",
+    # what libyaml reads more laxly, in lines that are whole comments: both scanners skip them
+    'slack:\n  # {"title_link":"{{.app}}", "a":1}\n  #   tr -d \':\\n\'\n  enabled: true\n',
+    "a: 1\n    # \"k\":v\nb: 2\n",
 ])
 def test_the_fast_tree_is_ruamels(text):
     _both(text)
@@ -62,6 +65,8 @@ def test_the_fast_tree_is_ruamels(text):
     "a: 1\na: 2\n",                         # duplicate keys: ruamel's error
     "a: x\tb\n",                            # a tab: libyaml is laxer
     'a: ["name":"x"]\n',                     # JSON-style adjacency: libyaml is laxer
+    'a: ["name":"x"] # "k":v\n',             # ... also where a comment follows it on its line
+    '# "k":v\na: ["name":"x"]\n',           # ... also after a comment line that holds the same
     "- \n- a\n",                            # an empty item
     "{a: }\n",                              # an empty flow value
     "%YAML 1.1\n---\na: yes\n",             # a directive

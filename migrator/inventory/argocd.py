@@ -25,8 +25,9 @@ ARGO_KINDS = {"Application": ("spec",), "ApplicationSet": ("spec", "template", "
 def scan(repo: Repo) -> Iterator[ChartInstall]:
     """Argo CD Applications / ApplicationSets installing the Karpenter charts: single `source` or `sources[]`."""
     from ..sources import keytree
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "karpenter" not in sf.text or "argoproj.io" not in sf.text:
+    for p in repo.yaml_containing("karpenter"):
+        sf = repo.files[p]
+        if "argoproj.io" not in sf.text:
             continue                # an Argo CD install bundle is all CRDs: no chart named karpenter
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             if not isinstance(obj, dict) or not str(obj.get("apiVersion", "")).startswith("argoproj.io/") \

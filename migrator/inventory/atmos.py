@@ -36,9 +36,9 @@ def stacks(repo: Repo) -> list[tuple[str, object, object, str, CommentedMap]]:
         return got
     got = []
     base = None
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "components:" not in sf.text or "vars:" not in sf.text \
-                or "terraform:" not in sf.text:
+    for p in repo.yaml_containing("components:"):
+        sf = repo.files[p]
+        if "vars:" not in sf.text or "terraform:" not in sf.text:
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, gotmpl=True):
             tf = ((obj.get("components") or {}).get("terraform") if isinstance(obj, dict) else None)

@@ -11,8 +11,9 @@ from .repo import Repo
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or "ClusterConfig" not in sf.text or "karpenter:" not in sf.text:
+    for p in repo.yaml_containing("ClusterConfig"):
+        sf = repo.files[p]
+        if "karpenter:" not in sf.text:
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p):
             if not isinstance(obj, dict) or obj.get("kind") != "ClusterConfig" or \

@@ -63,10 +63,11 @@ def _shared_prefix(a: str, b: str) -> int:
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
     from ..sources import keytree
-    for p, sf in repo.files.items():
+    for p in repo.yaml_containing("karpenter"):
+        sf = repo.files[p]
         # decided on bytes before any parse: a Karpenter HelmRelease names the chart and is a top-level kind (a Flux
         # gotk-components.yaml mentions HelmRelease only inside its CRDs)
-        if not p.endswith((".yaml", ".yml")) or "karpenter" not in sf.text or not _FLUX_KIND.search(sf.text):
+        if not _FLUX_KIND.search(sf.text):
             continue
         for doc, m, obj in _parse_yaml_docs(repo, p, sf.text, 0, 0, p, only=_FLUX_KIND):   # its other documents: never
             if not isinstance(obj, dict) or obj.get("kind") != "HelmRelease":

@@ -13,8 +13,9 @@ from .repo import Repo
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
-    for p, sf in repo.files.items():
-        if not p.endswith(".sh") or "helm" not in sf.text or "karpenter" not in sf.text:
+    for p in repo.containing("karpenter", (".sh",)):
+        sf = repo.files[p]
+        if "helm" not in sf.text:
             continue
         for call in helm_calls(p, sf.text):
             name = _chart_name(call.chart)

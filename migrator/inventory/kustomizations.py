@@ -493,8 +493,9 @@ def _documents(repo: Repo, group: str, kind: str) -> list:
 def _read_documents(repo: Repo, group: str, kind: str):
     from .documents import _parse_yaml_docs
     only = re.compile(rf"^\s*kind:\s*['\"]?{re.escape(kind)}['\"]?\s*$", re.M)    # other documents are never parsed
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or group not in sf.text or not only.search(sf.text):
+    for p in repo.yaml_containing(group):
+        sf = repo.files[p]
+        if not only.search(sf.text):
             continue
         for doc in yamlsrc.split_documents(sf.text):
             if not only.search(doc.text):

@@ -60,7 +60,8 @@ def programs(repo: Repo) -> list[Program]:
     if got is not None:
         return got
     got = []
-    markers = {posixpath.dirname(p) or ".": tool for p in repo.files
+    markers = {posixpath.dirname(p) or ".": tool
+               for p in repo.named(*{n for names in FACTS["projects"].values() for n in names})
                for tool, names in FACTS["projects"].items() if posixpath.basename(p) in names}
     for d, tool in sorted(markers.items()):
         for p, text in _sources(repo, d):

@@ -16,6 +16,7 @@ from ..sources import jsonvars
 # Terraform's variable files in JSON: read as .tfvars are (sources/jsonvars.py)
 JSON_TFVARS = ".tfvars.json"
 TFVARS = (".tfvars", JSON_TFVARS)
+YAML = (".yaml", ".yml")
 
 
 _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
@@ -39,7 +40,8 @@ class Repo:
         self._kustomizations = None
         self._kustomize_includes = None                # kustomize.leaf_kustomizations, once per run
         self._policies = None                          # policies.scan_policies, once per run
-        self._with_text: dict[str, list[str]] = {}     # tf_containing(): .tf files containing a needle
+        self._containing: dict[tuple, list[str]] = {}  # containing(): the files whose text holds a needle
+        self._based_on: tuple["Repo", frozenset[str]] | None = None     # a second pass: (first pass, changed files)
         self._tf_by_dir: dict[str, list[str]] | None = None
         self._tfvars: list[str] | None = None
         self._callers: dict[str, list] | None = None     # callers(): module blocks by the directory they call
@@ -77,15 +79,48 @@ class Repo:
     def named(self, *names: str) -> list[str]:
         """The files whose base name is one of `names`, in discovery order, indexed once per run (the files never
         change after discovery)."""
-        index = self.__dict__.get("_by_name")
-        if index is None:
-            index = self.__dict__["_by_name"] = {}
-            for q in self.files:
-                index.setdefault(q.rsplit("/", 1)[-1], []).append(q)
+        index = self._path_index("_by_name", lambda q: q.rsplit("/", 1)[-1])
         if len(names) == 1:
             return index.get(names[0], [])
         found = {q for n in names for q in index.get(n, [])}
         return [q for q in self.files if q in found] if found else []
+
+    def ending(self, suffixes: tuple[str, ...]) -> list[str]:
+        """The files whose path ends in one of `suffixes`, in discovery order, listed once per run."""
+        lists = self.__dict__.setdefault("_ending", {})
+        found = lists.get(suffixes)
+        if found is None:
+            found = lists[suffixes] = [p for p in self.files if p.endswith(suffixes)]
+        return found
+
+    def _path_index(self, name: str, key_of) -> dict[str, list[str]]:
+        """An index of the files' paths by `key_of(path)`, lists in discovery order, built once per run; a second
+        pass derives it from the first pass's (the files the plan added appended, the ones it deleted left out)."""
+        index = self.__dict__.get(name)
+        if index is not None:
+            return index
+        prior = self._based_on[0].__dict__.get(name) if self._based_on is not None else None
+        if prior is None:
+            index = {}
+            for q in self.files:
+                index.setdefault(key_of(q), []).append(q)
+        else:
+            gone, added = self._path_delta()
+            index = dict(prior) if not gone else {k: [q for q in v if q not in gone] for k, v in prior.items()}
+            for q in added:                     # after every file of the first pass, as the second pass lists them
+                k = key_of(q)
+                index[k] = [*index.get(k, []), q]
+        self.__dict__[name] = index
+        return index
+
+    def _path_delta(self) -> tuple[set[str], list[str]]:
+        """(paths of the first pass gone from this one, paths this one added in its order): a second pass only."""
+        got = self.__dict__.get("_delta")
+        if got is None:
+            first = self._based_on[0].files
+            got = self.__dict__["_delta"] = ({q for q in first if q not in self.files},
+                                             [q for q in self.files if q not in first])
+        return got
 
     def with_prefix(self, prefix: str) -> list[str]:
         """The files (sorted) whose path starts with `prefix`, found by bisection in the sorted paths (once per run)."""
@@ -102,11 +137,7 @@ class Repo:
 
     def in_dir(self, d: str) -> list[str]:
         """The files directly in folder `d` ("" or "." for the root), in discovery order, indexed once per run."""
-        index = self.__dict__.get("_by_dir")
-        if index is None:
-            index = self.__dict__["_by_dir"] = {}
-            for q in self.files:
-                index.setdefault(q.rsplit("/", 1)[0] if "/" in q else "", []).append(q)
+        index = self._path_index("_by_dir", lambda q: q.rsplit("/", 1)[0] if "/" in q else "")
         return index.get("" if d == "." else d, [])
 
     def tf_in_dir(self, d: str) -> list[str]:
@@ -125,19 +156,11 @@ class Repo:
 
     def tf_containing(self, needle: str) -> list[str]:
         """.tf files whose text contains `needle` (one pass over the files per needle and run)."""
-        found = self._with_text.get(needle)
-        if found is None:
-            found = self._with_text[needle] = [p for p in self.tf_files()
-                                               if p.endswith(hclsrc.TF_CODE) and needle in self.files[p].text]
-        return found
+        return self.containing(needle, hclsrc.TF_CODE)
 
     def tfvars_containing(self, needle: str) -> list[str]:
         """tfvars files whose text contains `needle` (one pass over them per needle and run)."""
-        cache = self.__dict__.setdefault("_tfvars_with", {})
-        found = cache.get(needle)
-        if found is None:
-            found = cache[needle] = [p for p in self.tfvars_files() if needle in self.files[p].text]
-        return found
+        return self.containing(needle, TFVARS)
 
     def tf_files(self, interesting_only: bool = False) -> Iterator[str]:
         every = self.__dict__.get("_tf_list")
@@ -147,12 +170,37 @@ class Repo:
 
     def yaml_containing(self, needle: str) -> list[str]:
         """YAML files whose text contains `needle` (one pass over the files per needle and run)."""
-        cache = self.__dict__.setdefault("_yaml_with", {})
-        found = cache.get(needle)
-        if found is None:
-            found = cache[needle] = [p for p, f in self.files.items()
-                                     if p.endswith((".yaml", ".yml")) and needle in f.text]
+        return self.containing(needle, YAML)
+
+    def containing(self, needle: str, suffixes: tuple[str, ...] | None = None) -> list[str]:
+        """The files (ending in one of `suffixes`; None: any) whose text contains `needle`, in discovery order: one
+        pass over the files per needle and run. A plan's second pass (`based_on`) tests only the files the plan
+        changed and takes the others' answers from the first pass."""
+        key = (needle, suffixes)
+        found = self._containing.get(key)
+        if found is not None:
+            return found
+        base = self._based_on
+        prior = base[0]._containing.get(key) if base is not None else None
+        if prior is None:
+            found = [p for p in (self.files if suffixes is None else self.ending(suffixes))
+                     if needle in self.files[p].text]
+        else:                                   # the first pass's answer, the changed files searched again
+            changed, files = base[1], self.files
+            found = [p for p in prior if p not in changed and p in files] + \
+                [p for p in changed if p in files and (suffixes is None or p.endswith(suffixes))
+                 and needle in files[p].text]
+            order = self.__dict__.get("_order")
+            if order is None:
+                order = self.__dict__["_order"] = {p: i for i, p in enumerate(files)}
+            found.sort(key=order.__getitem__)
+        self._containing[key] = found
         return found
+
+    def based_on(self, first: "Repo", changed: set[str]) -> None:
+        """This repository is `first` with the files `changed` (written, added or deleted) by a plan: text searches
+        already made over `first` are answered again from the changed files only."""
+        self._based_on = (first, frozenset(changed))
 
     def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None
                ) -> Iterator[tuple[str, hclsrc.Block]]:

@@ -68,8 +68,9 @@ def scan(repo: Repo) -> list[ShellObject]:
     if cached is not None:
         return cached
     found: list[ShellObject] = []
-    for p, sf in repo.files.items():
-        if p.endswith(".sh") and "<<" in sf.text and "karpenter" in sf.text:
+    for p in repo.containing("karpenter", (".sh",)):
+        sf = repo.files[p]
+        if "<<" in sf.text:
             found += _objects(p, sf.text, 0, sf.text, "the script")
     for kind in PROVISIONER_TYPES:
         for p, b in repo.blocks("resource", kind, "local-exec"):

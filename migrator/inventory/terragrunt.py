@@ -80,21 +80,30 @@ class Unit:
 
     @property
     def module_dir(self) -> str | None:
-        """The repository folder of a local `terraform.source` (`../../modules//helm`, `${get_repo_root()}/x`)."""
+        """The repository folder of a local `terraform.source` (`../../modules//helm`, `${get_repo_root()}/x`);
+        worked out once per folder the unit stands in (asked tens of thousands of times in a large live tree)."""
+        got = self.__dict__.get("_module_dir")
+        if got is not None and got[0] == self.at:
+            return got[1]
         src = self.source.value if self.source is not None else None
-        if not isinstance(src, str) or _REMOTE.match(src):
-            return None
-        if src.startswith("//"):            # `${get_repo_root()}/modules/x`: the root is "/", not a `//` subfolder
-            src = src[1:]
-        left, _, sub = src.partition("//")
-        left = left.split("?", 1)[0]
-        return repo_path(self.dir, posixpath.join(left, sub.strip("/")))
+        md = None
+        if isinstance(src, str) and not _REMOTE.match(src):
+            if src.startswith("//"):        # `${get_repo_root()}/modules/x`: the root is "/", not a `//` subfolder
+                src = src[1:]
+            left, _, sub = src.partition("//")
+            left = left.split("?", 1)[0]
+            md = repo_path(self.dir, posixpath.join(left, sub.strip("/")))
+        self.__dict__["_module_dir"] = (self.at, md)
+        return md
 
     @property
     def remote(self) -> str | None:
         """A `terraform.source` outside the repository (registry, git, http)."""
-        src = self.source.value if self.source is not None else None
-        return src if isinstance(src, str) and _REMOTE.match(src) else None
+        got = self.__dict__.get("_remote")
+        if got is None:
+            src = self.source.value if self.source is not None else None
+            got = self.__dict__["_remote"] = (src if isinstance(src, str) and _REMOTE.match(src) else None,)
+        return got[0]
 
 
 def repo_path(base: str, p: str) -> str | None:

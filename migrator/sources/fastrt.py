@@ -39,6 +39,16 @@ class _Fallback(Exception):
 # such a text goes to ruamel, which says what is wrong
 _LAX = re.compile(r"\t|[\"'][ \t]*:[^\s]")
 _BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lax(text: str) -> bool:
+    """Does the text hold what libyaml reads more laxly than ruamel, outside lines that are whole comments? (A chart's
+    values file documents JSON like `"title_link":"..."` in its comments: both scanners skip those lines.)"""
+    for m in _LAX.finditer(text):
+        line = text.rfind("\n", 0, m.start()) + 1
+        if not text[line:m.start()].lstrip(" ").startswith("#"):
+            return True
+    return False
 # the tag ruamel's resolver gives a scalar depends on its text and quoting only (YAML 1.2, no path resolvers, no
 # directive: a document with one goes to ruamel): resolved once per process
 _TAGS: dict = {}
@@ -49,7 +59,7 @@ def load(text: str, yaml) -> Any:
     """The round-trip tree ruamel's `yaml` (a YAML(typ="rt") instance) would load from `text`, or None where only
     ruamel can say (see the module docstring)."""
     py = _events()
-    if py is None or not isinstance(text, str) or _LAX.search(text):
+    if py is None or not isinstance(text, str) or _lax(text):
         return None
     try:
         events = py.CParser(str(text))          # a str subclass (a ruamel block scalar) as the plain str

@@ -75,22 +75,24 @@ def _scan_to_close(text: str, i: int) -> int:
     raise TemplateError("unterminated template sequence")
 
 
+_OPENING = re.compile(r"[$%]\{")
+
+
 def find_sequences(text: str) -> list[tuple[int, int, str]]:
     """Spans of `${...}` and `%{...}` in text, as (start, end, '$' or '%'); escapes skipped."""
     out: list[tuple[int, int, str]] = []
-    i, n = 0, len(text)
-    while i < n - 1:
-        two = text[i : i + 2]
-        if two in ("${", "%{"):
-            if i > 0 and text[i - 1] == two[0] and (i < 2 or text[i - 2] != two[0]):
-                i += 2          # `$${` / `%%{` escape
-                continue
-            end = _scan_to_close(text, i + 2)
-            out.append((i, end, two[0]))
-            i = end
+    i = 0
+    while True:
+        m = _OPENING.search(text, i)            # the next `${` / `%{` (a large text is not walked character by character)
+        if m is None:
+            return out
+        i, c = m.start(), text[m.start()]
+        if i > 0 and text[i - 1] == c and (i < 2 or text[i - 2] != c):
+            i += 2              # `$${` / `%%{` escape
             continue
-        i += 1
-    return out
+        end = _scan_to_close(text, i + 2)
+        out.append((i, end, c))
+        i = end
 
 
 _HELM_KEYWORDS = {"if", "with", "range", "else", "end", "define", "block"}

@@ -122,9 +122,9 @@ def _waiting(ctx, twins: set[str]) -> list[str]:
 
 def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult, templated: list[str] = ()) -> None:
     repo = ctx.repo
-    for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml")) or POOL_KEY not in sf.text or not ctx.owns(p) \
-                or p in repo.template_paths or "{{" in sf.text:
+    for p in repo.yaml_containing(POOL_KEY):
+        sf = repo.files[p]
+        if not ctx.owns(p) or p in repo.template_paths or "{{" in sf.text:
             continue
         text = sf.text
         for doc, _, obj in _parse_yaml_docs(repo, p, text, 0, 0, p):
