@@ -24,6 +24,8 @@ from .sources.templates import Masked
 FACTS = knowledge.load("cas")
 _CAS = re.compile(r"cluster-autoscaler")
 _CAS_TEXT = "cluster-autoscaler"         # _CAS as a plain substring test (C speed over every file)
+# the files read for Cluster Autoscaler's manifests, eksctl configurations and scripts (CI workflows are YAML)
+_CAS_FILES = (".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", "Kustomization", ".sh")
 _EKSCTL = re.compile(r"kind:\s*ClusterConfig")
 
 
@@ -256,7 +258,7 @@ def scan(repo: Repo) -> CasInventory:
             if b.type in ("resource", "data") and det["iam_action"] in repo.text(p)[b.start:b.end] and \
                     (b.labels[:1] in (["aws_iam_policy"], ["aws_iam_role_policy"], ["aws_iam_policy_document"])):
                 inv.policies.append((p, b))
-    named = {*repo.containing(_CAS_TEXT), *repo.containing("ClusterConfig")}
+    named = {*repo.containing(_CAS_TEXT, _CAS_FILES), *repo.containing("ClusterConfig", _CAS_FILES)}
     for p, sf in repo.files.items():
         if p not in named:
             continue
@@ -533,7 +535,7 @@ def _templates(repo: Repo, inv: CasInventory) -> None:
 def _scripts(repo: Repo):
     """(file, shell text, lines before it in the file) of the repository's scripts that name Cluster Autoscaler: `.sh`
     files whole, and the `run:` steps of CI workflows (GitHub Actions), each step's text where the file holds it."""
-    for p in repo.containing(_CAS_TEXT):
+    for p in repo.containing(_CAS_TEXT, _CAS_FILES):
         sf = repo.files[p]
         if p.endswith(".sh"):
             yield p, sf.text, 0

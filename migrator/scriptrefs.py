@@ -64,7 +64,7 @@ def references(repo: Repo) -> list[Reference]:
         return cached
     out: list[Reference] = []
     folders: set[str] | None = None
-    for p in repo.containing("kubectl"):
+    for p in repo.containing("kubectl", (".sh", ".yml", ".yaml", ".mk", *_SCRIPT_NAMES)):     # the files _kind reads
         kind, sf = _kind(p), repo.files[p]
         if kind is None or ("-f" not in sf.text and "--filename" not in sf.text):
             continue

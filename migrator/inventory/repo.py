@@ -182,20 +182,42 @@ class Repo:
             return found
         base = self._based_on
         prior = base[0]._containing.get(key) if base is not None else None
-        if prior is None:
-            found = [p for p in (self.files if suffixes is None else self.ending(suffixes))
-                     if needle in self.files[p].text]
+        narrower = next(((among, got) for (part, among), got in self._containing.items() if part == needle
+                         and among is not None and (suffixes is None or set(among) < set(suffixes))), None)
+        if prior is None and narrower is not None:     # answered over some of these files: the others searched
+            among, got = narrower
+            found = got + [p for p in (self.files if suffixes is None else self.ending(suffixes))
+                           if not p.endswith(among) and needle in self.files[p].text]
+            found.sort(key=self._order().__getitem__)
+        elif prior is None:
+            found = [p for p in self._holding_part(needle, suffixes) if needle in self.files[p].text]
         else:                                   # the first pass's answer, the changed files searched again
             changed, files = base[1], self.files
             found = [p for p in prior if p not in changed and p in files] + \
                 [p for p in changed if p in files and (suffixes is None or p.endswith(suffixes))
                  and needle in files[p].text]
-            order = self.__dict__.get("_order")
-            if order is None:
-                order = self.__dict__["_order"] = {p: i for i, p in enumerate(files)}
-            found.sort(key=order.__getitem__)
+            found.sort(key=self._order().__getitem__)
         self._containing[key] = found
         return found
+
+    def _order(self) -> dict[str, int]:
+        order = self.__dict__.get("_positions")
+        if order is None:
+            order = self.__dict__["_positions"] = {p: i for i, p in enumerate(self.files)}
+        return order
+
+    def _holding_part(self, needle: str, suffixes: tuple[str, ...] | None):
+        """The files a search for `needle` must read: those of an answered search for a part of it (over the same
+        files or more) when there is one, the fewest; else every file ending in `suffixes`. A file without
+        `karpenter` holds no `karpenter.sh/`."""
+        best = None
+        for (part, among), got in self._containing.items():
+            if part in needle and (among is None or suffixes is not None and set(suffixes) <= set(among)) \
+                    and (best is None or len(got) < len(best)):
+                best = got
+        if best is None:
+            return self.files if suffixes is None else self.ending(suffixes)
+        return best if suffixes is None else [p for p in best if p.endswith(suffixes)]
 
     def based_on(self, first: "Repo", changed: set[str]) -> None:
         """This repository is `first` with the files `changed` (written, added or deleted) by a plan: text searches

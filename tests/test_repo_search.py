@@ -1,0 +1,72 @@
+"""Text searches over the repository (`Repo.containing`) answer as a plain pass over every file would, in discovery
+order, whatever searches came before (a part of the needle, the same needle over fewer files), and a plan's second
+pass (`based_on`) answers from the changed files and the first pass's answers exactly as a fresh search would."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from migrator.discover import Discovery, SourceFile
+from migrator.inventory.repo import Repo
+
+FILES = {
+    "a/values.yaml": "image: karpenter.sh/x\ncluster-autoscaler: 1\n",
+    "a/main.tf": 'resource "helm_release" "karpenter" {}\n',
+    "b/ops.sh": "kubectl apply -f karpenter.yaml\n",
+    "b/Kustomization": "resources: [cluster-autoscaler.yaml]\n",
+    "c/policy.json": '{"Statement": []}\n',
+    "c/x.tfvars.json": '{"Statement": "karpenter"}\n',
+    "d/README.md.yml": "karpenter\n",
+    "d/app.yml": "kind: Application # argoproj.io karpenter.k8s.aws/\n",
+    "e/Makefile": "kubectl apply -f x.yaml\n",
+    "e/old.yaml": "nothing here\n",
+}
+NEEDLES = ["karpenter", "karpenter.sh/", "karpenter.k8s.aws/", "cluster-autoscaler", "kubectl", '"Statement"', "zzz"]
+SUFFIXES = [None, (".yaml", ".yml"), (".yaml", ".yml", ".sh", "Kustomization"), (".json",), (".tf", ".tofu"),
+            (".sh",)]
+
+
+def _repo(files: dict[str, str]) -> Repo:
+    root = Path("/nonexistent")
+    return Repo(root, Discovery(root, {p: SourceFile(p, root / p, t) for p, t in files.items()}, []))
+
+
+def _plain(files: dict[str, str], needle, suffixes):
+    return [p for p, t in files.items() if (suffixes is None or p.endswith(suffixes)) and needle in t]
+
+
+def test_every_order_of_searches_answers_as_a_plain_pass():
+    asks = list(itertools.product(NEEDLES, SUFFIXES))
+    for order in (asks, asks[::-1], sorted(asks, key=lambda a: (len(a[0]), str(a[1])))):
+        repo = _repo(FILES)
+        for needle, suffixes in order:
+            assert repo.containing(needle, suffixes) == _plain(FILES, needle, suffixes), (needle, suffixes)
+
+
+def test_a_second_pass_answers_as_a_fresh_search():
+    changed_files = dict(FILES)
+    changed_files["a/values.yaml"] = "image: other\n"                    # loses every needle
+    changed_files["e/old.yaml"] = "karpenter.sh/v1 cluster-autoscaler\n"  # gains some
+    del changed_files["b/ops.sh"]                                         # deleted
+    changed_files["f/new.yaml"] = "karpenter.k8s.aws/ kubectl\n"          # added (after every other file)
+    changed = {"a/values.yaml", "e/old.yaml", "b/ops.sh", "f/new.yaml"}
+    first = _repo(FILES)
+    asked = list(itertools.product(NEEDLES, SUFFIXES))
+    for needle, suffixes in asked[::2]:                   # the first pass asked some of the searches
+        first.containing(needle, suffixes)
+    second = _repo(changed_files)
+    second.based_on(first, changed)
+    for needle, suffixes in asked:
+        assert second.containing(needle, suffixes) == _plain(changed_files, needle, suffixes), (needle, suffixes)
+    assert second.named("new.yaml") == ["f/new.yaml"] and second.named("ops.sh") == []
+
+
+def test_path_indexes_of_a_second_pass_are_derived_in_order():
+    first = _repo(FILES)
+    assert first.in_dir("e") == ["e/Makefile", "e/old.yaml"]
+    files = {p: t for p, t in FILES.items() if p != "e/Makefile"}
+    files["e/new.sh"] = "x\n"
+    second = _repo(files)
+    second.based_on(first, {"e/Makefile", "e/new.sh"})
+    assert second.in_dir("e") == ["e/old.yaml", "e/new.sh"] == _repo(files).in_dir("e")
+    assert second.named("Makefile") == []
