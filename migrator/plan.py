@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import evaluate, filters, knowledge, scriptrefs
 from .discover import Discovery, SourceFile
-from .inventory import programs
+from .inventory import programpools, programs
 from .sources import hcl as hclsrc
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, coalesced, newline_of
 from .placement import realign_edited
@@ -743,6 +743,10 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             tools = " and ".join(sorted({p.tool for p in progs}))
             rp.era, rp.state = "unsupported", f"{tools} program installs " + ", ".join(sorted({p.what for p in progs}))
             rp.next = f"nothing: migrator does not edit {tools} programs (MIG-SRC-015)"
+            if target is not None and target.exit:      # the pools it declares: said with what to write by hand
+                rp.findings += [f for p in progs if p.what == "karpenter"
+                                for f in programpools.auto_mode_findings(ctx.repo, p)]
+                rp.findings = list({_key(f): f for f in rp.findings}.values())
             return rp
         outside = [(p, b, src) for p, b, src in outside_modules(ctx.repo) if ctx.owns(p)]
         if outside:                         # Karpenter from a module outside the repository: said, never "none"

@@ -5,7 +5,8 @@ repository.
     python scripts/real_repos.py [--mirrors DIR] [--cache DIR] [--to latest] [NAME ...]
 
 An entry may name the folder to plan (`path`, one blueprint of a repository of many) and its own target (`to`, e.g.
-auto-mode for the commit before a team's own move, compared with what the team did next).
+auto-mode for the commit before a team's own move, compared with what the team did next), and the findings it must say
+(`said`: code and path, for a shape migrator says and does not plan).
 
 A repository comes from a bare mirror (DIR/<owner>+<name>/repo, the layout the search tool's `fetch` writes) or is
 cloned from GitHub into --cache. Its files are never copied into this project. For each repository the script
@@ -104,6 +105,9 @@ def check(entry: dict, tree: Path, to: str) -> list[str]:
         if f.severity == "error" and not f.suppressed:
             mark = " " if (f.code, f.path) in true else "!"
             out.append(f"{mark}   error {f.code} {f.path}:{f.line}: {f.message[:160]}")
+    for e in entry.get("said") or []:             # findings the list expects: each must still be said
+        if not any(f.code == e["code"] and f.path == e["path"] for f in plan.findings):
+            out.append(f"!   {e['code']} {e['path']}: recorded as said, not found")
     out.append(f"{'!' if took > LIMIT_S else ' '}   planned in {took:.2f} s")
     if entry.get("walk"):
         out += walk(entry, tree, to, true)

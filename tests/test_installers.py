@@ -245,3 +245,44 @@ def test_an_alpha_node_template_on_an_eksctl_install_keeps_the_instance_profile_
     docs = [d for c in plan.changes if c.new for d in pyyaml.safe_load_all(c.new) if isinstance(d, dict)]
     (nc,) = [d for d in docs if d.get("kind") == "EC2NodeClass"]
     assert nc["spec"]["instanceProfile"] == profile
+
+
+def test_blueprints_karpenter_v1_addon_pools_are_said_moving_to_auto_mode(tmp_path):
+    """EKS Blueprints for CDK's KarpenterV1AddOn (its pools as `nodePoolSpec` / `ec2NodeClassSpec`) is an install;
+    moving to Auto Mode, the pools are said with what to write by hand, read only inside their specs (MIG-AUTO-062)."""
+    (tmp_path / "cdk" / "lib").mkdir(parents=True)
+    (tmp_path / "cdk" / "cdk.json").write_text('{"app": "npx ts-node bin/app.ts"}\n')
+    (tmp_path / "cdk" / "lib" / "deps.ts").write_text(
+        "@dependable(blueprints.addons.KarpenterV1AddOn.name)\nexport class Mine {}\n")
+    (tmp_path / "cdk" / "lib" / "stack.ts").write_text(
+        "const instance = new ec2.Instance(this, 'bastion', { userData: ec2.UserData.forLinux() });\n"
+        "const nodePoolSpec: blueprints.NodePoolV1Spec = {\n"
+        "  requirements: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m7i'] }],\n"
+        "};\n"
+        "export const addOns = [\n"
+        "  new blueprints.addons.KarpenterV1AddOn({\n"
+        "    nodePoolSpec,\n"
+        "    ec2NodeClassSpec: { amiFamily: 'AL2023', kubelet: { maxPods: 200 } },\n"
+        "  }),\n"
+        "];\n")
+    plan = make_plan(tmp_path, to="latest")
+    assert plan.roots[0].era == "unsupported" and not plan.changes
+    assert [(f.path, f.line) for f in plan.findings if f.code == "MIG-SRC-015"] == [("cdk/lib/stack.ts", 6)]
+    assert not any(f.code == "MIG-AUTO-062" for f in plan.findings)
+    plan = make_plan(tmp_path, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-062"]
+    assert (f.path, f.line, f.severity) == ("cdk/lib/stack.ts", 2, "warning")
+    assert "karpenter.k8s.aws/instance-family (cdk/lib/stack.ts:3) → eks.amazonaws.com/instance-family" in f.message
+    assert "amiFamily (cdk/lib/stack.ts:8)" in f.message and "kubelet (cdk/lib/stack.ts:8)" in f.message
+    assert "stays on Karpenter" in f.message and "userData" not in f.message     # the bastion's is not the class's
+    assert "cdk diff" in f.manual_step and not plan.changes
+
+
+def test_a_program_without_karpenter_construct_is_not_an_install(tmp_path):
+    (tmp_path / "cdk" / "lib").mkdir(parents=True)
+    (tmp_path / "cdk" / "cdk.json").write_text('{"app": "npx ts-node bin/app.ts"}\n')
+    (tmp_path / "cdk" / "lib" / "deps.ts").write_text(
+        "import { KarpenterV1AddOn } from '@aws-quickstart/eks-blueprints';\n"
+        "@dependable(KarpenterV1AddOn.name)\nexport class Mine {}\n")
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert not any(f.code in ("MIG-SRC-015", "MIG-AUTO-062") for f in plan.findings)

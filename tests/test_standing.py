@@ -196,7 +196,10 @@ def test_the_real_repository_list_is_well_formed():
         assert re.fullmatch(r"[\w.-]+/[\w.-]+", e["repo"]) and re.fullmatch(r"[0-9a-f]{40}", e["commit"])
         assert e["shape"] and e["shape"] != "TODO" and isinstance(e["roots"], dict)
         for row in e["roots"].values():
-            assert len(row) == 2 and (row[0] in ("v1alpha5", "v1beta1", "v1", "cas", "auto-mode", "none", "unknown"))
+            assert len(row) == 2 and (row[0] in ("v1alpha5", "v1beta1", "v1", "cas", "auto-mode", "none", "unknown",
+                                                 "unsupported"))
+        for said in e.get("said") or []:
+            assert re.fullmatch(r"MIG-[A-Z0-9-]+", said["code"]) and said["path"]
 
 
 OTHER_ROOT = '''provider "aws" {
