@@ -93,31 +93,82 @@ def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None =
         _add(out, root.parent, root, max_bytes)
         out.root = root.parent
         return out
-    top = str(root)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        # paths as strings: pathlib's parsing was a fifth of discovery on trees of ten thousand files
-        reld = os.path.relpath(dirpath, top).replace(os.sep, "/") if dirpath != top else ""
-        keep = []
-        for name in sorted(dirnames):
-            if name in SKIP_DIRS:
-                continue
+    _walk(out, root, str(root), "", exclude, max_bytes)
+    return out
+
+
+def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], max_bytes: int) -> None:
+    """One folder, as os.walk(followlinks=False) visits it top-down: its folders and files sorted by name, its files
+    before its subfolders' (the discovery order every reader sees). A folder that cannot be listed is passed over.
+    Paths are strings: pathlib's parsing was a fifth of discovery on trees of ten thousand files."""
+    try:
+        with os.scandir(top) as it:
+            entries = list(it)
+    except OSError:
+        return
+    dirs, files = [], []
+    for e in entries:
+        try:
+            is_dir = e.is_dir()                 # a symlink to a folder is a folder here, as os.walk lists it
+        except OSError:
+            is_dir = False
+        (dirs if is_dir else files).append(e)
+    keep = []
+    for e in sorted(dirs, key=lambda e: e.name):
+        if e.name in SKIP_DIRS:
+            continue
+        rel = f"{reld}/{e.name}" if reld else e.name
+        if excluded(rel, exclude):
+            out.skipped.append(Skipped(rel, "excluded by the configuration"))
+            continue
+        if e.is_symlink():
+            out.skipped.append(Skipped(rel, "symlinked directory (not followed)"))
+            continue
+        keep.append((e.path, rel))
+    for e in sorted(files, key=lambda e: e.name):
+        name = e.name
+        if name.endswith(CANDIDATE_SUFFIXES) or name in CANDIDATE_NAMES:
             rel = f"{reld}/{name}" if reld else name
             if excluded(rel, exclude):
                 out.skipped.append(Skipped(rel, "excluded by the configuration"))
                 continue
-            if os.path.islink(os.path.join(dirpath, name)):
-                out.skipped.append(Skipped(rel, "symlinked directory (not followed)"))
-                continue
-            keep.append(name)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            if name.endswith(CANDIDATE_SUFFIXES) or name in CANDIDATE_NAMES:
-                rel = f"{reld}/{name}" if reld else name
-                if excluded(rel, exclude):
-                    out.skipped.append(Skipped(rel, "excluded by the configuration"))
-                    continue
-                _add(out, root, os.path.join(dirpath, name), max_bytes, rel)
-    return out
+            if e.is_symlink():
+                _add(out, root, e.path, max_bytes, rel)
+            elif e.is_file(follow_symlinks=False):
+                _add_plain(out, e.path, max_bytes, rel)
+            else:                               # a FIFO, socket or device: opening it could block or never end
+                out.skipped.append(Skipped(rel, "not a regular file"))
+    for path, rel in keep:
+        _walk(out, root, path, rel, exclude, max_bytes)
+
+
+def _add_plain(out: Discovery, name: str, max_bytes: int, rel: str) -> None:
+    """A file that is not a symlink: opened once, its size and mode from the open file (no second path lookup)."""
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError as e:
+        out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
+        return
+    try:
+        st = os.fstat(fd)
+        if st.st_size > max_bytes:
+            out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
+            return
+        raw = os.read(fd, st.st_size + 1)          # one read for a regular file (a short read is its end) ...
+        if len(raw) > st.st_size:                  # ... unless it grew meanwhile: read the rest
+            rest = [raw]
+            while got := os.read(fd, 1 << 20):
+                rest.append(got)
+            raw = b"".join(rest)
+            if len(raw) > max_bytes:
+                out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
+                return
+    except OSError as e:
+        out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
+        return
+    finally:
+        os.close(fd)
+    _keep_text(out, rel, name, raw, st.st_mode)
 
 
 def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) -> None:
@@ -136,8 +187,16 @@ def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) 
     if st.st_size > max_bytes:
         out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
         return
-    with open(name, "rb") as fh:
-        raw = fh.read()
+    try:
+        with open(name, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
+        return
+    _keep_text(out, rel, name, raw, st.st_mode)
+
+
+def _keep_text(out: Discovery, rel: str, name: str, raw: bytes, mode: int) -> None:
     if b"\0" in raw[:8192]:
         out.skipped.append(Skipped(rel, "binary file"))
         return
@@ -148,4 +207,4 @@ def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) 
         return
     if text.startswith("\ufeff"):
         text = text[1:]
-    out.files[rel] = SourceFile(rel, name, text, mode=st.st_mode)
+    out.files[rel] = SourceFile(rel, name, text, mode=mode)

@@ -155,6 +155,23 @@ def test_discovery_skips_vcs_binary_and_escaping_symlinks(tmp_path):
     assert "binary" in reasons["bin.yaml"] and "symlink" in reasons["link.yaml"]
 
 
+def test_discovery_order_modes_and_special_files(tmp_path):
+    """Files in sorted order, a folder's own before its subfolders' (os.walk's top-down order, which every reader
+    and the plan's output follow); a symlink inside the root followed, a symlinked folder not; a FIFO never opened."""
+    for rel in ("b.yaml", "a/z.tf", "a/b/c.yaml", "a.tf", "c/x.yaml"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x: 1\n")
+    (tmp_path / "a.tf").chmod(0o600)
+    os.symlink(tmp_path / "b.yaml", tmp_path / "a" / "link.yaml")
+    os.symlink(tmp_path / "c", tmp_path / "d")
+    os.mkfifo(tmp_path / "pipe.yaml")
+    d = discover(tmp_path)
+    assert list(d.files) == ["a.tf", "b.yaml", "a/link.yaml", "a/z.tf", "a/b/c.yaml", "c/x.yaml"]
+    assert d.files["a/link.yaml"].text == "x: 1\n" and (d.files["a.tf"].mode & 0o777) == 0o600
+    reasons = {s.path: s.reason for s in d.skipped}
+    assert reasons == {"d": "symlinked directory (not followed)", "pipe.yaml": "not a regular file"}
+
+
 def test_apply_refuses_files_changed_since_plan(tmp_path):
     (tmp_path / "a.yaml").write_text("x: 1\n")
     with pytest.raises(ApplyError):
