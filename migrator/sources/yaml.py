@@ -89,23 +89,27 @@ def _rt() -> YAML:
     return y
 
 
-# documents parsed by the write-time check of a patched file (validate.reparse), handed once to the plan's second
-# pass over the same text instead of parsing it again (exact text as the key; taken, never shared)
-_CHECKED: dict[str, Any] = {}
-_CHECKED_MAX = 512
+# the tree of each YAML text read in this process, by its exact text: the same document in another file (an
+# environment's copy), in the plan's second pass, or checked after a write is parsed once. Shared, never copied:
+# no reader changes a tree (edits are made on the text; the trees
+# after whole plans: tests/test_shared_trees.py)
+_TREES: dict[str, Any] = {}
+_TREES_MAX = 4096
 
 
 def load(text: str, checked: bool = False) -> Any:
-    """The round-trip tree of one YAML document (YamlParseError with its line). `checked`: keep the tree for the
-    next load of the same text (the check of a patched file, then the plan's second pass over it)."""
-    if not checked and text in _CHECKED:
-        return _CHECKED.pop(text)
+    """The round-trip tree of one YAML document (YamlParseError with its line), parsed once per text and process.
+    `checked` (the check of a patched file) is kept for compatibility: every tree is kept now."""
+    got = _TREES.get(text)
+    if got is not None:
+        return got
     try:
         obj = fastrt.load(text, _rt())            # libyaml's scan, ruamel's tree; None: ruamel reads it
         if obj is None:
             obj = _rt().load(text)
-        if checked and len(_CHECKED) < _CHECKED_MAX:
-            _CHECKED[text] = obj
+        if len(_TREES) >= _TREES_MAX:
+            del _TREES[next(iter(_TREES))]          # the oldest: a process that reads more runs on
+        _TREES[text] = obj
         return obj
     except YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)

@@ -40,7 +40,7 @@ class Groups(GroupSizes, GroupRemoval):
         pools = convert.taken_over(self.ctx)
         self.removing = {id(g) for g in cas.groups if g.name in pools and not (kept is not None and g is kept.group)}
         self.all_groups = cas.groups
-        self.blocks_done: set[int] = set()
+        self.blocks_done: set[tuple[str, int]] = set()     # (file, offset): blocks edited once
         self._list_drops: dict[tuple[str, int], tuple[hclsrc.Expr, list]] = {}   # items leaving a for_each list
         held = self._followers(cas) if self.phase == "cleanup" else set()
         self.removing -= held                   # a group something else still reads stays (at zero nodes)

@@ -232,13 +232,13 @@ class GroupRemoval:
             address = g.address
         elif g.source == "resource":
             address = g.block.address
-            if id(g.block) in self.blocks_done:         # the block of evaluated instances goes once, with all of them
+            if (g.path, g.block.start) in self.blocks_done:     # the block of evaluated instances goes once, with all
                 self.res.findings.append(Finding("MIG-CAS-027", "info", g.path, g.line, f"node group {g.name} removed"
                                                  f" ({g.address}): Karpenter's NodePool {g.name} replaces it"))
                 return
             s, end = block_span(text, g.block)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))
-            self.blocks_done.add(id(g.block))
+            self.blocks_done.add((g.path, g.block.start))
         else:
             s, end = self._eksctl_remove(g, text)
             self.res.edits.append(TextEdit(g.path, s, end, "", RULE))

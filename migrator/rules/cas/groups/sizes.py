@@ -47,9 +47,10 @@ class GroupSizes:
             sc = g.block.sub("scaling_config")
             if not sc:
                 return
-            if id(g.block) not in self.blocks_done:      # evaluated instances share their block: edited once
+            at = (g.path, g.block.start)    # evaluated instances share their block: edited once (by place, never by
+            if at not in self.blocks_done:      # identity: two files of the same text share one parsed model)
                 self._set_attrs(g.path, text, _plain(sc[0]), want)
-                self.blocks_done.add(id(g.block))
+                self.blocks_done.add(at)
         elif not self._eksctl_sizes(g, text, want):
             return
         if keep and len(self.res.edits) == edits:
