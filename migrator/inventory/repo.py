@@ -226,9 +226,13 @@ class Repo:
 
     def blocks(self, type_: str, label0: str | None = None, mentioning: str | None = None
                ) -> Iterator[tuple[str, hclsrc.Block]]:
-        """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing (the files
-        that contain the label, or `mentioning`)."""
+        """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing: the files
+        that contain `mentioning` (else the label, else the type), and the type and label words too (a file that holds
+        `provider "aws"` names both: the many files naming `aws` alone are never parsed for it)."""
+        words = [w for w in (type_, label0) if w and w != mentioning]
         for p in self.tf_containing(mentioning or label0 or type_):
+            if not all(w in self.files[p].text for w in words):
+                continue
             f = self.hcl(p)
             if f is None:
                 continue
