@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import evaluate, filters, knowledge, scriptrefs
 from .discover import Discovery, SourceFile
-from .inventory import programpools, programs
+from .inventory import poolreleases, programpools, programs
 from .sources import hcl as hclsrc
 from .edits import DeleteFile, EditConflict, FileChange, NewFile, TextEdit, apply_edits_at, coalesced, newline_of
 from .placement import realign_edited
@@ -533,8 +533,11 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     heredocs = [o for o in shell if isinstance(o, shellobjects.ShellObject)]
     given = [o for o in shell if isinstance(o, valueobjects.ValueObject)]
     files = [o for o in shell if isinstance(o, valueobjects.RenderedObject)]
+    releases = [x for x in poolreleases.scan(ctx.repo) if ctx.owns(x.path)]
     said = "; ".join(x for x in (
         f"{len(heredocs)} applied from shell heredocs (not converted: MIG-SRC-019)" if heredocs else "",
+        f"pools rendered by {len(releases)} chart release{'s' if len(releases) != 1 else ''} from outside the "
+        "repository (not read: MIG-SRC-026)" if releases else "",
         f"{len(given)} passed to a chart in its values (not converted: MIG-SRC-025)" if given else "",
         f"{len(files)} in templates a local_file renders (not converted)" if files else "") if x)
     if said:
@@ -546,6 +549,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
 
     rp.findings += shellobjects.said(ctx.repo, heredocs, route.ERAS[-1])
     rp.findings += valueobjects.said(given, route.ERAS[-1])
+    rp.findings += poolreleases.said(releases, era != route.ERAS[-1] or bool(target is not None and target.exit))
     if getattr(ctx, "untouched", None):     # --since of a bump: a root whose chart the change does not move
         rp.next = f"untouched by this change (chart {ctx.untouched} at {ctx.options.since} and now)"
         note("MIG-SINCE-003", "info", f"the change since {ctx.options.since} does not move this root's chart "

@@ -43,6 +43,8 @@ def _has_token(v: Any) -> bool:
 
 
 def to_plain(v: Any) -> Any:
+    if type(v).__name__ == "TaggedScalar":     # an explicit tag (`!x 30s`): checked as the value it tags
+        return to_plain(getattr(v, "value", None))
     if isinstance(v, dict):
         return {str(k): to_plain(x) for k, x in v.items()}
     if isinstance(v, list):
@@ -183,6 +185,10 @@ def _walk(schema: dict, v: Any, path: str, errors: list[str]) -> None:
             errors.append(f"{path}: value {v!r} matches none of the allowed forms")
         return
     t = schema.get("type")
+    if type(v).__name__ == "TaggedScalar":
+        errors.append(f"{path}: the value carries an explicit YAML tag ({getattr(v, 'tag', '?')} "
+                      f"{getattr(v, 'value', '')!r}), which migrator cannot check or carry: remove the tag")
+        return
     if t and not _TYPES[t](v):
         if not (schema.get("x-kubernetes-int-or-string") and isinstance(v, (int, str))):
             errors.append(f"{path}: expected {t}, got {type(v).__name__} {v!r}")

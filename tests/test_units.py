@@ -140,6 +140,18 @@ def test_validation_skips_placeholders_only():
     assert any("unknown field" in e for e in validate_object(obj))
 
 
+def test_a_tagged_value_is_a_validation_error_never_an_internal_one():
+    """A value with an explicit YAML tag (`!x 30s`, found by the fuzz run) is said by the schema check; it used to
+    reach the CEL rules' JSON encoding and end the rule with an internal error."""
+    from migrator.sources import yaml as yamlsrc
+    obj = yamlsrc.load("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: batch\nspec:\n  disruption:\n"
+                       "    consolidateAfter: !x 30s\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws,"
+                       " kind: EC2NodeClass, name: default}\n      requirements: []\n")
+    errs = validate_object(obj)
+    assert errs == ["spec.disruption.consolidateAfter: the value carries an explicit YAML tag (!x '30s'), which "
+                    "migrator cannot check or carry: remove the tag"]
+
+
 # -- discovery and apply --------------------------------------------------------------------------------
 def test_discovery_skips_vcs_binary_and_escaping_symlinks(tmp_path):
     (tmp_path / ".terraform").mkdir()

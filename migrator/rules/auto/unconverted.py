@@ -5,7 +5,8 @@ read (a chart template that is no YAML with its actions masked, a file that does
 MIG-SRC-*), an object a shell command applies from a heredoc (a script, a `local-exec` provisioner: migrator does not
 edit shell commands, inventory/shellobjects.py), and an object in a template that a `local_file` resource renders to a
 file applied outside Terraform (its `templatefile()` variables are filled by Terraform, its output applied by hand or
-by a script), and an object passed to a chart in its values (a "raw" chart, inventory/valueobjects.py). The cutover
+by a script), an object passed to a chart in its values (a "raw" chart, inventory/valueobjects.py), and the pools a
+chart from outside the repository renders (inventory/poolreleases.py). The cutover
 and the cleanup wait for them (nodepools.py, MIG-AUTO-059): without a twin, the cutover
 would remove the EC2NodeClasses they name, and the cleanup the controller that runs them.
 """
@@ -36,7 +37,21 @@ class Unconverted:
 def objects(ctx) -> list[Unconverted]:
     """Every NodePool or EC2NodeClass of the root that gets no Auto Mode twin because migrator does not convert it
     where it is written (not one that cannot move: those stay on Karpenter, said by the rule that keeps them)."""
-    return _unread(ctx) + _shell(ctx) + _rendered_files(ctx) + _values(ctx)
+    return _unread(ctx) + _shell(ctx) + _rendered_files(ctx) + _values(ctx) + _releases(ctx)
+
+
+def _releases(ctx) -> list[Unconverted]:
+    """Releases of charts from outside the repository that render Karpenter's pools (inventory/poolreleases.py):
+    migrator renders no remote chart, so it writes no twin for what they make."""
+    from ...inventory import poolreleases
+    return [Unconverted(
+        r.path, r.line, "the NodePools and EC2NodeClasses it renders",
+        f"{r.address} installs the chart {r.chart} ({r.source}{', ' + r.version if r.version else ''}), which renders "
+        "Karpenter's pools from its values, and migrator does not render charts from outside the repository",
+        "write the pools' Auto Mode twins (a NodeClass of eks.amazonaws.com/v1 and NodePools naming it: in YAML files "
+        "or kubectl_manifests, which migrator writes the runbook for, or a release of a chart that renders them), "
+        "move the workloads to them, then remove this release and run migrator again")
+        for r in poolreleases.scan(ctx.repo) if ctx.owns(r.path) and not _example(ctx, r.path)]
 
 
 def _unread(ctx) -> list[Unconverted]:
