@@ -124,3 +124,26 @@ def test_local_and_karpenter_charts_are_not_pool_releases(tmp_path):
         """))
     plan = make_plan(tmp_path, to="latest")
     assert not any(f.code == "MIG-SRC-026" for f in plan.findings)
+
+
+def test_helmfile_releases_of_remote_pool_charts_are_said(tmp_path):
+    (tmp_path / "helmfile.yaml").write_text(textwrap.dedent("""\
+        repositories:
+          - name: platform
+            url: https://charts.example.com
+        releases:
+          - name: karpenter
+            namespace: kube-system
+            chart: oci://public.ecr.aws/karpenter/karpenter
+            version: 1.6.3
+          - name: pools
+            namespace: kube-system
+            chart: platform/karpenter-pools
+            version: 2.1.0
+          - name: local-pools
+            chart: ./charts/karpenter-pools
+        """))
+    plan = make_plan(tmp_path, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-026"]
+    assert (f.path, f.line, f.severity) == ("helmfile.yaml", 9, "warning")
+    assert "helmfile release pools installs the chart karpenter-pools (https://charts.example.com, 2.1.0)" in f.message

@@ -1,6 +1,6 @@
 """Releases of charts from outside the repository that render Karpenter's pools (knowledge/pool_charts.yaml): a
 Terraform `helm_release`, a Flux HelmRelease (a HelmRepository chart or an OCIRepository `chartRef`), an Argo CD
-Application or ApplicationSet (`source.chart` / `sources[].chart`). migrator renders no remote chart, so the NodePools
+Application or ApplicationSet (`source.chart` / `sources[].chart`), a helmfile release. migrator renders no remote chart, so the NodePools
 and EC2NodeClasses such a release makes are neither read nor converted: each release is said with its chart, where it
 comes from and its version (MIG-SRC-026), and moving to EKS Auto Mode it holds the cutover and the cleanup like any
 pool migrator does not write (rules/auto/unconverted.py). A chart of the repository (a path) is read from its
@@ -39,7 +39,7 @@ def scan(repo: Repo) -> list[PoolRelease]:
     """Every release of a remote pool chart in the repository (once per run)."""
     got = repo.__dict__.get("_pool_releases")
     if got is None:
-        got = repo.__dict__["_pool_releases"] = _terraform(repo) + _flux(repo) + _argocd(repo)
+        got = repo.__dict__["_pool_releases"] = _terraform(repo) + _flux(repo) + _argocd(repo) + _helmfile(repo)
     return got
 
 
@@ -126,6 +126,37 @@ def _argocd(repo: Repo) -> list[PoolRelease]:
                                            f"{obj['kind']}/{(obj.get('metadata') or {}).get('name')}",
                                            str(src["chart"]), str(src.get("repoURL") or "?"),
                                            str(src["targetRevision"]) if src.get("targetRevision") else None))
+    return out
+
+
+def _helmfile(repo: Repo) -> list[PoolRelease]:
+    """helmfile releases: `chart: <repository>/<name>` (its `repositories:` entry's URL) or `oci://.../<name>`; a chart
+    folder (`./charts/x`) is the repository's own."""
+    from .documents import _parse_yaml_docs
+    from .helmfile import helmfiles
+    named = {p for w in FACTS["words"] for p in repo.containing(w)}
+    out = []
+    for p in helmfiles(repo):
+        if p not in named:
+            continue
+        for doc, _m, obj in _parse_yaml_docs(repo, p, repo.text(p), 0, 0, p, gotmpl=True):
+            if not isinstance(obj, dict):
+                continue
+            urls = {str(r.get("name")): str(r.get("url")) for r in obj.get("repositories") or []
+                    if isinstance(r, dict) and r.get("name")}
+            for rel in obj.get("releases") or []:
+                chart = rel.get("chart") if isinstance(rel, dict) else None
+                if not isinstance(chart, str) or chart.startswith((".", "/")) or "/" not in chart:
+                    continue
+                name = chart.rstrip("/").split("/")[-1]
+                if not pool_chart(name):
+                    continue
+                head = chart.split("/", 1)[0]
+                source = chart.rsplit("/", 1)[0] if chart.startswith("oci://") else urls.get(head, head)
+                line = doc.first_line + 1 + (rel.lc.line if hasattr(rel, "lc") else 0)
+                version = rel.get("version")
+                out.append(PoolRelease(p, line, f"helmfile release {rel.get('name') or name}", name, source,
+                                       str(version) if version is not None else None))
     return out
 
 
