@@ -271,8 +271,11 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     patches = patch_files(repo)
     charts = local_charts(repo)
     examples: dict[str, list[Manifest]] = {}        # an examples/test folder nothing applies -> its objects
+    # a file none of whose documents names a Karpenter kind is never split (the same words KIND_DOCUMENTS looks for
+    # first: searched once per run, and in a second pass only in the files the plan changed)
+    named = {q for w in _KIND_RE.words for q in repo.containing(w, (".yaml", ".yml", ".tpl", ".tmpl"))}
     for p, sf in repo.files.items():
-        if not p.endswith((".yaml", ".yml", ".tpl", ".tmpl")) or p in repo.template_paths or not sf.interesting:
+        if p not in named or p in repo.template_paths:
             continue
         if not p.endswith((".yaml", ".yml")) and not helm_chart_text(sf.text):
             continue
@@ -312,8 +315,9 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     _examples(repo, examples, out)
     # 3. template files no Terraform call renders: never skipped silently
     local_files = None
+    old_api = set(repo.containing("karpenter.", (".tftpl", ".tmpl", ".tpl")))      # what _OLD_OBJECT needs
     for p, sf in repo.files.items():
-        if not p.endswith((".tftpl", ".tmpl", ".tpl")) or p in repo.template_paths or not sf.interesting:
+        if p not in old_api or p in repo.template_paths:
             continue
         if not p.endswith(".tftpl") and helm_chart_text(sf.text):
             continue            # a Helm chart template: read with the YAML files above
