@@ -535,7 +535,7 @@ def argo_paths(repo: Repo) -> dict[str, tuple[str, bool, str]]:
             if not isinstance(path, str) or "{{" in path or src.get("chart"):
                 continue
             d = posixpath.normpath(path.strip("/")) if path.strip("/") not in ("", ".") else ""
-            if d == "" or any(f.startswith(d + "/") for f in repo.files):
+            if d == "" or repo.with_prefix(d + "/"):          # (found by bisection, not a pass over every file)
                 recurse = bool(((src.get("directory") or {}).get("recurse")) if isinstance(src.get("directory"), dict) else False)
                 out.setdefault(d, (name, recurse, p))
     repo._argo_paths = out
