@@ -185,12 +185,50 @@ def _evaluated(repo, p: str, b, attr: str):
         if b.attr(attr) is not None:
             _Literal.missed.append(attr)
         return None
-    got = evaluate.values(repo, p, b, 0, attr) if b.attr(attr) is not None else None
+    e = b.attr(attr)
+    if e is not None and _varies_by_caller(repo, posixpath.dirname(p), e.source):
+        return None         # its instances disagree (one per caller): no one value to ask the evaluator for
+    got = evaluate.values(repo, p, b, 0, attr) if e is not None else None
     if got and all(v == got[0] for v in got) and not isinstance(got[0], dict):
         v = got[0]
         if not (isinstance(v, str) and "${" in v):
             return v
     return None
+
+
+_REFS = re.compile(r"\b(var|local)\.([A-Za-z_][\w-]*)|\bmodule\.([\w-]+)\.([\w-]+)")
+
+
+def _varies_by_caller(repo, d: str, source: str, depth: int = 0) -> bool:
+    """Does an expression of module folder `d` take a different value for each module call that instantiates the
+    folder? It does when it reads (through the folder's locals, or the cluster module's name input for its cluster
+    name output) a variable that two callers give different literal values: the evaluator would answer with as many
+    values as calls, none of them the call's. Only ever a reason not to ask: an expression it cannot follow is
+    asked."""
+    if depth > 6:
+        return False
+    for m in _REFS.finditer(source):
+        kind, name, mod, out = m.groups()
+        if kind == "var":
+            given = {str(cb.attr(name).literal()) for _, cb in repo.callers(d or ".")
+                     if cb.attr(name) is not None and cb.attr(name).literal() is not None}
+            if len(given) > 1:
+                return True
+        elif kind == "local":
+            for _, lb in repo.blocks_in(d or ".", "locals"):
+                if lb.attr(name) is not None and _varies_by_caller(repo, d, lb.attr(name).source, depth + 1):
+                    return True
+        else:
+            for row in POLICY["cluster_outputs"]:
+                if "module" not in row or out not in row["outputs"]:
+                    continue
+                for _, mb in repo.blocks_in(d or ".", "module", mod):
+                    src = mb.attr("source").literal() if mb.attr("source") is not None else None
+                    if isinstance(src, str) and re.search(row["module"], src) and \
+                            any(mb.attr(i) is not None and _varies_by_caller(repo, d, mb.attr(i).source, depth + 1)
+                                for i in row["inputs"]):
+                        return True
+    return False
 
 
 def value(repo, p: str, b, attr: str, known: dict | None = None):

@@ -215,3 +215,58 @@ def test_the_evaluator_is_asked_only_when_its_answer_can_change_the_verdict(tmp_
                                                   name="module.eks.cluster_name", extra=""))
     make_plan(tmp_path)
     assert asked
+
+
+SHARED = '''module "eks" {{
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 21.0"
+  name    = local.cluster
+}}
+
+locals {{
+  cluster = "spack-${{var.stage}}"
+}}
+
+variable "stage" {{
+  type = string
+}}
+
+module "karpenter" {{
+  source  = "terraform-aws-modules/eks/aws//modules/karpenter"
+  version = "21.19.0"
+
+  cluster_name                  = module.eks.cluster_name
+  node_iam_role_use_name_prefix = false
+  node_iam_role_name            = "KarpenterNode-${{var.stage}}"
+}}
+
+resource "helm_release" "karpenter" {{
+  name       = "karpenter"
+  repository = "oci://public.ecr.aws/karpenter"
+  chart      = "karpenter"
+  version    = "1.14.1"
+  namespace  = "kube-system"
+}}
+'''
+
+
+def test_a_shared_module_whose_callers_give_different_names_is_not_evaluated(tmp_path, monkeypatch):
+    """Issue 60 (spack/spack-infrastructure: 5 s cold, the evaluator run over each environment's configuration): a
+    module two roots call with different `stage` literals has one cluster name per call, so the evaluator's answer
+    could not be the call's; it is not asked, and the plan says the name is not read, as it did after asking."""
+    from migrator import evaluate
+    asked = []
+    real = evaluate._evaluate
+    monkeypatch.setattr(evaluate, "_evaluate", lambda *a, **k: asked.append(a) or real(*a, **k))
+    (tmp_path / "modules" / "k8s").mkdir(parents=True)
+    (tmp_path / "modules" / "k8s" / "main.tf").write_text(SHARED.format())
+    for env in ("prod", "staging"):
+        (tmp_path / env).mkdir()
+        (tmp_path / env / "main.tf").write_text(f'module "k8s" {{\n  source = "../modules/k8s"\n  stage  = "{env}"\n}}\n')
+    plan = make_plan(tmp_path)
+    assert not asked
+    assert any(f.code.startswith("MIG-V1X-MOD-01") and "cannot read the cluster name" in f.message
+               for f in plan.findings)                                  # the name is said not read
+    (tmp_path / "staging" / "main.tf").write_text('module "k8s" {\n  source = "../modules/k8s"\n  stage  = "prod"\n}\n')
+    make_plan(tmp_path)
+    assert asked                # both calls give the same stage: the evaluator may find the one name
