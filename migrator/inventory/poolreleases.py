@@ -1,10 +1,10 @@
 """Releases of charts from outside the repository that render Karpenter's pools (knowledge/pool_charts.yaml): a
 Terraform `helm_release`, a Flux HelmRelease (a HelmRepository chart or an OCIRepository `chartRef`), an Argo CD
-Application or ApplicationSet (`source.chart` / `sources[].chart`), a helmfile release. migrator renders no remote chart, so the NodePools
-and EC2NodeClasses such a release makes are neither read nor converted: each release is said with its chart, where it
-comes from and its version (MIG-SRC-026), and moving to EKS Auto Mode it holds the cutover and the cleanup like any
-pool migrator does not write (rules/auto/unconverted.py). A chart of the repository (a path) is read from its
-templates elsewhere, never here.
+Application or ApplicationSet (`source.chart` / `sources[].chart`), a helmfile release. migrator renders no remote
+chart, so the NodePools and EC2NodeClasses such a release makes are neither read nor converted: each release is said
+with its chart, where it comes from and its version (MIG-SRC-026), and moving to EKS Auto Mode it holds the cutover
+and the cleanup like any pool migrator does not write (rules/auto/unconverted.py). A chart of the repository (a path)
+is read from its templates elsewhere, never here.
 """
 from __future__ import annotations
 

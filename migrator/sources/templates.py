@@ -83,7 +83,7 @@ def find_sequences(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     i = 0
     while True:
-        m = _OPENING.search(text, i)            # the next `${` / `%{` (a large text is not walked character by character)
+        m = _OPENING.search(text, i)            # the next `${` / `%{` (no walk over every character)
         if m is None:
             return out
         i, c = m.start(), text[m.start()]
