@@ -533,7 +533,7 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
     heredocs = [o for o in shell if isinstance(o, shellobjects.ShellObject)]
     given = [o for o in shell if isinstance(o, valueobjects.ValueObject)]
     files = [o for o in shell if isinstance(o, valueobjects.RenderedObject)]
-    releases = [x for x in poolreleases.scan(ctx.repo) if ctx.owns(x.path)]
+    releases = [x for x in poolreleases.scan(ctx.repo) if ctx.owns(x.path) and not x.auto_mode]
     said = "; ".join(x for x in (
         f"{len(heredocs)} applied from shell heredocs (not converted: MIG-SRC-019)" if heredocs else "",
         f"pools rendered by {len(releases)} chart release{'s' if len(releases) != 1 else ''} from outside the "

@@ -147,3 +147,24 @@ def test_helmfile_releases_of_remote_pool_charts_are_said(tmp_path):
     (f,) = [f for f in plan.findings if f.code == "MIG-SRC-026"]
     assert (f.path, f.line, f.severity) == ("helmfile.yaml", 9, "warning")
     assert "helmfile release pools installs the chart karpenter-pools (https://charts.example.com, 2.1.0)" in f.message
+
+
+def test_a_pool_chart_given_auto_mode_pools_holds_nothing(tmp_path):
+    """A release whose values (or the values file it names) set EKS Auto Mode's pools (`group: eks.amazonaws.com`,
+    its label keys) renders Auto Mode's pools, not Karpenter's: not said, and the cutover does not wait for it. An
+    IRSA annotation (`eks.amazonaws.com/role-arn`) is no such sign."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-pool-release" / "input", work)
+    main = work / "main.tf"
+    text = main.read_text()
+    main.write_text(text.replace("    ec2NodeClass:\n", "    nodeClassRef:\n      group: eks.amazonaws.com\n"
+                                                      "    ec2NodeClass:\n"))
+    plan = make_plan(work, to="auto-mode")
+    assert not any(f.code in ("MIG-SRC-026", "MIG-AUTO-059") for f in plan.findings)
+    (work / "pools.yaml").write_text("nodePool:\n  default:\n    requirements:\n"
+                                     "      - key: eks.amazonaws.com/instance-category\n")
+    main.write_text(text.replace('    <<-EOT\n    nodePool:', '    file("${path.module}/pools.yaml"),\n    <<-EOT\n    x:'))
+    assert not any(f.code == "MIG-SRC-026" for f in make_plan(work, to="auto-mode").findings)
+    main.write_text(text.replace("    nodePool:\n", "    serviceAccount:\n      annotations:\n        eks.amazonaws.com/"
+                                                  "role-arn: arn:aws:iam::1:role/x\n    nodePool:\n"))
+    assert any(f.code == "MIG-SRC-026" for f in make_plan(work, to="auto-mode").findings)

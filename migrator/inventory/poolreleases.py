@@ -11,12 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import posixpath
+
 from .. import knowledge
 from ..model import Finding
 from ..sources import hcl as hclsrc
 from .repo import Repo
 
 FACTS = knowledge.load("pool_charts")
+# what only EKS Auto Mode's pools carry (its API group and label keys; never an IRSA annotation's
+# eks.amazonaws.com/role-arn): a release given these renders Auto Mode pools
+_AUTO_MARK = re.compile(r"eks\.amazonaws\.com/v1\b|group:\s*[\"']?eks\.amazonaws\.com\b|"
+                        r"eks\.amazonaws\.com/(?:instance-|compute-type|nodeclass)")
+_VALUES_FILE = re.compile(r"""["'](?:\$\{path\.module\}/)?([^"'\s${}]+\.ya?ml)["']""")
 _ARGO_KIND = re.compile(r"""^kind:[ \t]*["']?Application(?:Set)?["']?[ \t]*$""", re.M)
 _NAME = re.compile(FACTS["name"])
 
@@ -29,6 +36,7 @@ class PoolRelease:
     chart: str
     source: str         # the repository or registry it comes from
     version: str | None
+    auto_mode: bool = False     # its values (or a values file they name) set EKS Auto Mode's pools: not Karpenter's
 
 
 def pool_chart(name) -> bool:
@@ -43,6 +51,18 @@ def scan(repo: Repo) -> list[PoolRelease]:
     return got
 
 
+def _auto_mode(repo: Repo, d: str, text: str) -> bool:
+    """Does a release's own text, or a values file of the repository it names (relative to its folder), set Auto
+    Mode's pools?"""
+    if _AUTO_MARK.search(text):
+        return True
+    for m in _VALUES_FILE.finditer(text):
+        f = posixpath.normpath(posixpath.join(d, m.group(1)))
+        if f in repo.files and _AUTO_MARK.search(repo.text(f)):
+            return True
+    return False
+
+
 def _naming(repo: Repo, needle: str) -> list[str]:
     """YAML files holding `needle` and a word every pool chart's name holds (knowledge/pool_charts.yaml `words`):
     no other document is parsed for this (an unrelated chart template that does not parse stays unread)."""
@@ -52,7 +72,6 @@ def _naming(repo: Repo, needle: str) -> list[str]:
 
 def _terraform(repo: Repo) -> list[PoolRelease]:
     from .sites import static_value
-    import posixpath
     out = []
     for p, b in repo.blocks("resource", "helm_release"):
         chart = b.attr("chart")
@@ -68,7 +87,8 @@ def _terraform(repo: Repo) -> list[PoolRelease]:
             continue
         version = b.attr("version").literal() if b.attr("version") is not None else None
         out.append(PoolRelease(p, hclsrc.line_of(repo.text(p), b.start), b.address, name.rstrip("/").split("/")[-1],
-                               str(source if source is not None else name), str(version) if version else None))
+                               str(source if source is not None else name), str(version) if version else None,
+                               _auto_mode(repo, posixpath.dirname(p), repo.text(p)[b.start:b.end])))
     return out
 
 
@@ -99,7 +119,8 @@ def _flux(repo: Repo) -> list[PoolRelease]:
             if source is None or not pool_chart(name):
                 continue
             out.append(PoolRelease(p, doc.first_line + 1, f"HelmRelease/{(obj.get('metadata') or {}).get('name')}",
-                                   str(name), source, str(version) if version is not None else None))
+                                   str(name), source, str(version) if version is not None else None,
+                                   _auto_mode(repo, posixpath.dirname(p), doc.text)))
     return out
 
 
@@ -125,7 +146,8 @@ def _argocd(repo: Repo) -> list[PoolRelease]:
                     out.append(PoolRelease(p, doc.first_line + 1,
                                            f"{obj['kind']}/{(obj.get('metadata') or {}).get('name')}",
                                            str(src["chart"]), str(src.get("repoURL") or "?"),
-                                           str(src["targetRevision"]) if src.get("targetRevision") else None))
+                                           str(src["targetRevision"]) if src.get("targetRevision") else None,
+                                           _auto_mode(repo, posixpath.dirname(p), doc.text)))
     return out
 
 
@@ -144,7 +166,9 @@ def _helmfile(repo: Repo) -> list[PoolRelease]:
                 continue
             urls = {str(r.get("name")): str(r.get("url")) for r in obj.get("repositories") or []
                     if isinstance(r, dict) and r.get("name")}
-            for rel in obj.get("releases") or []:
+            rels = obj.get("releases") or []
+            lines = doc.text.splitlines()
+            for i, rel in enumerate(rels):
                 chart = rel.get("chart") if isinstance(rel, dict) else None
                 if not isinstance(chart, str) or chart.startswith((".", "/")) or "/" not in chart:
                     continue
@@ -155,8 +179,11 @@ def _helmfile(repo: Repo) -> list[PoolRelease]:
                 source = chart.rsplit("/", 1)[0] if chart.startswith("oci://") else urls.get(head, head)
                 line = doc.first_line + 1 + (rel.lc.line if hasattr(rel, "lc") else 0)
                 version = rel.get("version")
+                end = rels[i + 1].lc.line if i + 1 < len(rels) and hasattr(rels[i + 1], "lc") else len(lines)
+                own = "\n".join(lines[rel.lc.line:end]) if hasattr(rel, "lc") else doc.text
                 out.append(PoolRelease(p, line, f"helmfile release {rel.get('name') or name}", name, source,
-                                       str(version) if version is not None else None))
+                                       str(version) if version is not None else None,
+                                       _auto_mode(repo, posixpath.dirname(p), own)))
     return out
 
 

@@ -27,7 +27,7 @@ def state(hop: dict, ctx, base: str) -> str:
     on = "EKS Auto Mode on" if cl.enabled else "EKS Auto Mode not on yet" if cl.installer else \
         "EKS Auto Mode: the cluster is declared elsewhere"
     from ...inventory import poolreleases
-    rel = [r for r in poolreleases.scan(ctx.repo) if ctx.owns(r.path)]
+    rel = [r for r in poolreleases.scan(ctx.repo) if ctx.owns(r.path) and not r.auto_mode]
     left = f"Karpenter pools of {len(rel)} chart release{'s' if len(rel) != 1 else ''} migrator does not read" \
         if rel else "no Karpenter object left"
     parts = [f"{len(karp)} Karpenter object{'s' if len(karp) != 1 else ''}" if karp else left,

@@ -51,7 +51,7 @@ def _releases(ctx) -> list[Unconverted]:
         "write the pools' Auto Mode twins (a NodeClass of eks.amazonaws.com/v1 and NodePools naming it: in YAML files "
         "or kubectl_manifests, which migrator writes the runbook for, or a release of a chart that renders them), "
         "move the workloads to them, then remove this release and run migrator again")
-        for r in poolreleases.scan(ctx.repo) if ctx.owns(r.path) and not _example(ctx, r.path)]
+        for r in poolreleases.scan(ctx.repo) if ctx.owns(r.path) and not r.auto_mode and not _example(ctx, r.path)]
 
 
 def _unread(ctx) -> list[Unconverted]:
