@@ -62,8 +62,8 @@ def _spec_body(sources: dict[str, str], p: str, text: str, m: re.Match) -> tuple
         end = _closing(text, start)
         return (p, start, end) if end is not None else None
     ident = re.match(rf":\s*({_IDENT})\s*[,}})\n]", tail)
-    name = ident.group(1) if ident else re.match(r"\w+", m.group(0)).group(0) if tail[:1] in (",", "}", ")") \
-        else None
+    word = re.match(r"\w+", m.group(0))                # the shorthand `nodePoolSpec,` names its own const
+    name = ident.group(1) if ident else word.group(0) if word and tail[:1] in (",", "}", ")") else None
     if name is None:
         return None
     decl = re.compile(rf"\b(?:const|let|var)\s+{re.escape(name)}\b[^=;]*=\s*\{{")
