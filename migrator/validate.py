@@ -306,7 +306,7 @@ def reparse(path: str, text: str) -> str | None:
                     yamlsrc.values(doc.text)        # a CRD: hundreds of KB no rule reads back by position
                     continue
                 try:
-                    yamlsrc.load(mask(doc.text).text, checked=True)
+                    yamlsrc.load(mask(doc.text).text)
                 except Exception:  # noqa: BLE001 - a Helm chart template: its {{ }} actions masked too
                     if "{{" not in doc.text:
                         raise

@@ -141,7 +141,7 @@ def auto_mode_findings(repo: Repo, prog: Program) -> list[Finding]:
         said.append("a pool whose class sets " + " or ".join(blocking) + " stays on Karpenter (with its controller) "
                     "until that is moved out: " + "; ".join(nodeclass["blocking_fields"][f][1] for f in blocking))
     unread = [f"{m.path}:{m.line}" for m in mentions if m.body is None and m.kind in ("NodePool", "EC2NodeClass")]
-    blueprints = any(re.search(r"\bKarpenter(?:V1)?AddOn\b", t) for t in sources.values())
+    blueprints = any(re.search(FACTS["blueprints_addon"], t) for t in sources.values())
     first = mentions[0]
     return [Finding(
         "MIG-AUTO-062", "warning", first.path, first.line,

@@ -97,9 +97,8 @@ _TREES: dict[str, Any] = {}
 _TREES_MAX = 4096
 
 
-def load(text: str, checked: bool = False) -> Any:
-    """The round-trip tree of one YAML document (YamlParseError with its line), parsed once per text and process.
-    `checked` (the check of a patched file) is kept for compatibility: every tree is kept now."""
+def load(text: str) -> Any:
+    """The round-trip tree of one YAML document (YamlParseError with its line), parsed once per text and process."""
     got = _TREES.get(text)
     if got is not None:
         return got

@@ -83,14 +83,13 @@ def stalled(hop: dict, ctx) -> list | None:
     if not installs or not cl.enabled:
         return None
     c = installs[0]
-    from .unconverted import KINDS, objects
+    from .unconverted import objects, what_for
     held = objects(ctx)         # pools migrator does not write (a remote pool chart's, a heredoc's): named
     if held:
         return [Finding(
             "MIG-AUTO-059", "warning", o.path, o.line,
-            f"{o.what}: no Auto Mode twin is written for "
-            f"{'this Karpenter ' + o.kind if o.kind in KINDS else o.kind}, so Karpenter's controller "
-            f"({c.address}) stays installed", o.fix) for o in held]
+            f"{o.what}: no Auto Mode twin is written for {what_for(o)}, so Karpenter's controller ({c.address}) "
+            "stays installed", o.fix) for o in held]
     return [Finding(
         "MIG-AUTO-061", "warning", c.path, c.line,
         f"EKS Auto Mode is on and this root holds no Karpenter NodePool or EC2NodeClass and no Auto Mode NodePool, "

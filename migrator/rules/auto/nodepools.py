@@ -147,8 +147,7 @@ class PoolsRule:
         found = unconverted.objects(self.ctx)
         for o in found:
             self.finding("MIG-AUTO-059", severity, o.path, o.line,
-                         f"{o.what}: no Auto Mode twin is written for "
-                         f"{'this Karpenter ' + o.kind if o.kind in unconverted.KINDS else o.kind}, so the cutover "
+                         f"{o.what}: no Auto Mode twin is written for {unconverted.what_for(o)}, so the cutover "
                          "(which removes the old NodePools and EC2NodeClasses) and the cleanup (the controller) wait",
                          o.fix)
         return bool(found)

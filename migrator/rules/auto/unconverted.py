@@ -34,6 +34,11 @@ class Unconverted:
     fix: str
 
 
+def what_for(o: Unconverted) -> str:
+    """What gets no twin, as a finding says it: `this Karpenter NodePool`, or the pools a release renders."""
+    return f"this Karpenter {o.kind}" if o.kind in KINDS else o.kind
+
+
 def objects(ctx) -> list[Unconverted]:
     """Every NodePool or EC2NodeClass of the root that gets no Auto Mode twin because migrator does not convert it
     where it is written (not one that cannot move: those stay on Karpenter, said by the rule that keeps them)."""
