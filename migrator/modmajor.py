@@ -139,11 +139,24 @@ def pins(row: dict, b: hclsrc.Block) -> list[tuple[str, str]]:
         elif "template" in p:
             if cluster is None:
                 continue
-            out.append((p["input"], hclsrc.quote_template(
-                p["template"].replace("${cluster_name}", "${" + cluster.expr.source + "}"))))
+            out.append((p["input"], _with_cluster(p["template"], cluster.expr)))
         else:
             out.append((p["input"], hclsrc.quote(p["value"])))
     return out
+
+
+def _with_cluster(template: str, expr) -> str:
+    """An HCL string of `template` whose `${cluster_name}` is the call's cluster_name: its text when it is a string
+    (a literal, or a quoted template's own sequences), else an interpolation of the expression as written."""
+    before, after = template.split("${cluster_name}", 1)
+    lit, src = expr.literal(), expr.source.strip()
+    if isinstance(lit, str):
+        inner = hclsrc.quote(lit)[1:-1]
+    elif expr.kind == "string" and src.startswith('"') and src.endswith('"'):
+        inner = src[1:-1]
+    else:
+        inner = "${" + src + "}"
+    return '"' + hclsrc.quote(before)[1:-1] + inner + hclsrc.quote(after)[1:-1] + '"'
 
 
 def module_files(repo, where: str) -> list[str]:

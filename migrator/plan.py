@@ -395,7 +395,8 @@ def _standing_of(ctx):
     shell = [o for o in shellobjects.scan(ctx.repo) if ctx.owns(o.path)]    # said, never edited: they still count
     shell += [o for o in valueobjects.scan(ctx.repo) if ctx.owns(o.path)]   # so do objects a raw chart is given
     shell += [o for o in valueobjects.rendered(ctx.repo) if ctx.owns(o.path)]   # and a local_file's template holds
-    st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
+    majors = _module_majors(ctx)
+    st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version, majors)
     stale = standing.leftovers(ms + shell, st)
     stale_shell = [o for o in shell if o in stale]      # an old script's Provisioner beside the NodePools: a leftover
     stale = [m for m in stale if m not in stale_shell]
@@ -403,8 +404,25 @@ def _standing_of(ctx):
     if stale or stale_shell:    # beside objects the chart serves: files nothing can apply any more, not the standing
         ctx.manifests = [m for m in ctx.manifests if m not in stale]
         ms = [m for m in ms if m not in stale]
-        st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version)
+        st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version,
+                         majors)
     return auto, ms, installs, shell, st, stale, stale_shell
+
+
+def _module_majors(ctx) -> tuple[int, ...]:
+    """The majors the root's terraform-aws-modules karpenter module calls pin (a call whose pin is not read: none)."""
+    from .modmajor import is_karpenter_module
+    from .versions import constraint, pinned
+    out = []
+    for p, b in ctx.repo.blocks("module", None, "karpenter"):
+        src = b.attr("source")
+        if not ctx.owns(p) or src is None or not is_karpenter_module(src.literal()):
+            continue
+        ver = constraint(pinned(b))[1]
+        if ver is None:
+            return ()
+        out.append(ver[0])
+    return tuple(out)
 
 
 def _since_target(ctx, since, target):

@@ -49,9 +49,10 @@ class Standing:
         return cur is not None and want is not None and cur > want
 
 
-def of(objects_era: str | None, chart: str | None) -> Standing:
+def of(objects_era: str | None, chart: str | None, module_majors: tuple[int, ...] = ()) -> Standing:
     """The precedence: the controller's chart (else the CRD chart: the caller's `chart`) decides the eras served; the
-    objects say where in them the root is (objects older than all of them are behind); with neither, the start."""
+    objects say where in them the root is (objects older than all of them are behind); with neither, the start, or
+    the era the root's karpenter module calls (`module_majors`, the majors they pin) are past (`bare_module`)."""
     served = chart
     row = route.served_by(served)
     if row is None:
@@ -59,6 +60,9 @@ def of(objects_era: str | None, chart: str | None) -> Standing:
     eras = tuple(row["eras"])
     if objects_era is None:
         era = row["bare"]
+        past = row.get("bare_module")
+        if past is not None and module_majors and all(m > past["above"] for m in module_majors):
+            era = past["era"]
     elif ERAS.index(objects_era) < ERAS.index(eras[0]):
         era = objects_era                                   # behind: planned from the objects, objects only
     else:

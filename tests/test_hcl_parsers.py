@@ -144,3 +144,13 @@ def test_second_parser_reads_the_interpolations_a_patch_brings_to_a_file_it_neve
     assert second_parser("main.tf", old, old + 'z = "${jsonencode({ a = 1 })}-${var.b}"\n') is None
     assert second_parser("main.tf", old, old + 'z = "$${AWS::AccountId}"\n') is None      # an escape, not a template
     assert second_parser("main.tf", 'x = "${AWS::Region}" [1 2]\n', 'x = "${AWS::Region}" [1 2 3]\n') is None
+
+
+@pytest.mark.parametrize("text,written", [
+    ('a"b ${var.x} c', '"a\\"b ${var.x} c"'),
+    ('KarpenterIRSA-${local.c["name"]}', '"KarpenterIRSA-${local.c["name"]}"'),     # the expression's quotes kept
+    ('x ${ {a = 1}["a"] } y\nz', '"x ${ {a = 1}["a"] } y\\nz"'),
+])
+def test_quote_template_keeps_interpolations_as_written(text, written):
+    assert hcl.quote_template(text) == written
+    assert "x" in hcl.parse(f"x = {written}\n").attributes

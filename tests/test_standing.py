@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from migrator import standing
 from migrator import path as route
+from migrator.apply import apply_changes
 from migrator.cli import app
 from migrator.plan import make_plan
 
@@ -80,6 +81,34 @@ def test_standing_precedence():
     assert standing.of(None, None).era == "v1alpha5" and not standing.of("v1", None).behind
     assert standing.of("v1", "1.5.0").past(route.parse_target("1.3"))
     assert not standing.of("v1", "1.5.0").past(route.parse_target("latest"))
+
+
+def test_a_bare_root_whose_karpenter_module_is_past_v19_has_finished_the_alpha_hop(tmp_path):
+    """Chart 0.32 serves both eras; with no object, the module the v1alpha5 hop's cleanup moved to v20 says that hop is
+    done (found walking Smana/flux-karpenter: prepare, cleanup, then prepare again with MIG-MOD-002 on the v20 the
+    cleanup had written)."""
+    assert standing.of(None, "0.32.10", (20,)).era == "v1beta1"
+    assert standing.of(None, "0.32.10", (19,)).era == "v1alpha5"
+    assert standing.of(None, "0.32.10", (19, 20)).era == "v1alpha5"
+    assert standing.of("v1alpha5", "0.32.10", (20,)).era == "v1alpha5"      # objects decide when there are any
+    root = tmp_path / "infra"
+    root.mkdir()
+    (root / "main.tf").write_text(
+        'module "karpenter" {\n  source  = "terraform-aws-modules/eks/aws//modules/karpenter"\n  version = "~> 19.4"\n\n'
+        '  cluster_name = "demo"\n}\n\nresource "helm_release" "karpenter" {\n  name       = "karpenter"\n'
+        '  namespace  = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
+        '  version    = "v0.21.1"\n\n  set {\n    name  = "settings.aws.clusterName"\n    value = "demo"\n  }\n}\n')
+    seen = []
+    for _ in range(4):
+        plan = make_plan(root, to="v1beta1")
+        assert not [f for f in plan.findings if f.severity == "error"], [f.message for f in plan.findings]
+        seen += [(r.hop_from, r.phase) for r in plan.roots if r.phase and plan.changes]
+        if not plan.changes:
+            break
+        apply_changes(root, plan.changes)
+    assert seen == [("v1alpha5", "prepare"), ("v1alpha5", "cleanup")], seen
+    text = (root / "main.tf").read_text()
+    assert "~> 20." in text and 'iam_role_name          = "KarpenterIRSA-demo"' in text    # the literal, not ${"demo"}
 
 
 def test_the_plan_refuses_a_phase_that_would_install_a_lower_version(tmp_path, monkeypatch):
