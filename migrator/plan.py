@@ -888,8 +888,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     if kept:                    # a hybrid move that has gone as far as it goes: what stays, and why
         rp.hop, rp.key, rp.hop_from, rp.hop_to, rp.phases, rp.later = None, None, None, None, [], []
         rp.findings = [f for f in rp.findings if f.code != "MIG-HOP-004"]
-        rp.next = f"nothing: {len(kept)} Karpenter object{'s' if len(kept) > 1 else ''} stay on Karpenter, with its " \
-                  "controller (MIG-AUTO-020)"
+        rp.next = f"nothing: {len(kept)} Karpenter object{'s stay' if len(kept) > 1 else ' stays'} on Karpenter, " \
+                  "with its controller (MIG-AUTO-020)"
         for what, path, line, why in kept:
             rp.findings.append(Finding(
                 "MIG-AUTO-020", "warning", path, line, f"{what} stays on Karpenter: {why}; Karpenter's controller "

@@ -1199,3 +1199,108 @@ def test_a_controller_with_no_pool_in_the_root_is_said_not_left_at_an_empty_phas
     (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-061"]
     assert f.path == "karpenter.tf" and "helm_release.karpenter" in f.message
     assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()
+
+
+def test_a_pool_whose_class_another_root_keeps_on_karpenter_gets_no_twin(tmp_path):
+    """NodePools in a folder of their own (a kustomization per cluster) naming an EC2NodeClass that the cluster's
+    module declares with user data (found walking spack/spack-infrastructure): the class stays on Karpenter, so a twin
+    of the pool would name a NodeClass never written, and the workloads phase would move pods onto it. The pool stays,
+    said with where its class is, and the root reads as settled."""
+    root = tmp_path / "infra"
+    module = textwrap.dedent('''\
+        module "eks" {
+          source  = "terraform-aws-modules/eks/aws"
+          version = "~> 20.37"
+
+          cluster_name        = var.name
+          cluster_version     = "1.31"
+          vpc_id              = "vpc-123"
+          subnet_ids          = ["subnet-1", "subnet-2"]
+          authentication_mode = "API_AND_CONFIG_MAP"
+        }
+
+        module "karpenter" {
+          source  = "terraform-aws-modules/eks/aws//modules/karpenter"
+          version = "~> 20.37"
+
+          cluster_name = module.eks.cluster_name
+        }
+
+        resource "helm_release" "karpenter" {
+          name       = "karpenter"
+          namespace  = "kube-system"
+          repository = "oci://public.ecr.aws/karpenter"
+          chart      = "karpenter"
+          version    = "1.14.0"
+        }
+
+        resource "kubectl_manifest" "default_class" {
+          yaml_body = <<-YAML
+            apiVersion: karpenter.k8s.aws/v1
+            kind: EC2NodeClass
+            metadata:
+              name: default
+            spec:
+              amiSelectorTerms:
+                - alias: al2023@latest
+              role: ${module.karpenter.node_iam_role_name}
+              subnetSelectorTerms:
+                - tags:
+                    karpenter.sh/discovery: demo
+              securityGroupSelectorTerms:
+                - tags:
+                    karpenter.sh/discovery: demo
+              userData: |
+                echo hello
+          YAML
+        }
+        ''')
+    (root / "modules" / "cluster").mkdir(parents=True)
+    (root / "modules" / "cluster" / "main.tf").write_text(module)
+    (root / "modules" / "cluster" / "variables.tf").write_text('variable "name" {\n  type = string\n}\n')
+    for env in ("staging", "production"):
+        (root / env).mkdir()
+        (root / env / "main.tf").write_text(f'module "cluster" {{\n  source = "../modules/cluster"\n\n  name = "{env}"\n}}\n')
+    pools = root / "k8s" / "staging"
+    pools.mkdir(parents=True)
+    (pools / "kustomization.yaml").write_text("resources:\n  - nodepool.yaml\n")
+    (pools / "nodepool.yaml").write_text(textwrap.dedent('''\
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata:
+          name: base
+        spec:
+          template:
+            spec:
+              requirements:
+                - key: karpenter.sh/capacity-type
+                  operator: In
+                  values: ["on-demand"]
+              nodeClassRef:
+                group: karpenter.k8s.aws
+                kind: EC2NodeClass
+                name: default
+        '''))
+    plan = make_plan(root, to="auto-mode", phase="nodepools", only=["k8s/staging"])
+    assert not [c for c in plan.changes if c.path.startswith("k8s/")], [c.path for c in plan.changes]
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-020" and f.path == "k8s/staging/nodepool.yaml"]
+    assert "modules/cluster/main.tf" in f.message and "user data" in f.message
+    plan = make_plan(root, to="auto-mode")
+    r = next(r for r in plan.roots if r.path == "k8s/staging")
+    assert not r.phase and r.next.startswith("nothing: 1 Karpenter object stays on Karpenter"), r.next
+
+
+def test_the_node_role_stop_says_which_value_is_missing(tmp_path):
+    """MIG-AUTO-010 said "names it only at apply time (node_iam_role_use_name_prefix)" after migrator itself had set
+    that input to false: what was missing was the cluster's name (a variable with no value, Smana/demo-cloud-native-ref)."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    eks = work / "eks.tf"
+    text = eks.read_text()
+    start = text.index('variable "cluster_name" {')
+    end = text.index("}\n", start) + 2
+    eks.write_text(text[:start] + 'variable "cluster_name" {\n  type = string\n}\n' + text[end:])
+    plan, _ = _walk_to_a_stop(work)
+    said = {f.message for f in plan.findings if f.code == "MIG-AUTO-010"}
+    assert said and all("after the cluster's name (var.cluster_name), whose value the repository does not state" in m
+                        and "apply time" not in m for m in said), said

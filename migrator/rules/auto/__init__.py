@@ -43,6 +43,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     karp = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
     if not karp:
         return None
+    from .nodepools import blocked_elsewhere
     from .overlays import pinned
     pins = {key: f"as {k} patches it, {why}" for key, (k, _line, why) in pinned(ctx).items()}
     blocked = {str(m.name): convert.blocked_class(m.obj) or pins.get(("EC2NodeClass", str(m.name)))
@@ -55,8 +56,10 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
         ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
             if isinstance(m.obj, dict) else {}
         cls = str(ref.get("name")) if isinstance(ref, dict) else None
+        elsewhere = blocked_elsewhere(ctx, cls) if cls is not None and cls not in blocked else None
         whys[id(m)] = convert.blocked_pool(m.obj) or pins.get(("NodePool", str(m.name))) or \
-            (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None)
+            (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None) or \
+            (f"its EC2NodeClass {cls} ({elsewhere[0]}, another root) cannot move: {elsewhere[1]}" if elsewhere else None)
         pools[str(m.name)] = cls
     for m in karp:
         if m.kind == "EC2NodeClass":

@@ -201,9 +201,14 @@ class ClusterRule(HandWrittenCluster, EksctlCluster):
         lit = role_name.literal() if role_name is not None else None
         if lit is None and role_name is None and res.cluster_literal:
             lit = res.cluster_literal + MOD["node_role_name_suffix"]
+        named_by = f"node_iam_role_name ({role_name.source.strip()})" if role_name is not None else \
+            f"the cluster's name ({cluster.source.strip()})" if cluster is not None else "the cluster's name"
+        res.role_unknown = "" if lit is not None else \
+            f"{b.address} names it after {named_by}, whose value the repository does not state"
         prefix = b.attr("node_iam_role_use_name_prefix")
         if prefix is not None and prefix.literal() is not False:
             lit = None                      # a random suffix: only the module's output knows the name
+            res.role_unknown = f"{b.address} names it only at apply time (node_iam_role_use_name_prefix)"
         res.role_literal = lit
         res.role_expr = f"module.{name}.{MOD['node_role_outputs']['name']}"
         auth = b.attr(MOD["authentication_input"])

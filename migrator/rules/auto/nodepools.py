@@ -221,6 +221,16 @@ class PoolsRule:
                                  f"NodePool {old} stays on Karpenter: its EC2NodeClass {cls} cannot move to Auto Mode",
                                  "keep it on Karpenter; its controller stays while it exists")
                     continue
+                elsewhere = blocked_elsewhere(self.ctx, cls) if cls is not None and cls not in classes else None
+                if elsewhere is not None:
+                    where, why = elsewhere
+                    self.res.stays.append(f"NodePool {old} (its EC2NodeClass {cls} cannot move)")
+                    self.finding("MIG-AUTO-020", "warning", m.path, m.line,
+                                 f"NodePool {old} stays on Karpenter: its EC2NodeClass {cls}, declared in {where} "
+                                 f"(another root of the repository), cannot move to Auto Mode: {why}",
+                                 "keep it on Karpenter; its controller stays while it exists (or make that class "
+                                 "movable, then run migrator again)")
+                    continue
                 if cls in unmade:
                     self.res.stays.append(f"NodePool {old} (its NodeClass needs the node role's name)")
                     continue                # said by role_for (MIG-AUTO-010)
@@ -283,10 +293,11 @@ class PoolsRule:
             return m.expression_token(c.role_expr)
         if c.role_literal:
             return c.role_literal
+        why = "the cluster is not declared in this root" if not c.address else \
+            c.role_unknown or f"{c.address} names it only at apply time (node_iam_role_use_name_prefix)"
         self.finding("MIG-AUTO-010", "error", m.path, m.line,
                      f"the NodeClass for EC2NodeClass {_name_key(m, m.name)} needs the Auto Mode node role's name, and "
-                     + (f"{c.address} names it only at apply time (node_iam_role_use_name_prefix)" if c.address
-                        else "the cluster is not declared in this root"),
+                     + why,
                      "run migrator with --auto-mode-node-role <the role's name> (or set node_iam_role_name and "
                      "node_iam_role_use_name_prefix = false on the eks module)")
         return None
@@ -388,6 +399,20 @@ class PoolsRule:
                              "Karpenter's controller stays while it exists",
                              "move its workloads elsewhere and delete it, or keep running Karpenter for it")
         self.res.files = sorted({e.path for e in self.res.edits})
+
+
+def blocked_elsewhere(ctx, cls: str) -> tuple[str, str] | None:
+    """(file:line, why) of an EC2NodeClass named `cls` that another root of the repository declares (a cluster module
+    beside the folder of NodePools) and that cannot move to Auto Mode: a NodePool of this root naming it would get a
+    twin on a NodeClass never written. Any such class counts (two clusters' classes may share the name: the pool
+    stays rather than name a class that may never be made)."""
+    for o in getattr(ctx, "all_manifests", None) or []:
+        if o.kind != "EC2NodeClass" or o.era != "v1" or auto_mode(o) or _name_key(o, o.name) != cls:
+            continue
+        why = convert.blocked_class(o.obj)
+        if why is not None:
+            return f"{o.tf_path or o.path}:{o.line}", why
+    return None
 
 
 def run(ctx, phase: str, done: dict | None = None) -> PoolsResult:

@@ -39,6 +39,7 @@ class ClusterResult:
     major: int | None = None            # terraform-aws-modules/eks major
     role_literal: str | None = None     # the Auto Mode node role's name, when the files state it
     role_expr: str | None = None        # ... as a Terraform expression of the cluster's module
+    role_unknown: str = ""              # why the files do not state that name (when role_literal is None)
     cluster_literal: str | None = None
     targets: list[tuple[str, str]] = field(default_factory=list)     # (dir, address) applied in the enable step
     notes: list[str] = field(default_factory=list)                   # what the enable changes, for the runbook
