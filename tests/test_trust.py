@@ -630,3 +630,42 @@ def test_values_are_not_renamed_for_a_chart_whose_version_cannot_move(tmp_path):
     assert "versions.tf could not be read" in f.message
     assert [f.code for f in plan.findings if f.code == "MIG-HELM-036"] == ["MIG-HELM-036"]
     assert not any('"settings.clusterName"' in (c.new or "") for c in plan.changes)
+
+
+def test_an_unscoped_official_statement_is_added_where_the_region_is_not_stated(tmp_path):
+    """A hand-made controller policy (aws-cli JSON, every read on "*", no region anywhere: aleck31/eks-karpenter-deployment)
+    lacking iam:ListInstanceProfiles and 1.x's regional reads: the statement the official policy scopes by nothing is
+    added; only the region-scoped one is held (MIG-IAM-004 used to hold both)."""
+    root = tmp_path / "r"
+    (root / "karpenter").mkdir(parents=True)
+    reads = ["ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:CreateTags", "ec2:DescribeAvailabilityZones",
+             "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
+             "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeSecurityGroups",
+             "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets", "ec2:DeleteLaunchTemplate", "ec2:RunInstances",
+             "ec2:TerminateInstances"]
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": reads, "Resource": "*"},
+        {"Effect": "Allow", "Action": ["pricing:GetProducts"], "Resource": "*"},
+        {"Effect": "Allow", "Action": ["iam:PassRole"], "Resource": "arn:aws:iam::*:role/KarpenterNodeRole-*"},
+        {"Effect": "Allow", "Action": ["eks:DescribeCluster"], "Resource": "arn:aws:eks:*:*:cluster/*"},
+        {"Effect": "Allow", "Action": ["iam:CreateInstanceProfile", "iam:TagInstanceProfile", "iam:GetInstanceProfile",
+                                       "iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile",
+                                       "iam:DeleteInstanceProfile"], "Resource": "*"},
+        {"Effect": "Allow", "Action": ["ssm:GetParameter"], "Resource": "arn:aws:ssm:*::parameter/aws/service/*"}]}
+    text = json.dumps(policy, indent=4)
+    (root / "karpenter" / "karpenter-policy.json").write_text(text)
+    (root / "karpenter" / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n"
+        "      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n"
+        "      requirements:\n        - key: kubernetes.io/arch\n          operator: In\n          values: [\"amd64\"]\n")
+    plan = make_plan(root)
+    held = [f for f in plan.findings if f.code == "MIG-IAM-004"]
+    assert len(held) == 1 and "AllowRegionalReadActions" in held[0].message
+    assert "AllowUnscopedInstanceProfileListAction" not in held[0].message
+    (change,) = [c for c in plan.changes if c.path == "karpenter/karpenter-policy.json"]
+    new = json.loads(change.new)
+    added = [s for s in new["Statement"] if s.get("Sid") == "AllowUnscopedInstanceProfileListAction"]
+    assert added == [{"Effect": "Allow", "Action": "iam:ListInstanceProfiles", "Resource": "*",
+                      "Sid": "AllowUnscopedInstanceProfileListAction"}]
+    assert new["Statement"][:len(policy["Statement"])] == policy["Statement"]       # the rest untouched
+    assert change.new.startswith(text[:text.index("pricing")])                      # bytes before it too

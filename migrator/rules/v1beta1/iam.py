@@ -364,11 +364,20 @@ class IamRule:
             if not sids:
                 return
         if subs is None or after is None or "AWS::Region" not in subs:
-            self.finding("MIG-IAM-004", "error", pol.path, pol.line,
-                         f"{pol.name} needs the official statements {', '.join(sids)}, but migrator cannot tell the "
-                         "cluster name and region this policy is scoped to",
-                         f"add {', '.join(sids)} from the v{self.facts['target']} getting-started CloudFormation by hand")
-            return
+            # a statement the official policy scopes by nothing (iam:ListInstanceProfiles on "*") needs no fact
+            free = [sid for sid in sids if after is not None and
+                    "${" not in json.dumps(_official_sid(sid, self.facts["target"]))]
+            held = [sid for sid in sids if sid not in free]
+            if held:
+                self.finding("MIG-IAM-004", "error", pol.path, pol.line,
+                             f"{pol.name} needs the official statement{'s' if len(held) > 1 else ''} "
+                             f"{', '.join(held)}, but migrator cannot tell the cluster name and region this policy "
+                             "is scoped to",
+                             f"add {', '.join(held)} from the v{self.facts['target']} getting-started CloudFormation "
+                             "by hand")
+            if not free:
+                return
+            sids, subs, account = free, subs or {}, None
         rendered = []
         for sid in sids:
             raw = json.dumps(_official_sid(sid, self.facts["target"]))
