@@ -226,12 +226,19 @@ def _has_errors(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
 def _at_goal(ctx: registry.Context, st: standing.Standing, goal) -> bool:
     """Do the controller chart and the karpenter-crd chart this root installs both stand at the target's version (the
     CRDs too: the controller chart never upgrades the CRDs it once installed, so without a karpenter-crd install at the
-    target they may lag)?"""
+    target they may lag)? Where CRD URLs own the CRDs instead of a karpenter-crd chart, each must name the target's
+    release or a later one."""
     want = route.parse_version(goal.chart) if goal.chart else None
+    if want is None or not st.chart or route.parse_version(st.chart) is None or route.parse_version(st.chart) < want:
+        return False
     crd = route.chart_version(ctx.repo, ctx.charts, ctx.owns, chart="karpenter-crd")
-    return want is not None and bool(st.chart) and route.parse_version(st.chart) is not None and \
-        route.parse_version(st.chart) >= want and crd is not None and route.parse_version(crd) is not None and \
-        route.parse_version(crd) >= want
+    if crd is not None:
+        return route.parse_version(crd) is not None and route.parse_version(crd) >= want
+    # CRDs fetched by URL (crdurls.py) own them instead: at the target when every one names a release at or past it
+    from .crdurls import crd_urls
+    urls = crd_urls(ctx.repo, ctx.owns)
+    return bool(urls) and all(u.version is not None and route.parse_version(u.version) is not None
+                              and route.parse_version(u.version) >= want for u in urls)
 
 
 def _has_notes(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
@@ -928,6 +935,15 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     if reach and reach != rp.hop_to:        # held below the goal: the table says where this run really goes
         rp.hop_to = reach
         rp.next = f"{reach} → {goal.chart or goal}, once what holds it is resolved (see the findings)"
+        cur = route.parse_version(st.chart) if st.chart else None
+        if not edits and cur is not None and route.parse_version(reach) is not None and \
+                route.parse_version(reach) <= cur:
+            # already where the hold lets it go: no phase to run and no step to follow, only what holds it
+            rp.hop, rp.key, rp.hop_from, rp.hop_to, rp.phase, rp.phases, rp.later = None, None, None, None, "", [], []
+            rp.next = f"held at {st.chart}: on to {goal.chart or goal} once what holds it is resolved (see the " \
+                      "findings)"
+            rp.findings = [f for f in rp.findings + findings if f.code != "MIG-HOP-004"]
+            return rp
     errors = [f for f in findings if f.severity == "error"]
     if wanted not in hop.get("atomic_phases", []):      # else only the errors of the rules that hold the phase
         results = registry.selected(hop, wanted, ctx)

@@ -105,3 +105,16 @@ def test_a_makefile_is_read_for_the_crd_urls_it_applies(tmp_path):
         "karpenter.sh_nodepools.yaml\n")
     [u] = crd_urls(Repo(tmp_path))
     assert (u.path, u.version, u.name) == ("Makefile", "1.3.3", "nodepools.karpenter.sh")
+
+
+def test_once_the_urls_and_the_chart_are_at_the_target_nothing_is_planned(tmp_path):
+    """Alves0611/devops-aws walked to the end: the chart and every CRD URL at 1.14.1, yet the next plan still offered
+    "v1 -> 1.14.1, phase upgrade" with nothing to write and a step to upgrade the controller (the goal check looked for
+    a karpenter-crd release only). URLs that own the CRDs count as the CRD release."""
+    from migrator.apply import apply_changes
+    root = _copy(tmp_path)
+    (root / "bootstrap.sh").unlink()                # a URL by variable follows no release: it would keep the hop
+    apply_changes(root, make_plan(root).changes)
+    plan = make_plan(root)
+    assert plan.changes == [] and plan.steps == []
+    assert all(not r.phase and r.hop is None for r in plan.roots), [(r.path, r.phase, r.next) for r in plan.roots]

@@ -359,3 +359,25 @@ def test_a_chart_past_the_v20_policys_reach_is_held_where_it_runs_never_set_back
     assert "the chart already runs 1.6.1, past that reach: it stays at 1.6.1" in said.message
     assert not any('"1.2.8"' in c.new for c in plan.changes)
     assert not any("1.2.8" in s.title for s in plan.steps)
+
+
+def test_a_root_held_where_it_already_stands_offers_no_phase(tmp_path):
+    """Smana/demo-cloud-native-ref walked to latest: the chart reached 1.2.8, where module.eks v20's provider cap holds
+    it (MIG-V1X-MOD-020); the next plan still said "v1 -> 1.2.8, phase upgrade" with nothing to write and steps to
+    upgrade the CRDs and the controller to the version they run. It now plans nothing there and says what holds it."""
+    import shutil
+    from migrator.apply import apply_changes
+    shutil.copytree(FIXTURES / "module-v20-to-v21-pod-identity" / "input", tmp_path, dirs_exist_ok=True)
+    main = tmp_path / "main.tf"
+    text = main.read_text()
+    start = text.index('module "eks" {')
+    end = text.index("\n}\n", start) + 3
+    main.write_text(text[:start] + text[start:end].replace('version = "~> 21.0"', 'version = "20.37.2"') + text[end:])
+    first = make_plan(tmp_path, to="latest")
+    assert any(f.code == "MIG-V1X-MOD-020" for f in first.findings)
+    apply_changes(tmp_path, first.changes)
+    plan = make_plan(tmp_path, to="latest")
+    assert plan.changes == [] and plan.steps == []
+    (r,) = plan.roots
+    assert not r.phase and r.hop is None and r.next.startswith(f"held at {r.chart}: on to "), r.next
+    assert any(f.code == "MIG-V1X-MOD-020" for f in plan.findings)
