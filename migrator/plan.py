@@ -237,14 +237,15 @@ def _at_goal(ctx: registry.Context, st: standing.Standing, goal) -> bool:
     # CRDs fetched by URL (crdurls.py) own them instead: at the target when every one names a release at or past it
     from .crdurls import crd_urls
     urls = crd_urls(ctx.repo, ctx.owns)
-    return bool(urls) and all(u.version is not None and route.parse_version(u.version) is not None
-                              and route.parse_version(u.version) >= want for u in urls)
-
-
-def _has_notes(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
-    """A warning or an error any rule of the hop's phases says (something for the user even without an edit)."""
-    return any(f.severity in ("warning", "error") for p in phases for r in ctx.result(hop, p).values()
-               for f in getattr(r, "findings", []))
+    if not urls:
+        # CRD files kept in the repository are the 1.x hop's own work (stale ones are an edit); with none either,
+        # nothing in the files installs them: the run that moved the chart gave the CRD step, and the plan says they
+        # are not seen (ctx.crds_unseen, MIG-HOP-001)
+        from .crdfiles import vendored
+        ctx.crds_unseen = not vendored(ctx.repo, ctx.owns)
+        return True
+    return all(u.version is not None and route.parse_version(u.version) is not None
+               and route.parse_version(u.version) >= want for u in urls)
 
 
 def make_plan(root: Path, to: str | None = None, phase: str | None = None,
@@ -534,9 +535,12 @@ def _pruned(chain: list, ctx, st, phase: str | None, goal) -> list:
                                                                not _has_work(h, ctx, registry.phases(h))))]
     if len(chain) == 1 and chain[0].get("onward") and chain[0].get("implemented") \
             and not getattr(ctx, "since", None) and _at_goal(ctx, st, goal) \
-            and not _has_work(chain[0], ctx, registry.phases(chain[0])) \
-            and not _has_notes(chain[0], ctx, registry.phases(chain[0])):
-        chain = []                  # both charts at the target and the 1.x hop finds nothing to do or say
+            and not _has_work(chain[0], ctx, registry.phases(chain[0])):
+        # both charts at the target and the 1.x hop finds nothing to write: no phase and no step to follow again;
+        # what it still says (a statement to add by hand, a leftover) goes with the root's findings
+        ctx.reached_notes = [f for p in registry.phases(chain[0]) for r in ctx.result(chain[0], p).values()
+                             for f in getattr(r, "findings", []) if f.severity in ("warning", "error")]
+        chain = []
     return chain
 
 
@@ -653,9 +657,13 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         goal = route.Target(chain[0]["to"])
         ctx.target = goal
     if not chain:
-        rp.next = f"nothing: already on {goal}"
+        notes = getattr(ctx, "reached_notes", [])
+        rp.next = f"nothing: already on {goal}" + (" (see the findings)" if notes else "")
+        unseen = f" (no release or URL in these files installs its CRDs: check the cluster's are at {goal.chart} " \
+                 "too)" if getattr(ctx, "crds_unseen", False) and goal.chart else ""
         note("MIG-HOP-001", "info", f"{'this root' if multi else 'the repository'} is already on {goal}; "
-                                    "nothing to migrate")
+                                    f"nothing to migrate{unseen}")
+        rp.findings += notes
         return rp
     if fixed is not None or (wanted is not None and wanted not in (finish or [])):
         finish = None

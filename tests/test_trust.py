@@ -669,3 +669,33 @@ def test_an_unscoped_official_statement_is_added_where_the_region_is_not_stated(
                       "Sid": "AllowUnscopedInstanceProfileListAction"}]
     assert new["Statement"][:len(policy["Statement"])] == policy["Statement"]       # the rest untouched
     assert change.new.startswith(text[:text.index("pricing")])                      # bytes before it too
+
+
+def test_a_root_at_the_target_with_something_left_to_say_plans_no_phase(tmp_path):
+    """Walks to latest ended on "v1 -> 1.14.1, phase upgrade" with nothing to write and steps to upgrade the CRDs and
+    the controller to the version they run, whenever the 1.x hop still had something to say (a statement held for its
+    region, a queue ARN it cannot write) or no CRD release was in the files. At the target with nothing to write, a
+    root plans no phase: what is left is in its findings."""
+    root = tmp_path / "r"
+    (root / "karpenter").mkdir(parents=True)
+    (root / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  namespace  = "kube-system"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "1.14.1"\n}\n')
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["ec2:CreateFleet", "ec2:DescribeImages", "ec2:RunInstances"], "Resource": "*"},
+        {"Effect": "Allow", "Action": ["iam:PassRole"], "Resource": "arn:aws:iam::*:role/KarpenterNodeRole-*"}]}
+    (root / "karpenter" / "policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    (root / "karpenter" / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n"
+        "      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n"
+        "      requirements:\n        - key: kubernetes.io/arch\n          operator: In\n          values: [\"amd64\"]\n")
+    first = make_plan(root)
+    assert first.changes                             # the statement that needs no region is added
+    apply_changes(root, first.changes)
+    plan = make_plan(root)
+    assert plan.changes == [] and plan.steps == []
+    (r,) = plan.roots
+    assert not r.phase and r.hop is None and r.next == "nothing: already on 1.14.1 (see the findings)", r.next
+    assert any(f.code == "MIG-IAM-004" and f.severity == "error" for f in plan.findings)
+    (done,) = [f for f in plan.findings if f.code == "MIG-HOP-001"]
+    assert "no release or URL in these files installs its CRDs" in done.message
