@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import knowledge
 from .edits import line_start
 from .inventory.repo import Repo
 from .sources import hcl as hclsrc
@@ -18,6 +19,7 @@ from .sources.templates import TemplateError, find_sequences
 
 KARPENTER_KEY = re.compile(r"karpenter\.(sh|k8s\.aws)/")
 CONTROLLER_ACTIONS = {"ec2:createfleet", "ec2:createlaunchtemplate", "ec2:runinstances"}
+AUTO_MODE_TAG_KEYS = frozenset(knowledge.load("iam")["auto_mode_cluster_tag_keys"])
 
 
 @dataclass
@@ -58,7 +60,11 @@ class Policy:
     def is_karpenter(self) -> bool:
         keys = any(KARPENTER_KEY.search(c.key) for s in self.statements for c in s.conditions)
         sids = any(s.sid and "karpenter" in s.sid.lower() for s in self.statements)
-        return keys or sids or "karpenter" in self.name.lower() and bool(self.actions() & CONTROLLER_ACTIONS) \
+        if keys or sids:
+            return True
+        if any(c.key in AUTO_MODE_TAG_KEYS for s in self.statements for c in s.conditions):
+            return False        # EKS Auto Mode's cluster role custom-tag policy: its actions are not Karpenter's
+        return "karpenter" in self.name.lower() and bool(self.actions() & CONTROLLER_ACTIONS) \
             or CONTROLLER_ACTIONS <= self.actions()
 
 

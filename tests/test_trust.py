@@ -699,3 +699,73 @@ def test_a_root_at_the_target_with_something_left_to_say_plans_no_phase(tmp_path
     assert any(f.code == "MIG-IAM-004" and f.severity == "error" for f in plan.findings)
     (done,) = [f for f in plan.findings if f.code == "MIG-HOP-001"]
     assert "no release or URL in these files installs its CRDs" in done.message
+
+
+AUTO_MODE_CLUSTER_TAGS = '''resource "aws_iam_policy" "custom" {
+  name_prefix = "demo-cluster-"
+
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid    = "Compute"
+        Effect = "Allow"
+        Action = [
+          "ec2:RunInstances",
+          "ec2:CreateLaunchTemplate",
+          "ec2:CreateFleet"
+        ]
+        Resource = "*"
+        Condition = {
+          StringEquals = {
+            "aws:RequestTag/eks:eks-cluster-name" = "$${aws:PrincipalTag/eks:eks-cluster-name}"
+          }
+          StringLike = {
+            "aws:RequestTag/eks:kubernetes-node-class-name" = "*"
+            "aws:RequestTag/eks:kubernetes-node-pool-name"  = "*"
+          }
+        }
+      }
+    ]
+  })
+}
+'''
+
+
+def test_eks_auto_modes_cluster_tag_policy_is_not_taken_for_the_controllers(tmp_path):
+    """minasaeedbasta/terraform-eks-karpenter: the cluster role's Auto Mode custom-tag policy (ec2:RunInstances,
+    CreateLaunchTemplate, CreateFleet scoped by tags only Auto Mode sets) was read as Karpenter's controller policy,
+    and the 1.x hop added every official controller statement to it: the cluster role would have got the controller's
+    permissions (the write was held only because the generated HCL did not parse)."""
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "cluster.tf").write_text(AUTO_MODE_CLUSTER_TAGS)
+    (root / "karpenter.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  namespace  = "kube-system"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "1.8.1"\n}\n')
+    plan = make_plan(root)
+    assert not [c for c in plan.changes if c.path == "cluster.tf"]
+    assert not [f for f in plan.findings if f.path == "cluster.tf" and f.code.startswith(("MIG-IAM", "MIG-V1X-IAM"))]
+    assert not [f for f in plan.findings if f.code == "MIG-EDIT-002"]
+
+
+def test_a_missing_pass_role_statement_needs_the_node_roles_arn(tmp_path):
+    """The official AllowPassingInstanceRole is scoped to `${KarpenterNodeRole.Arn}`, a CloudFormation reference
+    migrator has no value for: it is held (MIG-IAM-004), never written as that text (in HCL an interpolation of
+    nothing, in JSON a resource IAM refuses)."""
+    root = tmp_path / "r"
+    (root / "karpenter").mkdir(parents=True)
+    (root / "main.tf").write_text(
+        'provider "aws" {\n  region = "eu-west-1"\n}\n\nresource "helm_release" "karpenter" {\n'
+        '  name       = "karpenter"\n  namespace  = "kube-system"\n  repository = "oci://public.ecr.aws/karpenter"\n'
+        '  chart      = "karpenter"\n  version    = "1.8.1"\n\n  set {\n    name  = "settings.clusterName"\n'
+        '    value = "demo"\n  }\n}\n')
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Sid": "Karpenter", "Effect": "Allow", "Resource": "*",
+         "Action": ["ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:RunInstances", "ec2:TerminateInstances"]}]}
+    (root / "karpenter" / "controller-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    plan = make_plan(root)
+    for c in plan.changes:
+        assert "KarpenterNodeRole" not in (c.new or ""), c.path
+    held = [f for f in plan.findings if f.code == "MIG-IAM-004" and "AllowPassingInstanceRole" in f.message]
+    assert held and "KarpenterNodeRole.Arn" in held[0].message

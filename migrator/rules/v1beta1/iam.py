@@ -390,11 +390,13 @@ class IamRule:
                              "give --account-id (or account_id in .migrator.yaml) to name it")
             elif account is not None and account != ("*", "*") and subs["AWS::AccountId"] in body:
                 self.add_data_source(pol.path, account)
-            if re.search(r"\$\{(AWS::|KarpenterInterruptionQueue)", body):
+            # every CloudFormation placeholder of the statement must have its value (the node role's ARN of
+            # AllowPassingInstanceRole too: left as written, it would be an interpolation of nothing)
+            unknown = sorted({k for k in re.findall(r"\$\{([^}]+)\}", raw)} - set(subs) - {"AWS::Partition"})
+            if unknown:
                 self.finding("MIG-IAM-004", "error", pol.path, pol.line,
                              f"{pol.name} needs the official statement {sid}, but migrator cannot tell the "
-                             + ", ".join(sorted(set(re.findall(r"\$\{(AWS::\w+|KarpenterInterruptionQueue)", body))))
-                             + " it is scoped to",
+                             + ", ".join(unknown) + " it is scoped to",
                              f"add {sid} from the v{self.facts['target']} getting-started CloudFormation by hand "
                              "(or give --account-id / --region)")
                 continue
