@@ -940,6 +940,18 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                         rp.later) or f"nothing: {goal} is reached"
     edits, findings = registry.run(hop, wanted, ctx)
     reach = registry.hop_package(hop).reach(hop, ctx, wanted) if hasattr(registry.hop_package(hop), "reach") else None
+    if hop.get("chart_from_target") and not reach and rp.later and asked is not None and asked.chart and \
+            goal.chart == asked.chart:
+        # the install is the target's chart itself (nothing holds it below): no onward 1.x hop is left after it
+        onward = {route.describe(h, latest if target is None else asked) for h in HOPS["hops"] if h.get("onward")}
+        rp.later = [x for x in rp.later if x not in onward]
+        told = [f for f in rp.findings if f.code == "MIG-HOP-004"]
+        rp.findings = [f for f in rp.findings if f.code != "MIG-HOP-004"]
+        if told and rp.later:
+            note("MIG-HOP-004", "info", f"this run plans {route.describe(hop, goal)}; then run migrator again for: "
+                                        + "; ".join(rp.later) + " (one hop at a time)")
+        rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
+                            rp.later) or f"nothing: {goal} is reached"
     if reach and reach != rp.hop_to:        # held below the goal: the table says where this run really goes
         rp.hop_to = reach
         rp.next = f"{reach} → {goal.chart or goal}, once what holds it is resolved (see the findings)"

@@ -1304,3 +1304,18 @@ def test_the_node_role_stop_says_which_value_is_missing(tmp_path):
     said = {f.message for f in plan.findings if f.code == "MIG-AUTO-010"}
     assert said and all("after the cluster's name (var.cluster_name), whose value the repository does not state" in m
                         and "apply time" not in m for m in said), said
+
+
+def test_the_node_role_stop_of_a_hand_written_cluster_names_its_name_expression(tmp_path):
+    """The same for a hand-written aws_eks_cluster (starci-lab/cifarm-k8s): the node role migrator writes is named
+    after the cluster's name; with that name a variable of no value, the stop says so, not the module input
+    node_iam_role_use_name_prefix a resource does not have."""
+    root = tmp_path / "r"
+    shutil.copytree(FIXTURES / "auto-mode-argocd" / "input", root)
+    c = root / "infra" / "cluster.tf"
+    c.write_text(c.read_text().replace('  name     = "orders"\n', '  name     = var.cluster_name\n', 1)
+                 + '\nvariable "cluster_name" {\n  type = string\n}\n')
+    plan, _ = _walk_to_a_stop(root)
+    said = {f.message for f in plan.findings if f.code == "MIG-AUTO-010"}
+    assert said and all("aws_eks_cluster.orders is named after the cluster's name (var.cluster_name)" in m
+                        and "node_iam_role_use_name_prefix" not in m for m in said), said

@@ -67,6 +67,10 @@ class HandWrittenCluster:
         node_role = FACTS["naming"]["node_role_label"]
         cname = f"aws_eks_cluster.{label}.name"
         res.role_literal = (res.cluster_literal + "-auto-mode-node") if res.cluster_literal else None
+        if res.role_literal is None:
+            res.role_unknown = f"the node role migrator writes beside {b.address} is named after the cluster's name " \
+                               f"({name_expr.source.strip() if name_expr is not None else 'name'}), whose value the " \
+                               "repository does not state"
         res.role_expr = f"aws_iam_role.{node_role}.name"
         res.targets.append((res.dir, b.address))
         extra = self.cluster_role(p, b, nl) + self.node_role(res.dir, node_role, name_expr, nl)
