@@ -935,6 +935,14 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     rp.phase = wanted
     rp.only = ctx.only_rules
     rp.rank = (position, every.index(wanted))
+    if hop.get("onward") and not st.chart and not objects and ctx.only_rules is None and goal.chart:
+        # the steps that move the controller are to follow by hand, and nothing in the files says when they are done
+        note("MIG-STAND-005", "info",
+             f"{'this root' if multi else 'the repository'} holds {hop['from']} objects, but no chart version in its "
+             f"files says which Karpenter runs them (installed by hand, or by another root or repository): the "
+             f"steps to {goal.chart} are given on every run",
+             f"once the cluster runs {goal.chart}, state it (chart_version: {goal.chart} in .migrator.yaml"
+             + (f", under roots: {rp.path}" if multi else "") + "): the plan then says the root is there")
     rest = names[names.index(wanted) + 1:]
     rp.next = "; ".join(([f"phase{'s' if len(rest) > 1 else ''} {', '.join(rest)}"] if rest else []) +
                         rp.later) or f"nothing: {goal} is reached"

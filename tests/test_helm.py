@@ -320,3 +320,21 @@ def test_removing_one_entry_of_a_one_line_map_keeps_its_neighbours(tmp_path):
     plan = make_plan(tmp_path, phase="cleanup")
     (c,) = plan.changes
     assert 'for_each = { "settings.clusterName" = "c" }' in c.new
+
+
+def test_keys_no_1x_chart_reads_are_renamed_on_a_root_already_on_1x(tmp_path):
+    """wallafidevops/eks-adm-full: chart 1.5 with `set { name = "settings.interruptionQueueName" }`, a key no chart
+    since v0.32 reads (interruption handling silently off); and settings.aws.clusterName, which left the 1.5 chart's
+    required settings.clusterName unset (held at 1.4). The onward hop renames both wherever they are."""
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  namespace  = "kube-system"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n  version    = "1.4.0"\n\n'
+        '  values = [\n    <<-EOT\n    settings:\n      aws:\n        clusterName: demo\n    EOT\n  ]\n\n'
+        '  set {\n    name  = "settings.interruptionQueueName"\n    value = "demo-karpenter"\n  }\n}\n')
+    plan = make_plan(tmp_path, to="latest")
+    (change,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert 'name  = "settings.interruptionQueue"\n' in change.new and "interruptionQueueName" not in change.new
+    assert "settings:\n      clusterName: demo\n" in change.new and "aws:" not in change.new
+    assert not [f for f in plan.findings if f.code in ("MIG-V1X-HELM-001", "MIG-V1X-HELM-003")]
+    said = [f.message for f in plan.findings if f.code == "MIG-HELM-003" and "interruptionQueue" in f.message]
+    assert said and "interruption handling stays off" in said[0]

@@ -502,3 +502,26 @@ def test_particuleio_addons_before_v20_give_the_1_0_controller_no_v1_permissions
     assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-V1-MOD-007"]
     (tmp_path / "main.tf").write_text(text.replace("?ref=v16.1.0", ""))      # unpinned: the newest tag, which has them
     assert not [f for f in make_plan(tmp_path, to="latest").findings if f.code == "MIG-V1-MOD-007"]
+
+
+def test_objects_with_no_chart_in_the_files_say_how_the_upgrade_is_recorded(tmp_path):
+    """v1 objects whose chart the files do not hold (installed by hand, or by another root: spack/spack-infrastructure's
+    kustomizations of NodePools): the 1.x steps came back on every run with nothing to say why. MIG-STAND-005 says to
+    state the version once it runs; stated, the root is at the target."""
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n"
+        "      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n"
+        "      requirements:\n        - key: kubernetes.io/arch\n          operator: In\n          values: [\"amd64\"]\n")
+    plan = make_plan(root)
+    (r,) = plan.roots
+    assert r.chart is None and r.phase == "upgrade"
+    (said,) = [f for f in plan.findings if f.code == "MIG-STAND-005"]
+    latest = route.parse_target("latest").chart
+    assert f"chart_version: {latest}" in said.manual_step
+    (root / ".migrator.yaml").write_text(f"chart_version: {latest}\n")
+    out = json.loads(CliRunner().invoke(app, ["plan", str(root), "--format", "json"]).stdout)
+    (r,) = out["roots"]
+    assert r["chart"] == latest and not r["phase"] and out["steps"] == []
+    assert not [f for f in out["findings"] if f["code"] == "MIG-STAND-005"]

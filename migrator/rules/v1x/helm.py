@@ -49,6 +49,8 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
     if current and parse_version(current) >= parse_version(target):
         return None
     keys = {v.key for v in ctx.helm_values}
+    keys |= {spec["to"] for r in crossed(None, target) for k, spec in r.get("values", {}).get("rename", {}).items()
+             if k in keys}                  # a leftover key renamed on the way states the one it becomes
     adds, held, unseen = [], [], []
     hidden = [vs for c in ctx.charts if c.chart == "karpenter" for vs in c.values if vs.kind in UNREADABLE]
     for r in crossed(current, target):
@@ -74,7 +76,9 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
         return [{"key": k, "remove": True, "why": w} for r in rows for k, w in r.get(key, {}).get("remove", {}).items()] + \
             [{"key": k, "remove": True, "why": f"{w} (a leftover: the chart already runs {current})"}
              for r in done_rows for k, w in r.get(key, {}).get("remove", {}).items()]
-    return Values(target, why, removals("values") + adds, removals("crd_values"), held, rows, unseen)
+    renames = [{"key": k, "rename": spec["to"], "why": spec["why"]} for r in rows + done_rows
+               for k, spec in r.get("values", {}).get("rename", {}).items()]
+    return Values(target, why, removals("values") + renames + adds, removals("crd_values"), held, rows, unseen)
 
 
 def claimed(ctx, installed: str | None) -> tuple[list[dict], list[tuple[dict, str, str]]]:

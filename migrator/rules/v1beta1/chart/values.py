@@ -183,7 +183,7 @@ class ChartValues:
                     continue
                 ops.append(keytree.Op("set", src, value=row["set"], reason=row.get("why", "")))
             elif "rename" in row:
-                ops.append(keytree.Op("rename", src, tuple(row["rename"].split("."))))
+                ops.append(keytree.Op("rename", src, tuple(row["rename"].split(".")), reason=row.get("why", "")))
             else:
                 ops.append(keytree.Op("remove", src, reason=row.get("why", "")))
         out = keytree.rewrite(tree, ops)
@@ -196,7 +196,8 @@ class ChartValues:
             if op.kind == "remove" and e.is_map and op.src == tuple(_tags_row()["key"].split(".")):
                 self.tags_removed(vs.path, hclsrc.line_of(tree.text, e.key_start), list(e.children))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(tree.text, e.key_start),
-                         f"chart value {'.'.join(op.src or op.dst)} " + (f"-> {'.'.join(op.dst)}" if op.kind == "rename"
+                         f"chart value {'.'.join(op.src or op.dst)} " + (f"-> {'.'.join(op.dst)}" + (f" ({op.reason})" if op.reason else
+                                                                                   "") if op.kind == "rename"
                                                                else f"set to {keytree.render_scalar(tree, op.value)} ({op.reason})"
                                                                if op.kind == "set" else
                                                                f"added: {op.value} ({op.reason})" if op.kind == "add"
@@ -236,7 +237,8 @@ class ChartValues:
                                  f"set {s.raw}: removed, {row['rename']} is already set")
                     continue
                 self.res.edits.append(TextEdit(vs.path, s.name.start, s.name.end, hclsrc.quote(row["rename"]), self.rule))
-                self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} -> {row['rename']}")
+                self.finding("MIG-HELM-003", "info", vs.path, s.line, f"set {s.raw} -> {row['rename']}"
+                             + (f" ({row['why']})" if row.get("why") else ""))
             elif "rename" not in row:
                 self.res.edits.append(TextEdit(vs.path, *_removal(text, s.start, s.end), "", self.rule))
                 if row.get("to_nodeclass_tags"):
@@ -259,7 +261,8 @@ class ChartValues:
                 s0, e0 = prm.name_span
                 quote = text[s0] if text[s0] in "\"'" else ""
                 self.res.edits.append(TextEdit(vs.path, s0, e0, f"{quote}{row['rename']}{quote}", self.rule))
-                self.finding("MIG-HELM-003", "info", vs.path, prm.line, f"parameter {prm.name} -> {row['rename']}")
+                self.finding("MIG-HELM-003", "info", vs.path, prm.line, f"parameter {prm.name} -> {row['rename']}"
+                             + (f" ({row['why']})" if row.get("why") else ""))
             else:
                 s0, e0 = prm.item_span
                 self.res.edits.append(TextEdit(vs.path, s0, e0, "", self.rule))
