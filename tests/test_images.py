@@ -85,3 +85,31 @@ def test_a_bots_bump_gets_the_tag_as_its_companion_edit(tmp_path):
 
 def test_tags_are_spelled_as_the_chart_spells_them():
     assert tag_for("0.37.8") == "v0.37.8" and tag_for("1.0.14") == "v1.0.14" and tag_for("1.14.1") == "1.14.1"
+
+
+SCRIPT = '''export TAG={tag}
+export CLUSTER_NAME="demo"
+
+helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version ${{TAG}} --namespace karpenter \\
+  --set settings.clusterName=${{CLUSTER_NAME}} \\
+  --set controller.image={image}:${{TAG}} \\
+  --wait
+'''
+
+
+def test_a_scripts_image_whose_tag_is_the_charts_version_variable_follows_it(tmp_path):
+    """aws-samples/terraform-eks-code: `--version ${TAG}` and `controller.image=<mirror>:${TAG}` in one helm command.
+    The tag moves with the chart (migrator moves TAG): no stop; a mirror still needs the new image copied, said as a
+    warning. A tag from another variable is still held (MIG-HELM-038, error)."""
+    mirror = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/karpenter/controller"
+    (tmp_path / "install.sh").write_text(SCRIPT.format(tag="1.12.1", image=mirror))
+    plan = make_plan(tmp_path)
+    (f,) = [f for f in plan.findings if f.code == "MIG-HELM-038"]
+    assert f.severity == "warning" and f"copy public.ecr.aws/karpenter/controller:1.14.1 to {mirror}" in f.manual_step
+    assert any("export TAG=1.14.1" in (c.new or "") for c in plan.changes)
+    (tmp_path / "install.sh").write_text(SCRIPT.format(tag="1.12.1", image="public.ecr.aws/karpenter/controller"))
+    assert not [f for f in make_plan(tmp_path).findings if f.code == "MIG-HELM-038"]
+    other = SCRIPT.format(tag="1.12.1", image=mirror).replace(":${TAG} \\", ":${IMAGE_TAG} \\")
+    (tmp_path / "install.sh").write_text(other)
+    (f,) = [f for f in make_plan(tmp_path).findings if f.code == "MIG-HELM-038"]
+    assert f.severity == "error"

@@ -8,6 +8,8 @@ image must exist first. Facts: knowledge/helm.yaml `controller_image`.
 """
 from __future__ import annotations
 
+import re
+
 from .. import knowledge
 from ..inventory.charts import ChartInstall, values_of
 from ..model import Finding
@@ -32,8 +34,32 @@ def _pinned(ci: ChartInstall) -> dict[str, tuple]:
     return out
 
 
-def check(ci: ChartInstall, version: str) -> tuple[list[dict], list[Finding]]:
-    """(values rows to apply to the install, findings) for chart version `version` (what this run leaves it at)."""
+_VAR = r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?(?=\s|$)"
+
+
+def _same_variable(ci: ChartInstall, key: str, script: str | None) -> str | None:
+    """The shell variable a script's helm command gives both its chart version and the image `key`'s tag
+    (`--version ${TAG}` ... `--set controller.image=<repository>:${TAG}`), read from the command as written: the tag
+    then moves with the chart. None otherwise."""
+    if script is None:
+        return None
+    lines = script.splitlines()[max(ci.line - 1, 0):]
+    command = []
+    for ln in lines[:60]:                       # the helm command and the lines it continues on
+        command.append(ln)
+        if not ln.rstrip().endswith("\\"):
+            break
+    text = " ".join(command)
+    version = re.search(r"--version[= ]+" + _VAR, text)
+    image = re.search(r"--set(?:-string)?[= ]+[\"']?" + re.escape(key) + r"=[^\s\"']*:" + _VAR, text)
+    if version and image and version.group(1) == image.group(1):
+        return version.group(1)
+    return None
+
+
+def check(ci: ChartInstall, version: str, script: str | None = None) -> tuple[list[dict], list[Finding]]:
+    """(values rows to apply to the install, findings) for chart version `version` (what this run leaves it at);
+    `script`: the text of the script a helm command install is in."""
     keys = FACTS["keys"]
     got = _pinned(ci)
     if keys["tag"] not in got and keys["image"] not in got:
@@ -43,6 +69,15 @@ def check(ci: ChartInstall, version: str) -> tuple[list[dict], list[Finding]]:
         value, path, line = got[keys["image"]]
         if want in value:
             return [], []
+        var = _same_variable(ci, keys["image"], script)
+        repo = value[:value.rindex(":")] if ":" in value.rsplit("/", 1)[-1] else value
+        if var is not None:                         # its tag is the chart's own version variable: it follows
+            if repo == FACTS["repository"]:
+                return [], []
+            return [], [Finding("MIG-HELM-038", "warning", path, line,
+                                f"{ci.address} runs the controller image {value} from a mirror, its tag the chart's "
+                                f"version (${var}): with chart {version} it pulls {repo}:{want}",
+                                f"copy {FACTS['repository']}:{want} to {repo} before the chart moves")]
         return [], [Finding("MIG-HELM-038", "error", path, line,
                             f"{ci.address} pins the controller image {value}: chart {version} would run it under its "
                             "own CRDs and values",

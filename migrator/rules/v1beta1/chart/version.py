@@ -144,7 +144,7 @@ class ChartVersion:
         version = self.targets.get("karpenter") if self.bumps else chart_version(self.repo, self.charts, self.owns)
         if not version or not parse_version(version.lstrip("v")):
             return
-        rows, said = images.check(ci, version)
+        rows, said = images.check(ci, version, self.repo.text(ci.path) if ci.kind == "helm" else None)
         self.res.findings += said
         for vs in ci.values if rows else []:
             self.values(ci, vs, rows)
