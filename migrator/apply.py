@@ -12,13 +12,16 @@ class ApplyError(RuntimeError):
     pass
 
 
-def _target(root: Path, rel: str) -> Path:
+def _target(root: Path, rel: str, through: bool = False) -> Path:
+    """Where a change to `rel` is written: inside the root only; `through`: a link's own file (writing over the link
+    would replace it by a copy that no longer follows the file it shares)."""
     p = (root / rel)
     try:
-        p.resolve().relative_to(root.resolve())
+        real = p.resolve()
+        real.relative_to(root.resolve())
     except ValueError:
         raise ApplyError(f"{rel}: outside the root, refusing to write") from None
-    return p
+    return real if through and p.is_symlink() else p
 
 
 def _umask() -> int:
@@ -100,7 +103,7 @@ def apply_changes(root: Path, changes: list[FileChange], backup: bool = False) -
                              "original does; please report this as a bug with the file attached")
     written = []
     for c in changes:
-        p = _target(root, c.path)
+        p = _target(root, c.path, through=c.action != "delete")
         if backup and p.exists():
             _atomic_write(p.with_name(p.name + ".orig"), p.read_bytes().decode("utf-8"), p.stat().st_mode)
         if c.action == "delete":

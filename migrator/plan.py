@@ -284,17 +284,20 @@ def make_plan(root: Path, to: str | None = None, phase: str | None = None,
 
 
 def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str] | None) -> None:
+    from .links import aliases
     files = dict(repo.files)
+    linked: set[str] = set()                # paths that are a changed file through a link: they read the new text
     for c in plan.changes:
         if c.action == "delete":
             files.pop(c.path, None)
         else:
             old = repo.files.get(c.path)
-            files[c.path] = SourceFile(c.path, repo.root / c.path, c.new, newline_of(c.new),
-                                       old.mode if old else 0o644, True)
+            for p in [c.path] + (aliases(repo.root, repo.files, c.path) if old is not None else []):
+                files[p] = SourceFile(p, repo.root / p, c.new, newline_of(c.new), old.mode if old else 0o644, True)
+                linked.add(p)
     patched = Repo(repo.root, Discovery(repo.root, files, []))
     evaluate.share(repo, patched)       # the evaluator reads the files on disk: its answers do not change
-    changed = {c.path for c in plan.changes}
+    changed = {c.path for c in plan.changes} | linked
     patched.based_on(repo, changed)     # text searches: only the changed files are searched again
     patched._hcl.update({p: f for p, f in repo._hcl.items() if p not in changed})   # unchanged: parsed once
     patched.yaml_docs.update({k: v for k, v in repo.yaml_docs.items() if k[0] not in changed})
@@ -1480,4 +1483,5 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
         if _quoted_reference(findings, path, old, new, rules):
             continue
         changes.append(FileChange(path, "modify", old, new, rules))
-    return changes
+    from .links import through_links
+    return through_links(repo.root, changes, findings, repo.files)

@@ -18,6 +18,7 @@ there is any.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -52,16 +53,19 @@ def source(entry: dict, mirrors: Path, cache: Path) -> Path:
 
 def extract(bare: Path, commit: str, dest: Path) -> int:
     """The tree of a commit, written under dest; blobs a snapshot lacks (its largest files) are skipped. Returns how
-    many were skipped."""
+    many were skipped. A symbolic link is made as the link it is (its blob is the path it points to)."""
     listing = git("--git-dir", str(bare), "ls-tree", "-r", "-z", commit).split(b"\0")
     blobs = []
+    links = set()
     for row in listing:
         if not row:
             continue
         meta, path = row.split(b"\t", 1)
         mode, kind, sha = meta.split()
-        if kind == b"blob" and mode != b"120000":          # symlinks are left out
+        if kind == b"blob":
             blobs.append((sha, path.decode("utf-8", "replace")))
+            if mode == b"120000":
+                links.add(path.decode("utf-8", "replace"))
     proc = subprocess.run(["git", "--git-dir", str(bare), "cat-file", "--batch"], check=True, capture_output=True,
                           input=b"".join(sha + b"\n" for sha, _ in blobs))
     out, pos, skipped = proc.stdout, 0, 0
@@ -75,7 +79,10 @@ def extract(bare: Path, commit: str, dest: Path) -> int:
         size = int(header[2])
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(out[pos:pos + size])
+        if path in links:
+            os.symlink(out[pos:pos + size].decode("utf-8", "replace"), target)
+        else:
+            target.write_bytes(out[pos:pos + size])
         pos += size + 1
     return skipped
 

@@ -124,3 +124,56 @@ def test_a_broken_document_that_only_names_a_karpenter_kind_in_prose_is_not_an_e
     t.write_text("kind: Provisioner\napiVersion: karpenter.sh/v1alpha5\nmetadata:\n  name: x\n  : [\n")
     plan = make_plan(tmp_path, to="v1")
     assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-SRC-002"]
+
+
+def test_a_change_to_a_linked_file_is_written_to_the_file_it_points_at(tmp_path):
+    """aws-samples/terraform-eks-code links one variables file into several folders (`var-karpenter-version.tf ->
+    ../../common-files/...`). The chart version's default changed through the link's path would have replaced the
+    link by a copy: the other folders would keep the old version, and the link would stop following the shared file.
+    The change goes to the file itself, said (MIG-EDIT-012); the links stay links; a second plan finds nothing."""
+    import os
+    from migrator.apply import apply_changes
+    from migrator.plan import make_plan
+    root = tmp_path / "repo"
+    (root / "shared").mkdir(parents=True)
+    (root / "infra").mkdir()
+    (root / "other").mkdir()
+    (root / "shared" / "versions.tf").write_text(
+        'variable "karpenter_version" {\n  type    = string\n  default = "1.12.1"\n}\n')
+    os.symlink("../shared/versions.tf", root / "infra" / "versions.tf")
+    os.symlink("../shared/versions.tf", root / "other" / "versions.tf")
+    (root / "infra" / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  namespace  = "kube-system"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
+        '  version    = var.karpenter_version\n\n  set {\n    name  = "settings.clusterName"\n    value = "demo"\n'
+        '  }\n}\n\nresource "helm_release" "karpenter_crd" {\n  name       = "karpenter-crd"\n'
+        '  namespace  = "kube-system"\n  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter-crd"\n'
+        '  version    = var.karpenter_version\n}\n')
+    plan = make_plan(root)
+    paths = [c.path for c in plan.changes]
+    assert "shared/versions.tf" in paths and "infra/versions.tf" not in paths, paths
+    (said,) = [f for f in plan.findings if f.code == "MIG-EDIT-012"]
+    assert said.severity == "info" and "infra/versions.tf, other/versions.tf are links to shared/versions.tf" \
+        in said.message
+    apply_changes(root, plan.changes)
+    assert os.path.islink(root / "infra" / "versions.tf") and os.path.islink(root / "other" / "versions.tf")
+    assert 'default = "1.14.1"' in (root / "other" / "versions.tf").read_text()
+    assert not make_plan(root).changes
+
+
+def test_changes_that_differ_through_two_paths_of_one_file_are_not_written(tmp_path):
+    import os
+    from migrator.edits import FileChange
+    from migrator.links import through_links
+    (tmp_path / "a.tf").write_text("x = 1\n")
+    os.symlink("a.tf", tmp_path / "b.tf")
+    findings = []
+    out = through_links(tmp_path, [FileChange("a.tf", "modify", "x = 1\n", "x = 2\n"),
+                                   FileChange("b.tf", "modify", "x = 1\n", "x = 3\n")], findings)
+    assert out == [] and [(f.code, f.severity) for f in findings] == [("MIG-EDIT-012", "error")]
+    findings = []
+    out = through_links(tmp_path, [FileChange("a.tf", "modify", "x = 1\n", "x = 2\n"),
+                                   FileChange("b.tf", "modify", "x = 1\n", "x = 2\n")], findings)
+    assert [c.path for c in out] == ["a.tf"] and findings[0].severity == "info"
+    out = through_links(tmp_path, [FileChange("b.tf", "delete", "x = 1\n", None)], [])
+    assert [c.path for c in out] == ["b.tf"]                # deleting a link removes the link only

@@ -1,0 +1,76 @@
+"""Changes to files a symbolic link of the repository points at.
+
+A folder may link a file it shares with others (`var-karpenter-version.tf -> ../../common-files/...`). migrator reads
+the link's path like any file, so a rule's change can name the link. Written there, the link would be replaced by a
+copy that no longer follows the shared file (and the other links would keep the old text). So a change to a link is
+a change to the file it points at: written there once, said with the paths that share it; two changes of one file
+through different paths that disagree are not written at all.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .edits import FileChange
+from .model import Finding
+
+
+def _real(root: Path, rel: str) -> str:
+    """The repository path a path resolves to (itself unless a link on the way points elsewhere inside the root)."""
+    p = root / rel
+    if not os.path.lexists(p):
+        return rel
+    try:
+        return Path(os.path.realpath(p)).relative_to(root).as_posix()
+    except ValueError:                  # outside the root: discovery skipped it, apply refuses it
+        return rel
+
+
+def through_links(root, changes: list[FileChange], findings: list[Finding], files: dict | None = None
+                  ) -> list[FileChange]:
+    """The changes with each one to a link's path moved to the file it points at (one change per real file); `files`:
+    the discovered files, to name every path that links to it."""
+    root = Path(root).resolve()
+    by_real: dict[str, list[FileChange]] = {}
+    for c in changes:
+        real = _real(root, c.path) if c.action != "delete" else c.path    # deleting a link removes the link only
+        by_real.setdefault(real, []).append(c)
+    out: list[FileChange] = []
+    for real, cs in by_real.items():
+        if len(cs) == 1 and cs[0].path == real:
+            out.append(cs[0])
+            continue
+        paths = sorted({c.path for c in cs})
+        if len({c.new for c in cs}) > 1:
+            findings.append(Finding(
+                "MIG-EDIT-012", "error", real, 0,
+                f"{real} is changed through several paths that link to it ({', '.join(paths)}), and the changes "
+                "differ: none of them is written",
+                "make the change in the file itself by hand (it is shared by every path that links to it), then run "
+                "migrator again"))
+            continue
+        first = cs[0]
+        rules = sorted({r for c in cs for r in c.rules})
+        kept = next((c for c in cs if c.path == real), None)
+        change = FileChange(real, first.action, first.old, first.new, rules)
+        for attr, value in vars(kept or first).items():     # what the plan added to it (the roots it was made for)
+            if attr not in ("path", "rules"):
+                setattr(change, attr, value)
+        out.append(change)
+        links = sorted({p for p in paths if p != real} | set(aliases(root, files, real) if files and real in files
+                                                             else []))
+        findings.append(Finding(
+            "MIG-EDIT-012", "info", real, 0,
+            f"{', '.join(links)} {'is a link' if len(links) == 1 else 'are links'} to {real}: the change is written "
+            f"there (never over a link), and every path that links to it shares it"))
+    return out
+
+
+def aliases(root, files: dict, path: str) -> list[str]:
+    """The other discovered paths that are `path` through a link (the same file read twice): their text is the same,
+    so only those are resolved."""
+    root = Path(root).resolve()
+    sf = files.get(path)
+    if sf is None:
+        return []
+    return [q for q, f in files.items() if q != path and f.text == sf.text and _real(root, q) == path]
