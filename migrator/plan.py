@@ -409,6 +409,8 @@ def _standing_of(ctx):
     majors = _module_majors(ctx)
     st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version, majors)
     stale = standing.leftovers(ms + shell, st)
+    if not stale and not st.serves and ctx.chart_version is None:     # no chart: what the newest objects' one serves
+        stale = standing.unservable(ms + shell)
     stale_shell = [o for o in shell if o in stale]      # an old script's Provisioner beside the NodePools: a leftover
     stale = [m for m in stale if m not in stale_shell]
     shell = [o for o in shell if o not in stale_shell]
@@ -464,20 +466,22 @@ def _said_since_and_leftovers(rp: RootPlan, ctx, since, stale: list, stale_shell
         note("MIG-SINCE-002", "info",
              f"standing at {ctx.options.since}: chart {since[0]}; the files ask for {since[1]}: the companion edits of "
              f"every minor in between are planned, the bumped version kept")
+    served = f"chart {st.chart} serves" if st.chart else \
+        f"a chart serving its {st.objects_era} objects serves (no chart version in the files)"
     for o in stale_shell:
         heredoc = hasattr(o, "where")       # a shell heredoc's, else a raw chart's values (inventory/valueobjects.py)
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", o.path, o.line,
             f"{o.kind} ({o.api_version}), " + (f"applied from a shell heredoc in {o.where}" if heredoc else
                                                f"in what {getattr(o, 'release', '?')} renders")
-            + f", is older than anything chart {st.chart} serves, beside objects it does serve: a leftover nothing "
+            + f", is older than anything {served}, beside objects it does serve: a leftover nothing "
             "can apply any more; it does not decide where the root stands and is not converted",
             "delete it from the " + ("script" if heredoc else "values or template") +
             " (or convert it by hand if it is still meant to exist)"))
     for m in stale:
         rp.findings.append(Finding(
             "MIG-STAND-002", "warning", m.path, m.line,
-            f"{m.kind} {m.masked.unmask(str(m.name))} ({m.api_version}) is older than anything chart {st.chart} serves, "
+            f"{m.kind} {m.masked.unmask(str(m.name))} ({m.api_version}) is older than anything {served}, "
             "beside objects it does serve: a leftover nothing can apply any more; it does not decide where the root "
             "stands and is not converted",
             "delete it (or convert it by hand if it is still meant to exist)"))

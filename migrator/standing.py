@@ -94,6 +94,18 @@ def leftovers(objects: list, st: Standing) -> list:
     return [m for m in objects if ERAS.index(API[m.era]) < first] if served else []
 
 
+def unservable(objects: list) -> list:
+    """With no chart version known: the objects older than anything a controller serving the root's newest objects
+    serves (a v1alpha5 Provisioner beside v1 NodePools: no chart serves both, knowledge/hops.yaml `serves`). The
+    newest objects run, so those are leftovers of a move made by hand, not where the root stands."""
+    eras = [API[m.era] for m in objects if getattr(m, "era", None) in API]
+    if not eras:
+        return []
+    newest = max(eras, key=ERAS.index)
+    first = min((row["eras"][0] for row in HOPS["serves"] if newest in row["eras"]), key=ERAS.index)
+    return [m for m in objects if getattr(m, "era", None) in API and ERAS.index(API[m.era]) < ERAS.index(first)]
+
+
 def installs(hop: dict, phase: str, goal: route.Target | None) -> str | None:
     """The controller chart version a hop's phase installs (knowledge/hops.yaml `chart_phases`), if it moves it."""
     if phase not in hop.get("chart_phases", []):

@@ -525,3 +525,30 @@ def test_objects_with_no_chart_in_the_files_say_how_the_upgrade_is_recorded(tmp_
     (r,) = out["roots"]
     assert r["chart"] == latest and not r["phase"] and out["steps"] == []
     assert not [f for f in out["findings"] if f["code"] == "MIG-STAND-005"]
+
+
+def test_with_no_chart_an_alpha_leftover_beside_v1_objects_does_not_decide(tmp_path):
+    """Tharunkn569/eks-karpenter-terraform keeps a `# Legacy reference only.` Provisioner beside its v1 NodePool and
+    EC2NodeClass, the chart installed outside the files. No chart serves both v1alpha5 and v1: the v1 objects run, so
+    the Provisioner is a leftover (MIG-STAND-002). It used to put the root at v1alpha5 and write a v1beta1 NodePool
+    for it, which a 1.x controller cannot even accept."""
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "nodepool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n"
+        "      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n"
+        "      requirements:\n        - key: kubernetes.io/arch\n          operator: In\n          values: [\"amd64\"]\n")
+    (root / "provisioner-legacy.yaml").write_text(
+        "# Legacy reference only.\napiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: legacy\n"
+        "spec:\n  providerRef:\n    name: default\n  ttlSecondsAfterEmpty: 30\n")
+    plan = make_plan(root)
+    (r,) = plan.roots
+    assert r.era == "v1" and r.hop_from == "v1"
+    (said,) = [f for f in plan.findings if f.code == "MIG-STAND-002"]
+    assert said.path == "provisioner-legacy.yaml" and "no chart version in the files" in said.message
+    assert not [c for c in plan.changes if "v1beta1" in (c.new or "")]
+    # a v1beta1 NodePool beside a Provisioner stays a root of the v1alpha5 hop (0.32 serves both)
+    (root / "nodepool.yaml").write_text((root / "nodepool.yaml").read_text().replace("karpenter.sh/v1\n",
+                                                                                     "karpenter.sh/v1beta1\n"))
+    (r,) = make_plan(root).roots
+    assert r.era == "v1alpha5"
