@@ -344,38 +344,17 @@ def quote_template(s: str) -> str:
     quotes and braces kept), the other text escaped."""
     def esc(t: str) -> str:
         return t.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    from .templates import TemplateError, sequence_end
     out, i = [], 0
     while (j := s.find("${", i)) >= 0:
-        end = _interpolation_end(s, j + 2)
-        if end is None:
+        try:
+            end = sequence_end(s, j + 2)
+        except TemplateError:
             break
         out += [esc(s[i:j]), s[j:end]]
         i = end
     out.append(esc(s[i:]))
     return '"' + "".join(out) + '"'
-
-
-def _interpolation_end(s: str, k: int) -> int | None:
-    """The offset after the `}` that closes an interpolation whose expression starts at k (braces and quoted strings
-    inside it followed); None when it does not close."""
-    depth, quoted = 1, False
-    while k < len(s):
-        c = s[k]
-        if quoted:
-            if c == "\\":
-                k += 1
-            elif c == '"':
-                quoted = False
-        elif c == '"':
-            quoted = True
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return k + 1
-        k += 1
-    return None
 
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")

@@ -75,6 +75,12 @@ def _scan_to_close(text: str, i: int) -> int:
     raise TemplateError("unterminated template sequence")
 
 
+def sequence_end(text: str, i: int) -> int:
+    """The index just after the `}` closing the template sequence whose body starts at i (after `${` or `%{`), strings
+    and nested sequences followed; TemplateError when it never closes."""
+    return _scan_to_close(text, i)
+
+
 _OPENING = re.compile(r"[$%]\{")
 
 
