@@ -70,6 +70,7 @@ class Discovery:
     root: Path
     files: dict[str, SourceFile] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
+    links: set[str] = field(default_factory=set)        # files read through a symbolic link (migrator/links.py)
 
 
 def _within(root: Path, p: Path) -> bool:
@@ -134,6 +135,8 @@ def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], m
                 continue
             if e.is_symlink():
                 _add(out, root, e.path, max_bytes, rel)
+                if rel in out.files:
+                    out.links.add(rel)
             elif e.is_file(follow_symlinks=False):
                 _add_plain(out, e.path, max_bytes, rel)
             else:                               # a FIFO, socket or device: opening it could block or never end

@@ -26,14 +26,16 @@ def _real(root: Path, rel: str) -> str:
         return rel
 
 
-def through_links(root, changes: list[FileChange], findings: list[Finding], files: dict | None = None
-                  ) -> list[FileChange]:
-    """The changes with each one to a link's path moved to the file it points at (one change per real file); `files`:
-    the discovered files, to name every path that links to it."""
+def through_links(root, changes: list[FileChange], findings: list[Finding], files: dict | None = None,
+                  links=()) -> list[FileChange]:
+    """The changes with each one to a link's path moved to the file it points at (one change per real file); `files`
+    and `links` (the discovered files, those read through a link): to name every path that links to it."""
     root = Path(root).resolve()
+    links = set(links)
     by_real: dict[str, list[FileChange]] = {}
     for c in changes:
-        real = _real(root, c.path) if c.action != "delete" else c.path    # deleting a link removes the link only
+        # deleting a link removes the link only; a path no link is on is itself
+        real = _real(root, c.path) if c.action != "delete" and c.path in links else c.path
         by_real.setdefault(real, []).append(c)
     out: list[FileChange] = []
     for real, cs in by_real.items():
@@ -57,20 +59,19 @@ def through_links(root, changes: list[FileChange], findings: list[Finding], file
             if attr not in ("path", "rules"):
                 setattr(change, attr, value)
         out.append(change)
-        links = sorted({p for p in paths if p != real} | set(aliases(root, files, real) if files and real in files
-                                                             else []))
+        linking = sorted({p for p in paths if p != real} | set(aliases(root, files, real, links) if files and
+                                                               real in files else []))
         findings.append(Finding(
             "MIG-EDIT-012", "info", real, 0,
-            f"{', '.join(links)} {'is a link' if len(links) == 1 else 'are links'} to {real}: the change is written "
+            f"{', '.join(linking)} {'is a link' if len(linking) == 1 else 'are links'} to {real}: the change is written "
             f"there (never over a link), and every path that links to it shares it"))
     return out
 
 
-def aliases(root, files: dict, path: str) -> list[str]:
-    """The other discovered paths that are `path` through a link (the same file read twice): their text is the same,
-    so only those are resolved."""
+def aliases(root, files: dict, path: str, links) -> list[str]:
+    """The discovered paths read through a link (`links`) that are `path` (the same file read twice)."""
     root = Path(root).resolve()
     sf = files.get(path)
     if sf is None:
         return []
-    return [q for q, f in files.items() if q != path and f.text == sf.text and _real(root, q) == path]
+    return [q for q in links if q != path and q in files and files[q].text == sf.text and _real(root, q) == path]

@@ -292,10 +292,11 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
             files.pop(c.path, None)
         else:
             old = repo.files.get(c.path)
-            for p in [c.path] + (aliases(repo.root, repo.files, c.path) if old is not None else []):
+            for p in [c.path] + (aliases(repo.root, repo.files, c.path, repo.discovery.links)
+                                 if old is not None and repo.discovery.links else []):
                 files[p] = SourceFile(p, repo.root / p, c.new, newline_of(c.new), old.mode if old else 0o644, True)
                 linked.add(p)
-    patched = Repo(repo.root, Discovery(repo.root, files, []))
+    patched = Repo(repo.root, Discovery(repo.root, files, [], set(repo.discovery.links)))
     evaluate.share(repo, patched)       # the evaluator reads the files on disk: its answers do not change
     changed = {c.path for c in plan.changes} | linked
     patched.based_on(repo, changed)     # text searches: only the changed files are searched again
@@ -424,18 +425,15 @@ def _standing_of(ctx):
 
 def _module_majors(ctx) -> tuple[int, ...]:
     """The majors the root's terraform-aws-modules karpenter module calls pin (a call whose pin is not read: none)."""
-    from .modmajor import is_karpenter_module
-    from .versions import constraint, pinned
-    out = []
-    for p, b in ctx.repo.blocks("module", None, "karpenter"):
-        src = b.attr("source")
-        if not ctx.owns(p) or src is None or not is_karpenter_module(src.literal()):
-            continue
-        ver = constraint(pinned(b))[1]
-        if ver is None:
-            return ()
-        out.append(ver[0])
-    return tuple(out)
+    calls = ctx.repo.__dict__.get("_karpenter_module_majors")
+    if calls is None:                   # every call of the repository once per run; each root takes its own
+        from .modmajor import is_karpenter_module
+        from .versions import constraint, pinned
+        calls = ctx.repo.__dict__["_karpenter_module_majors"] = [
+            (p, constraint(pinned(b))[1]) for p, b in ctx.repo.blocks("module", None, "karpenter")
+            if b.attr("source") is not None and is_karpenter_module(b.attr("source").literal())]
+    mine = [ver for p, ver in calls if ctx.owns(p)]
+    return () if any(v is None for v in mine) else tuple(v[0] for v in mine)
 
 
 def _since_target(ctx, since, target):
@@ -1488,4 +1486,4 @@ def build_changes(repo: Repo, edits: list, findings: list[Finding]) -> list[File
             continue
         changes.append(FileChange(path, "modify", old, new, rules))
     from .links import through_links
-    return through_links(repo.root, changes, findings, repo.files)
+    return through_links(repo.root, changes, findings, repo.files, repo.discovery.links)

@@ -169,11 +169,11 @@ def test_changes_that_differ_through_two_paths_of_one_file_are_not_written(tmp_p
     os.symlink("a.tf", tmp_path / "b.tf")
     findings = []
     out = through_links(tmp_path, [FileChange("a.tf", "modify", "x = 1\n", "x = 2\n"),
-                                   FileChange("b.tf", "modify", "x = 1\n", "x = 3\n")], findings)
+                                   FileChange("b.tf", "modify", "x = 1\n", "x = 3\n")], findings, links={"b.tf"})
     assert out == [] and [(f.code, f.severity) for f in findings] == [("MIG-EDIT-012", "error")]
     findings = []
     out = through_links(tmp_path, [FileChange("a.tf", "modify", "x = 1\n", "x = 2\n"),
-                                   FileChange("b.tf", "modify", "x = 1\n", "x = 2\n")], findings)
+                                   FileChange("b.tf", "modify", "x = 1\n", "x = 2\n")], findings, links={"b.tf"})
     assert [c.path for c in out] == ["a.tf"] and findings[0].severity == "info"
-    out = through_links(tmp_path, [FileChange("b.tf", "delete", "x = 1\n", None)], [])
+    out = through_links(tmp_path, [FileChange("b.tf", "delete", "x = 1\n", None)], [], links={"b.tf"})
     assert [c.path for c in out] == ["b.tf"]                # deleting a link removes the link only
