@@ -8,8 +8,6 @@ image must exist first. Facts: knowledge/helm.yaml `controller_image`.
 """
 from __future__ import annotations
 
-import re
-
 from .. import knowledge
 from ..inventory.charts import ChartInstall, values_of
 from ..model import Finding
@@ -34,27 +32,15 @@ def _pinned(ci: ChartInstall) -> dict[str, tuple]:
     return out
 
 
-_VAR = r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?(?=\s|$)"
-
-
 def _same_variable(ci: ChartInstall, key: str, script: str | None) -> str | None:
     """The shell variable a script's helm command gives both its chart version and the image `key`'s tag
-    (`--version ${TAG}` ... `--set controller.image=<repository>:${TAG}`), read from the command as written: the tag
-    then moves with the chart. None otherwise."""
+    (`--version ${TAG}` ... `--set controller.image=<repository>:${TAG}`), read from the command as written
+    (sources/shell.py): the tag then moves with the chart. None otherwise."""
     if script is None:
         return None
-    lines = script.splitlines()[max(ci.line - 1, 0):]
-    command = []
-    for ln in lines[:60]:                       # the helm command and the lines it continues on
-        command.append(ln)
-        if not ln.rstrip().endswith("\\"):
-            break
-    text = " ".join(command)
-    version = re.search(r"--version[= ]+" + _VAR, text)
-    image = re.search(r"--set(?:-string)?[= ]+[\"']?" + re.escape(key) + r"=[^\s\"']*:" + _VAR, text)
-    if version and image and version.group(1) == image.group(1):
-        return version.group(1)
-    return None
+    from ..sources.shell import helm_calls
+    call = next((c for c in helm_calls(ci.path, script) if c.line == ci.line), None)
+    return call.same_variable(key) if call is not None else None
 
 
 def check(ci: ChartInstall, version: str, script: str | None = None) -> tuple[list[dict], list[Finding]]:

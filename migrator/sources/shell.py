@@ -91,6 +91,17 @@ class HelmCall:
     release: str = ""                   # the release name (expanded where the script sets it)
     sets: dict = field(default_factory=dict)    # --set / --set-string key -> value (expanded; None: not known)
     raw_sets: dict = field(default_factory=dict)    # --set / --set-string key -> value as written (`$CLUSTER_NAME`)
+    raw_version: str | None = None      # --version as written (`${TAG}`)
+
+    def same_variable(self, key: str) -> str | None:
+        """The variable both the chart version and --set `key`'s trailing `:tag` are written as (`--version ${TAG}`
+        ... `controller.image=<repository>:${TAG}`), else None."""
+        version = _VAR.fullmatch(self.raw_version or "")
+        value = self.raw_sets.get(key) or ""
+        tag = _VAR.fullmatch(value.rsplit(":", 1)[1]) if ":" in value else None
+        if version and tag and (version.group(1) or version.group(2)) == (tag.group(1) or tag.group(2)):
+            return version.group(1) or version.group(2)
+        return None
 
 
 def _offsets(text: str) -> list[int]:
@@ -183,7 +194,7 @@ def helm_calls(path: str, text: str) -> list[HelmCall]:
                 k, v = pair.split("=", 1)
                 sets[k], raw[k] = _expand(v, env), v
         out.append(HelmCall(path, line, chart, version, span, values, _expand(ns, env) if ns else None,
-                            _expand(positional[0], env) or positional[0], sets, raw))
+                            _expand(positional[0], env) or positional[0], sets, raw, raw_version))
     return out
 
 
