@@ -332,3 +332,64 @@ def values(repo, tf_path: str, block, line: int, attr: str) -> list[Any] | None:
     if got is None:
         return None
     return [i.get(attr) for i in got]
+
+
+# -- what the evaluator can answer ------------------------------------------------------------------------------------
+
+_READS = re.compile(r"\b(var|local)\.([A-Za-z_][\w-]*)|\bmodule\.([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)")
+# an expression that can stand without one of its parts (a condition's other branch, a fallback)
+_CHOOSES = re.compile(r"\?|\b(?:try|can|coalesce|coalescelist|lookup)\s*\(")
+
+
+def can_answer(repo, d: str, source: str, depth: int = 0) -> bool:
+    """Could the evaluator give an expression of module folder `d` a value? False only where it provably cannot:
+    the expression needs a value no evaluation has. That is a root module's variable with no default, no tfvars
+    beside it and no caller giving it; an output of a module the repository does not hold (the evaluator downloads
+    nothing); or a local or caller's argument made of those. Anything else (a resource's attribute, a function over
+    what it knows, a condition) may be answered, and is asked."""
+    if depth > 8 or _CHOOSES.search(source):
+        return True
+    d = d or "."
+    for m in _READS.finditer(source):
+        kind, name, mod, out = m.groups()
+        if mod is not None:
+            known = _module_output(repo, d, mod, out, depth)
+        elif kind == "local":
+            known = True
+            for _, lb in repo.blocks_in(d, "locals"):
+                if lb.attr(name) is not None:
+                    known = can_answer(repo, d, lb.attr(name).source, depth + 1)
+        else:
+            known = _variable(repo, d, name, depth)
+        if not known:
+            return False
+    return True
+
+
+def _variable(repo, d: str, name: str, depth: int) -> bool:
+    decl = [b for _, b in repo.blocks_in(d, "variable", name)]
+    if len(decl) > 1:
+        return False                        # declared twice: Terraform rejects the module, the evaluator leaves it
+    if not decl or decl[0].attr("default") is not None:
+        return True                         # not declared here (not judged), or it has a value of its own
+    callers = repo.callers(d)
+    if not callers:                         # a root: only its tfvars could give it
+        return any(p.endswith((".tfvars", ".tfvars.json")) for p in repo.in_dir(d if d != "." else ""))
+    return any(cb.attr(name) is not None and can_answer(repo, posixpath.dirname(cp) or ".", cb.attr(name).source,
+                                                        depth + 1) for cp, cb in callers)
+
+
+def _module_output(repo, d: str, mod: str, out: str, depth: int) -> bool:
+    calls = [b for _, b in repo.blocks_in(d, "module", mod)]
+    if len(calls) != 1 or calls[0].attr("source") is None:
+        return True
+    src = calls[0].attr("source").literal()
+    if not isinstance(src, str):
+        return True
+    if not src.startswith(("./", "../")):   # the evaluator reads only what is on disk: a downloaded module is not
+        return (repo.root / d / ".terraform").exists()
+    child = posixpath.normpath(posixpath.join(d, src))
+    outputs = [b for _, b in repo.blocks_in(child, "output", out)]
+    if len(outputs) != 1 or outputs[0].attr("value") is None:
+        return True
+    return can_answer(repo, child, outputs[0].attr("value").source, depth + 1)

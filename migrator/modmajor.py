@@ -344,5 +344,5 @@ def installed(b, table: dict) -> tuple[int, ...] | None:
     if op != "~>" or ver is None:
         return ver
     got = newest_admitted(raw, table["newest"])
-    last = table["last_of_major"].get(got[0]) or table["last_of_major"].get(str(got[0]))
+    last = table["last_of_major"].get(str(got[0]))
     return min(got, parse_version(last)) if last else got

@@ -188,6 +188,8 @@ def _evaluated(repo, p: str, b, attr: str):
     e = b.attr(attr)
     if e is not None and _varies_by_caller(repo, posixpath.dirname(p), e.source):
         return None         # its instances disagree (one per caller): no one value to ask the evaluator for
+    if e is not None and not evaluate.can_answer(repo, posixpath.dirname(p), e.source):
+        return None         # it reads a value no evaluation has (a root variable with none, a downloaded module)
     got = evaluate.values(repo, p, b, 0, attr) if e is not None else None
     if got and all(v == got[0] for v in got) and not isinstance(got[0], dict):
         v = got[0]

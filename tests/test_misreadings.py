@@ -290,6 +290,28 @@ def test_a_terragrunt_stacks_units_are_read_with_the_stacks_values(tmp_path):
     assert f.path == "live/staging/terragrunt.stack.hcl" and "outside the repository" in f.message
 
 
+def test_a_stacks_units_that_do_not_name_the_move_are_read_when_asked(tmp_path):
+    """Issue 60 (100rd/platform-design: 33 stacks, 350 units): a stack's unit that names neither Karpenter nor an
+    autoscaler is evaluated only when a dependency or the question "was this stack read whole" needs it, and then
+    reads as it did when every unit was evaluated up front."""
+    from pathlib import Path
+    import shutil
+    from migrator.inventory.repo import Repo
+    from migrator.inventory.terragrunt import Terragrunt
+    fx = Path(__file__).resolve().parents[1] / "fixtures" / "terragrunt-stack" / "input"
+    shutil.copytree(fx, tmp_path, dirs_exist_ok=True)
+    tg = Terragrunt(Repo(tmp_path))
+    assert "live/staging/.terragrunt-stack/eks" not in tg.generated          # not evaluated yet
+    eks = tg.unit_at("live/staging/.terragrunt-stack/eks")                  # the karpenter unit's dependency
+    assert eks is not None and eks.inputs["cluster_name"].value == "staging"
+    assert tg.stacks_read == {"live/prod/terragrunt.stack.hcl", "live/staging/terragrunt.stack.hcl"}
+    # a unit with no terraform source is no unit: its stack is not read whole, found when asked
+    cat = tmp_path / "catalog" / "units" / "eks" / "terragrunt.hcl"
+    cat.write_text(cat.read_text().replace('  source = "tfr:///terraform-aws-modules/eks/aws?version=20.31.0"\n', ""))
+    tg = Terragrunt(Repo(tmp_path))
+    assert tg.stacks_read == set() and tg.unit_at("live/staging/.terragrunt-stack/eks") is None
+
+
 def test_a_unit_source_from_the_repository_root(tmp_path):
     """`source = "${get_repo_root()}/modules/karpenter"`: the module folder from the repository's root (before: read
     as the `//` subfolder separator, a folder under the unit's own)."""

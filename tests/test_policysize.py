@@ -270,3 +270,59 @@ def test_a_shared_module_whose_callers_give_different_names_is_not_evaluated(tmp
     (tmp_path / "staging" / "main.tf").write_text('module "k8s" {\n  source = "../modules/k8s"\n  stage  = "prod"\n}\n')
     make_plan(tmp_path)
     assert asked                # both calls give the same stage: the evaluator may find the one name
+
+
+def test_the_evaluator_is_not_asked_for_a_value_no_evaluation_has(tmp_path, monkeypatch):
+    """Issue 60 (100rd/platform-design: 0.3 s of tfparse for two answers it could not give): a name read from a root
+    variable with no default and no tfvars, from a variable declared twice, or from the output of a module the
+    evaluator would have to download is never asked; the same name with a value to find is."""
+    from migrator import evaluate
+    asked = []
+    real = evaluate._evaluate
+    monkeypatch.setattr(evaluate, "_evaluate", lambda *a, **k: asked.append(a) or real(*a, **k))
+    var = 'variable "cluster_name" {\n  type = string\n}\n'
+    (tmp_path / "variables.tf").write_text(var)
+    (tmp_path / "main.tf").write_text(CALL.format(region="eu-west-1", version="21.19.0", chart="1.14.1",
+                                                  name='"${var.cluster_name}-eks"', extra=""))
+    plan = make_plan(tmp_path)
+    assert not asked and any(f.code.startswith("MIG-V1X-MOD-01") and "cannot read the cluster name" in f.message
+                             for f in plan.findings)
+    (tmp_path / "prod.tfvars").write_text('cluster_name = "prod"\n')          # a value the evaluator may read
+    make_plan(tmp_path)
+    assert asked
+    asked.clear()
+    (tmp_path / "prod.tfvars").unlink()
+    (tmp_path / "more.tf").write_text('variable "cluster_name" {\n  default = "x"\n}\n')   # declared twice
+    make_plan(tmp_path)
+    assert not asked
+    (tmp_path / "more.tf").unlink()
+    # the eks module's output: the evaluator downloads no module, so the name comes only from its input, and that
+    # is a variable with no value
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "~> 21.0"\n'
+        '  name    = lower(var.cluster_name)\n}\n\n'
+        + CALL.format(region="eu-west-1", version="21.19.0", chart="1.14.1", name="module.eks.cluster_name", extra=""))
+    make_plan(tmp_path)
+    assert not asked
+    (tmp_path / "variables.tf").write_text(var.replace("string\n", 'string\n  default = "demo"\n'))
+    make_plan(tmp_path)
+    assert asked
+
+
+def test_what_the_evaluator_can_answer_follows_callers_locals_and_local_modules(tmp_path):
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    (tmp_path / "mod").mkdir()
+    (tmp_path / "mod" / "main.tf").write_text(
+        'variable "name" {}\nlocals {\n  full = "${var.name}-x"\n}\noutput "id" {\n  value = local.full\n}\n')
+    (tmp_path / "main.tf").write_text('provider "aws" {}\nvariable "stage" {}\nvariable "given" {\n  default = "a"\n}\n'
+                                      'module "m" {\n  source = "./mod"\n  name   = var.stage\n}\n')
+    repo = Repo(tmp_path)
+    assert not evaluate.can_answer(repo, "mod", "local.full")               # its only caller gives a root variable
+    assert not evaluate.can_answer(repo, ".", "module.m.id")                # with no value
+    assert evaluate.can_answer(repo, ".", 'var.stage == "" ? "x" : var.stage')   # a condition may not need it
+    assert evaluate.can_answer(repo, ".", "aws_eks_cluster.this.name")      # not judged: asked
+    (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace("name   = var.stage",
+                                                                                 "name   = var.given"))
+    repo = Repo(tmp_path)
+    assert evaluate.can_answer(repo, ".", "module.m.id")

@@ -25,6 +25,27 @@ _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
 _RELATIVE_SOURCE = re.compile(r'\bsource\s*=\s*"\.\.?/')
 
 
+_CRD_KIND = "kind: CustomResourceDefinition"
+
+
+def _only_foreign_crds(text: str) -> bool:
+    """Repo.inert: a YAML text of CustomResourceDefinition documents only, naming neither Karpenter nor an autoscaler
+    (decided with C-speed substring searches: a regular expression over tens of megabytes costs more than it saves)."""
+    if _CRD_KIND not in text:
+        return False
+    kinds, at = 0, (0 if text.startswith("kind:") else text.find("\nkind:"))
+    while at >= 0:
+        start = at if at == 0 and text.startswith("kind:") else at + 1
+        end = start + len(_CRD_KIND)
+        if not text.startswith(_CRD_KIND, start) or (end < len(text) and text[end] not in "\r\n \t#"):
+            return False
+        kinds += 1
+        at = text.find("\nkind:", end)
+    body = text.strip()
+    docs = text.count("\n---") + (0 if body.startswith("---") else 1) - (1 if body.endswith("\n---") else 0)
+    return kinds >= max(docs, 1) and "arpenter" not in text and "utoscaler" not in text
+
+
 class Repo:
     def __init__(self, root: Path, discovery: Discovery | None = None, exclude: list[str] | None = None):
         self.discovery = discovery or discover(root, exclude=exclude)
@@ -186,7 +207,7 @@ class Repo:
                          and among is not None and (suffixes is None or set(among) < set(suffixes))), None)
         if prior is None and narrower is not None:     # answered over some of these files: the others searched
             among, got = narrower
-            found = got + [p for p in (self.files if suffixes is None else self.ending(suffixes))
+            found = got + [p for p in self._searched(suffixes)
                            if not p.endswith(among) and needle in self.files[p].text]
             found.sort(key=self._order().__getitem__)
         elif prior is None:
@@ -216,8 +237,31 @@ class Repo:
                     and (best is None or len(got) < len(best)):
                 best = got
         if best is None:
-            return self.files if suffixes is None else self.ending(suffixes)
+            return self._searched(suffixes)
         return best if suffixes is None else [p for p in best if p.endswith(suffixes)]
+
+    def _searched(self, suffixes: tuple[str, ...] | None) -> list[str]:
+        """The files a text search over `suffixes` (None: every file) reads: all of them but the inert ones, listed
+        once per run."""
+        lists = self.__dict__.setdefault("_searched_lists", {})
+        got = lists.get(suffixes)
+        if got is None:
+            got = lists[suffixes] = [p for p in (self.files if suffixes is None else self.ending(suffixes))
+                                     if not (p.endswith(YAML) and self.inert(p))]
+        return got
+
+    def inert(self, path: str) -> bool:
+        """Is a YAML file only CustomResourceDefinitions that name neither Karpenter nor an autoscaler (a vendored CRD
+        bundle: cert-manager's, Argo CD's, Prometheus')? No reader looks for anything in one: text searches pass it
+        over, and they were most of the time of a plan over repositories that vendor tens of megabytes of CRDs.
+        Decided on the text alone: every top-level `kind:` line reads `kind: CustomResourceDefinition`, there is one
+        per document, and neither word is anywhere in it; anything else (a quoted kind, a template, a document
+        without a kind) is not inert."""
+        cache = self.__dict__.setdefault("_inert", {})
+        got = cache.get(path)
+        if got is None:
+            got = cache[path] = _only_foreign_crds(self.files[path].text)
+        return got
 
     def based_on(self, first: "Repo", changed: set[str]) -> None:
         """This repository is `first` with the files `changed` (written, added or deleted) by a plan: text searches

@@ -395,7 +395,8 @@ class Terragrunt:
         self.unit_files = sorted(repo.named(UNIT_FILE))
         self.generated: dict[str, Unit] = {}        # a stack's unit, by the folder Terragrunt generates it in
         self.templates: set[str] = set()            # catalog unit files stacks generate their units from
-        self.stacks_read: set[str] = set()          # stack files whose every unit was read
+        self._stacks_whole: dict[str, list[str]] = {}   # stack files whose units were read, but those not evaluated yet
+        self._later: dict[str, tuple] = {}          # stack units not evaluated yet, by their generated folder
         stacked = self._stack_units()
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
         self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in self.unit_files
@@ -413,7 +414,8 @@ class Terragrunt:
             cfg = self.config(p, d)
             if cfg.file is None:
                 continue
-            mine, whole = [], not cfg.block("stack")        # a nested stack is not read: the file stays unread
+            mine, later = [], []
+            whole = not cfg.block("stack")          # a nested stack is not read: the file stays unread
             for b in cfg.block("unit"):
                 src = cfg.eval(b.attr("source")).value if b.attr("source") is not None else None
                 sub = cfg.eval(b.attr("path")).value if b.attr("path") is not None else None
@@ -424,24 +426,48 @@ class Terragrunt:
                     self._unread_unit(p, b, src)
                     continue
                 at = posixpath.normpath(posixpath.join(d, ".terragrunt-stack", sub))
-                given = cfg.eval(b.attr("values")) if b.attr("values") is not None else Val({})
-                ucfg = self._configs[(file, at, at)] = _Config(self, file, at, origin=at, values=given)
-                unit = self._unit_of(ucfg, at, p)
+                self.templates.add(file)        # a catalog unit: applied through its stacks, never on its own
+                if not (names_the_move(self.repo.text(p)[b.start:b.end]) or names_the_move(self.repo.text(file))):
+                    # a unit naming neither Karpenter nor an autoscaler is evaluated only when asked for: by a
+                    # dependency (unit_at), or to know whether its stack was read whole (stacks_read)
+                    self._later[at] = (p, d, b, file)
+                    later.append(at)
+                    continue
+                unit = self._stack_unit(p, d, b, file)
                 if unit is None:
                     whole = False
                     continue
-                unit.at, unit.own = at, self.repo.text(p)[b.start:b.end] + "\n" + self.repo.text(file)
-                unit.line = hclsrc.line_of(self.repo.text(p), b.start)
-                self.generated[at] = unit
-                self.templates.add(file)        # a catalog unit: applied through its stacks, never on its own
-                if names_the_move(self.repo.text(p)[b.start:b.end]) or names_the_move(self.repo.text(file)):
-                    mine.append(unit)
+                mine.append(unit)
             for b in cfg.block("stack"):
                 self._unread_unit(p, b, cfg.eval(b.attr("source")).value if b.attr("source") is not None else None)
             out += mine
             if whole:
-                self.stacks_read.add(p)
+                self._stacks_whole[p] = later
         return out
+
+    @property
+    def stacks_read(self) -> set[str]:
+        """The stack files whose every unit was read (each unit not evaluated yet is, on the first question)."""
+        return {p for p, later in self._stacks_whole.items()
+                if all(self.generated.get(at) is not None or at in self._later and self._stack_unit(*self._later[at])
+                       is not None for at in later)}
+
+    def _stack_unit(self, p: str, d: str, b: hclsrc.Block, file: str) -> Unit | None:
+        """The unit a stack's `unit` block generates in `.terragrunt-stack/<path>`: its catalog file evaluated there
+        with the block's `values` (once)."""
+        cfg = self.config(p, d)
+        at = posixpath.normpath(posixpath.join(d, ".terragrunt-stack", cfg.eval(b.attr("path")).value))
+        if at in self.generated:
+            return self.generated[at]
+        given = cfg.eval(b.attr("values")) if b.attr("values") is not None else Val({})
+        ucfg = self._configs[(file, at, at)] = _Config(self, file, at, origin=at, values=given)
+        unit = self._unit_of(ucfg, at, p)
+        if unit is not None:
+            unit.at, unit.own = at, self.repo.text(p)[b.start:b.end] + "\n" + self.repo.text(file)
+            unit.line = hclsrc.line_of(self.repo.text(p), b.start)
+            self.generated[at] = unit
+        self._later.pop(at, None)
+        return unit
 
     def _unread_unit(self, p: str, b: hclsrc.Block, src) -> None:
         """A stack's unit (or nested stack) migrator cannot read: said where it names the move, never skipped."""
@@ -529,6 +555,8 @@ class Terragrunt:
             return None
         if d in self.generated:
             return self.generated[d]
+        if d in self._later:
+            return self._stack_unit(*self._later[d])
         p = posixpath.normpath(posixpath.join(d, UNIT_FILE))
         if p not in self.repo.files or p in self.templates:
             return None             # (a stack's unit template is evaluated only with the stack's values)
