@@ -70,3 +70,21 @@ def test_path_indexes_of_a_second_pass_are_derived_in_order():
     second.based_on(first, {"e/Makefile", "e/new.sh"})
     assert second.in_dir("e") == ["e/old.yaml", "e/new.sh"] == _repo(files).in_dir("e")
     assert second.named("Makefile") == []
+
+
+CRD = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: certificates.cert-manager.io\n"
+       "spec:\n  names:\n    kind: Certificate\n  description: see it with kubectl\n")
+
+
+def test_a_vendored_crd_bundle_is_passed_over_by_every_search():
+    """Issue 60: a YAML file of CustomResourceDefinitions that name neither Karpenter nor an autoscaler holds
+    nothing a reader looks for (tens of megabytes in some repositories); a file with anything else is searched."""
+    files = dict(FILES, **{"v/crds.yaml": "# vendored\n" + CRD + "---\n" + CRD.replace("\n", "\r\n"),
+                           "v/mixed.yaml": CRD + "---\napiVersion: v1\nkind: ConfigMap\n",
+                           "v/vpa.yaml": CRD.replace("certificates.cert", "verticalpodautoscalers.cert"),
+                           "v/quoted.yaml": CRD.replace("kind: CustomResourceDefinition", 'kind: "CustomResourceDefinition"'),
+                           "v/nokind.yaml": CRD + "---\nfoo: kubectl\n"})
+    repo = _repo(files)
+    assert [p for p in files if p.startswith("v/") and repo.inert(p)] == ["v/crds.yaml"]
+    for needle, suffixes in itertools.product(NEEDLES, SUFFIXES):
+        assert repo.containing(needle, suffixes) == [p for p in _plain(files, needle, suffixes) if p != "v/crds.yaml"]
