@@ -129,6 +129,26 @@ def test_nodepool_twin_on_the_nodeclass_under_the_temporary_taint():
     assert {"MIG-AUTO-030", "MIG-AUTO-032", "MIG-AUTO-033"} <= {n.code for n in c.notes}
 
 
+def test_a_field_the_api_server_drops_is_not_carried_to_the_twin():
+    """devyoushin/karpenter-practice: a taint written with a toleration's `operator`, and v1beta1's kubelet block on a
+    v1 NodePool. The cluster never stored either; the twin used to copy them and fail its own validation (MIG-VAL-001,
+    the whole phase held). Now the twin is the pool as the cluster holds it, each dropped field said with its line."""
+    pool = _obj(POOL.replace("  template:\n    spec:\n",
+                             "  template:\n    spec:\n      taints:\n        - key: nvidia.com/gpu\n"
+                             "          operator: Exists\n          effect: NoSchedule\n"
+                             "      kubelet:\n        maxPods: 20\n", 1))
+    assert pool["spec"]["template"]["spec"]["taints"][0]["operator"] == "Exists"
+    c = convert.convert_nodepool(pool, "web-auto", "default-auto")
+    t = c.obj["spec"]["template"]["spec"]
+    assert "kubelet" not in t and [dict(x) for x in t["taints"]][0] == {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
+    assert validate_object(c.obj, "1.14.1") == []
+    dropped = {n.field: n.message for n in c.notes if n.code == "MIG-AUTO-063"}
+    assert set(dropped) == {("spec", "template", "spec", "taints", 0, "operator"), ("spec", "template", "spec", "kubelet")}
+    assert "spec.template.spec.taints[0].operator is not a field of NodePool" in dropped[
+        ("spec", "template", "spec", "taints", 0, "operator")]
+    assert pool["spec"]["template"]["spec"]["kubelet"] == {"maxPods": 20}     # the source object is untouched
+
+
 def test_v20_walk_ends_on_auto_mode_without_replacement_or_crd_deletion(tmp_path):
     work = _walk(tmp_path, "auto-mode-terraform-v20")
     main = _hcl((work / "main.tf").read_text())

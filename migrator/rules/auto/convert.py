@@ -247,6 +247,27 @@ def blocked_pool(obj: Any) -> str | None:
     return None
 
 
+def _drop_pruned(out: Any, old: str, conv: Converted) -> None:
+    """Fields of the NodePool as written that its CRD does not define (a taint's `operator`, a key misspelled): the
+    API server drops them when it stores the object, so the cluster's NodePool never had them, and the twin goes
+    without them, said. A key written as a template action is left to the chart."""
+    from ...validate import unknown_fields
+    for path in sorted(unknown_fields(out), key=lambda p: [str(k) for k in p], reverse=True):
+        if any(TOKEN_RE.search(str(k)) for k in path):
+            continue
+        *up, last = path
+        parent = out
+        for k in up:
+            parent = parent[k]
+        del parent[last]
+        field = ".".join(f"[{k}]" if isinstance(k, int) else str(k) for k in path).replace(".[", "[")
+        conv.notes.append(Note("MIG-AUTO-063", "warning",
+                               f"NodePool {old}: {field} is not a field of NodePool (the API server drops it when it "
+                               "stores the object, so the cluster's NodePool never had it): not carried to its twin",
+                               f"if {field} was meant to do something, find the NodePool field that does it and set it "
+                               "on the twin", path))
+
+
 def convert_nodepool(obj: Any, name: str, class_name: str) -> Converted:
     """A new NodePool on the Auto Mode NodeClass `class_name`, under the temporary taint of the side-by-side move."""
     old = str(obj["metadata"]["name"])
@@ -258,6 +279,7 @@ def convert_nodepool(obj: Any, name: str, class_name: str) -> Converted:
     out = copy.deepcopy(obj)
     out["metadata"] = _metadata(obj, name)
     conv.moves += [(("metadata",), ("metadata",), False), (("spec",), ("spec",), True)]
+    _drop_pruned(out, old, conv)
     tspec = out["spec"]["template"]["spec"]
     tspec["nodeClassRef"] = CommentedMap([("group", knowledge.load("hops")["auto_mode_node_class_group"]),
                                           ("kind", NC["kind"]), ("name", class_name)])
