@@ -147,6 +147,10 @@ def test_a_field_the_api_server_drops_is_not_carried_to_the_twin():
     assert "spec.template.spec.taints[0].operator is not a field of NodePool" in dropped[
         ("spec", "template", "spec", "taints", 0, "operator")]
     assert pool["spec"]["template"]["spec"]["kubelet"] == {"maxPods": 20}     # the source object is untouched
+    # a field a later release defines (a static NodePool's replicas, 1.8) is the pool's own: carried
+    static = _obj(POOL.replace("  limits: {cpu: 100}\n", "  replicas: 3\n"))
+    c = convert.convert_nodepool(static, "web-auto", "default-auto")
+    assert c.obj["spec"]["replicas"] == 3 and not [n for n in c.notes if n.code == "MIG-AUTO-063"]
 
 
 def test_v20_walk_ends_on_auto_mode_without_replacement_or_crd_deletion(tmp_path):

@@ -248,11 +248,13 @@ def blocked_pool(obj: Any) -> str | None:
 
 
 def _drop_pruned(out: Any, old: str, conv: Converted) -> None:
-    """Fields of the NodePool as written that its CRD does not define (a taint's `operator`, a key misspelled): the
-    API server drops them when it stores the object, so the cluster's NodePool never had them, and the twin goes
-    without them, said. A key written as a template action is left to the chart."""
+    """Fields of the NodePool as written that no release's CRD defines (a taint's `operator`, v1beta1's `kubelet`, a
+    key misspelled; the newest release's CRD is the judge, so a field a later release added stays): the API server
+    drops them when it stores the object, so the cluster's NodePool never had them, and the twin goes without them,
+    said. A key written as a template action is left to the chart."""
     from ...validate import unknown_fields
-    for path in sorted(unknown_fields(out), key=lambda p: [str(k) for k in p], reverse=True):
+    newest = knowledge.load("minors")["newest"]         # a field a later release added (`replicas`) is kept
+    for path in sorted(unknown_fields(out, newest), key=lambda p: [str(k) for k in p], reverse=True):
         if any(TOKEN_RE.search(str(k)) for k in path):
             continue
         *up, last = path
