@@ -17,6 +17,7 @@ from ...crdurls import crd_urls
 from ...model import Finding
 from ...path import parse_version
 from .crdwrite import rewrite
+from .fields import dropped
 from .plan import stop
 
 RULE = "v1x/crds"
@@ -58,6 +59,7 @@ def regenerate(vs, chart: str) -> list[str]:
 
 def run(ctx, phase: str, done: dict) -> CrdResult:
     res = CrdResult()
+    res.findings += dropped(ctx)            # fields of the root's v1 objects the CRDs drop: said, whatever installs them
     sets = vendored(ctx.repo, ctx.owns)
     urls = crd_urls(ctx.repo, ctx.owns)
     if not sets and not urls:
