@@ -700,10 +700,9 @@ def _unread_karpenter(repo: Repo, root: str) -> list[str]:
     002), or a shape it does not read (a Terragrunt stack's `unit` values)."""
     from .inventory.terragrunt import terragrunt
     broken = {f.path for f in repo.findings if f.code in ("MIG-SRC-001", "MIG-SRC-002", "MIG-SRC-021") and f.path}
-    read = terragrunt(repo).stacks_read if any(p.endswith(UNREAD_SHAPES) for p in repo.files) else set()
     return sorted(p for p, sf in repo.files.items()
-                  if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES) and p not in read)
-                  and _NAMES_KARPENTER.search(sf.text))
+                  if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES)) and _NAMES_KARPENTER.search(sf.text)
+                  and (p in broken or not terragrunt(repo).stack_read(p)))
 
 
 def _outside(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,

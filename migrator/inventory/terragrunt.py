@@ -448,9 +448,15 @@ class Terragrunt:
     @property
     def stacks_read(self) -> set[str]:
         """The stack files whose every unit was read (each unit not evaluated yet is, on the first question)."""
-        return {p for p, later in self._stacks_whole.items()
-                if all(self.generated.get(at) is not None or at in self._later and self._stack_unit(*self._later[at])
-                       is not None for at in later)}
+        return {p for p in self._stacks_whole if self.stack_read(p)}
+
+    def stack_read(self, p: str) -> bool:
+        """Was every unit of stack file `p` read? Its units not evaluated yet are, on this question (for this stack
+        only)."""
+        later = self._stacks_whole.get(p)
+        return later is not None and all(
+            self.generated.get(at) is not None or at in self._later and self._stack_unit(*self._later[at]) is not None
+            for at in later)
 
     def _stack_unit(self, p: str, d: str, b: hclsrc.Block, file: str) -> Unit | None:
         """The unit a stack's `unit` block generates in `.terragrunt-stack/<path>`: its catalog file evaluated there
