@@ -892,6 +892,9 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
             else route.describe(hop, goal)
         note("MIG-HOP-004", "info", f"this run plans {now}; then run migrator again for: "
                                     + "; ".join(rp.later) + " (one hop at a time)")
+    exit_hop = next((h for h in chain[1:] if h.get("exit")), None)
+    if hop.get("exit_route") and exit_hop is not None and among is None:   # CAS to Auto Mode, before the install
+        note("MIG-HOP-011", "info", hop["exit_route"]["message"], hop["exit_route"]["manual_step"])
     position = HOPS["hops"].index(hop)
     if hop.get("implemented") and hasattr(registry.hop_package(hop), "state"):
         rp.state = registry.hop_package(hop).state(hop, ctx, rp.state)      # how the hop reads the root (Auto Mode)

@@ -380,3 +380,18 @@ def test_the_chart_the_matched_v20_module_installs_has_its_crds_packaged():
     chart = next(r["newest"] for r in minors["minors"] if r["minor"] == cov["karpenter"])
     for api, kind in (("karpenter.sh/v1", "NodePool"), ("karpenter.k8s.aws/v1", "EC2NodeClass")):
         assert knowledge.crd_schema(api, kind, chart)["type"] == "object"
+
+
+def test_moving_to_auto_mode_the_route_through_karpenter_is_said_before_the_install(tmp_path):
+    """--to auto-mode on a Cluster Autoscaler cluster goes through Karpenter; the first plan says so and names AWS's
+    move from managed node groups without Karpenter (MIG-HOP-011). Once Karpenter is in, the choice is made: not said."""
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "cas-terraform" / "input", root)
+    plan = make_plan(root, to="auto-mode")
+    (said,) = [f for f in plan.findings if f.code == "MIG-HOP-011"]
+    assert said.severity == "info" and "through Karpenter" in said.message
+    assert "Migrate from EKS Managed Node Groups to EKS Auto Mode" in said.manual_step
+    assert not [f for f in make_plan(root, to="latest").findings if f.code == "MIG-HOP-011"]
+    apply_changes(root, plan.changes)                                       # the install written
+    plan = make_plan(root, to="auto-mode")
+    assert plan.roots[0].phase == "cutover" and not [f for f in plan.findings if f.code == "MIG-HOP-011"]
