@@ -56,3 +56,27 @@ def test_fields_no_v1_crd_defines_are_said_where_they_are(tmp_path):
     plan = make_plan(tmp_path)
     assert sorted(f.line for f in plan.findings if f.code == "MIG-V1X-OBJ-001") == [19, 21]
     assert not any(c.path == "nodepools.yaml" for c in plan.changes)
+
+
+def test_a_field_whose_meaning_a_v1_field_beside_it_says_is_only_noted(tmp_path):
+    """HaeDalWang/eks-terraform-examples: nodeClassRef written with v1beta1's apiVersion beside v1's group (harmless:
+    info), and node labels under spec.template.spec (dropped: the nodes never had them, a warning)."""
+    (tmp_path / "karpenter.tf").write_text(RELEASE.format(chart="1.14.1"))
+    pools = POOLS.replace("        group: karpenter.k8s.aws\n",
+                          "        apiVersion: karpenter.k8s.aws/v1\n        group: karpenter.k8s.aws\n")
+    pools = pools.replace("      kubelet:\n        maxPods: 20\n", "      labels:\n        role: router\n")
+    (tmp_path / "nodepools.yaml").write_text(pools)
+    def said(plan):
+        return {f.message.split(": ")[1].split(" ")[0]: f.severity for f in plan.findings
+                if f.code == "MIG-V1X-OBJ-001"}
+    # a root already at the target keeps only what needs doing: the harmless one is not repeated on every run
+    assert said(make_plan(tmp_path)) == {"spec.template.spec.labels": "warning",
+                                         "spec.template.spec.taints[0].operator": "warning"}
+    (tmp_path / "karpenter.tf").write_text(RELEASE.format(chart="1.6.2"))
+    assert said(make_plan(tmp_path)) == {"spec.template.spec.nodeClassRef.apiVersion": "info",
+                                         "spec.template.spec.labels": "warning",
+                                         "spec.template.spec.taints[0].operator": "warning"}
+    (tmp_path / "nodepools.yaml").write_text(pools.replace("        group: karpenter.k8s.aws\n", ""))
+    plan = make_plan(tmp_path)                      # apiVersion alone: v1 has no group then, said as a warning
+    assert [f.severity for f in plan.findings if f.code == "MIG-V1X-OBJ-001" and "apiVersion" in f.message] == \
+        ["warning"]

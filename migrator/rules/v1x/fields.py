@@ -32,11 +32,16 @@ def dropped(ctx) -> list[Finding]:
             if any(isinstance(k, str) and m.masked.has_token(k) for k in path):
                 continue                    # a key written by a template action: the chart's
             shape = ".".join("[]" if isinstance(k, int) else str(k) for k in path).replace(".[]", "[]")
-            hint = HINTS[m.kind].get(shape)
+            row = HINTS[m.kind].get(shape)
+            row = {"hint": row} if isinstance(row, str) else (row or {})
+            hint, severity = row.get("hint"), "warning"
+            beside = row.get("harmless_beside")
+            if beside is not None and isinstance(parent := m.obj_at(path[:-1]), dict) and beside in parent:
+                severity = row.get("severity", "info")      # what it meant, a v1 field beside it says
             name = (m.obj.get("metadata") or {}).get("name", "?")
             field = _dotted(path)
             out.append(Finding(
-                "MIG-V1X-OBJ-001", "warning", m.path, m.line_of(path),
+                "MIG-V1X-OBJ-001", severity, m.path, m.line_of(path),
                 f"{m.kind} {m.masked.unmask(str(name))}: {field} is not a field of the v1 {m.kind} (the CRDs of "
                 f"Karpenter {RELEASES[0]} to {RELEASES[-1]}): the API server drops it when it stores the object, so it has never been in "
                 "effect" + (f"; {hint}" if hint else ""),
