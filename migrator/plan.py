@@ -794,6 +794,10 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
         outside = [(p, b, src) for p, b, src in outside_modules(ctx.repo) if ctx.owns(p)]
         if outside:                         # Karpenter from a module outside the repository: said, never "none"
             return _outside(rp, ctx, target, phase, fixed, multi, note, outside)
+        aws = _aws_side(ctx)
+        if aws:                             # its roles and pod identity by hand, the chart elsewhere: never "none"
+            where = ", ".join(aws[:4]) + (", ..." if len(aws) > 4 else "") + ": its AWS side only"
+            return _unknown(rp, multi, note, where)
         unread = _unread_karpenter(ctx.repo, rp.path)
         if unread:                          # "no Karpenter" only where no file that names it was left unread
             rp.era, rp.state = "unknown", "Karpenter is named in files migrator could not read"
@@ -818,10 +822,31 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
              "AWS documents moving managed node groups to EKS Auto Mode by hand (Auto Mode on with its built-in "
              "pools, then the node groups drained and removed)" if groups else "")
         return rp
-    rp.era, rp.state = "unknown", UNKNOWN_STATE
-    rp.next = "state the chart version (chart_version in .migrator.yaml), then plan again"
     where = ", ".join(f"{c.address} ({c.path}:{c.line})" for c in installs) or \
         "no chart install migrator reads (its IAM, values or module only)"
+    return _unknown(rp, multi, note, where)
+
+
+def _aws_side(ctx: registry.Context) -> list[str]:
+    """Karpenter's AWS side written by hand in this root (knowledge/hops.yaml `aws_side`): `address (file:line)` of
+    each resource whose name says Karpenter, or pod identity association binding a `karpenter` service account."""
+    facts = HOPS["aws_side"]
+    word = facts["word"]
+    out = []
+    for kind in facts["types"]:
+        for p, b in ctx.repo.blocks("resource", kind, mentioning=word):
+            if not ctx.owns(p):
+                continue
+            sa = facts["service_account"].get(kind)
+            bound = sa is not None and b.attr(sa) is not None and word in b.attr(sa).source.lower()
+            if word in (b.labels[1] if len(b.labels) > 1 else "").lower() or bound:
+                out.append(f"{b.address} ({p}:{hclsrc.line_of(ctx.repo.text(p), b.start)})")
+    return out
+
+
+def _unknown(rp: RootPlan, multi: bool, note, where: str) -> RootPlan:
+    rp.era, rp.state = "unknown", UNKNOWN_STATE
+    rp.next = "state the chart version (chart_version in .migrator.yaml), then plan again"
     note("MIG-STAND-003", "warning",
          f"{'this root' if multi else 'the repository'} holds Karpenter ({where}), but no chart version and no "
          "object says which Karpenter it runs (the version is set outside the repository: a stack, a pipeline, "

@@ -350,6 +350,24 @@ def test_a_chart_templates_version_from_the_charts_values_is_moved_there(tmp_pat
                                                                          (t / "karpenter.yaml").read_text())
 
 
+def test_a_root_with_only_karpenters_aws_side_by_hand_is_never_no_karpenter(tmp_path):
+    """sunghohoho/eks-terraform: the controller and node roles, an admin policy named for Karpenter and the pod identity
+    association of its service account, the helm_release commented out (Karpenter installed from elsewhere):
+    `unknown` with MIG-STAND-003 naming them (before: "no Karpenter here"). A role for something else stays none."""
+    (tmp_path / "iam.tf").write_text(
+        'resource "aws_iam_role" "controller" {\n  name = "demo-controller-role"\n}\n\n'
+        'resource "aws_eks_pod_identity_association" "this" {\n  cluster_name    = "demo"\n'
+        '  namespace       = "karpenter"\n  service_account = "karpenter"\n  role_arn        = aws_iam_role.controller.arn\n}\n'
+        '\n# resource "helm_release" "karpenter" {\n#   chart = "karpenter"\n# }\n')
+    plan = make_plan(tmp_path)
+    assert [r.era for r in plan.roots] == ["unknown"]
+    (f,) = [f for f in plan.findings if f.code == "MIG-STAND-003"]
+    assert "aws_eks_pod_identity_association.this (iam.tf:5)" in f.message and "its AWS side only" in f.message
+    (tmp_path / "iam.tf").write_text((tmp_path / "iam.tf").read_text().replace('"karpenter"', '"external-dns"'))
+    plan = make_plan(tmp_path)
+    assert [r.era for r in plan.roots] == ["none"] and [f.code for f in plan.findings if f.code.startswith("MIG-HOP")]
+
+
 def test_a_root_with_only_the_karpenter_module_is_never_no_karpenter(tmp_path):
     """The controller's IAM from the karpenter module, the chart installed elsewhere: `unknown` with MIG-STAND-003
     (before: era none, MIG-HOP-005 "no ... module"); a unit applying a module folder the repository lacks is said."""
