@@ -308,7 +308,15 @@ def instances(repo, tf_path: str, block, line: int = 0) -> list[dict] | None:
         # switched off looks like a file it never read: not known), and only in a root module: a library module's
         # switches are set by callers outside the repository, its defaults say nothing
         known = known or (file_known and is_root_module(repo, root))
+    if not found and known and _patched(repo, tf_path):
+        return None         # a plan's second pass: the block may be one the plan adds, which the files on disk lack
     return found if found or known else None
+
+
+def _patched(repo, tf_path: str) -> bool:
+    """Is `tf_path` a file a plan changed, read in the plan's second pass (the evaluator read it before the change)?"""
+    based = getattr(repo, "_based_on", None)
+    return based is not None and tf_path in based[1]
 
 
 _ROOT_MARK = re.compile(r'^\s*(?:provider\s+"[^"]+"\s*\{|backend\s+"[^"]+"\s*\{|cloud\s*\{)', re.M)

@@ -435,3 +435,24 @@ def test_an_environment_named_test_is_a_cluster_not_an_example(tmp_path):
     plan = make_plan(tmp_path)
     assert sorted(r.path for r in plan.roots) == ["envs/prod", "envs/test"]
     assert not [f for f in plan.findings if f.code == "MIG-SRC-022"]
+
+
+def test_a_release_the_plan_adds_beside_a_switched_one_is_read_in_the_second_pass(tmp_path):
+    """skyfjell/terraform-aws-eks-platform: the karpenter helm_release carries `count = local.x ? 1 : 0`, so the
+    evaluator is asked whether it exists; the plan adds a karpenter-crd release with the same switch. The second pass
+    took the evaluator's answer (read from the files on disk, which lack the new release) as "switched off
+    everywhere", found no CRD release, added it again, and the whole change was held (MIG-EDIT-004)."""
+    from migrator import evaluate
+    if not evaluate.available():
+        import pytest
+        pytest.skip("the Terraform evaluator (tfparse) is not installed")
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {\n  region = "eu-west-1"\n}\n\nlocals {\n  install = true\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  count = local.install ? 1 : 0\n\n  namespace  = "karpenter"\n'
+        '  name       = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
+        '  version    = "0.37.0"\n\n  set {\n    name  = "settings.clusterName"\n    value = "demo"\n  }\n}\n')
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-EDIT-004"]
+    (change,) = plan.changes
+    assert change.new.count('resource "helm_release" "karpenter_crd"') == 1
+    assert "count = local.install ? 1 : 0" in change.new.split('"karpenter_crd"')[1].split("}")[0]
