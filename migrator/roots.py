@@ -48,16 +48,33 @@ def outermost(dirs: set[str]) -> list[str]:
     return sorted(d for d in dirs if not any(a != d and inside(d, a) for a in dirs))
 
 
-def candidate_dirs(objects: set[str], installs: set[str]) -> list[str]:
+def candidate_dirs(objects: set[str], installs: set[str], clusters: set[str] = frozenset()) -> list[str]:
     """Directories that each stand for one cluster: where the Karpenter chart is installed or Karpenter objects
-    are kept; a directory inside another one belongs to it."""
+    are kept; a directory inside another one belongs to it. `clusters`: the directories that declare an EKS cluster
+    of their own (a Terraform root module calling the eks module, an aws_eks_cluster)."""
     roots = outermost(objects | installs)
     if len(installs) == 1 and len(roots) > 1:
         # one chart install for the whole repository (GitOps: apps/ beside the manifests' folders): one cluster,
-        # rooted where its folders meet
-        common = posixpath.commonpath(roots) if "." not in roots else "."
-        return [common or "."]
+        # rooted where its folders meet. Where the install's folder declares its cluster, a folder declaring another
+        # is another cluster, whatever it still holds (its Karpenter gone to EKS Auto Mode, its pools left)
+        (home,) = installs
+        alone = [r for r in roots if r in clusters and not inside(home, r)] if any(
+            inside(home, c) or inside(c, home) for c in clusters) else []
+        rest = [r for r in roots if r not in alone]
+        common = posixpath.commonpath(rest) if "." not in rest else "."
+        return sorted(alone + [common or "."])
     return roots or ["."]
+
+
+def declares_cluster(repo: Repo, d: str) -> bool:
+    """Does folder `d` declare an EKS cluster of its own (an eks module call or an `aws_eks_cluster`, in its own .tf
+    files)?"""
+    source = re.compile(knowledge.load("cas")["detect"]["eks_module_source"])
+    for _, b in repo.blocks_in(d, "module"):
+        src = b.attr("source").literal() if b.attr("source") is not None else None
+        if isinstance(src, str) and source.search(src):
+            return True
+    return any(True for _ in repo.blocks_in(d, "resource", "aws_eks_cluster"))
 
 
 def _module_users(repo: Repo, d: str, every: bool = False) -> set[str]:
@@ -218,7 +235,9 @@ class Fleet:
             objects = {grunt.get(d, d) for d in objects}
             self.shared = {d: {grunt.get(u, u) for u in us} for d, us in self.shared.items()}
         installs = {u for d in installs for u in self.shared.get(d, {d})}
-        candidates = candidate_dirs({u for d in objects for u in self.shared.get(d, {d})}, installs)
+        placed = {u for d in objects for u in self.shared.get(d, {d})}
+        clusters = {d for d in placed | installs if declares_cluster(repo, d)} if len(installs) == 1 else set()
+        candidates = candidate_dirs(placed, installs, clusters)
         if candidates == ["."]:
             self.shared.clear()
         else:

@@ -187,18 +187,23 @@ def unlink(repo, addresses: dict, rule: str, edits: list) -> tuple[list, dict]:
         for p in repo.tf_in_dir("" if d == "." else d):
             f = repo.hcl(p)
             text = repo.text(p)
+            code = None
             for b in (f.blocks if f else []):
                 if b.address in addresses:
                     continue
                 body = text[b.start:b.end]
-                hits = [a for a in addresses if re.search(r"\b" + re.escape(a) + r"\b", body)]
+                if not any(a in body for a in addresses):
+                    continue
+                code = code if code is not None else hclsrc.code_of(text)     # comments read nothing
+                hits = [a for a in addresses if re.search(r"\b" + re.escape(a) + r"\b", code[b.start:b.end])]
                 if not hits:
                     continue
                 if b.type == "output":
                     outputs.append((p, b))
                     continue
                 fixed = relink(body, {}, set(hits))
-                if not any(re.search(r"\b" + re.escape(a) + r"\b", fixed) for a in hits):
+                left = relink(code[b.start:b.end], {}, set(hits))      # what the code still reads without them
+                if not any(re.search(r"\b" + re.escape(a) + r"\b", left) for a in hits):
                     edits.append(TextEdit(p, b.start, b.end, fixed, rule))
                     continue
                 readers[b.address] = (p, b, hits)

@@ -466,3 +466,32 @@ def test_folders_a_flux_paths_kustomization_builds_are_one_cluster(tmp_path):
     assert [r.path for r in plan.roots] == ["platform"]
     assert not [f for f in plan.findings if f.code == "MIG-CAS-002"]
     assert [f.code for f in plan.findings if f.code == "MIG-CAS-065"] == ["MIG-CAS-065"]
+
+
+EKS = 'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "21.10.1"\n\n  name = "%s"\n}\n'
+CRD = ('resource "helm_release" "karpenter_crd" {\n  name       = "karpenter-crd"\n'
+       '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter-crd"\n  version    = "1.8.3"\n}\n')
+AUTO_POOL = ('resource "kubectl_manifest" "pool" {\n  yaml_body = <<-YAML\n    apiVersion: karpenter.sh/v1\n'
+             '    kind: NodePool\n    metadata:\n      name: default-auto\n    spec:\n      template:\n        spec:\n'
+             '          nodeClassRef:\n            group: eks.amazonaws.com\n            kind: NodeClass\n'
+             '            name: default\n          requirements:\n            - key: kubernetes.io/arch\n'
+             '              operator: Exists\n  YAML\n}\n')
+
+
+def test_clusters_of_their_own_stay_apart_when_one_install_is_left(tmp_path):
+    """HaeDalWang/eks-terraform-examples: six Terraform root modules, each its own eks cluster. Moving to Auto Mode,
+    five lose their karpenter chart (their CRD release and Auto Mode pools stay) and one keeps Karpenter for a pool
+    with user data. With one chart install left, the five folders were merged with it into one root `.`, whose
+    cutover deleted the pool that must stay (its name matched another cluster's twin). A folder that declares its own
+    cluster stays its own root when the install's folder declares another; a folder of objects without a cluster of
+    its own still joins the install (the cluster and Karpenter split over two folders)."""
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "eks.tf").write_text(EKS % d + "\n" + CRD + "\n" + AUTO_POOL)
+    (tmp_path / "b" / "karpenter.tf").write_text(CRD.replace("karpenter_crd", "karpenter").replace(
+        '"karpenter-crd"', '"karpenter"'))
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert sorted(r.path for r in plan.roots) == ["a", "b"]
+    (tmp_path / "b" / "eks.tf").write_text(CRD + "\n" + AUTO_POOL)            # b: Karpenter for a's cluster
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert [r.path for r in plan.roots] == ["."]

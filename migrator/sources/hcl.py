@@ -138,6 +138,29 @@ def _ts_parser():
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_hcl.language()))
 
 
+@lru_cache(maxsize=8)
+def code_of(text: str) -> str:
+    """The text with every comment (`#`, `//`, `/* */`) blanked to spaces, line breaks kept: the same offsets, for a
+    search of what the code reads (a comment naming `module.karpenter` reads nothing). tree-sitter-hcl finds the
+    comments, so `#` inside a string or a heredoc stays."""
+    import tree_sitter
+    import tree_sitter_hcl
+    ts = _TreeSitter(text)
+    root = _ts_parser().parse(ts.data).root_node
+    lang = tree_sitter.Language(tree_sitter_hcl.language())
+    query = tree_sitter.Query(lang, "(comment) @c")
+    cursor = getattr(tree_sitter, "QueryCursor", None)
+    caps = cursor(query).captures(root) if cursor is not None else query.captures(root)
+    nodes = caps.get("c", []) if isinstance(caps, dict) else [n for n, _ in caps]
+    out = list(text)
+    for n in nodes:
+        a, b = ts.span(n)
+        for i in range(a, b):
+            if out[i] not in "\r\n":
+                out[i] = " "
+    return "".join(out)
+
+
 _TRAILERS = frozenset(("get_attr", "index", "splat"))
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _SKIP = frozenset(("comment",))
