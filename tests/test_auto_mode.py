@@ -1343,3 +1343,128 @@ def test_the_node_role_stop_of_a_hand_written_cluster_names_its_name_expression(
     said = {f.message for f in plan.findings if f.code == "MIG-AUTO-010"}
     assert said and all("aws_eks_cluster.orders is named after the cluster's name (var.cluster_name)" in m
                         and "node_iam_role_use_name_prefix" not in m for m in said), said
+
+
+POOLS_FOR_EACH = '''resource "kubernetes_manifest" "pool" {
+  for_each = toset(["batch", "web"])
+
+  manifest = {
+    apiVersion = "karpenter.sh/v1"
+    kind       = "NodePool"
+    metadata = {
+      name = each.key
+    }
+    spec = {
+      template = {
+        spec = {
+          nodeClassRef = {
+            group = "karpenter.k8s.aws"
+            kind  = "EC2NodeClass"
+            name  = "default"
+          }
+          requirements = [
+            {
+              key      = "kubernetes.io/arch"
+              operator = "In"
+              values   = ["amd64"]
+            }
+          ]
+        }
+      }
+    }
+  }
+}
+'''
+
+
+def test_a_pool_named_by_an_expression_gets_one_twin_and_goes_at_the_cutover(tmp_path):
+    """100rd/platform-design: NodePools made by `for_each` with `name = each.key`. The twin is written as
+    `name = "${each.key}-auto"`; the check pass read that name as another than the one it expects for `each.key`,
+    wrote a second twin, and the nodepools phase was held (MIG-EDIT-004)."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    (work / "pools.tf").write_text(POOLS_FOR_EACH)
+    seen = []
+    for _ in range(10):
+        plan = make_plan(work, to="auto-mode")
+        assert not plan.has_errors, [f.message for f in plan.findings if f.severity == "error"]
+        seen.append(plan.roots[0].phase)
+        if not plan.changes:
+            break
+        apply_changes(work, plan.changes)
+    text = (work / "pools.tf").read_text()
+    assert seen[:5] == ["enable", "nodepools", "workloads", "cutover", "cleanup"]
+    assert text.count('resource "kubernetes_manifest" "pool_auto_mode"') == 1
+    assert 'resource "kubernetes_manifest" "pool" {' not in text and 'name = "${each.key}-auto"' in text
+
+
+def test_the_cutover_waits_while_a_workload_selects_a_pool_it_removes(tmp_path, monkeypatch):
+    """The safety net under the workloads phase: whatever kept a selector from moving (before, a pool named by an
+    expression made the workloads phase think the nodepools phase had not landed, and the cutover then removed the
+    pool the trainer Job selects), a workload selecting a pool the cutover removes holds it (MIG-AUTO-064)."""
+    from migrator.rules.auto import workloads
+    monkeypatch.setattr(workloads, "_waiting", lambda ctx, twins: ["a pool"])   # selectors never move
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    for _ in range(4):
+        plan = make_plan(work, to="auto-mode")
+        if plan.roots[0].phase == "cutover":
+            break
+        apply_changes(work, plan.changes)
+    assert plan.roots[0].phase == "cutover"
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-064"]
+    assert f.path == "k8s/apps/trainer.yaml" and f.line == 9 and "gpu" in f.message
+    assert not [c for c in plan.changes if c.action == "delete" or "nodepools.yaml" in c.path]
+
+
+def test_a_pool_on_a_class_or_with_requirements_built_by_an_expression_gets_no_twin(tmp_path):
+    """100rd/platform-design: the EC2NodeClass's spec is `merge(...)` (left alone, MIG-SRC-008) and the NodePools'
+    requirements are `concat(...)` naming karpenter.k8s.aws/ labels. A twin was written on a NodeClass no twin
+    would ever make, with Karpenter's label keys no Auto Mode node carries. Now the pool stays, said (MIG-AUTO-065),
+    and the cutover waits for the class (MIG-AUTO-059)."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
+    pools = POOLS_FOR_EACH.replace('''          requirements = [
+            {
+              key      = "kubernetes.io/arch"
+              operator = "In"
+              values   = ["amd64"]
+            }
+          ]''', '''          requirements = concat([
+            {
+              key      = "karpenter.k8s.aws/instance-family"
+              operator = "In"
+              values   = ["m7i"]
+            }
+          ], var.extra_requirements)''')
+    (work / "pools.tf").write_text(pools + 'variable "extra_requirements" {\n  default = []\n}\n')
+    plan = make_plan(work, to="auto-mode")
+    apply_changes(work, plan.changes)                                    # enable
+    plan = make_plan(work, to="auto-mode")
+    assert plan.roots[0].phase == "nodepools"
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-065"]
+    assert f.path == "pools.tf" and "karpenter.k8s.aws/instance-family" in f.message
+    assert not [c for c in plan.changes if c.path == "pools.tf"]        # the general and gpu pools still move
+    assert any(c.path.endswith("nodepools-auto-mode.yaml") for c in plan.changes)
+    # the class built by an expression: its pools stay, and the cutover waits for it
+    (work / "pools.tf").write_text(POOLS_FOR_EACH.replace('name  = "default"', 'name  = "computed"') + '''
+resource "kubernetes_manifest" "computed_class" {
+  manifest = {
+    apiVersion = "karpenter.k8s.aws/v1"
+    kind       = "EC2NodeClass"
+    metadata = {
+      name = "computed"
+    }
+    spec = merge(var.class_spec, { role = "KarpenterNodeRole" })
+  }
+}
+
+variable "class_spec" {
+  default = {}
+}
+''')
+    plan = make_plan(work, to="auto-mode")
+    assert {f.code for f in plan.findings} >= {"MIG-AUTO-065", "MIG-SRC-008", "MIG-AUTO-059"}
+    assert [f.path for f in plan.findings if f.code == "MIG-AUTO-059"] == ["pools.tf"]
+    assert "EC2NodeClass computed is built by an expression" in next(
+        f.message for f in plan.findings if f.code == "MIG-AUTO-065")

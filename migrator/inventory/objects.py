@@ -176,14 +176,24 @@ def computed_structure(m: Manifest) -> tuple | None:
     return walk(m.obj, ())
 
 
+def left_alone(repo: Repo) -> list[tuple[Manifest, tuple]]:
+    """(object, the path of its structure an expression builds) of every Karpenter object scan_manifests leaves alone
+    (MIG-SRC-008/009): a rule that needs it whole (an Auto Mode twin) knows it is there and not converted."""
+    if "_left_alone" not in repo.__dict__:
+        scan_manifests(repo)
+    return repo.__dict__["_left_alone"]
+
+
 def scan_manifests(repo: Repo) -> list[Manifest]:
     found = _scan_manifests(repo)
     out = []
+    alone = repo.__dict__["_left_alone"] = []
     for m in found:
         where = computed_structure(m)
         if where is None:
             out.append(m)
             continue
+        alone.append((m, where))
         key = ".".join(map(str, where))
         value = m.obj_at(where)
         if m.masked.is_token(value):

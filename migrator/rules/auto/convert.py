@@ -32,6 +32,25 @@ def nodepool_name(old: str) -> str:
     return old + NAMING["nodepool_suffix"]
 
 
+def karpenter_labels_in(text: str) -> list[str]:
+    """Karpenter's own label keys (knowledge/auto_mode.yaml `node_pool.labels`, each with its Auto Mode key) that a
+    text names."""
+    return [k for k in NP["labels"] if k in text]
+
+
+_INTERPOLATED = re.compile(r'^"\$\{([^{}"]+)\}([^"${}]*)"$')
+
+
+def name_key(m, value) -> str:
+    """An object's name (or the class a pool names) as the names of the pools it moves from read: a template's name
+    unmasked, and an HCL twin written as the template `"${each.key}-auto"` (from a pool named `each.key`) read as
+    `each.key-auto`, what nodepool_name gives for that name. The nodepools, workloads and cutover phases compare
+    names this way."""
+    key = m.masked.unmask(str(value)) if value is not None else ""
+    got = _INTERPOLATED.match(key.strip()) if getattr(m, "hcl", False) else None
+    return got.group(1).strip() + got.group(2) if got else key
+
+
 def _hours(duration: Any) -> float | None:
     """A Go duration ("720h", "30d" is not Go) in hours; None when it is not one."""
     if not isinstance(duration, str):

@@ -11,7 +11,6 @@ cutover: every NodePool and EC2NodeClass with an Auto Mode twin is removed (bloc
 from __future__ import annotations
 
 import json
-
 import posixpath
 from dataclasses import dataclass, field
 
@@ -108,7 +107,7 @@ class PoolsRule:
         mine = [m for m in ctx.manifests if m.era == "v1"]
         self.old = [m for m in mine if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
         self.auto = [m for m in mine if auto_mode(m)]
-        self.twins = {(m.kind, _name_key(m, m.name)) for m in self.auto}
+        self.twins = {(m.kind, convert.name_key(m, m.name)) for m in self.auto}
         self.place.renamed = {m.block.address: f"{m.block.labels[0]}.{m.block.labels[1]}{NAMING['tf_label_suffix']}"
                               for m in self.old if m.block is not None and m.container != addonpools.CONTAINER}
         self.place.dropped = {c.block.address for c in ctx.charts if c.chart == "karpenter" and c.block is not None}
@@ -170,10 +169,23 @@ class PoolsRule:
                          f"change the selector to {POOL_KEY}: <its pool>-auto, then run migrator again")
         return bool(held)
 
+    def unwritable(self, pool, cls: str | None, computed: set[str]) -> str | None:
+        """Why a NodePool's twin cannot be written as it should be: its EC2NodeClass is built by an expression
+        migrator leaves alone (no NodeClass twin would exist for it), or its requirements are an expression that
+        names Karpenter's own labels (karpenter.k8s.aws/*, which Auto Mode's nodes do not carry)."""
+        if cls is not None and convert.name_key(pool, cls) in computed:
+            return f"its EC2NodeClass {pool.masked.unmask(cls)} is built by an expression migrator cannot convert"
+        reqs = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("requirements")
+        named = convert.karpenter_labels_in(pool.masked.unmask(reqs)) if pool.masked.is_token(reqs) else []
+        if named:
+            return (f"its requirements are built by an expression naming Karpenter's labels ({', '.join(named)}), "
+                    "which migrator cannot rewrite to Auto Mode's keys")
+        return None
+
     def class_key(self, pool) -> str | None:
         """The EC2NodeClass a pool names, as written (a template's name unmasked): what the cutover compares."""
         cls = self.class_of(pool)
-        return pool.masked.unmask(cls) if cls is not None else None
+        return convert.name_key(pool, cls) if cls is not None else None
 
     def create(self) -> None:
         classes = {_name_key(m, m.name): m for m in self.old if m.kind == "EC2NodeClass"}
@@ -184,6 +196,9 @@ class PoolsRule:
         roles = {n: self.role_for(m) for n, m in classes.items() if n not in blocked_classes and
                  ("NodeClass", convert.nodeclass_name(n)) not in self.twins and "${" not in n and "__MIG_" not in n}
         unmade = {n for n, r in roles.items() if r is None}
+        from ...inventory.objects import left_alone
+        computed = {convert.name_key(m, m.name) for m, _ in left_alone(self.repo)
+                    if m.kind == "EC2NodeClass" and self.ctx.owns(m.tf_path or m.path)}
         by_file: dict[str, list] = {}
         charted: list = []              # twins of pools a module's chart renders: Terraform resources of their own
         made_classes: list = []         # (twin name, its spec, the EC2NodeClass it comes from)
@@ -234,6 +249,15 @@ class PoolsRule:
                 if cls in unmade:
                     self.res.stays.append(f"NodePool {old} (its NodeClass needs the node role's name)")
                     continue                # said by role_for (MIG-AUTO-010)
+                why = self.unwritable(m, cls, computed)
+                if why:
+                    self.res.stays.append(f"NodePool {old} ({why})")
+                    self.finding("MIG-AUTO-065", "warning", m.path, m.line,
+                                 f"NodePool {old} gets no Auto Mode twin: {why}, and a twin on it would launch "
+                                 "nothing, or not what it launches now; it stays on Karpenter until its twin is "
+                                 "written", "write its Auto Mode twin by hand (a NodeClass of eks.amazonaws.com/v1 "
+                                 "and a NodePool on it with eks.amazonaws.com/ keys), then run migrator again")
+                    continue
                 conv = convert.convert_nodepool(m.obj, _as_written(m, new, convert.nodepool_name),
                                                 convert.nodeclass_name(cls or "default"))
             for n in conv.notes:
@@ -330,7 +354,7 @@ class PoolsRule:
             return                          # pools migrator cannot read would lose their classes: said, held
         if self.unmatched_selectors():
             return                          # a workload would be left selecting a pool that goes: said, held
-        twins = {_name_key(m, m.name): m for m in self.auto if m.kind == "NodePool"}
+        twins = {convert.name_key(m, m.name): m for m in self.auto if m.kind == "NodePool"}
         going, staying = [], []
         for m in pools:
             name = _name_key(m, m.name)
@@ -362,6 +386,16 @@ class PoolsRule:
             self.res.stays.append(f"{m.kind} {name}")
         if self.res.pending and not going:
             return                      # the nodepools phase has not landed: nothing to cut over
+        from .workloads import POOL_KEY, selecting
+        held = selecting(self.ctx, {convert.name_key(m, m.name) for m in going if m.kind == "NodePool"})
+        for path, line, name in held:       # the workloads phase moves these first: a pod must never select a gone pool
+            self.finding("MIG-AUTO-064", "error", path, line,
+                         f"a workload still selects nodes by {POOL_KEY} = {name}, a NodePool this phase removes: "
+                         "its pods would have no node to run on",
+                         f"change the selector to {POOL_KEY}: {convert.nodepool_name(name)} (the workloads phase "
+                         "does it), then run migrator again")
+        if held:
+            return
         gone = Removals()
         released = []                   # rendered by a module's chart: their release leaves its input
         for m in going:

@@ -42,7 +42,25 @@ def what_for(o: Unconverted) -> str:
 def objects(ctx) -> list[Unconverted]:
     """Every NodePool or EC2NodeClass of the root that gets no Auto Mode twin because migrator does not convert it
     where it is written (not one that cannot move: those stay on Karpenter, said by the rule that keeps them)."""
-    return _unread(ctx) + _shell(ctx) + _rendered_files(ctx) + _values(ctx) + _releases(ctx)
+    return _unread(ctx) + _computed(ctx) + _shell(ctx) + _rendered_files(ctx) + _values(ctx) + _releases(ctx)
+
+
+def _computed(ctx) -> list[Unconverted]:
+    """v1 NodePools and EC2NodeClasses a structure of which an expression builds (a spec made by `merge(...)`): read,
+    said (MIG-SRC-008) and left alone (inventory/objects.py `left_alone`)."""
+    from ...inventory.objects import left_alone
+    out = []
+    for m, where in left_alone(ctx.repo):
+        path = m.tf_path or m.path
+        if m.kind not in KINDS or m.era != "v1" or not ctx.owns(path) or _example(ctx, path):
+            continue
+        key = ".".join(map(str, where))
+        out.append(Unconverted(
+            path, m.line_of(where), m.kind,
+            f"{m.kind} {m.masked.unmask(str(m.name))}: its {key} is built by an expression migrator cannot convert",
+            f"write its Auto Mode twin by hand (the {key} mapping: docs/hops/auto-mode.md), or write {key} as a map "
+            "migrator can read, and run migrator again"))
+    return out
 
 
 def _releases(ctx) -> list[Unconverted]:

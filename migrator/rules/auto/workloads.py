@@ -27,8 +27,8 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     cluster = (done or {}).get("auto/cluster")
     if cluster is None or not (getattr(cluster, "enabled", False) or getattr(cluster, "installer", None) == ""):
         return WorkloadsResult()
-    twins = {str(m.name) for m in ctx.manifests if m.kind == "NodePool" and auto_mode(m)}
-    olds = {str(m.name) for m in ctx.manifests if m.kind == "NodePool" and not auto_mode(m)}
+    twins = {convert.name_key(m, m.name) for m in ctx.manifests if m.kind == "NodePool" and auto_mode(m)}
+    olds = {convert.name_key(m, m.name) for m in ctx.manifests if m.kind == "NodePool" and not auto_mode(m)}
     if not twins or _waiting(ctx, twins):
         return WorkloadsResult()        # selectors move only once Auto Mode's NodePools are there to match them
     res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
@@ -104,23 +104,27 @@ def _selects(node, names: set[str]) -> bool:
 def _waiting(ctx, twins: set[str]) -> list[str]:
     """Karpenter NodePools that can move to Auto Mode and have no twin yet (the nodepools phase has not landed)."""
     from .overlays import pinned
-    classes = {str(m.name): m for m in ctx.manifests if m.kind == "EC2NodeClass" and not auto_mode(m)}
+    classes = {convert.name_key(m, m.name): m for m in ctx.manifests
+               if m.kind == "EC2NodeClass" and not auto_mode(m)}
     pins = pinned(ctx)                  # movable in the base, not as an overlay patches them
     out = []
     for m in ctx.manifests:
         if m.kind != "NodePool" or auto_mode(m) or not isinstance(m.obj, dict):
             continue
         ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
-        cls = classes.get(str(ref.get("name"))) if isinstance(ref, dict) else None
+        cls = classes.get(convert.name_key(m, ref.get("name"))) if isinstance(ref, dict) else None
         if (cls is not None and (convert.blocked_class(cls.obj) or ("EC2NodeClass", str(cls.name)) in pins)) or \
                 ("NodePool", str(m.name)) in pins:
             continue                    # stays on Karpenter (said by the nodepools phase)
-        if convert.nodepool_name(str(m.name)) not in twins:
+        if convert.nodepool_name(convert.name_key(m, m.name)) not in twins:
             out.append(str(m.name))
     return out
 
 
-def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult, templated: list[str] = ()) -> None:
+def _selector_sites(ctx):
+    """Every workload selector of a NodePool by name (`karpenter.sh/nodepool`, a nodeSelector or a node affinity
+    term) in this root's YAML: (file, its text, the map or list holding the name, its key or index, its position,
+    the document's offset function)."""
     repo = ctx.repo
     for p in repo.yaml_containing(POOL_KEY):
         sf = repo.files[p]
@@ -132,17 +136,28 @@ def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult, templated
                 continue
             lines = doc.text.splitlines(keepends=True)
 
-            def at(line: int, col: int) -> int:
+            def at(line: int, col: int, doc=doc, lines=lines) -> int:
                 return doc.start + sum(len(x) for x in lines[:line]) + col
 
             for node in _maps(obj):
                 if POOL_KEY in node and isinstance(node[POOL_KEY], str):           # nodeSelector
-                    _value(p, text, node, POOL_KEY, node.lc.value(POOL_KEY), at, moved, olds, res, templated)
+                    yield p, text, node, POOL_KEY, node.lc.value(POOL_KEY), at
                 if node.get("key") == POOL_KEY and isinstance(node.get("values"), CommentedSeq):
                     vals = node["values"]
                     for i, v in enumerate(vals):
                         if isinstance(v, str):
-                            _value(p, text, vals, i, vals.lc.item(i), at, moved, olds, res, templated)
+                            yield p, text, vals, i, vals.lc.item(i), at
+
+
+def _pool_selectors(ctx, moved: dict, olds: set, res: WorkloadsResult, templated: list[str] = ()) -> None:
+    for p, text, holder, key, pos, at in _selector_sites(ctx):
+        _value(p, text, holder, key, pos, at, moved, olds, res, templated)
+
+
+def selecting(ctx, names: set[str]) -> list[tuple[str, int, str]]:
+    """(file, line, pool) of every workload selector naming one of the NodePools `names`."""
+    return [(p, text.count("\n", 0, at(*pos)) + 1, holder[key]) for p, text, holder, key, pos, at in _selector_sites(ctx)
+            if holder[key] in names]
 
 
 def _value(p, text, holder, key, pos, at, moved, olds, res, templated=()) -> None:
