@@ -308,15 +308,19 @@ def instances(repo, tf_path: str, block, line: int = 0) -> list[dict] | None:
         # switched off looks like a file it never read: not known), and only in a root module: a library module's
         # switches are set by callers outside the repository, its defaults say nothing
         known = known or (file_known and is_root_module(repo, root))
-    if not found and known and _patched(repo, tf_path):
-        return None         # a plan's second pass: the block may be one the plan adds, which the files on disk lack
+    if not found and known and _added(repo, tf_path, block):
+        return None         # a plan's second pass: a block the plan adds, which the files on disk lack
     return found if found or known else None
 
 
-def _patched(repo, tf_path: str) -> bool:
-    """Is `tf_path` a file a plan changed, read in the plan's second pass (the evaluator read it before the change)?"""
+def _added(repo, tf_path: str, block) -> bool:
+    """Is `block` one a plan added to `tf_path`, read in the plan's second pass? The evaluator read the files before
+    the change: it knows nothing of such a block, and its absence from the answer says nothing."""
     based = getattr(repo, "_based_on", None)
-    return based is not None and tf_path in based[1]
+    if based is None or tf_path not in based[1]:
+        return False
+    first = based[0].hcl(tf_path) if tf_path in based[0].files else None
+    return first is None or not any(b.type == block.type and b.labels == block.labels for b in first.blocks)
 
 
 _ROOT_MARK = re.compile(r'^\s*(?:provider\s+"[^"]+"\s*\{|backend\s+"[^"]+"\s*\{|cloud\s*\{)', re.M)

@@ -456,3 +456,24 @@ def test_a_release_the_plan_adds_beside_a_switched_one_is_read_in_the_second_pas
     (change,) = plan.changes
     assert change.new.count('resource "helm_release" "karpenter_crd"') == 1
     assert "count = local.install ? 1 : 0" in change.new.split('"karpenter_crd"')[1].split("}")[0]
+
+
+def test_a_release_switched_off_in_a_file_the_plan_changes_stays_off_in_the_second_pass(tmp_path):
+    """The other side of the rule above: a block that is on disk and switched off (`count = 0`) keeps the evaluator's
+    answer in the check pass, even in a file the plan changed; reading it as unknown there would plan it as an
+    install the first pass did not, and hold the change as not converging."""
+    from migrator import evaluate
+    if not evaluate.available():
+        import pytest
+        pytest.skip("the Terraform evaluator (tfparse) is not installed")
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {\n  region = "eu-west-1"\n}\n\nlocals {\n  old = false\n}\n\n'
+        'resource "helm_release" "karpenter_legacy" {\n  count = local.old ? 1 : 0\n\n  name       = "karpenter"\n'
+        '  repository = "https://charts.karpenter.sh"\n  chart      = "karpenter"\n  version    = "0.16.3"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  count = local.old ? 0 : 1\n\n  namespace  = "karpenter"\n'
+        '  name       = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
+        '  version    = "0.37.0"\n\n  set {\n    name  = "settings.clusterName"\n    value = "demo"\n  }\n}\n')
+    plan = make_plan(tmp_path)
+    assert not [f for f in plan.findings if f.code == "MIG-EDIT-004"] and plan.changes
+    assert [r.chart for r in plan.roots] == ["0.37.0"]
+    assert 'version    = "0.16.3"' in plan.changes[0].new                # the switched-off release is left alone
