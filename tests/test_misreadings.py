@@ -147,6 +147,22 @@ def test_a_scripts_set_values_are_read_even_from_the_environment(tmp_path):
     assert not [f for f in plan.findings if f.code == "MIG-NC-011"]      # the profile the script sets is read
 
 
+def test_a_scripts_leftover_key_is_not_taken_as_renamed(tmp_path):
+    """substratusai/substratus: a script passes `--set settings.aws.clusterName=...` to chart 1.0.14. Renames of
+    leftover keys are written in values migrator edits, never in a script's --set (said, MIG-HELM-037), so the 1.5
+    chart's settings.clusterName is not stated: the chart is held at 1.4.4 (MIG-V1X-HELM-001). Before, the rename was
+    counted, the script was moved to 1.14.1, and the next run said that version could not be installed."""
+    (tmp_path / "install.sh").write_text(
+        "karpenter_version=1.0.14\n"
+        "helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version ${karpenter_version} \\\n"
+        "  --namespace karpenter --set settings.aws.clusterName=${CLUSTER_NAME} --wait\n")
+    plan = make_plan(tmp_path)
+    assert plan.hop_to == "1.4.4"
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["MIG-V1X-HELM-001"]
+    assert [f.code for f in plan.findings if f.code == "MIG-HELM-037"]
+    assert "karpenter_version=1.4.4" in plan.changes[0].new
+
+
 def test_flux_values_from_a_generated_configmap_are_the_generators_file(tmp_path):
     """valuesFrom a ConfigMap that kustomize's configMapGenerator builds from a file: the values are that file's,
     read and renamed there (before: unreadable, MIG-HELM-001, and a false MIG-NC-011)."""

@@ -49,8 +49,12 @@ def values_plan(ctx, done: dict, installed: str | None) -> Values | None:
     if current and parse_version(current) >= parse_version(target):
         return None
     keys = {v.key for v in ctx.helm_values}
+    # a leftover key renamed on the way states the one it becomes, where migrator writes the rename: never a script's
+    # --set, which is said (MIG-HELM-037) and left as it is
+    scripted = {prm.name for c in ctx.charts if c.chart == "karpenter" for vs in c.values if vs.kind == "cli_set"
+                for prm in vs.params}
     keys |= {spec["to"] for r in crossed(None, target) for k, spec in r.get("values", {}).get("rename", {}).items()
-             if k in keys}                  # a leftover key renamed on the way states the one it becomes
+             if k in keys and k not in scripted}
     adds, held, unseen = [], [], []
     hidden = [vs for c in ctx.charts if c.chart == "karpenter" for vs in c.values if vs.kind in UNREADABLE]
     for r in crossed(current, target):
