@@ -49,6 +49,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     blocked = {str(m.name): convert.blocked_class(m.obj) or pins.get(("EC2NodeClass", str(m.name)))
                for m in karp if m.kind == "EC2NodeClass"}
     twins = {str(m.name) for m in ctx.manifests if auto_mode(m) and m.kind == "NodeClass"}
+    computed = convert.computed_classes(ctx)
     whys, pools = {}, {}
     for m in karp:
         if m.kind != "NodePool":
@@ -58,9 +59,10 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
         cls = str(ref.get("name")) if isinstance(ref, dict) else None
         elsewhere = blocked_elsewhere(ctx, cls) if cls is not None and cls not in blocked else None
         whys[id(m)] = convert.blocked_pool(m.obj) or pins.get(("NodePool", str(m.name))) or \
+            convert.unwritable(m, computed) or \
             (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None) or \
             (f"its EC2NodeClass {cls} ({elsewhere[0]}, another root) cannot move: {elsewhere[1]}" if elsewhere else None)
-        pools[str(m.name)] = cls
+        pools[m.masked.unmask(str(m.name))] = cls
     for m in karp:
         if m.kind == "EC2NodeClass":
             users = sorted(p for p, c in pools.items() if c == str(m.name))
@@ -69,7 +71,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
                                                    convert.nodeclass_name(str(m.name)) in twins else None)
     if any(w is None for w in whys.values()):
         return None                     # something can still move: the phases say what
-    return [(f"{m.kind} {m.name}", m.path, m.line, whys[id(m)]) for m in karp]
+    return [(f"{m.kind} {m.masked.unmask(str(m.name))}", m.path, m.line, whys[id(m)]) for m in karp]
 
 
 def stalled(hop: dict, ctx) -> list | None:

@@ -51,6 +51,42 @@ def name_key(m, value) -> str:
     return got.group(1).strip() + got.group(2) if got else key
 
 
+def computed_classes(ctx) -> set[str]:
+    """The name keys of the root's EC2NodeClasses an expression builds, which migrator leaves alone (MIG-SRC-008)."""
+    from ...inventory.objects import left_alone
+    return {name_key(m, m.name) for m, _ in left_alone(ctx.repo)
+            if m.kind == "EC2NodeClass" and ctx.owns(m.tf_path or m.path)}
+
+
+def unwritable(pool, computed: set[str]) -> str | None:
+    """Why a NodePool's twin cannot be written as it should be: its EC2NodeClass is one an expression builds
+    (`computed`: no NodeClass twin would exist for it), or its requirements are an expression that names Karpenter's
+    own labels (which Auto Mode's nodes do not carry). Such a pool stays on Karpenter (MIG-AUTO-065)."""
+    tspec = ((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    ref = tspec.get("nodeClassRef") or {}
+    cls = ref.get("name") if isinstance(ref, dict) else None
+    if cls is not None and name_key(pool, cls) in computed:
+        return f"its EC2NodeClass {pool.masked.unmask(str(cls))} is built by an expression migrator cannot convert"
+    reqs = tspec.get("requirements")
+    named = karpenter_labels_in(pool.masked.unmask(reqs)) if pool.masked.is_token(reqs) else []
+    if named:
+        return (f"its requirements are built by an expression naming Karpenter's labels ({', '.join(named)}), "
+                "which migrator cannot rewrite to Auto Mode's keys")
+    return None
+
+
+def pool_key(m) -> str:
+    """A NodePool's name key (name_key), tied to its Terraform resource where an expression names it: two
+    `for_each` resources both named `each.key` make different pools, and a twin resource is its pool's resource with
+    the twin suffix (`kubernetes_manifest.pool` -> `pool_auto_mode`)."""
+    key = name_key(m, m.name)
+    block = getattr(m, "block", None)
+    if not getattr(m, "hcl", False) or block is None or len(block.labels) < 2 or not m.masked.is_token(m.name):
+        return key
+    label = block.labels[1].removesuffix(NAMING["tf_label_suffix"])
+    return f"{block.labels[0]}.{label}/{key}"
+
+
 def _hours(duration: Any) -> float | None:
     """A Go duration ("720h", "30d" is not Go) in hours; None when it is not one."""
     if not isinstance(duration, str):

@@ -107,7 +107,8 @@ class PoolsRule:
         mine = [m for m in ctx.manifests if m.era == "v1"]
         self.old = [m for m in mine if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
         self.auto = [m for m in mine if auto_mode(m)]
-        self.twins = {(m.kind, convert.name_key(m, m.name)) for m in self.auto}
+        self.twins = {(m.kind, convert.pool_key(m) if m.kind == "NodePool" else convert.name_key(m, m.name))
+                      for m in self.auto}
         self.place.renamed = {m.block.address: f"{m.block.labels[0]}.{m.block.labels[1]}{NAMING['tf_label_suffix']}"
                               for m in self.old if m.block is not None and m.container != addonpools.CONTAINER}
         self.place.dropped = {c.block.address for c in ctx.charts if c.chart == "karpenter" and c.block is not None}
@@ -169,18 +170,13 @@ class PoolsRule:
                          f"change the selector to {POOL_KEY}: <its pool>-auto, then run migrator again")
         return bool(held)
 
-    def unwritable(self, pool, cls: str | None, computed: set[str]) -> str | None:
-        """Why a NodePool's twin cannot be written as it should be: its EC2NodeClass is built by an expression
-        migrator leaves alone (no NodeClass twin would exist for it), or its requirements are an expression that
-        names Karpenter's own labels (karpenter.k8s.aws/*, which Auto Mode's nodes do not carry)."""
-        if cls is not None and convert.name_key(pool, cls) in computed:
-            return f"its EC2NodeClass {pool.masked.unmask(cls)} is built by an expression migrator cannot convert"
-        reqs = (((pool.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("requirements")
-        named = convert.karpenter_labels_in(pool.masked.unmask(reqs)) if pool.masked.is_token(reqs) else []
-        if named:
-            return (f"its requirements are built by an expression naming Karpenter's labels ({', '.join(named)}), "
-                    "which migrator cannot rewrite to Auto Mode's keys")
-        return None
+    def moving(self) -> set[tuple[str, int]]:
+        """(file, line) of the selectors the workloads phase moves to twins in this run: in a runbook that shows the
+        phases to come, the cutover comes after them."""
+        from ..registry import HOPS
+        hop = next(h for h in HOPS["hops"] if h.get("package") == "auto")
+        res = self.ctx.result(hop, "workloads").get("auto/workloads")
+        return {(f.path, f.line) for f in getattr(res, "findings", []) if f.code == "MIG-WL-002"}
 
     def class_key(self, pool) -> str | None:
         """The EC2NodeClass a pool names, as written (a template's name unmasked): what the cutover compares."""
@@ -196,9 +192,7 @@ class PoolsRule:
         roles = {n: self.role_for(m) for n, m in classes.items() if n not in blocked_classes and
                  ("NodeClass", convert.nodeclass_name(n)) not in self.twins and "${" not in n and "__MIG_" not in n}
         unmade = {n for n, r in roles.items() if r is None}
-        from ...inventory.objects import left_alone
-        computed = {convert.name_key(m, m.name) for m, _ in left_alone(self.repo)
-                    if m.kind == "EC2NodeClass" and self.ctx.owns(m.tf_path or m.path)}
+        computed = convert.computed_classes(self.ctx)
         by_file: dict[str, list] = {}
         charted: list = []              # twins of pools a module's chart renders: Terraform resources of their own
         made_classes: list = []         # (twin name, its spec, the EC2NodeClass it comes from)
@@ -227,7 +221,7 @@ class PoolsRule:
                     continue                # no role: said by role_for
             else:
                 new = convert.nodepool_name(old)
-                if ("NodePool", new) in self.twins:
+                if ("NodePool", convert.nodepool_name(convert.pool_key(m))) in self.twins:
                     continue
                 cls = self.class_of(m)
                 if cls in blocked_classes:
@@ -249,7 +243,7 @@ class PoolsRule:
                 if cls in unmade:
                     self.res.stays.append(f"NodePool {old} (its NodeClass needs the node role's name)")
                     continue                # said by role_for (MIG-AUTO-010)
-                why = self.unwritable(m, cls, computed)
+                why = convert.unwritable(m, computed)
                 if why:
                     self.res.stays.append(f"NodePool {old} ({why})")
                     self.finding("MIG-AUTO-065", "warning", m.path, m.line,
@@ -354,11 +348,11 @@ class PoolsRule:
             return                          # pools migrator cannot read would lose their classes: said, held
         if self.unmatched_selectors():
             return                          # a workload would be left selecting a pool that goes: said, held
-        twins = {convert.name_key(m, m.name): m for m in self.auto if m.kind == "NodePool"}
+        twins = {convert.pool_key(m): m for m in self.auto if m.kind == "NodePool"}
         going, staying = [], []
         for m in pools:
             name = _name_key(m, m.name)
-            twin = twins.get(convert.nodepool_name(name))
+            twin = twins.get(convert.nodepool_name(convert.pool_key(m)))
             cls = self.class_key(twin) if twin is not None else None
             if twin is not None and cls is not None and ("NodeClass", cls) not in self.twins and \
                     cls not in NAMING["nodeclass_reserved"]:
@@ -380,14 +374,15 @@ class PoolsRule:
                 staying.append(m)
         for m in staying:
             name = _name_key(m, m.name)
-            twin = convert.nodepool_name(name) if m.kind == "NodePool" else convert.nodeclass_name(name)
+            twin = convert.nodepool_name(convert.pool_key(m)) if m.kind == "NodePool" else convert.nodeclass_name(name)
             if (m.kind.replace("EC2", ""), twin) not in self.twins and not (m.kind == "EC2NodeClass" and name in used):
                 self.res.pending.append(f"{m.kind} {name}")
             self.res.stays.append(f"{m.kind} {name}")
         if self.res.pending and not going:
             return                      # the nodepools phase has not landed: nothing to cut over
         from .workloads import POOL_KEY, selecting
-        held = selecting(self.ctx, {convert.name_key(m, m.name) for m in going if m.kind == "NodePool"})
+        held = [h for h in selecting(self.ctx, {convert.name_key(m, m.name) for m in going if m.kind == "NodePool"})
+                if h[:2] not in self.moving()]
         for path, line, name in held:       # the workloads phase moves these first: a pod must never select a gone pool
             self.finding("MIG-AUTO-064", "error", path, line,
                          f"a workload still selects nodes by {POOL_KEY} = {name}, a NodePool this phase removes: "

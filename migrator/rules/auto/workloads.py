@@ -27,8 +27,8 @@ def run(ctx, phase: str, done: dict | None = None) -> WorkloadsResult:
     cluster = (done or {}).get("auto/cluster")
     if cluster is None or not (getattr(cluster, "enabled", False) or getattr(cluster, "installer", None) == ""):
         return WorkloadsResult()
-    twins = {convert.name_key(m, m.name) for m in ctx.manifests if m.kind == "NodePool" and auto_mode(m)}
-    olds = {convert.name_key(m, m.name) for m in ctx.manifests if m.kind == "NodePool" and not auto_mode(m)}
+    twins = {convert.pool_key(m) for m in ctx.manifests if m.kind == "NodePool" and auto_mode(m)}
+    olds = {convert.pool_key(m) for m in ctx.manifests if m.kind == "NodePool" and not auto_mode(m)}
     if not twins or _waiting(ctx, twins):
         return WorkloadsResult()        # selectors move only once Auto Mode's NodePools are there to match them
     res = WorkloadsRule(ctx.repo, phase, ctx.owns, facts=TABLE, rule=RULE).run()
@@ -107,16 +107,19 @@ def _waiting(ctx, twins: set[str]) -> list[str]:
     classes = {convert.name_key(m, m.name): m for m in ctx.manifests
                if m.kind == "EC2NodeClass" and not auto_mode(m)}
     pins = pinned(ctx)                  # movable in the base, not as an overlay patches them
+    computed = convert.computed_classes(ctx)
     out = []
     for m in ctx.manifests:
         if m.kind != "NodePool" or auto_mode(m) or not isinstance(m.obj, dict):
             continue
+        if convert.unwritable(m, computed):
+            continue                    # stays on Karpenter (MIG-AUTO-065, said by the nodepools phase)
         ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
         cls = classes.get(convert.name_key(m, ref.get("name"))) if isinstance(ref, dict) else None
         if (cls is not None and (convert.blocked_class(cls.obj) or ("EC2NodeClass", str(cls.name)) in pins)) or \
                 ("NodePool", str(m.name)) in pins:
             continue                    # stays on Karpenter (said by the nodepools phase)
-        if convert.nodepool_name(convert.name_key(m, m.name)) not in twins:
+        if convert.nodepool_name(convert.pool_key(m)) not in twins:
             out.append(str(m.name))
     return out
 
