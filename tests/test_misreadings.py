@@ -493,3 +493,21 @@ def test_a_release_switched_off_in_a_file_the_plan_changes_stays_off_in_the_seco
     assert not [f for f in plan.findings if f.code == "MIG-EDIT-004"] and plan.changes
     assert [r.chart for r in plan.roots] == ["0.37.0"]
     assert 'version    = "0.16.3"' in plan.changes[0].new                # the switched-off release is left alone
+
+
+def test_a_chart_version_read_through_a_locals_object_entry(tmp_path):
+    """restatedev/aws-eks-karpenter-sandbox: `version = local.karpenter.version`, the local an object whose `version`
+    is `var.karpenter_version` (default 1.4.0) and whose other entries read resources. The root read as `unknown`
+    (MIG-STAND-003); the entry is followed to the variable's default, where the version moves."""
+    (tmp_path / "variables.tf").write_text('variable "karpenter_version" {\n  type    = string\n  default = "1.4.0"\n}\n')
+    (tmp_path / "karpenter.tf").write_text(
+        'locals {\n  karpenter = {\n    namespace = "kube-system"\n    version   = var.karpenter_version\n'
+        '    profile   = "KarpenterNodeInstanceProfile-${aws_eks_cluster.this.name}"\n  }\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  namespace  = local.karpenter.namespace\n  name       = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  chart      = "karpenter"\n'
+        '  version    = local.karpenter.version\n\n  set {\n    name  = "settings.clusterName"\n    value = "demo"\n  }\n}\n')
+    plan = make_plan(tmp_path)
+    assert [(r.era, r.chart) for r in plan.roots] == [("v1", "1.4.0")]
+    change = next(c for c in plan.changes if c.path == "variables.tf")
+    assert 'default = "1.14.1"' in change.new
+    assert any("through local.karpenter.version" in f.message for f in plan.findings if f.code == "MIG-HELM-003")

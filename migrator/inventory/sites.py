@@ -3,6 +3,8 @@ that set a variable (else its default), a local, or what each caller passes (a `
 Terragrunt unit's input), followed into the caller's own variables. Edits land there (`Site`)."""
 from __future__ import annotations
 
+import dataclasses
+
 import posixpath
 import re
 from dataclasses import dataclass
@@ -209,6 +211,11 @@ def definition_sites(repo: Repo, tf_path: str, expr: hclsrc.Expr, _depth: int = 
             e = _entry(e, key) if key else e
             if _lit(e, numbers):
                 sites.append(Site(p, e, f"local.{name}{'.' + key if key else ''} in {p}"))
+            elif e is not None and _depth < 4 and re.fullmatch(r"(var|local)\.[A-Za-z0-9_.\[\]\"-]+", e.source.strip()):
+                # local.karpenter.version = var.karpenter_version: where that is written
+                got, _ = definition_sites(repo, p, e, _depth + 1, numbers, via)
+                sites += [dataclasses.replace(x, how=f"{x.how}, through local.{name}{'.' + key if key else ''}")
+                          for x in got]
         return sites, "" if sites else f"{src} is not a literal string in any locals block"
     # tfvars of this root module (its directory and below, e.g. envs/dev.tfvars), never a sibling root's; a
     # module whose tfvars live elsewhere (a shared module) falls back to every tfvars that sets the variable
@@ -302,6 +309,9 @@ def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
         return "".join(text)
     stepped = _stepped(expr)
     if stepped is not None:             # var.zones[0], local.sizes["web"], var.group.min: the value it reads
+        entry, rest = _entry_of(repo, module, stepped[0], stepped[1])
+        if entry is not None:           # local.karpenter.version: that entry of the local's object, not all of it
+            return _step(static_value(repo, module, entry, _depth + 1), rest)
         return _step(static_value(repo, module, stepped[0], _depth + 1), stepped[1])
     m = re.fullmatch(r"(var|local)\.([A-Za-z0-9_-]+)", expr.source.strip())
     if not m:
@@ -360,6 +370,25 @@ def item_path(source: str, iterator: str = "each") -> list[str] | None:
     if m is None:
         return None
     return path_steps(m.group(1)) + ([tail] if tail else [])
+
+
+def _entry_of(repo: Repo, module: str, base: hclsrc.Expr, steps: list) -> tuple[hclsrc.Expr | None, list]:
+    """(the expression a local's object literal writes for the first keys of `steps`, the steps left): a local written
+    `{ version = var.karpenter_version, profile = "${aws_iam_role.x.name}" }` states its `version` whatever its other
+    entries read. (None, steps) when the local is not one object literal with those keys."""
+    m = re.fullmatch(r"local\.([A-Za-z0-9_-]+)", base.source.strip())
+    found = [b.attr(m.group(1)) for _, b in _module_blocks(repo, module, "locals")
+             if m.group(1) in b.attributes] if m else []
+    expr = found[0] if len(found) == 1 else None
+    taken = 0
+    for k in steps:
+        if expr is None or expr.kind != "object" or not isinstance(k, str):
+            break
+        entry = next((e for e in expr.entries if e.key == k), None)
+        if entry is None:
+            return None, steps
+        expr, taken = entry.value, taken + 1
+    return (expr, steps[taken:]) if taken else (None, steps)
 
 
 def _step(value: Any, steps: list) -> Any:
