@@ -15,7 +15,10 @@ from .conftest import FIXTURE_NAMES, FIXTURES, fixture_hop
 V1_FIXTURES = [n for n in FIXTURE_NAMES if fixture_hop(n)[0] != "v1beta1" and fixture_hop(n)[1]]
 # walked, but no object is in the files before or after (a chart from a registry renders them; the root's objects
 # live outside the repository)
-NO_POOLS_IN_FILES = {"auto-mode-pool-release", "alpha-bare-module-v20", "v1x-leftover-keys"}
+NO_POOLS_IN_FILES = {"auto-mode-pool-release", "alpha-bare-module-v20", "v1x-leftover-keys", "script-leftover-keys"}
+# objects written with fields no v1 CRD defines, on purpose: said (MIG-V1X-OBJ-001), never edited, so they stay as
+# invalid as they were written (tests/test_dropped_fields.py checks what is said)
+AS_WRITTEN = {"v1-dropped-fields"}
 
 HELM_ONLY = ('resource "helm_release" "karpenter" {{\n  name    = "karpenter"\n  chart   = "karpenter"\n'
              '  version = "{version}"\n  values = [<<-EOT\n    settings:\n      interruptionQueue: q\n  EOT\n  ]\n}}\n')
@@ -30,6 +33,8 @@ def test_every_v1_object_after_the_hop_validates_against_the_1_0_and_newest_crds
     objs = [m for m in scan_manifests(Repo(root)) if m.kind in ("NodePool", "EC2NodeClass")]
     if not objs and name in NO_POOLS_IN_FILES:
         pytest.skip("its pools are not in the files")
+    if name in AS_WRITTEN:
+        pytest.skip("its objects are left as written, with fields the API server drops (said)")
     assert objs and all(m.era == "v1" for m in objs), name
     for m in objs:
         for release in ("1.0.14", "1.14.1"):
