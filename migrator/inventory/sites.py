@@ -384,10 +384,9 @@ def _entry_of(repo: Repo, module: str, base: hclsrc.Expr, steps: list) -> tuple[
     for k in steps:
         if expr is None or expr.kind != "object" or not isinstance(k, str):
             break
-        entry = next((e for e in expr.entries if e.key == k), None)
-        if entry is None:
+        expr, taken = _entry(expr, k), taken + 1
+        if expr is None:
             return None, steps
-        expr, taken = entry.value, taken + 1
     return (expr, steps[taken:]) if taken else (None, steps)
 
 

@@ -381,8 +381,9 @@ class PoolsRule:
         if self.res.pending and not going:
             return                      # the nodepools phase has not landed: nothing to cut over
         from .workloads import POOL_KEY, selecting
+        moving = self.moving()
         held = [h for h in selecting(self.ctx, {convert.name_key(m, m.name) for m in going if m.kind == "NodePool"})
-                if h[:2] not in self.moving()]
+                if h[:2] not in moving]
         for path, line, name in held:       # the workloads phase moves these first: a pod must never select a gone pool
             self.finding("MIG-AUTO-064", "error", path, line,
                          f"a workload still selects nodes by {POOL_KEY} = {name}, a NodePool this phase removes: "
