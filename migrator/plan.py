@@ -407,6 +407,8 @@ def _standing_of(ctx):
     shell = [o for o in shellobjects.scan(ctx.repo) if ctx.owns(o.path)]    # said, never edited: they still count
     shell += [o for o in valueobjects.scan(ctx.repo) if ctx.owns(o.path)]   # so do objects a raw chart is given
     shell += [o for o in valueobjects.rendered(ctx.repo) if ctx.owns(o.path)]   # and a local_file's template holds
+    auto += [o for o in shell if o.auto_mode]       # Auto Mode's own pools, wherever they are written
+    shell = [o for o in shell if not o.auto_mode]
     majors = _module_majors(ctx)
     st = standing.of(route.objects_era([m for m in ctx.manifests if m not in auto] + shell), ctx.chart_version, majors)
     stale = standing.leftovers(ms + shell, st)

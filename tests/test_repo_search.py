@@ -80,11 +80,15 @@ def test_a_vendored_crd_bundle_is_passed_over_by_every_search():
     """Issue 60: a YAML file of CustomResourceDefinitions that name neither Karpenter nor an autoscaler holds
     nothing a reader looks for (tens of megabytes in some repositories); a file with anything else is searched."""
     files = dict(FILES, **{"v/crds.yaml": "# vendored\n" + CRD + "---\n" + CRD.replace("\n", "\r\n"),
+                           # a header of comments, then `---` (prometheus-operator's CRD files)
+                           "v/headed.yaml": "# https://example.com/crd.yaml\n\n---\n" + CRD,
+                           "v/headed-two.yaml": "# header\n---\n" + CRD + "---\napiVersion: v1\nkind: ConfigMap\n",
                            "v/mixed.yaml": CRD + "---\napiVersion: v1\nkind: ConfigMap\n",
                            "v/vpa.yaml": CRD.replace("certificates.cert", "verticalpodautoscalers.cert"),
                            "v/quoted.yaml": CRD.replace("kind: CustomResourceDefinition", 'kind: "CustomResourceDefinition"'),
                            "v/nokind.yaml": CRD + "---\nfoo: kubectl\n"})
     repo = _repo(files)
-    assert [p for p in files if p.startswith("v/") and repo.inert(p)] == ["v/crds.yaml"]
+    assert [p for p in files if p.startswith("v/") and repo.inert(p)] == ["v/crds.yaml", "v/headed.yaml"]
     for needle, suffixes in itertools.product(NEEDLES, SUFFIXES):
-        assert repo.containing(needle, suffixes) == [p for p in _plain(files, needle, suffixes) if p != "v/crds.yaml"]
+        assert repo.containing(needle, suffixes) == [p for p in _plain(files, needle, suffixes)
+                                                  if p not in ("v/crds.yaml", "v/headed.yaml")]

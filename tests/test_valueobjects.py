@@ -161,3 +161,40 @@ def test_the_unwritten_pools_fixture_holds_at_the_cutover():
     assert plan.phase == "cutover" and not plan.changes
     assert "kind: EC2NodeClass" in (final / "karpenter" / "nodepool.yaml").read_text()
     assert "module \"karpenter\"" in (final / "karpenter.tf").read_text()
+
+
+AUTO = POOL.format(v="v1", ref="group: eks.amazonaws.com").replace("kind: EC2NodeClass", "kind: NodeClass")
+
+
+def test_auto_mode_pools_written_where_migrator_does_not_write_are_auto_mode(tmp_path):
+    """A NodePool naming an Auto Mode NodeClass in a raw chart's values, a shell heredoc or a local_file template is
+    EKS Auto Mode's (AWS runs it), never a Karpenter v1 pool without a twin: it neither holds the cutover nor makes the
+    root stand on Karpenter v1 (fixtures/auto-mode-twins-written-by-hand, auto-mode-already-on-templates)."""
+    from migrator.inventory import shellobjects
+    from migrator.standing import auto_mode, auto_mode_text
+    files = {
+        "raw.tf": 'resource "helm_release" "pools" {\n  chart = "raw"\n  values = [\n    <<-EOT\n    resources:\n'
+                  + _indent("- " + _indent(AUTO, 2).lstrip(), 4) + "    - " + _indent(V1, 6).lstrip()
+                  + '    EOT\n  ]\n}\n',
+        "ops.sh": "kubectl apply -f - <<YAML\n" + AUTO + "YAML\n",
+    }
+    for p, text in files.items():
+        (tmp_path / p).write_text(text)
+    repo = Repo(tmp_path)
+    assert [(o.kind, o.name, auto_mode(o)) for o in valueobjects.scan(repo)] == \
+        [("NodePool", "spot", True), ("NodePool", "spot", False)]
+    assert [auto_mode(o) for o in shellobjects.scan(repo)] == [True]
+    assert auto_mode_text("NodePool", "karpenter.sh/v1", AUTO.replace("group: eks.amazonaws.com", 'group: "eks.amazonaws.com"  # built in'))
+    assert not auto_mode_text("NodePool", "karpenter.sh/v1", V1)
+    assert auto_mode_text("NodeClass", "eks.amazonaws.com/v1", "")
+
+
+def test_the_twins_written_by_hand_fixture_walks_to_the_end():
+    """fixtures/auto-mode-twins-written-by-hand: the walk ends with the controller removed, nothing held."""
+    fx = FIXTURES / "auto-mode-twins-written-by-hand"
+    final = fx / "expected-run-5"
+    plan = make_plan(final, to="auto-mode")
+    assert not plan.changes and not [f for f in plan.findings if f.severity == "error"]
+    assert "MIG-AUTO-059" not in (fx / "runbook-run-3.md").read_text()
+    assert not (final / "karpenter" / "nodepool.yaml").exists()
+    assert "module \"karpenter\"" not in (final / "karpenter.tf").read_text()

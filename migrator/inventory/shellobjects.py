@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..model import Finding
 from ..sources import hcl as hclsrc
+from ..standing import auto_mode_text
 from .documents import KARPENTER_KINDS
 from .repo import Repo
 
@@ -31,6 +32,7 @@ class ShellObject:
     api_version: str
     era: str                    # alpha | beta | v1 (knowledge/hops.yaml `kinds`)
     where: str                  # the Terraform block or "the script"
+    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (standing.auto_mode_text): AWS runs it
 
 
 def _heredocs(text: str):
@@ -58,7 +60,8 @@ def _objects(path: str, text: str, base: int, file_text: str, where: str) -> lis
             if api and kind and (api.group(1), kind.group(1)) in KARPENTER_KINDS:
                 at = base + off + pos + min(api.start(1), kind.start(1))    # on the key's own line
                 out.append(ShellObject(path, hclsrc.line_of(file_text, at), kind.group(1), api.group(1),
-                                       KARPENTER_KINDS[(api.group(1), kind.group(1))], where))
+                                       KARPENTER_KINDS[(api.group(1), kind.group(1))], where,
+                                       auto_mode_text(kind.group(1), api.group(1), doc)))
     return out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
+from ..standing import auto_mode_text, auto_mode_value
 from .documents import KARPENTER_KINDS
 from .repo import Repo
 
@@ -35,6 +36,7 @@ class ValueObject:
     name: str
     release: str                # the release that passes it: helm_release.x, Application/x, HelmRelease/x
     chart: str
+    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (standing.auto_mode_value): AWS runs it
 
 
 def scan(repo: Repo) -> list[ValueObject]:
@@ -145,7 +147,7 @@ def _walk(p: str, node, base_line: int, release: str, chart: str, hcl: bool = Fa
             if era is not None and isinstance(x.get("metadata"), dict):
                 line = base_line if hcl else base_line + _line(x)
                 out.append(ValueObject(p, line, str(x["kind"]), str(x["apiVersion"]), era,
-                                       str(x["metadata"].get("name")), release, chart))
+                                       str(x["metadata"].get("name")), release, chart, auto_mode_value(x)))
                 continue
             stack.extend(reversed(list(x.values())))
         elif isinstance(x, list):
@@ -179,6 +181,7 @@ class RenderedObject:
     api_version: str
     era: str
     release: str                # the local_file that renders it
+    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (standing.auto_mode_text): AWS runs it
 
 
 _TOP_API = re.compile(r"^apiVersion:[ \t]*[\"']?([\w./-]+)[\"']?[ \t]*$", re.M)
@@ -202,6 +205,7 @@ def rendered(repo: Repo) -> list[RenderedObject]:
             era = KARPENTER_KINDS.get((api.group(1), kind.group(1))) if api and kind else None
             if era is not None:
                 out.append(RenderedObject(target, doc.first_line + doc.text.count("\n", 0, kind.start()) + 1,
-                                          kind.group(1), api.group(1), era, b.address))
+                                          kind.group(1), api.group(1), era, b.address,
+                                          auto_mode_text(kind.group(1), api.group(1), doc.text)))
     repo.__dict__["_rendered_objects"] = out
     return out

@@ -126,7 +126,7 @@ def _values(ctx) -> list[Unconverted]:
 def _v1_pools(ctx, objs, what, fix: str) -> list[Unconverted]:
     """The root's v1 NodePools and EC2NodeClasses among objects read where migrator does not write."""
     return [Unconverted(o.path, o.line, o.kind, what(o), fix) for o in objs
-            if o.kind in KINDS and o.era == "v1" and ctx.owns(o.path) and not _example(ctx, o.path)]
+            if o.kind in KINDS and o.era == "v1" and not o.auto_mode and ctx.owns(o.path) and not _example(ctx, o.path)]
 
 
 def _example(ctx, path: str) -> bool:
@@ -151,6 +151,8 @@ def _rendered_files(ctx) -> list[Unconverted]:
         dest = b.attr("filename")
         where = f" to {dest.source.strip()}" if dest is not None else ""
         for m in _TOP_KIND.finditer(text):
+            if _auto_mode_at(text, m):
+                continue                # an Auto Mode pool the team already wrote: AWS runs it
             out.append(Unconverted(
                 target, text.count("\n", 0, m.start()) + 1, m.group(1),
                 f"{b.address} renders this template{where}, which is applied outside Terraform, and migrator "
@@ -158,3 +160,11 @@ def _rendered_files(ctx) -> list[Unconverted]:
                 "write the Auto Mode twins in a template of their own rendered the same way (or in a YAML file "
                 "or kubectl_manifest, which migrator converts), apply them, then remove the old objects"))
     return out
+
+
+def _auto_mode_at(text: str, m: re.Match) -> bool:
+    """Is the document holding this top-level kind an EKS Auto Mode NodePool (standing.auto_mode_text)?"""
+    from ...standing import auto_mode_text
+    starts = [0] + [d.end() for d in re.finditer(r"^---[ \t]*$", text[:m.start()], re.M)]
+    end = re.compile(r"^---[ \t]*$", re.M).search(text, m.end())
+    return auto_mode_text(m.group(1), "", text[starts[-1]:end.start() if end else len(text)])
