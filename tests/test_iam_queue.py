@@ -86,3 +86,25 @@ def test_queue_from_another_module_is_a_warning_not_a_placeholder(tmp_path):
     assert "KarpenterInterruptionQueue" not in (root / "controller.tf").read_text()
     (f, *_) = [f for f in findings if f.code == "MIG-IAM-011"]
     assert f.severity == "warning" and "settings.interruptionQueue" in f.message
+
+
+def test_statements_the_running_chart_lacks_too_are_said_not_stopped_for(tmp_path):
+    """A controller policy without statements the chart the cluster runs uses too (instance profile actions when the
+    EC2NodeClass names its instance profile, eks:DescribeCluster when the endpoint is given): a 1.x move does not depend
+    on them, so when they cannot be scoped they are a warning (MIG-V1X-IAM-006), not a stop (MIG-IAM-004). With the
+    chart version unknown the gap cannot be told from a new need: it stays a stop. fixtures/v1x-policy-gaps-of-the-
+    running-chart."""
+    import shutil
+    from migrator.plan import make_plan
+    from .conftest import FIXTURES
+    src = FIXTURES / "v1x-policy-gaps-of-the-running-chart" / "input"
+    shutil.copytree(src, tmp_path / "t")
+    plan = make_plan(tmp_path / "t")
+    iam = sorted((f.code, f.severity) for f in plan.findings if "IAM" in f.code and f.severity != "info")
+    assert iam == [("MIG-V1X-IAM-006", "warning")]
+    assert [c.path for c in plan.changes] == ["karpenter.tf"]
+    tf = tmp_path / "t" / "karpenter.tf"
+    tf.write_text(tf.read_text().replace('version          = "1.8.1"', 'version          = var.crd_version')
+                  .replace('version   = "1.8.1"', "version   = var.karpenter_version"))
+    plan = make_plan(tmp_path / "t")
+    assert not [f for f in plan.findings if f.code == "MIG-V1X-IAM-006"]

@@ -81,8 +81,14 @@ class OnwardIamRule(V1IamRule):
                          + ", ".join(sorted(set(elsewhere.values()))) + ")",
                          "check that policy against the official one of the target by hand")
             missing_sids = [x for x in missing_sids if x not in elsewhere]
+        current = self.facts.get("current")      # (chart version, its official policy) the root runs now
+        had = {s.get("Sid") for s in official(current[1])} if current else set()
+        gaps = [x for x in missing_sids if x in had]     # lacking already under the chart it runs: not this move's
+        missing_sids = [x for x in missing_sids if x not in had]
         if missing_sids and pol.statements:
             self.add_official(pol, missing_sids, after=pol.statements[-1])
+        if gaps and pol.statements:
+            self.add_official(pol, gaps, after=pol.statements[-1], already=current[0])
         if conditional:
             self.finding("MIG-V1X-IAM-003", "info", pol.path, pol.line,
                          f"{pol.name} lacks actions Karpenter {version} uses only for opt-in features: "
@@ -92,7 +98,8 @@ class OnwardIamRule(V1IamRule):
 def run(ctx, phase: str, done: dict) -> IamResult:
     target, _ = stop(ctx, done)
     row = next(r for r in MINORS["minors"] if r["minor"] == minor_of(target))
-    facts = {**BASE, "target": row["iam"]}
+    now = next((r for r in MINORS["minors"] if r["minor"] == minor_of(ctx.chart_version)), None)
+    facts = {**BASE, "target": row["iam"], "current": (ctx.chart_version, now["iam"]) if now else None}
     res = OnwardIamRule(ctx.repo, ctx.manifests, phase, ctx.helm_values, None, ctx.owns, facts=facts,
                         rule=RULE, options=ctx.options).run()
     quota(ctx, res)
