@@ -47,3 +47,16 @@ def test_code_of_blanks_comments_only():
     assert len(code) == len(text) and code.count("\n") == text.count("\n")
     assert '"#not"' in code and "# kept" in code and "gone" not in code and "x" not in code.split("c = 1")[0][-6:]
     assert "z" not in code and "ü" not in code and '"é"' in code
+
+
+def test_the_alpha_cleanup_points_a_depends_on_at_the_new_counterpart():
+    """fixtures/alpha-depends-on-node-template: a Deployment that waited for the AWSNodeTemplate's kubectl_manifest
+    waits for the EC2NodeClass's after the v1beta1 cleanup; before, the phase was held (MIG-EDIT-006)."""
+    from migrator.plan import make_plan
+    from .conftest import FIXTURES
+    fx = FIXTURES / "alpha-depends-on-node-template"
+    plan = make_plan(fx / "expected-run-1")
+    assert plan.roots[0].phase == "cleanup" and not [f for f in plan.findings if f.code == "MIG-EDIT-006"]
+    after = (fx / "expected-run-2" / "kubernetes.tf").read_text()
+    assert "depends_on = [kubectl_manifest.karpenter_node_class]" in after
+    assert "karpenter_node_template" not in after

@@ -344,10 +344,11 @@ class IamRule:
         self.finding("MIG-IAM-010", "info", path, hclsrc.line_of(text, len(text)),
                      f'data "{block[0]}" "{block[1]}" added: the scoped statements of the controller policy use it')
 
-    def add_official(self, pol: Policy, sids: list[str], after: Statement | None, already: str | None = None) -> None:
+    def add_official(self, pol: Policy, sids: list[str], after: Statement | None,
+                     already: tuple[str, set[str]] | None = None) -> None:
         """Add the official statements `sids` after `after`, scoped as the policy is. `already`: the chart version the
-        root runs, which uses these statements too (the root runs without them): one that cannot be scoped is then a
-        warning, not a stop, since the move does not depend on it."""
+        root runs and those of `sids` it uses too (the root runs without them): one of those that cannot be scoped is
+        a warning, not a stop, since the move does not depend on it."""
         text = self.repo.text(pol.path)
         subs = self.substitutions(pol)
         account = None          # a new statement scoped by account (eks:DescribeCluster on the cluster's ARN, the
@@ -371,16 +372,18 @@ class IamRule:
             free = [sid for sid in sids if after is not None and
                     "${" not in json.dumps(_official_sid(sid, self.facts["target"]))]
             held = [sid for sid in sids if sid not in free]
-            if held and already is not None:
+            gaps = [sid for sid in held if already is not None and sid in already[1]]
+            held = [sid for sid in held if sid not in gaps]
+            if gaps:
                 self.finding("MIG-V1X-IAM-006", "warning", pol.path, pol.line,
-                             f"{pol.name} lacks the official statement{'s' if len(held) > 1 else ''} "
-                             f"{', '.join(held)}, which Karpenter {already} uses too, and the cluster runs it without "
+                             f"{pol.name} lacks the official statement{'s' if len(gaps) > 1 else ''} "
+                             f"{', '.join(gaps)}, which Karpenter {already[0]} uses too, and the cluster runs it without "
                              "them (an EC2NodeClass naming its instanceProfile needs no instance profile actions, a "
                              "clusterEndpoint in the chart values no eks:DescribeCluster): the move does not depend "
                              "on them, and migrator cannot tell the cluster name and region to scope them",
-                             f"add {', '.join(held)} from the v{self.facts['target']} getting-started CloudFormation "
+                             f"add {', '.join(gaps)} from the v{self.facts['target']} getting-started CloudFormation "
                              "by hand if the cluster needs them (a NodeClass naming its role, no clusterEndpoint)")
-            elif held:
+            if held:
                 self.finding("MIG-IAM-004", "error", pol.path, pol.line,
                              f"{pol.name} needs the official statement{'s' if len(held) > 1 else ''} "
                              f"{', '.join(held)}, but migrator cannot tell the cluster name and region this policy "

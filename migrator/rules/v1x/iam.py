@@ -83,12 +83,9 @@ class OnwardIamRule(V1IamRule):
             missing_sids = [x for x in missing_sids if x not in elsewhere]
         current = self.facts.get("current")      # (chart version, its official policy) the root runs now
         had = {s.get("Sid") for s in official(current[1])} if current else set()
-        gaps = [x for x in missing_sids if x in had]     # lacking already under the chart it runs: not this move's
-        missing_sids = [x for x in missing_sids if x not in had]
-        if missing_sids and pol.statements:
-            self.add_official(pol, missing_sids, after=pol.statements[-1])
-        if gaps and pol.statements:
-            self.add_official(pol, gaps, after=pol.statements[-1], already=current[0])
+        if missing_sids and pol.statements:     # those lacking already under the chart it runs are not this move's
+            self.add_official(pol, missing_sids, after=pol.statements[-1],
+                              already=(current[0], {x for x in missing_sids if x in had}) if current else None)
         if conditional:
             self.finding("MIG-V1X-IAM-003", "info", pol.path, pol.line,
                          f"{pol.name} lacks actions Karpenter {version} uses only for opt-in features: "

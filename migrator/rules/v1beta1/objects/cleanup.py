@@ -42,6 +42,7 @@ class OldObjects:
     def cleanup(self) -> Result:
         beta = self.beta_index()
         going = Removals()
+        successor: dict[str, str] = {}         # a removed block's address -> the block holding its new counterpart
         for m in self.manifests:
             if m.era != "alpha" or m.kind == "Machine":
                 continue
@@ -57,6 +58,11 @@ class OldObjects:
                 continue
             self.res.removed.append(f"{m.kind} {name} ({m.path}:{m.line})")
             going.add(m)
+            if m.block is not None and m.tf_path:
+                new = next((n for n in self.manifests if n.era == "beta" and n.block is not None and n.tf_path and
+                            posixpath.dirname(n.tf_path) == posixpath.dirname(m.tf_path) and _scope(n) == _scope(m)
+                            and (n.kind, _name_key(n, n.name)) == targets[-1]), None)
+                successor.setdefault(m.block.address, new.block.address if new is not None else "")
         remove_blocks, remove_docs, templates = going.blocks, going.docs, going.templates
         for tf, blocks in remove_blocks.items():
             text = self.repo.text(tf)
@@ -64,12 +70,38 @@ class OldObjects:
                 s, e = block_span(text, b)
                 self.res.edits.append(TextEdit(tf, s, e, "", self.rule))
         removed_starts = {(tf, b.start) for tf, bs in remove_blocks.items() for b in bs}
+        self._relink(remove_blocks, successor)
         for tpath, ms in templates.items():
             if not self._template_still_used(tpath, removed_starts):
                 self.res.edits.append(DeleteFile(tpath, self.rule))
         for path, ms in remove_docs.items():
             self.remove_yaml_docs(path, ms)
         return self.res
+
+    def _relink(self, removed: dict, successor: dict[str, str]) -> None:
+        """A `depends_on` in the same module naming a removed block names the block holding its new counterpart
+        instead (a Deployment that waited for the AWSNodeTemplate waits for the EC2NodeClass), or loses the entry when
+        the counterpart is not a block of its own; only the `depends_on` line is rewritten. Anything else still reading
+        a removed block keeps the module's changes from being written (MIG-EDIT-006)."""
+        from ....sources import hcl as hclsrc
+        from ....tfgraph import _DEPENDS, relink
+        gone = {b.address for bs in removed.values() for b in bs}
+        renamed = {a: s for a, s in successor.items() if a in gone and s and s not in gone}
+        dropped = gone - set(renamed)
+        for d in sorted({posixpath.dirname(tf) for tf in removed}):
+            for p in self.repo.tf_in_dir(d):
+                f = self.repo.hcl(p)
+                text = self.repo.text(p)
+                for b in (f.blocks if f else []):
+                    if b.address in gone or "depends_on" not in text[b.start:b.end]:
+                        continue
+                    code = hclsrc.code_of(text)
+                    for mt in _DEPENDS.finditer(code, b.start, b.end):
+                        if not any(a in mt.group(3) for a in gone):
+                            continue
+                        new = relink(text[mt.start():mt.end()], renamed, dropped)
+                        if new != text[mt.start():mt.end()]:
+                            self.res.edits.append(TextEdit(p, mt.start(), mt.end(), new, self.rule))
 
     def _template_still_used(self, tpath: str, removed: set[tuple[str, int]]) -> bool:
         return any(used == tpath and (p, start) not in removed
