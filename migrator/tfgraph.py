@@ -177,6 +177,25 @@ def relink(text: str, renamed: dict, dropped: set) -> str:
     return re.sub(r"\n[ \t]*\r?\n(\s*\})\s*$", r"\n\1", out) if out != text else out
 
 
+def depends_edits(text: str, code: str, start: int, end: int, renamed: dict, dropped: set) -> list[tuple[int, int, str]]:
+    """(start, end, new text) for each `depends_on` of the block at text[start:end] that names `renamed` or `dropped`
+    addresses (`code`: the text with comments blanked, hcl.code_of): only its lines change. One that ends empty goes
+    with the comment lines above it, and with the blank line before it when the block's `}` follows."""
+    out = []
+    for m in _DEPENDS.finditer(text, start, end):
+        if not code[m.start(2):m.end()].strip():
+            continue                            # a commented-out depends_on
+        new = relink(m.group(0), renamed, dropped)
+        if new == m.group(0):
+            continue
+        s = m.start()
+        if not new and re.match(r"[ \t]*\}", text[m.end():]) and text[:s].endswith(("\n\n", "\n\r\n")):
+            kept = text[:s].rstrip("\r\n")     # the line before the blank one keeps its newline
+            s = len(kept) + (2 if text.startswith("\r\n", len(kept)) else 1)
+        out.append((s, m.end(), new))
+    return out
+
+
 def unlink(repo, addresses: dict, rule: str, edits: list) -> tuple[list, dict]:
     """What else in their modules reads blocks that go (`addresses`: address -> (file, block)): a `depends_on` entry
     is dropped (its edit appended to `edits`), an output that reads them goes too (returned first); every other

@@ -1468,3 +1468,44 @@ variable "class_spec" {
     assert [f.path for f in plan.findings if f.code == "MIG-AUTO-059"] == ["pools.tf"]
     assert "EC2NodeClass computed is built by an expression" in next(
         f.message for f in plan.findings if f.code == "MIG-AUTO-065")
+
+
+def _before_cleanup(tmp_path):
+    import shutil
+    fx = FIXTURES / "auto-mode-pool-chart-controller-values"
+    tree = tmp_path / "t"
+    shutil.copytree(fx / "expected-run-4", tree)
+    return tree
+
+
+def test_a_pool_release_loses_values_only_its_old_templates_read(tmp_path):
+    """Issue 57, the cleanup: a pool chart's release that passes module.karpenter's node role name (and waits for the
+    Karpenter release) loses that value and that depends_on once no template of the chart reads `.Values.role`, in a
+    `yamlencode({...})` as in a heredoc; the walk converges (fixtures/auto-mode-pool-chart-controller-values)."""
+    from migrator.plan import make_plan
+    tree = _before_cleanup(tmp_path)
+    eks = tree / "eks.tf"
+    eks.write_text(eks.read_text().replace(
+        "  values = [<<-EOT\n    name: ${each.key}\n    role: ${module.karpenter.node_iam_role_name}\n  EOT\n  ]",
+        "  values = [yamlencode({\n    name = each.key\n    role = module.karpenter.node_iam_role_name\n  })]"))
+    assert "yamlencode" in eks.read_text()
+    plan = make_plan(tree, to="auto-mode")
+    assert [f.code for f in plan.findings if f.code in ("MIG-AUTO-066", "MIG-AUTO-041", "MIG-EDIT-004")] == \
+        ["MIG-AUTO-066"]
+    (new,) = [c.new for c in plan.changes if c.path == "eks.tf"]
+    release = new[new.index('resource "helm_release" "pools"'):]
+    assert "role" not in release and "depends_on" not in release and "module \"karpenter\"" not in new
+    assert "    name = each.key\n  })]\n}" in release
+
+
+def test_a_value_a_template_still_reads_holds_the_cleanup(tmp_path):
+    """The same release, with the Auto Mode twin template reading `.Values.role`: the value stays, and the cleanup
+    says what still reads the module (MIG-AUTO-041) instead of removing it."""
+    from migrator.plan import make_plan
+    tree = _before_cleanup(tmp_path)
+    twin = tree / "charts" / "karpenter-resources" / "templates" / "ec2nodeclass-auto-mode.yaml"
+    twin.write_text(twin.read_text().replace("role: analytics-eks-auto", "role: {{ .Values.role }}"))
+    plan = make_plan(tree, to="auto-mode")
+    assert "MIG-AUTO-041" in {f.code for f in plan.findings}
+    assert "MIG-AUTO-066" not in {f.code for f in plan.findings}
+    assert not [c for c in plan.changes if c.path == "eks.tf"]

@@ -98,7 +98,7 @@ def run(ctx, phase: str, done: dict | None = None) -> CleanupResult:
     addresses = {b.address: (p, b) for p, bs in blocks.items() for b in bs}
     if not addresses and not res.edits:
         return res
-    extra = unlink(repo, addresses, RULE, res.edits, res.findings)
+    extra = unlink(repo, addresses, RULE, res.edits, res.findings, dead_values=True)
     if extra is None:
         return res
     for p, b in extra:

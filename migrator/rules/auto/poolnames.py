@@ -33,6 +33,11 @@ _NAME = re.compile(r"^(?P<pre>[\w.-]*)\{\{-?\s*\.(?P<what>Values(?:\.[A-Za-z_][\
                    r"(?P<post>[\w.-]*)$")
 _FLUX_NAME_LIMIT = knowledge.load("helm")["flux_release_name_limit"]
 _EACH = re.compile(r"\$\{\s*each\.(key|value)\s*\}")
+# a YAML value that is one reference and nothing else (`role: ${module.karpenter.node_iam_role_name}`): a scalar the
+# values do not state, which cannot add keys of its own
+_REF_VALUE = re.compile(r"^([ \t]*(?:-[ \t]+)?[\w.-]+:[ \t]+)\$\{\s*(?!each\.)[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\])+\s*\}[ \t]*$",
+                        re.M)
+_UNSTATED = "migrator-unstated-value"
 
 
 def chart_folder(template_path: str) -> str | None:
@@ -271,7 +276,7 @@ def _value(repo, p: str, b: hclsrc.Block, each: dict, path: tuple[str, ...], def
     for item in reversed(hclsrc.list_items(b.attr("values"))):
         if item.kind in ("heredoc", "string"):
             body = hclsrc.text_of(text, item)
-            body = _with_each(body, each) if body is not None else None
+            body = _with_each(_REF_VALUE.sub(r"\1" + _UNSTATED, body), each) if body is not None else None
             obj = _load(body) if body is not None else None
             if obj is None:
                 return None             # values the repository does not state whole
@@ -285,7 +290,7 @@ def _value(repo, p: str, b: hclsrc.Block, each: dict, path: tuple[str, ...], def
                     {x.key: _string(repo, p, x.value, each) for x in e.value.entries}
         got = _at(obj, path)
         if got is not _MISSING:
-            return got
+            return None if _UNSTATED in str(got) else got
     got = _at(defaults, path)
     return None if got is _MISSING else got
 

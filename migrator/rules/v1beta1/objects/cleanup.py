@@ -84,7 +84,7 @@ class OldObjects:
         the counterpart is not a block of its own; only the `depends_on` line is rewritten. Anything else still reading
         a removed block keeps the module's changes from being written (MIG-EDIT-006)."""
         from ....sources import hcl as hclsrc
-        from ....tfgraph import _DEPENDS, relink
+        from ....tfgraph import depends_edits
         gone = {b.address for bs in removed.values() for b in bs}
         renamed = {a: s for a, s in successor.items() if a in gone and s and s not in gone}
         dropped = gone - set(renamed)
@@ -92,16 +92,13 @@ class OldObjects:
             for p in self.repo.tf_in_dir(d):
                 f = self.repo.hcl(p)
                 text = self.repo.text(p)
+                code = None
                 for b in (f.blocks if f else []):
-                    if b.address in gone or "depends_on" not in text[b.start:b.end]:
+                    if b.address in gone or not any(a in text[b.start:b.end] for a in gone):
                         continue
-                    code = hclsrc.code_of(text)
-                    for mt in _DEPENDS.finditer(code, b.start, b.end):
-                        if not any(a in mt.group(3) for a in gone):
-                            continue
-                        new = relink(text[mt.start():mt.end()], renamed, dropped)
-                        if new != text[mt.start():mt.end()]:
-                            self.res.edits.append(TextEdit(p, mt.start(), mt.end(), new, self.rule))
+                    code = code if code is not None else hclsrc.code_of(text)
+                    for s, e, new in depends_edits(text, code, b.start, b.end, renamed, dropped):
+                        self.res.edits.append(TextEdit(p, s, e, new, self.rule))
 
     def _template_still_used(self, tpath: str, removed: set[tuple[str, int]]) -> bool:
         return any(used == tpath and (p, start) not in removed
