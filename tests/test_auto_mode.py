@@ -1509,3 +1509,20 @@ def test_a_value_a_template_still_reads_holds_the_cleanup(tmp_path):
     assert "MIG-AUTO-041" in {f.code for f in plan.findings}
     assert "MIG-AUTO-066" not in {f.code for f in plan.findings}
     assert not [c for c in plan.changes if c.path == "eks.tf"]
+
+
+def test_a_block_interpolation_stays_on_its_line_in_the_twin_template():
+    """fixtures/auto-mode-template-block-values: `subnetSelectorTerms:` then `${indent(4, ...)}` on the next line keeps
+    that layout in the Auto Mode twin template (on the key's line it renders no YAML), and the twin's templatefile()
+    passes only the variables its template reads (never module.karpenter's node role)."""
+    from migrator.sources.templates import block_tokens, keep_block_tokens, mask
+    fx = FIXTURES / "auto-mode-template-block-values"
+    twin = (fx / "expected-run-2" / "manifests" / "ec2-node-class-auto-mode.yaml.tftpl").read_text()
+    assert "  subnetSelectorTerms:\n    ${indent(4, subnet_selector_terms)}\n" in twin
+    tf = (fx / "expected-run-2" / "karpenter.tf").read_text()
+    twin_block = tf[tf.index('"ec2_node_class_auto_mode"'):]
+    assert "node_role" not in twin_block.split("\n}\n")[0]
+    m = mask("a:\n  k:\n    ${indent(4, x)}\n  j: ${y}\n")
+    assert list(block_tokens(m).values()) == [(2, 4)]
+    assert keep_block_tokens(m, "a:\n  k: __MIG_0__\n  j: __MIG_1__\n") == "a:\n  k:\n    __MIG_0__\n  j: __MIG_1__\n"
+    assert keep_block_tokens(m, "a:\n  b:\n    k: __MIG_0__\n") is None         # moved deeper: not kept

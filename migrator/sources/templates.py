@@ -293,3 +293,47 @@ def reindent(text: str, delta: int) -> str:
     if not delta:
         return text
     return _NINDENT.sub(lambda x: f"{x.group(1)}{x.group(2)}{max(0, int(x.group(3)) + delta)}", text)
+
+
+_KEY_ONLY = re.compile(r"^([ \t]*)(?:-[ \t]+)?[^\s#][^#]*:[ \t]*$")
+
+
+def block_tokens(m: Masked) -> dict[str, tuple[int, int]]:
+    """Tokens that stand alone on their line under a key that has no value of its own (`subnetSelectorTerms:` then
+    `    ${indent(4, yamlencode(...))}`): an interpolation that renders a block there. token -> (the key's indentation,
+    the token's)."""
+    out: dict[str, tuple[int, int]] = {}
+    lines = m.text.splitlines()
+    for i, ln in enumerate(lines):
+        tok = ln.strip()
+        if not TOKEN_RE.fullmatch(tok):
+            continue
+        prev = next((p for p in reversed(lines[:i]) if p.strip() and not p.lstrip().startswith("#")), None)
+        key = _KEY_ONLY.match(prev) if prev is not None else None
+        if key is not None and indent_of(ln) > indent_of(prev):
+            out[tok] = (indent_of(prev), indent_of(ln))
+    return out
+
+
+def keep_block_tokens(m: Masked, text: str) -> str | None:
+    """Masked YAML emitted from a converted object, with each block-rendering token (`block_tokens`) put back on a line
+    of its own under its key, at the column it had: a YAML emitter writes `key: __MIG_1__`, which would render the
+    block after the key on its line (`subnetSelectorTerms: - id: subnet-1`, no YAML). None when such a key is not at
+    its old indentation (the interpolation's own indent() would no longer match) or the token is written elsewhere."""
+    blocks = block_tokens(m)
+    if not blocks or not any(t in text for t in blocks):
+        return text
+    out = []
+    for ln in text.split("\n"):
+        toks = [t for t in TOKEN_RE.findall(ln) for t in [f"__MIG_{t}__"] if t in blocks]
+        if not toks:
+            out.append(ln)
+            continue
+        (tok,) = toks if len(toks) == 1 else (None,)
+        at = ln.rfind(tok) if tok else -1
+        head = ln[:at].rstrip() if at >= 0 else ""
+        if tok is None or ln[at + len(tok):].strip() or not head.endswith(":") or \
+                indent_of(ln) != blocks[tok][0]:
+            return None
+        out += [head, " " * blocks[tok][1] + tok]
+    return "\n".join(out)

@@ -77,6 +77,7 @@ class AutoPlacement(ManifestsRule):
     rule = RULE
     renamed: dict = {}
     dropped: set = set()
+    unused_template_variables_go = True
 
     def place_hcl(self, m, c) -> None:
         n = len(self.res.edits)

@@ -409,16 +409,23 @@ class ManifestsRule:
             return
         self.res.split.append((_name(m), new_name, users))
         nl_of = self.repo.files[m.tf_path or m.path].newline
+        emitted = templates.keep_block_tokens(m.masked, yamlsrc.Emitter(m.style).emit(data).text)
+        if emitted is None:
+            self.finding("MIG-TPL-001", "error", m.path, m.line,
+                         f"EC2NodeClass {_name(m)}: an interpolation that renders a block under its key cannot stay "
+                         f"where it renders valid YAML in the split class {new_name}",
+                         f"add an EC2NodeClass {new_name} (a copy of {_name(m)} with spec.kubelet {plain(kubelet)}) "
+                         f"and point NodePools {', '.join(users)} at it")
+            return
         if m.container == "yaml":
             text = self.repo.text(m.path)
-            body = yamlsrc.Emitter(m.style).emit(data).text
-            body = m.masked.unmask(body)
+            body = m.masked.unmask(emitted)
             sep = "" if text[:m.doc_end].endswith("\n") else "\n"
             self.res.edits.append(TextEdit(m.path, m.doc_end, m.doc_end, to_newline(f"{sep}---\n{body}", nl_of),
                                            RULE, order=1))
         elif m.container in ("kubectl_manifest", "kubernetes_manifest") and m.container == m.block.labels[0] \
                 and (m.hcl or m.block.attr("yaml_body").kind == "heredoc"):
-            self.split_block(m, data, new_name)
+            self.split_block(m, data, new_name, emitted)
         else:
             self.finding("MIG-V1-KL-005", "error", m.path, m.line,
                          f"EC2NodeClass {_name(m)} lives in a template; migrator cannot add the split class "
@@ -429,14 +436,14 @@ class ManifestsRule:
         self.finding("MIG-V1-KL-006", "info", m.path, m.line,
                      f"EC2NodeClass {new_name} added (copy of {_name(m)} with the kubelet of {', '.join(users)})")
 
-    def split_block(self, m: Manifest, data: Any, new_name: str) -> None:
+    def split_block(self, m: Manifest, data: Any, new_name: str, emitted: str) -> None:
         tf = m.tf_path
         text = self.repo.text(tf)
         b = m.block
         label = f"{b.labels[1]}_{new_name.replace('-', '_')}"
         repl = [relabel(b, label)]
         if not m.hcl:
-            repl.append(heredoc_body(text, b, m.masked.unmask(yamlsrc.Emitter(m.style).emit(data).text)))
+            repl.append(heredoc_body(text, b, m.masked.unmask(emitted)))
         else:
             repl.append(manifest_object(text, b, m.expr, data, m.masked.tokens))
         clone = splice(text, b.start, b.end, repl)

@@ -84,6 +84,10 @@ class ObjectPlacement:
     """Where the new objects are written: beside the old ones in their YAML file (comments and directives carried),
     a new file listed in the kustomization, or a kubectl_manifest/kubernetes_manifest beside the old resource."""
 
+    # a copied templatefile() call passes only the variables its new template reads (the Auto Mode hop: a twin that
+    # still passed the node role of Karpenter's module would keep that module from ever being removed)
+    unused_template_variables_go = False
+
     # -- rendering -------------------------------------------------------------------------------
     def yaml_text(self, m: Manifest, c: Converted) -> str | None:
         em = yamlsrc.Emitter(m.style).emit(c.obj)
@@ -95,7 +99,15 @@ class ObjectPlacement:
             lines = placed
         if m.masked.helm:
             lines = self.reindent_tokens(m, lines)
-        return m.masked.unmask("\n".join(lines) + "\n")
+        text = templates.keep_block_tokens(m.masked, "\n".join(lines) + "\n")
+        if text is None:
+            src = ", ".join(f"`{m.masked.tokens[t]}`" for t in templates.block_tokens(m.masked))
+            self.finding("MIG-TPL-001", "error", m.path, m.line,
+                         f"{src} renders a block on the lines under its key, and in the converted object that key is "
+                         "not where it was: migrator cannot keep it rendering valid YAML there",
+                         "write the new template by hand from the plan's other objects; nothing was generated for it")
+            return None
+        return m.masked.unmask(text)
 
     def carry_comments(self, m: Manifest, c: Converted, em: yamlsrc.Emitted, lines: list[str]) -> list[str]:
         """Full-line comments go above the field they described; end-of-line comments follow their scalar."""
@@ -385,6 +397,8 @@ class ObjectPlacement:
             i = path_expr.source.rfind(tbase)
             new_src = path_expr.source[:i] + new_base + path_expr.source[i + len(tbase):]
             repl.append((path_expr.start, path_expr.end, new_src))
+            if self.unused_template_variables_go:
+                repl += _unused_variables(text, m.call, body)
             var = FACTS["naming"]["template_role_variable"]
             if "${" + var + "}" in body:
                 r = self.role()
@@ -428,3 +442,20 @@ class ObjectPlacement:
         self.finding("MIG-TPL-002", "error", m.tf_path, hclsrc.line_of(self.repo.text(m.tf_path), m.call.start),
                      "the template path is not written literally; migrator cannot point a new block at a new template",
                      "copy the block by hand and point it at the generated template")
+
+
+def _unused_variables(text: str, call: hclsrc.Expr, body: str) -> list[tuple[int, int, str]]:
+    """The lines of a templatefile() call's variables (an object literal, one entry per line) that the new template
+    `body` never reads: no `${...}` or `%{...}` of it names them."""
+    if len(call.items) < 2 or call.items[1].kind != "object" or "\n" not in call.items[1].source:
+        return []
+    read = " ".join(body[s:e] for s, e, _kind in templates.find_sequences(body))
+    out = []
+    for e in call.items[1].entries:
+        if re.search(r"(?<![\w.])" + re.escape(e.key) + r"(?![\w-])", read):
+            continue
+        s0, e0 = line_start(text, e.start), line_end(text, e.end)
+        if text[s0:e.start].strip() or text[e.end:e0].strip().rstrip(",").strip():
+            continue                    # not alone on its lines: kept (an unused variable does no harm)
+        out.append((s0, e0, ""))
+    return out
