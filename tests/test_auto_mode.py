@@ -1525,4 +1525,8 @@ def test_a_block_interpolation_stays_on_its_line_in_the_twin_template():
     m = mask("a:\n  k:\n    ${indent(4, x)}\n  j: ${y}\n")
     assert list(block_tokens(m).values()) == [(2, 4)]
     assert keep_block_tokens(m, "a:\n  k: __MIG_0__\n  j: __MIG_1__\n") == "a:\n  k:\n    __MIG_0__\n  j: __MIG_1__\n"
-    assert keep_block_tokens(m, "a:\n  b:\n    k: __MIG_0__\n") is None         # moved deeper: not kept
+    # moved deeper: indent() follows the key; anything else that renders a block there is not written
+    assert keep_block_tokens(m, "a:\n  b:\n    k: __MIG_0__\n") == "a:\n  b:\n    k:\n      ${indent(6, x)}\n"
+    m = mask("a:\n  k:\n    ${yamlencode(x)}\n  j:\n    ${jsonencode(y)}\n")
+    assert keep_block_tokens(m, "b:\n  a:\n    k: __MIG_0__\n") is None
+    assert keep_block_tokens(m, "b:\n  a:\n    j: __MIG_1__\n") == "b:\n  a:\n    j: __MIG_1__\n"     # one line

@@ -296,6 +296,10 @@ def reindent(text: str, delta: int) -> str:
 
 
 _KEY_ONLY = re.compile(r"^([ \t]*)(?:-[ \t]+)?[^\s#][^#]*:[ \t]*$")
+# an interpolation that renders one line wherever it stands (Terraform's jsonencode writes compact JSON)
+_ONE_LINE = re.compile(r"^\$\{\s*jsonencode\(.*\)\s*\}$", re.S)
+# `${indent(N, ...)}`: the lines after the first are indented by N, the column the first stands at
+_INDENT_CALL = re.compile(r"^(\$\{\s*indent\(\s*)(\d+)(\s*,)")
 
 
 def block_tokens(m: Masked) -> dict[str, tuple[int, int]]:
@@ -306,7 +310,7 @@ def block_tokens(m: Masked) -> dict[str, tuple[int, int]]:
     lines = m.text.splitlines()
     for i, ln in enumerate(lines):
         tok = ln.strip()
-        if not TOKEN_RE.fullmatch(tok):
+        if not TOKEN_RE.fullmatch(tok) or _ONE_LINE.match(m.tokens.get(tok, "")):
             continue
         prev = next((p for p in reversed(lines[:i]) if p.strip() and not p.lstrip().startswith("#")), None)
         key = _KEY_ONLY.match(prev) if prev is not None else None
@@ -319,7 +323,8 @@ def keep_block_tokens(m: Masked, text: str) -> str | None:
     """Masked YAML emitted from a converted object, with each block-rendering token (`block_tokens`) put back on a line
     of its own under its key, at the column it had: a YAML emitter writes `key: __MIG_1__`, which would render the
     block after the key on its line (`subnetSelectorTerms: - id: subnet-1`, no YAML). None when such a key is not at
-    its old indentation (the interpolation's own indent() would no longer match) or the token is written elsewhere."""
+    its old indentation and the interpolation is not an `indent(N, ...)` whose N can follow it (to the column the key's
+    value now stands at), or the token is written elsewhere."""
     blocks = block_tokens(m)
     if not blocks or not any(t in text for t in blocks):
         return text
@@ -332,8 +337,16 @@ def keep_block_tokens(m: Masked, text: str) -> str | None:
         (tok,) = toks if len(toks) == 1 else (None,)
         at = ln.rfind(tok) if tok else -1
         head = ln[:at].rstrip() if at >= 0 else ""
-        if tok is None or ln[at + len(tok):].strip() or not head.endswith(":") or \
-                indent_of(ln) != blocks[tok][0]:
+        if tok is None or ln[at + len(tok):].strip() or not head.endswith(":"):
             return None
-        out += [head, " " * blocks[tok][1] + tok]
+        key_at, tok_at = blocks[tok]
+        delta = indent_of(ln) - key_at
+        written = tok
+        if delta:                           # the interpolation itself written, its indent() following the key
+            src = m.tokens[tok]
+            call = _INDENT_CALL.match(src)
+            if call is None or int(call.group(2)) != tok_at or tok_at + delta < 0:
+                return None
+            written = call.group(1) + str(tok_at + delta) + call.group(3) + src[call.end():]
+        out += [head, " " * (tok_at + delta) + written]
     return "\n".join(out)
