@@ -60,3 +60,14 @@ def test_the_alpha_cleanup_points_a_depends_on_at_the_new_counterpart():
     after = (fx / "expected-run-2" / "kubernetes.tf").read_text()
     assert "depends_on = [kubectl_manifest.karpenter_node_class]" in after
     assert "karpenter_node_template" not in after
+
+
+def test_a_block_interpolation_follows_its_key_into_the_nodepool():
+    """fixtures/alpha-template-block-values: `values:` then `${indent(8, yamlencode(...))}` under a Provisioner's
+    requirement becomes `values:` then `${indent(12, ...)}` in the NodePool (the requirements four columns deeper),
+    never `values: ${indent(...)}` on one line (a YAML list after the key: no YAML)."""
+    from .conftest import FIXTURES
+    fx = FIXTURES / "alpha-template-block-values"
+    new = (fx / "expected-run-1" / "main.tf").read_text()
+    assert "              values:\n                ${indent(12, yamlencode(var.instance_types))}\n" in new
+    assert "values: ${" not in new
