@@ -409,13 +409,13 @@ class ManifestsRule:
             return
         self.res.split.append((_name(m), new_name, users))
         nl_of = self.repo.files[m.tf_path or m.path].newline
+        by_hand = f"add an EC2NodeClass {new_name} (a copy of {_name(m)} with spec.kubelet {plain(kubelet)}) " \
+            f"and point NodePools {', '.join(users)} at it"
         emitted = templates.keep_block_tokens(m.masked, yamlsrc.Emitter(m.style).emit(data).text)
         if emitted is None:
             self.finding("MIG-TPL-001", "error", m.path, m.line,
                          f"EC2NodeClass {_name(m)}: an interpolation that renders a block under its key cannot stay "
-                         f"where it renders valid YAML in the split class {new_name}",
-                         f"add an EC2NodeClass {new_name} (a copy of {_name(m)} with spec.kubelet {plain(kubelet)}) "
-                         f"and point NodePools {', '.join(users)} at it")
+                         f"where it renders valid YAML in the split class {new_name}", by_hand)
             return
         if m.container == "yaml":
             text = self.repo.text(m.path)
@@ -429,9 +429,7 @@ class ManifestsRule:
         else:
             self.finding("MIG-V1-KL-005", "error", m.path, m.line,
                          f"EC2NodeClass {_name(m)} lives in a template; migrator cannot add the split class "
-                         f"{new_name} for NodePools {', '.join(users)}",
-                         f"add an EC2NodeClass {new_name} (a copy of {_name(m)} with spec.kubelet {plain(kubelet)}) "
-                         f"and point NodePools {', '.join(users)} at it")
+                         f"{new_name} for NodePools {', '.join(users)}", by_hand)
             return
         self.finding("MIG-V1-KL-006", "info", m.path, m.line,
                      f"EC2NodeClass {new_name} added (copy of {_name(m)} with the kubelet of {', '.join(users)})")
