@@ -13,7 +13,6 @@ chart, no object and no Karpenter setting at all is `absent`: it gets no hop and
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from . import knowledge
@@ -84,29 +83,6 @@ def auto_mode(m) -> bool:
         return False
     ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
     return isinstance(ref, dict) and ref.get("group") == HOPS["auto_mode_node_class_group"]
-
-
-_AUTO_REF = re.compile(r"^[ \t]+group:[ \t]*[\"']?" + re.escape(HOPS["auto_mode_node_class_group"]) + r"[\"']?[ \t]*(#.*)?$",
-                       re.M)
-
-
-def auto_mode_text(kind: str, api_version: str, doc: str) -> bool:
-    """auto_mode() for an object known only as the text of its YAML document (a template, a heredoc): an Auto Mode
-    NodeClass, or a NodePool whose text names the Auto Mode NodeClass group (a NodePool's only `group:` key is its
-    nodeClassRef's)."""
-    if kind == "NodeClass":
-        return api_version.split("/")[0] == HOPS["auto_mode_node_class_group"]
-    return kind == "NodePool" and _AUTO_REF.search(doc) is not None
-
-
-def auto_mode_value(x: dict) -> bool:
-    """auto_mode() for an object read as plain values (a chart's values)."""
-    if x.get("kind") == "NodeClass":
-        return str(x.get("apiVersion")).split("/")[0] == HOPS["auto_mode_node_class_group"]
-    spec = x.get("spec") if isinstance(x.get("spec"), dict) else {}
-    tmpl = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-    ref = (tmpl.get("spec") if isinstance(tmpl.get("spec"), dict) else {}).get("nodeClassRef")
-    return x.get("kind") == "NodePool" and isinstance(ref, dict) and ref.get("group") == HOPS["auto_mode_node_class_group"]
 
 
 API = {e["name"]: e["api"] for e in HOPS["eras"]}

@@ -171,7 +171,8 @@ def test_auto_mode_pools_written_where_migrator_does_not_write_are_auto_mode(tmp
     EKS Auto Mode's (AWS runs it), never a Karpenter v1 pool without a twin: it neither holds the cutover nor makes the
     root stand on Karpenter v1 (fixtures/auto-mode-twins-written-by-hand, auto-mode-already-on-templates)."""
     from migrator.inventory import shellobjects
-    from migrator.standing import auto_mode, auto_mode_text
+    from migrator.inventory.documents import auto_mode_text
+    from migrator.standing import auto_mode
     files = {
         "raw.tf": 'resource "helm_release" "pools" {\n  chart = "raw"\n  values = [\n    <<-EOT\n    resources:\n'
                   + _indent("- " + _indent(AUTO, 2).lstrip(), 4) + "    - " + _indent(V1, 6).lstrip()

@@ -34,6 +34,7 @@ class Words:
 
 
 KARPENTER_KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
+_AUTO_GROUP = knowledge.load("hops")["auto_mode_node_class_group"]
 _KIND_RE = Words(sorted({k for _, k in KARPENTER_KINDS} - {"Machine", "NodeClaim"}))
 # a document that declares one of those kinds (`kind: NodePool`, `"kind": "NodePool"`), not one whose prose names it
 # (a chart's "# 2. Provisioner password." comment): only such a document is an error when it does not parse
@@ -200,3 +201,26 @@ def scalar_at(text: str, start: int, doc_text: str, node, keys: tuple[str, ...])
         return (s, s + e + 1, rest[1:e]) if e > 0 else None
     tok = re.match(r"[^\s#]+", rest)
     return (s, s + tok.end(), tok.group(0)) if tok else None
+
+
+_AUTO_REF = re.compile(r"^[ \t]+group:[ \t]*[\"']?" + re.escape(_AUTO_GROUP) + r"[\"']?[ \t]*(#.*)?$",
+                       re.M)
+
+
+def auto_mode_text(kind: str, api_version: str, doc: str) -> bool:
+    """auto_mode() for an object known only as the text of its YAML document (a template, a heredoc): an Auto Mode
+    NodeClass, or a NodePool whose text names the Auto Mode NodeClass group (a NodePool's only `group:` key is its
+    nodeClassRef's)."""
+    if kind == "NodeClass":
+        return api_version.split("/")[0] == _AUTO_GROUP
+    return kind == "NodePool" and _AUTO_REF.search(doc) is not None
+
+
+def auto_mode_value(x: dict) -> bool:
+    """auto_mode() for an object read as plain values (a chart's values)."""
+    if x.get("kind") == "NodeClass":
+        return str(x.get("apiVersion")).split("/")[0] == _AUTO_GROUP
+    spec = x.get("spec") if isinstance(x.get("spec"), dict) else {}
+    tmpl = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    ref = (tmpl.get("spec") if isinstance(tmpl.get("spec"), dict) else {}).get("nodeClassRef")
+    return x.get("kind") == "NodePool" and isinstance(ref, dict) and ref.get("group") == _AUTO_GROUP

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from ..model import Finding
 from ..sources import hcl as hclsrc
-from ..standing import auto_mode_text
-from .documents import KARPENTER_KINDS
+from .documents import KARPENTER_KINDS, auto_mode_text
 from .repo import Repo
 
 # a shell heredoc's opening (`<<EOF`, `<<-'EOF'`, `<< "YAML"`); its body ends at the line that is the marker alone
@@ -32,7 +31,7 @@ class ShellObject:
     api_version: str
     era: str                    # alpha | beta | v1 (knowledge/hops.yaml `kinds`)
     where: str                  # the Terraform block or "the script"
-    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (standing.auto_mode_text): AWS runs it
+    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (documents.auto_mode_text): AWS runs it
 
 
 def _heredocs(text: str):

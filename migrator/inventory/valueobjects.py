@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
-from ..standing import auto_mode_text, auto_mode_value
-from .documents import KARPENTER_KINDS
+from .documents import KARPENTER_KINDS, auto_mode_text, auto_mode_value
 from .repo import Repo
 
 _NEEDLES = ("karpenter.sh/", "karpenter.k8s.aws/")
@@ -36,7 +35,7 @@ class ValueObject:
     name: str
     release: str                # the release that passes it: helm_release.x, Application/x, HelmRelease/x
     chart: str
-    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (standing.auto_mode_value): AWS runs it
+    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (documents.auto_mode_value): AWS runs it
 
 
 def scan(repo: Repo) -> list[ValueObject]:
@@ -181,7 +180,7 @@ class RenderedObject:
     api_version: str
     era: str
     release: str                # the local_file that renders it
-    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (standing.auto_mode_text): AWS runs it
+    auto_mode: bool = False     # an EKS Auto Mode NodePool or NodeClass (documents.auto_mode_text): AWS runs it
 
 
 _TOP_API = re.compile(r"^apiVersion:[ \t]*[\"']?([\w./-]+)[\"']?[ \t]*$", re.M)

@@ -163,8 +163,8 @@ def _rendered_files(ctx) -> list[Unconverted]:
 
 
 def _auto_mode_at(text: str, m: re.Match) -> bool:
-    """Is the document holding this top-level kind an EKS Auto Mode NodePool (standing.auto_mode_text)?"""
-    from ...standing import auto_mode_text
+    """Is the document holding this top-level kind an EKS Auto Mode NodePool (documents.auto_mode_text)?"""
+    from ...inventory.documents import auto_mode_text
     starts = [0] + [d.end() for d in re.finditer(r"^---[ \t]*$", text[:m.start()], re.M)]
     end = re.compile(r"^---[ \t]*$", re.M).search(text, m.end())
     return auto_mode_text(m.group(1), "", text[starts[-1]:end.start() if end else len(text)])
