@@ -71,3 +71,31 @@ def test_a_block_interpolation_follows_its_key_into_the_nodepool():
     new = (fx / "expected-run-1" / "main.tf").read_text()
     assert "              values:\n                ${indent(12, yamlencode(var.instance_types))}\n" in new
     assert "values: ${" not in new
+
+
+def test_a_depends_on_the_provisioner_names_its_nodepool(tmp_path):
+    """A Provisioner with an inline provider becomes a NodePool and an EC2NodeClass: a `depends_on` naming the
+    Provisioner's block names the NodePool's at the cleanup (its own successor), not the EC2NodeClass's."""
+    import shutil
+    from migrator.apply import apply_changes
+    from migrator.plan import make_plan
+    from .conftest import FIXTURES
+    tree = tmp_path / "t"
+    shutil.copytree(FIXTURES / "alpha-depends-on-node-template" / "input", tree)
+    tf = tree / "kubernetes.tf"
+    text = tf.read_text()
+    text = text.replace("      providerRef:\n        name: default\n",
+                        "      provider:\n        subnetSelector:\n          karpenter.sh/discovery: shop\n"
+                        "        securityGroupSelector:\n          karpenter.sh/discovery: shop\n")
+    text = text[:text.index('resource "kubectl_manifest" "karpenter_node_template"')] + \
+        text[text.index("# An example workload"):]
+    tf.write_text(text.replace("depends_on = [kubectl_manifest.karpenter_node_template]",
+                               "depends_on = [kubectl_manifest.karpenter_provisioner]"))
+    for _ in range(2):                  # prepare, then cleanup
+        plan = make_plan(tree)
+        assert not [f for f in plan.findings if f.severity == "error"], plan.findings
+        apply_changes(tree, plan.changes)
+    after = tf.read_text()
+    assert "karpenter_provisioner" not in after
+    example = after[after.index('"example"'):]
+    assert "depends_on = [kubectl_manifest.karpenter_nodepool]" in example, example[-200:]

@@ -61,7 +61,7 @@ class OldObjects:
             if m.block is not None and m.tf_path:
                 new = next((n for n in self.manifests if n.era == "beta" and n.block is not None and n.tf_path and
                             posixpath.dirname(n.tf_path) == posixpath.dirname(m.tf_path) and _scope(n) == _scope(m)
-                            and (n.kind, _name_key(n, n.name)) == targets[-1]), None)
+                            and (n.kind, _name_key(n, n.name)) == targets[0]), None)
                 successor.setdefault(m.block.address, new.block.address if new is not None else "")
         remove_blocks, remove_docs, templates = going.blocks, going.docs, going.templates
         for tf, blocks in remove_blocks.items():
