@@ -26,6 +26,7 @@ _RELATIVE_SOURCE = re.compile(r'\bsource\s*=\s*"\.\.?/')
 
 
 _CRD_KIND = "kind: CustomResourceDefinition"
+_HEADER = re.compile(r"(?:#[^\n]*(?:\n\s*|$))*")
 
 
 def _only_foreign_crds(text: str) -> bool:
@@ -42,9 +43,8 @@ def _only_foreign_crds(text: str) -> bool:
         kinds += 1
         at = text.find("\nkind:", end)
     body = text.strip()
-    while body.startswith("#"):             # a header of comments before the first `---` is no document
-        body = body.partition("\n")[2].lstrip()
-    docs = text.count("\n---") + (0 if body.startswith("---") else 1) - (1 if body.endswith("\n---") else 0)
+    at = _HEADER.match(body).end()          # a header of comments before the first `---` is no document
+    docs = text.count("\n---") + (0 if body.startswith("---", at) else 1) - (1 if body.endswith("\n---") else 0)
     return kinds >= max(docs, 1) and "arpenter" not in text and "utoscaler" not in text
 
 
