@@ -110,8 +110,11 @@ class ChartVersion:
             self.module_version_input(ci, target)       # the module's default: pinned with its version input
             return
         if ci.version is None:
+            old_api = self.hop.split("->")[0]           # the API the hop moves from
+            why = f"which has no {old_api} support" if old_api != "v1" else \
+                "so the version the cluster runs is whichever was newest at its last apply, not one the files state"
             self.finding("MIG-HELM-005", "warning", ci.path, ci.line,
-                         f"{ci.address} has no version: Helm installs the newest chart, which has no v1alpha5 support",
+                         f"{ci.address} has no version: Helm installs the newest chart, {why}",
                          f'pin version = "{format_version(target, "v0")}" until the migration is done')
             return
         sites, why = definition_sites(self.repo, ci.path, ci.version,
