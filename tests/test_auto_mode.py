@@ -1530,3 +1530,24 @@ def test_a_block_interpolation_stays_on_its_line_in_the_twin_template():
     m = mask("a:\n  k:\n    ${yamlencode(x)}\n  j:\n    ${jsonencode(y)}\n")
     assert keep_block_tokens(m, "b:\n  a:\n    k: __MIG_0__\n") is None
     assert keep_block_tokens(m, "b:\n  a:\n    j: __MIG_1__\n") == "b:\n  a:\n    j: __MIG_1__\n"     # one line
+
+
+def test_values_read_whole_or_a_chart_without_templates_keep_the_cleanup_held(tmp_path):
+    """A chart that reads its values whole (`{{- toYaml .Values -}}`), or whose templates are not in the files: which
+    value is still read is not known, so nothing is removed and the cleanup says what still reads the module."""
+    from migrator.inventory.repo import Repo
+    from migrator.rules.auto.links import dead_chart_values
+    tree = _before_cleanup(tmp_path)
+    twin = tree / "charts" / "karpenter-resources" / "templates" / "ec2nodeclass-auto-mode.yaml"
+    release = ("eks.tf", ["module.karpenter", "helm_release.karpenter"])
+
+    def dead():
+        repo = Repo(tree)
+        (b,) = [b for b in repo.hcl(release[0]).blocks if b.address == "helm_release.pools"]
+        return dead_chart_values(repo, release[0], b, release[1], "auto/cleanup")
+    assert dead() is not None
+    twin.write_text(twin.read_text() + "# {{- toYaml .Values -}}\n")
+    assert dead() is None
+    for t in (tree / "charts" / "karpenter-resources" / "templates").iterdir():
+        t.unlink()
+    assert dead() is None

@@ -49,9 +49,12 @@ def dead_chart_values(repo, p: str, b: hclsrc.Block, hits: list[str], rule: str)
     values = b.attr("values")
     if vendored is None or values is None:
         return None
-    chart = vendored[0]
-    templates = "\n".join(repo.text(q) for q in repo.with_prefix(chart + "/templates/"))
-    if re.search(r"\.Values\s*(\}\}|\)|\|)|\$\.Values\b(?!\.)|\bindex\s+\$?\.Values\b", templates):
+    chart = posixpath.normpath(vendored[0])
+    found_templates = repo.with_prefix(("" if chart == "." else chart + "/") + "templates/")
+    if not found_templates:
+        return None                         # no template in the files: what reads the values is not known
+    templates = "\n".join(repo.text(q) for q in found_templates)
+    if re.search(r"\.Values\s*(-?\}\}|\)|\|)|\$\.Values\b(?!\.)|\bindex\s+\$?\.Values\b", templates):
         return None                         # the values read whole (toYaml .Values, range over them): not judged
     text = repo.text(p)
     code = hclsrc.code_of(text)
@@ -87,4 +90,4 @@ def dead_chart_values(repo, p: str, b: hclsrc.Block, hits: list[str], rule: str)
         return None
     edits = [TextEdit(p, ls, le, "", rule) for ls, le in sorted(spans)]
     edits += [TextEdit(p, s, e, new, rule) for s, e, new in deps]
-    return edits, sorted(set(spans.values())), posixpath.normpath(chart)
+    return edits, sorted(set(spans.values())), chart
