@@ -604,8 +604,10 @@ def _plan_root(r: str, ctx: registry.Context, target, phase: str | None, fixed: 
         note("MIG-HOP-007", "info", f"{'this root' if multi else 'the repository'} holds EKS Auto Mode NodePools "
                                     f"({rp.objects}) and no self-managed Karpenter: nothing is planned")
         return rp
-    if auto and not ms and not controllers and exit_hop is not None and (ctx.chart_version is None or installs):
-        # only Auto Mode's objects, and Karpenter's own pieces left to remove (the exit hop's last phases)
+    if auto and not ms and exit_hop is not None and (not controllers and (ctx.chart_version is None or installs)
+                                                      or controllers and ctx.chart_version is None):
+        # only Auto Mode's objects, and Karpenter's own pieces left to remove (the exit hop's last phases): the
+        # controller's version, which the files may not state, is not needed to remove it
         rp.era, rp.objects = exit_hop["from"], _objects(auto) + " (EKS Auto Mode)"
         rp.state = "EKS Auto Mode runs the NodePools; Karpenter's own pieces are still in the files"
         ctx.target = target
@@ -699,12 +701,14 @@ _NAMES_KARPENTER = re.compile(r"karpenter", re.I)
 
 def _unread_karpenter(repo: Repo, root: str) -> list[str]:
     """Files of a root that name Karpenter and that migrator could not read: a file that does not parse (MIG-SRC-001/
-    002), or a shape it does not read (a Terragrunt stack's `unit` values)."""
+    002), a shape it does not read (a Terragrunt stack's `unit` values), a Jinja template holding a Karpenter object
+    or a helm command in YAML installing its chart (inventory/unread.py)."""
+    from .inventory import unread
     from .inventory.terragrunt import terragrunt
     broken = {f.path for f in repo.findings if f.code in ("MIG-SRC-001", "MIG-SRC-002", "MIG-SRC-021") and f.path}
     return sorted(p for p, sf in repo.files.items()
                   if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES)) and _NAMES_KARPENTER.search(sf.text)
-                  and (p in broken or not terragrunt(repo).stack_read(p)))
+                  and (p in broken or not terragrunt(repo).stack_read(p))) + unread.files(repo, root)
 
 
 def _outside(rp: RootPlan, ctx: registry.Context, target, phase: str | None, fixed: dict | None, multi: bool,
@@ -806,7 +810,8 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
             rp.next = "nothing: see MIG-HOP-010"
             note("MIG-HOP-010", "warning",
                  f"no Karpenter install or object was read in {'this root' if multi else 'the repository'}, but "
-                 f"{len(unread)} file(s) that name Karpenter could not be read: {', '.join(unread[:5])}"
+                 f"{len(unread)} file(s) that name Karpenter could not be read (they do not parse, or hold it where "
+                 f"migrator does not read: a Jinja template, a helm command in YAML): {', '.join(unread[:5])}"
                  f"{', ...' if len(unread) > 5 else ''}; nothing is planned",
                  "migrate what those files hold by hand, or state where Karpenter is (chart_version in "
                  ".migrator.yaml, per cluster root under roots:) if it is installed from them")

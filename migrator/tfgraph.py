@@ -58,7 +58,9 @@ def references(body: str, names) -> set[str]:
     out: set[str] = set()
     for m in _REF.finditer(_STRING.sub('""', body)):
         a, b, c = m.group(1), m.group(2), m.group(3)
-        cand = next((x for x in ((f"data.{b}.{c}" if a == "data" and c else None), f"{a}.{b}") if x and x in names),
+        # `resource.t.y` is Terraform's escape prefix for a managed resource (the same as `t.y`)
+        cand = next((x for x in ((f"data.{b}.{c}" if a == "data" and c else None),
+                                 (f"{b}.{c}" if a == "resource" and c else None), f"{a}.{b}") if x and x in names),
                     None)
         if cand:
             out.add(cand)

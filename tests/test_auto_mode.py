@@ -202,8 +202,18 @@ def test_a_root_below_1_1_walks_the_onward_hop_first(tmp_path):
     assert (root.hop_from, root.hop_to) == ("v1", "1.14.1") and any("auto-mode" in x for x in root.later)
 
 
-@pytest.mark.parametrize("mode, error", [("", True), ('  access_config {\n    authentication_mode = "API"\n  }\n', False)])
-def test_hand_written_cluster_gets_the_three_blocks_and_needs_access_entries(tmp_path, mode, error):
+_MODE_OF_VAR = '  access_config {\n    authentication_mode = var.cluster.access_config.authentication_mode\n  }\n'
+_VAR = 'variable "cluster" {\n  default = {\n    access_config = {\n      authentication_mode = "%s"\n    }\n  }\n}\n'
+
+
+@pytest.mark.parametrize("mode, error, var", [
+    ("", True, None), ('  access_config {\n    authentication_mode = "API"\n  }\n', False, None),
+    # the mode a variable's default states (guiipedroso/Scalable-Data-Platform-on-EKS-with-Karpenter-and-Terraform):
+    # read through the object; before, any expression read as aws-auth only and the enable phase was held
+    (_MODE_OF_VAR, False, "API_AND_CONFIG_MAP"), (_MODE_OF_VAR, True, "CONFIG_MAP"),
+    ('  access_config {\n    authentication_mode = var.mode\n  }\n', True, ""),
+])
+def test_hand_written_cluster_gets_the_three_blocks_and_needs_access_entries(tmp_path, mode, error, var):
     work = tmp_path / "tree"
     shutil.copytree(FIXTURES / "auto-mode-terraform-v21" / "input", work)
     (work / "eks.tf").unlink()
@@ -212,11 +222,17 @@ def test_hand_written_cluster_gets_the_three_blocks_and_needs_access_entries(tmp
         '    Version = "2012-10-17"\n    Statement = [{\n      Effect    = "Allow"\n'
         '      Principal = { Service = "eks.amazonaws.com" }\n      Action    = "sts:AssumeRole"\n    }]\n  })\n}\n\n'
         'resource "aws_eks_cluster" "this" {\n  name     = "analytics"\n  role_arn = aws_iam_role.cluster.arn\n\n'
-        '  vpc_config {\n    subnet_ids = ["subnet-1", "subnet-2"]\n  }\n' + mode + '}\n')
+        '  vpc_config {\n    subnet_ids = ["subnet-1", "subnet-2"]\n  }\n' + mode + '}\n'
+        + ("" if var is None else "\n" + (_VAR % var if var else 'variable "mode" {\n  type = string\n}\n')))
     plan = make_plan(work, to="auto-mode")
     assert plan.has_errors == error
     if error:
-        assert any(f.code == "MIG-AUTO-006" for f in plan.findings)
+        said = [f for f in plan.findings if f.code == "MIG-AUTO-006"]
+        assert said
+        if var == "":                   # no value stated: said as unknown, never as aws-auth only
+            assert "does not state" in said[0].message and "aws-auth only" not in said[0].message
+        if var == "CONFIG_MAP":
+            assert "= CONFIG_MAP" in said[0].message
         assert not plan.changes                                    # the enable phase lands whole or not at all
         return
     new = {c.path: c.new for c in plan.changes}

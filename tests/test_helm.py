@@ -338,3 +338,33 @@ def test_keys_no_1x_chart_reads_are_renamed_on_a_root_already_on_1x(tmp_path):
     assert not [f for f in plan.findings if f.code in ("MIG-V1X-HELM-001", "MIG-V1X-HELM-003")]
     said = [f.message for f in plan.findings if f.code == "MIG-HELM-003" and "interruptionQueue" in f.message]
     assert said and "interruption handling stays off" in said[0]
+
+
+UMBRELLA = """apiVersion: v2
+name: karpenter
+version: 2.4.0
+dependencies:
+  - name: karpenter
+    alias: upstream
+    version: "1.8.1"
+    repository: "oci://public.ecr.aws/karpenter"
+  - name: karpenter-crd
+    alias: upstream-crd
+    version: "1.8.1"
+    repository: "oci://public.ecr.aws/karpenter"
+"""
+
+
+def test_an_umbrella_charts_installer_may_set_what_its_values_file_leaves_out(tmp_path):
+    """A published umbrella chart of Karpenter's charts (giantswarm/karpenter-app): its values.yaml sets no
+    settings.clusterName, which whoever installs it passes (a catalog, an Application). Before, the chart it pins was
+    said not to install (MIG-V1X-HELM-005, an error); the installer's values are now said unread (MIG-HELM-001)."""
+    d = tmp_path / "helm" / "karpenter"
+    d.mkdir(parents=True)
+    (d / "Chart.yaml").write_text(UMBRELLA)
+    (d / "values.yaml").write_text("upstream:\n  nameOverride: karpenter\n  replicas: 2\n")
+    plan = make_plan(tmp_path)
+    assert not plan.has_errors, [f for f in plan.findings if f.severity == "error"]
+    said = [f for f in plan.findings if f.code == "MIG-HELM-001"]
+    assert said and "installer" in said[0].message and said[0].path == "helm/karpenter/Chart.yaml"
+    assert all("karpenter-crd" not in f.message or f.manual_step for f in said)

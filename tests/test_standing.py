@@ -63,6 +63,27 @@ def test_no_karpenter_no_plan(tmp_path):
     assert "- [ ] done" not in md
 
 
+@pytest.mark.parametrize("files", [
+    {"templates/provisioners.j2": "{% for p in provisioners %}\napiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\n"
+                                  "metadata:\n  name: {{ p.name }}\n---\n{% endfor %}\n"},
+    {"playbooks/karpenter.yml": "- name: Install Karpenter\n  shell: |\n    helm upgrade --install --namespace karpenter \\\n"
+                                "      karpenter karpenter/karpenter --version 0.16.3 --wait\n"},
+])
+def test_karpenter_where_no_reader_looks_is_never_no_karpenter(tmp_path, files):
+    """An Ansible setup (suyashg89/aws-eks-karpenter-boilerplate): the chart installed by a playbook's helm command,
+    the Provisioners in a Jinja template. Before, the repository read as having no Karpenter (MIG-HOP-005)."""
+    infra = tmp_path / "infra"
+    shutil.copytree(EVIDENCE / "no-karpenter", infra)
+    for name, text in files.items():
+        (infra / name).parent.mkdir(parents=True, exist_ok=True)
+        (infra / name).write_text(text)
+    plan = make_plan(infra)
+    assert [r.era for r in plan.roots] == ["unknown"] and not plan.changes
+    said = [f for f in plan.findings if f.code == "MIG-HOP-010"]
+    assert said and next(iter(files)) in said[0].message
+    assert not any(f.code == "MIG-HOP-005" for f in plan.findings)
+
+
 def test_a_root_past_the_target_is_not_moved_back(tmp_path):
     shutil.copytree(EVIDENCE / "bumped-webhook", tmp_path / "r")
     plan = make_plan(tmp_path / "r", to="1.3")

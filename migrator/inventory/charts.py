@@ -41,13 +41,14 @@ class SetEntry:
 
 
 # values sources whose keys migrator cannot read (a key a rule looks for may be there)
-UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other", "release")
+UNREADABLE = ("dynamic_set", "set_list", "values_from", "value_files", "other", "release", "installer")
 
 
 @dataclass
 class ValuesSource:
     kind: str           # heredoc | yamlencode | file | flux | argocd | set | set_list | dynamic_set | values_from |
-                        # argo_params | value_files | other | release (values only the Helm release holds: eksctl)
+                        # argo_params | value_files | other | release (values only the Helm release holds: eksctl) |
+                        # installer (values whoever installs an umbrella chart passes to its dependency)
     path: str
     line: int
     tree: Any = None            # keytree.Tree for heredoc / yamlencode / file / flux / argocd

@@ -8,6 +8,7 @@ import posixpath
 from typing import Iterator
 
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError
 
 from ..sources import yaml as yamlsrc
 from ..sources.templates import TemplateError, mask
@@ -61,4 +62,36 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
                     repo.template_paths.add(vp)
                     tree = keytree.yaml_tree(vtext, vp, 0, len(vtext), vobj, under=(key,))
                     ci.values.append(ValuesSource("file", vp, vobj.lc.key(key)[0] + 1, tree=tree, masked=vm))
+                # whoever installs the umbrella (a helm command, a platform's catalog, as giantswarm/karpenter-app is
+                # published) may pass values under this key: never read, so a key the values file leaves out is not
+                # known to be unset; unless an Argo CD Application of the repository installs it with no values
+                if not _installed_plainly(repo, d):
+                    ci.values.append(ValuesSource("installer", p, ci.line))
                 yield ci
+
+
+def _installed_plainly(repo: Repo, d: str) -> bool:
+    """Does an Argo CD Application of the repository install the chart folder `d` (its source's `path`) passing no
+    values of its own (no `helm` section)?"""
+    cache = repo.__dict__.setdefault("_umbrella_plain", {})
+    if d in cache:
+        return cache[d]
+    found = False
+    for p in repo.yaml_containing("argoproj.io"):
+        if d not in repo.text(p):
+            continue
+        for doc in yamlsrc.split_documents(repo.text(p)):
+            if d not in doc.text or "Application" not in doc.text:
+                continue
+            try:
+                obj = yamlsrc.safe_load(doc.text)
+            except YAMLError:           # a document that does not parse installs nothing migrator can tell
+                continue
+            spec = obj.get("spec") if isinstance(obj, dict) and obj.get("kind") == "Application" else None
+            srcs = ([spec.get("source")] + list(spec.get("sources") or [])) if isinstance(spec, dict) else []
+            for src in srcs:
+                if isinstance(src, dict) and str(src.get("path") or "").strip("./") == d.strip("./") and \
+                        "helm" not in src:
+                    found = True
+    cache[d] = found
+    return found

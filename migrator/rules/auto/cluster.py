@@ -212,9 +212,10 @@ class ClusterRule(HandWrittenCluster, EksctlCluster):
         res.role_literal = lit
         res.role_expr = f"module.{name}.{MOD['node_role_outputs']['name']}"
         auth = b.attr(MOD["authentication_input"])
-        if auth is not None and auth.literal() is not None and auth.literal() not in CL["access_entry_modes"]:
+        stated = static_value(self.repo, "" if res.dir == "." else res.dir, auth) if auth is not None else None
+        if isinstance(stated, str) and stated not in CL["access_entry_modes"]:
             _find(res, "MIG-AUTO-006", "error", p, hclsrc.line_of(text, auth.start),
-                  f"{b.address}: authentication_mode {auth.literal()} has no access entries, and Auto Mode's node "
+                  f"{b.address}: authentication_mode {stated} has no access entries, and Auto Mode's node "
                   "role joins the cluster through one (type EC2)",
                   "set authentication_mode = \"API_AND_CONFIG_MAP\" and apply it first, then run migrator again")
         res.targets.append((res.dir, f"module.{name}"))

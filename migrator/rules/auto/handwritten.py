@@ -121,6 +121,19 @@ def node_extras(ctx, d: str) -> list[tuple[str, str, int, str, bool]]:
     return out
 
 
+def _rendered_by(repo, path: str) -> list[tuple[str, int]]:
+    """(file, line) of each policy block whose `policy` is the document at `path`, read by `templatefile()` or
+    `file()` (an aws_iam_policy whose JSON lives beside it)."""
+    out = []
+    for kind in FACTS["policy_types"]:
+        for p, b in repo.blocks("resource", kind):
+            e = b.attr("policy")
+            if e is not None and e.kind == "call" and e.name in ("templatefile", "file") and e.items and \
+                    repo.resolve_file_arg(p, e.items[0]) == path:
+                out.append((p, hclsrc.line_of(repo.text(p), b.start)))
+    return out
+
+
 def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding]]:
     """Blocks to remove beside `going` (path -> blocks already removed: the release, the module), per path, and a
     finding for every Karpenter block that stays because something else reads it."""
@@ -129,12 +142,18 @@ def aws_side(ctx, going: dict[str, list]) -> tuple[dict[str, list], list[Finding
     seeds: dict[str, set[str]] = {}
     from ...roots import _module_users
     for pol in scan_policies(repo):
-        if pol.is_karpenter and pol.path.endswith(".tf") and ctx.owns(pol.path):
-            d = posixpath.dirname(pol.path) or "."
+        if not pol.is_karpenter:
+            continue
+        # a policy written in HCL, or a JSON document a policy block of the repository renders (templatefile/file)
+        at = [(pol.path, pol.line)] if pol.path.endswith(".tf") else _rendered_by(repo, pol.path)
+        for path, line in at:
+            if not ctx.owns(path):
+                continue
+            d = posixpath.dirname(path) or "."
             if _module_users(repo, "" if d == "." else d):
                 continue                    # inside a module called by relative source: it goes with its call
             dirs.add(d)
-            seeds.setdefault(d, set()).add(f"{pol.path}:{pol.line}")
+            seeds.setdefault(d, set()).add(f"{path}:{line}")
     out: dict[str, list] = {}
     findings: list[Finding] = []
     for d in sorted(dirs):

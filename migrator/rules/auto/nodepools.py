@@ -91,6 +91,9 @@ class AutoPlacement(ManifestsRule):
     def file_stem(self, stem: str, kinds: list[str]) -> str:
         return stem + NAMING["file_suffix"]
 
+    def spare_stem(self, stem: str) -> str | None:
+        return None
+
     def block_label(self, label: str, kind: str, old_kind: str) -> str:
         return label + NAMING["tf_label_suffix"]
 

@@ -42,6 +42,11 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
                     return cand
         return stem + FACTS["naming"]["file_fallback_suffix"]
 
+    def spare_stem(self, stem: str) -> str | None:
+        """The file name (without extension) the converted objects take when the one file_stem gives is another
+        file's; None: no other name is tried."""
+        return stem + FACTS["naming"]["file_fallback_suffix"]
+
     def block_label(self, label: str, kind: str, old_kind: str) -> str:
         return derive_name(label, kind, old_kind)
 
@@ -95,6 +100,15 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
                         self.res.legacy.add(name)
             convs = self.convert(m)
             pending = [c for c in convs if (_scope(m), c.kind, _name_key(m, c.name)) not in beta]
+            taken = self.taken_by_another(m, [c for c in convs if c not in pending])
+            if taken:                   # a name another object already has: nothing of this object is written
+                self.finding("MIG-NC-018", "error", m.path, m.line,
+                             f"{m.kind} {_name_key(m, m.name)} becomes {taken[0]} {taken[1]}, but the repository "
+                             f"already holds an {taken[0]} of that name ({taken[2]}) that is not its conversion (it "
+                             f"differs in {', '.join(taken[3])}): its NodePool would run on that one",
+                             f"give one of them another name (the {m.kind}'s, or the existing {taken[0]}'s, with every "
+                             "nodeClassRef to it), then run migrator again")
+                continue
             if not pending:
                 continue
             for c in pending:
@@ -167,6 +181,37 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
                     keys = [e.key for e in d.entries]
         return keys
 
+    def taken_by_another(self, m: Manifest, existing: list[Converted]) -> tuple | None:
+        """(kind, name, where, differing fields) of an EC2NodeClass this object converts to whose name the repository
+        already gives to a v1beta1 EC2NodeClass that is not its conversion (written by hand beside it): it differs
+        from the conversion in a field the conversion takes from the source (the role and tags aside: they are
+        resolved or merged per container). None when each is the conversion, as a prepare written before leaves it."""
+        for c in existing:
+            if c.kind != "EC2NodeClass":
+                continue
+            if c.obj is None:           # the role unresolved: the rest of the conversion is what is compared
+                from ruamel.yaml.comments import CommentedMap
+                inline = m.kind == "Provisioner"
+                provider = (m.obj.get("spec") or {}).get("provider") if inline else None
+                src = CommentedMap([("metadata", CommentedMap([("name", c.name)])), ("spec", provider)]) \
+                    if inline else m.obj
+                c = convert_nodeclass(src, inline=inline, role="-")
+            if c.obj is None or not isinstance(c.obj.get("spec"), dict):
+                continue
+            other = next((o for o in self.manifests if o.era == "beta" and o.kind == c.kind and _scope(o) == _scope(m)
+                          and _name_key(o, o.name) == _name_key(m, c.name)), None)
+            spec = (other.obj.get("spec") if other is not None and isinstance(other.obj, dict) else None)
+            if not isinstance(spec, dict):
+                continue
+            skip = set(FACTS["nodeclass"]["resolved_per_container"])
+            ours = {k: v for k, v in c.obj["spec"].items() if k not in skip}
+            theirs = {k: v for k, v in spec.items() if k not in skip}
+            differ = sorted(k for k in set(ours) | set(theirs)
+                            if _plain(ours.get(k), m.masked) != _plain(theirs.get(k), other.masked))
+            if differ:
+                return c.kind, _name_key(m, c.name), f"{other.path}:{other.line}", differ
+        return None
+
     def convert(self, m: Manifest) -> list[Converted]:
         if m.kind == "Provisioner":
             np, nc = convert_provisioner(m.obj, keep_alpha_defaults=self.opts.keep_alpha_defaults)
@@ -185,3 +230,15 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
             return False
         return True
 
+
+def _plain(v, masked=None):
+    """A YAML value as plain Python (ruamel's maps and lists compared by content; scalars as the text they were
+    written as, a template interpolation unmasked: a conversion writes `"true"` where a hand-written object may say
+    true, and each document masks its `${...}` with tokens of its own)."""
+    if isinstance(v, dict):
+        return {str(k): _plain(x, masked) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x, masked) for x in v]
+    if v is None:
+        return None
+    return masked.unmask(str(v)) if masked is not None else str(v)

@@ -52,10 +52,21 @@ class HandWrittenCluster:
             self.edit(_insert_at_end(text, p, b, body, nl))
         ac = [x for x in b.blocks if x.type == "access_config"]
         mode = ac[0].attr("authentication_mode") if ac else None
-        if mode is None or mode.literal() not in CL["access_entry_modes"]:
+        # the mode as the root states it: a literal, or a variable's default / tfvars, a local (followed)
+        stated = static_value(self.repo, "" if res.dir == "." else res.dir, mode) if mode is not None else "CONFIG_MAP"
+        if mode is not None and not isinstance(stated, str):
+            _find(res, "MIG-AUTO-006", "error", p, hclsrc.line_of(text, mode.start),
+                  f"{b.address} sets authentication_mode to {mode.source.strip()}, whose value the repository does "
+                  "not state, and Auto Mode's node role joins the cluster through an access entry (type EC2), which "
+                  "CONFIG_MAP does not have",
+                  "state the mode where the root can read it (a literal, a variable's default or tfvars beside the "
+                  "root): API or API_AND_CONFIG_MAP (switch and apply it first if the cluster is on CONFIG_MAP), then "
+                  "run migrator again")
+        elif stated not in CL["access_entry_modes"]:
             _find(res, "MIG-AUTO-006", "error", p, hclsrc.line_of(text, (mode.start if mode is not None else b.start)),
                   f"{b.address} authenticates through aws-auth only ("
-                  + (f"authentication_mode {mode.source}" if mode is not None else "no access_config: CONFIG_MAP")
+                  + (f"authentication_mode {mode.source.strip()}" + ("" if mode.literal() else f" = {stated}")
+                     if mode is not None else "no access_config: CONFIG_MAP")
                   + "), and Auto Mode's node role joins the cluster through an access entry (type EC2)",
                   ("if `aws eks describe-cluster --name <cluster> --query cluster.accessConfig.authenticationMode` "
                    "already says API or API_AND_CONFIG_MAP (switched outside Terraform), state it in access_config; "

@@ -149,9 +149,13 @@ class ChartValues:
                     "values_from": "spec.valuesFrom (ConfigMaps/Secrets outside the repository's files)",
                     "value_files": "helm.valueFiles (files of the chart's own repository or a $values source)",
                     "other": "an expression migrator cannot read",
-                    "release": "the values eksctl gave the Helm release when it created the cluster"}[vs.kind]
+                    "release": "the values eksctl gave the Helm release when it created the cluster",
+                    "installer": "values its installer may add under the dependency's key (an Argo CD Application, "
+                                 "a helm command, a catalog installing the umbrella chart)"}[vs.kind]
             old = parse_version(chart_version(self.repo, self.charts, self.owns) or "0.0.0") or (0, 0, 0)
             keys = ", ".join(r["key"] for r in rows if not r.get("alias") or old < parse_version(r["alias"]))
+            if not keys and vs.kind == "installer":
+                return                      # nothing this hop renames or removes: nothing to check there
             self.finding("MIG-HELM-001", "warning", vs.path, vs.line,
                          f"{ci.address} passes chart values through {what}; migrator cannot rewrite them statically",
                          f"check these keys by hand: {keys}")

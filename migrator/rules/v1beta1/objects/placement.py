@@ -325,6 +325,14 @@ class ObjectPlacement:
         stem, ext = posixpath.splitext(base)
         new_base = self.file_stem(stem, [m.kind for m, _ in items])
         new_path = posixpath.join(d, new_base + ext) if d else new_base + ext
+        spare = self.spare_stem(stem)
+        if (new_path in self.repo.files or new_path in self._new_files) and spare is not None:
+            # the name is another file's (a NodePool written by hand as nodepool.yaml): the spare name, if free
+            other = posixpath.join(d, spare + ext) if d else spare + ext
+            if other not in self.repo.files and other not in self._new_files:
+                self.finding("MIG-MAN-003", "info", path, items[0][0].line,
+                             f"{new_path} is another file's: the converted objects of {path} go to {other}")
+                new_path = other
         if new_path in self.repo.files or new_path in self._new_files:
             self.finding("MIG-MAN-002", "warning", path, items[0][0].line,
                          f"{new_path} already exists, but does not hold the converted objects of {path}",
