@@ -511,3 +511,20 @@ def test_a_chart_version_read_through_a_locals_object_entry(tmp_path):
     change = next(c for c in plan.changes if c.path == "variables.tf")
     assert 'default = "1.14.1"' in change.new
     assert any("through local.karpenter.version" in f.message for f in plan.findings if f.code == "MIG-HELM-003")
+
+
+def test_a_hand_written_class_of_the_conversions_name_holds_the_prepare_but_an_edited_twin_does_not(tmp_path):
+    """MIG-NC-018 (iliusa77/terraform-vpc-eks-karpenter-keda-public): an EC2NodeClass of the name a Provisioner's
+    conversion writes, unlike the conversion, is never taken for it. Once the prepare wrote the NodePool too, the class
+    is the conversion, edited by hand since: the cleanup goes on."""
+    import shutil
+    from .conftest import FIXTURES
+    held = make_plan(FIXTURES / "alpha-provisioner-class-name-taken" / "input")
+    assert [f.code for f in held.findings if f.severity == "error"] == ["MIG-NC-018"]
+    assert not any(c.path == "karpenter.tf" and "kind: NodePool" in c.new for c in held.changes)
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "alpha-twin-file-name-taken" / "expected-run-1", work)
+    twin = work / "k8s" / "provisioner-v1beta1.yaml"
+    twin.write_text(twin.read_text().replace("amiFamily: AL2", "amiFamily: Bottlerocket"))
+    plan = make_plan(work)
+    assert not plan.has_errors and plan.phase == "cleanup"

@@ -100,7 +100,8 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
                         self.res.legacy.add(name)
             convs = self.convert(m)
             pending = [c for c in convs if (_scope(m), c.kind, _name_key(m, c.name)) not in beta]
-            taken = self.taken_by_another(m, [c for c in convs if c not in pending])
+            taken = self.taken_by_another(m, [c for c in convs if c not in pending]) \
+                if self.not_prepared(m, pending, beta) else None
             if taken:                   # a name another object already has: nothing of this object is written
                 self.finding("MIG-NC-018", "error", m.path, m.line,
                              f"{m.kind} {_name_key(m, m.name)} becomes {taken[0]} {taken[1]}, but the repository "
@@ -181,6 +182,16 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
                     keys = [e.key for e in d.entries]
         return keys
 
+    def not_prepared(self, m: Manifest, pending: list[Converted], beta: set) -> bool:
+        """Was this object's prepare never written? A Provisioner whose NodePool is still to write; an AWSNodeTemplate
+        no Provisioner of which has its NodePool yet. Once it was, an EC2NodeClass of its name is the conversion,
+        perhaps edited by hand since: never taken for another object's."""
+        if m.kind == "Provisioner":
+            return any(c.kind == "NodePool" for c in pending)
+        refs = [o for o in self.manifests if o.era == "alpha" and o.kind == "Provisioner" and _scope(o) == _scope(m)
+                and _provider_ref(o) == m.name]
+        return not any((_scope(o), "NodePool", _name_key(o, o.name)) in beta for o in refs)
+
     def taken_by_another(self, m: Manifest, existing: list[Converted]) -> tuple | None:
         """(kind, name, where, differing fields) of an EC2NodeClass this object converts to whose name the repository
         already gives to a v1beta1 EC2NodeClass that is not its conversion (written by hand beside it): it differs
@@ -242,3 +253,10 @@ def _plain(v, masked=None):
     if v is None:
         return None
     return masked.unmask(str(v)) if masked is not None else str(v)
+
+
+def _provider_ref(m: Manifest):
+    """The AWSNodeTemplate a Provisioner names (spec.providerRef.name), or None."""
+    spec = m.obj.get("spec") if isinstance(m.obj, dict) else None
+    ref = spec.get("providerRef") if isinstance(spec, dict) else None
+    return ref.get("name") if isinstance(ref, dict) else None
