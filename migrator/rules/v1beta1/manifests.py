@@ -184,13 +184,14 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
 
     def not_prepared(self, m: Manifest, pending: list[Converted], beta: set) -> bool:
         """Was this object's prepare never written? A Provisioner whose NodePool is still to write; an AWSNodeTemplate
-        no Provisioner of which has its NodePool yet. Once it was, an EC2NodeClass of its name is the conversion,
+        some Provisioners name, none of which has its NodePool yet. Once it was, an EC2NodeClass of its name is the conversion,
         perhaps edited by hand since: never taken for another object's."""
         if m.kind == "Provisioner":
             return any(c.kind == "NodePool" for c in pending)
         refs = [o for o in self.manifests if o.era == "alpha" and o.kind == "Provisioner" and _scope(o) == _scope(m)
                 and _provider_ref(o) == m.name]
-        return not any((_scope(o), "NodePool", _name_key(o, o.name)) in beta for o in refs)
+        # a template no Provisioner names puts no NodePool on the class: nothing to hold
+        return bool(refs) and not any((_scope(o), "NodePool", _name_key(o, o.name)) in beta for o in refs)
 
     def taken_by_another(self, m: Manifest, existing: list[Converted]) -> tuple | None:
         """(kind, name, where, differing fields) of an EC2NodeClass this object converts to whose name the repository
@@ -201,12 +202,9 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
             if c.kind != "EC2NodeClass":
                 continue
             if c.obj is None:           # the role unresolved: the rest of the conversion is what is compared
-                from ruamel.yaml.comments import CommentedMap
                 inline = m.kind == "Provisioner"
-                provider = (m.obj.get("spec") or {}).get("provider") if inline else None
-                src = CommentedMap([("metadata", CommentedMap([("name", c.name)])), ("spec", provider)]) \
-                    if inline else m.obj
-                c = convert_nodeclass(src, inline=inline, role="-")
+                c = convert_nodeclass(self.nodeclass_source(m, c.name, ("spec", "provider") if inline else ("spec",)),
+                                      inline=inline, role="-")
             if c.obj is None or not isinstance(c.obj.get("spec"), dict):
                 continue
             other = next((o for o in self.manifests if o.era == "beta" and o.kind == c.kind and _scope(o) == _scope(m)

@@ -62,11 +62,7 @@ class NodeRoles:
 
     def with_role(self, m: Manifest, conv: Converted, spec_path: tuple) -> Converted:
         """Re-run the EC2NodeClass conversion with the node role resolved for this container."""
-        spec_src = m.obj
-        for p in spec_path:
-            spec_src = spec_src.get(p) if isinstance(spec_src, dict) else None
-        src = CommentedMap([("metadata", CommentedMap([("name", conv.name)])), ("spec", spec_src)]) \
-            if spec_path != ("spec",) else m.obj
+        src = self.nodeclass_source(m, conv.name, spec_path)
         if not needs_role(src):
             return conv
         if any(n.severity == "error" for n in conv.notes):
@@ -81,6 +77,17 @@ class NodeRoles:
         again.moves = conv.moves if spec_path != ("spec",) else again.moves
         again.notes = conv.notes
         return again
+
+    @staticmethod
+    def nodeclass_source(m: Manifest, name: Any, spec_path: tuple) -> Any:
+        """What convert_nodeclass reads for `m`: the AWSNodeTemplate itself, or a Provisioner's inline provider
+        (`spec_path`) wrapped as one named `name`."""
+        if spec_path == ("spec",):
+            return m.obj
+        spec_src = m.obj
+        for p in spec_path:
+            spec_src = spec_src.get(p) if isinstance(spec_src, dict) else None
+        return CommentedMap([("metadata", CommentedMap([("name", name)])), ("spec", spec_src)])
 
     def role_for(self, m: Manifest) -> Any:
         """Role value for the container of m: a literal, or a placeholder for a Terraform expression."""
