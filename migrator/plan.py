@@ -791,7 +791,8 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
         if progs:                           # a CDK app / Pulumi program installs it: said, not planned (MIG-SRC-015)
             tools = " and ".join(sorted({p.tool for p in progs}))
             rp.era, rp.state = "unsupported", f"{tools} program installs " + ", ".join(sorted({p.what for p in progs}))
-            rp.next = f"nothing: migrator does not edit {tools} programs (MIG-SRC-015)"
+            rp.next = f"nothing: migrator does not edit {tools} " \
+                + ("code" if all(p.tool in programs.FACTS["libraries"] for p in progs) else "programs") + " (MIG-SRC-015)"
             if target is not None and target.exit:      # the pools it declares: said with what to write by hand
                 rp.findings += [f for p in progs if p.what == "karpenter"
                                 for f in programpools.auto_mode_findings(ctx.repo, p)]
@@ -937,18 +938,33 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         return rp
     names = among or registry.phases(hop)
     natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names)
-    settled = getattr(registry.hop_package(hop), "settled", None) if natural is None and hop.get("exit") else None
+    pkg = registry.hop_package(hop) if hop.get("exit") and hop.get("implemented") else None
+    settled = getattr(pkg, "settled", None) if natural is None else None
     kept = settled(hop, ctx) if settled is not None else None
-    if kept:                    # a hybrid move that has gone as far as it goes: what stays, and why
+    first = among is None and natural is not None and natural == names[0] and wanted in (None, natural)
+    unmovable = getattr(pkg, "unmovable", None) if first else None
+    kept_all = unmovable(hop, ctx) if unmovable is not None else None
+    if kept or kept_all:        # a hybrid move that has gone as far as it goes, or never can start: what stays, why
         rp.hop, rp.key, rp.hop_from, rp.hop_to, rp.phases, rp.later = None, None, None, None, [], []
         rp.findings = [f for f in rp.findings if f.code != "MIG-HOP-004"]
-        rp.next = f"nothing: {len(kept)} Karpenter object{'s stay' if len(kept) > 1 else ' stays'} on Karpenter, " \
-                  "with its controller (MIG-AUTO-020)"
-        for what, path, line, why in kept:
+        n = len(kept or kept_all)
+        rp.next = f"nothing: {n} Karpenter object{'s stay' if n > 1 else ' stays'} on Karpenter, with its controller " \
+                  "(MIG-AUTO-020)" + (", and EKS Auto Mode is not turned on (MIG-AUTO-067)" if kept_all else "")
+        rest = "nothing else of this root could move" if kept_all else "the rest of the cluster runs on EKS Auto " \
+            "Mode" if (rp.state or "").startswith("EKS Auto Mode on") else "it needs Karpenter's controller"
+        for what, path, line, why in kept or kept_all:
             rp.findings.append(Finding(
                 "MIG-AUTO-020", "warning", path, line, f"{what} stays on Karpenter: {why}; Karpenter's controller "
-                "stays while it exists", "keep it on Karpenter (the rest of the cluster runs on EKS Auto Mode), or "
-                "make it movable and run migrator again (the nodepools phase's finding says how)"))
+                "stays while it exists", f"keep it on Karpenter ({rest}), or make it movable and run migrator again"
+                + (" (the nodepools phase's finding says how)" if kept else "")))
+        if kept_all:
+            what, path, line, _why = kept_all[0]
+            rp.findings.append(Finding(
+                "MIG-AUTO-067", "warning", path, line,
+                f"EKS Auto Mode is not turned on: none of this root's {n} Karpenter objects can move to it (each "
+                "stays on Karpenter: MIG-AUTO-020), and Auto Mode with no pool of its own would run no node",
+                "make a pool movable (each MIG-AUTO-020 says why it stays), or write an Auto Mode NodePool by hand, "
+                "then run migrator again"))
         return rp
     stalled = getattr(registry.hop_package(hop), "stalled", None) if natural is None and hop.get("exit") else None
     said = stalled(hop, ctx) if stalled is not None else None

@@ -412,10 +412,12 @@ def test_argocd_walk_removes_the_controller_application_and_the_hand_written_aws
         if plan.roots[0].phase == "cleanup":
             assert any(f.code == "MIG-AUTO-048" and f.path == "gitops/apps/karpenter.yaml" for f in plan.findings)
             (step,) = [s for s in plan.steps if s.phase == "cleanup"]
-            assert step.commands[0].startswith("kubectl annotate crd nodepools.karpenter.sh nodeclaims.karpenter.sh "
+            # nothing of Karpenter's own left in the cluster first (pools applied from elsewhere need the controller)
+            assert step.commands[0].startswith("kubectl get ec2nodeclasses.karpenter.k8s.aws -o name # must print")
+            assert step.commands[1].startswith("kubectl annotate crd nodepools.karpenter.sh nodeclaims.karpenter.sh "
                                                "argocd.argoproj.io/sync-options=Delete=false")
-            assert step.commands[0].endswith("argocd app delete karpenter --cascade")
-            assert step.commands[1].startswith("terraform -chdir=infra plan")      # the controller first, then IAM
+            assert step.commands[1].endswith("argocd app delete karpenter --cascade")
+            assert step.commands[2].startswith("terraform -chdir=infra plan")      # the controller first, then IAM
             # the local only the controller's role read stays, said
             assert any(f.code == "MIG-AUTO-049" and f.message.startswith("local.oidc was read only by")
                        and "aws_iam_role.karpenter_controller" in f.message for f in plan.findings)
@@ -1567,3 +1569,81 @@ def test_values_read_whole_or_a_chart_without_templates_keep_the_cleanup_held(tm
     for t in (tree / "charts" / "karpenter-resources" / "templates").iterdir():
         t.unlink()
     assert dead() is None
+
+
+def test_auto_mode_is_not_turned_on_when_nothing_can_move(tmp_path):
+    """Every object of the root stays on Karpenter (its one class runs its own AMI and user data): nothing is planned,
+    each object says why it stays (MIG-AUTO-020), and MIG-AUTO-067 says Auto Mode is not turned on. One movable
+    class and pool beside them, and the enable phase is planned as before."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-nothing-moves" / "input", work)
+    plan = make_plan(work, to="auto-mode")
+    assert not plan.changes and not plan.has_errors
+    (root,) = plan.roots
+    assert not root.phase and "EKS Auto Mode is not turned on (MIG-AUTO-067)" in root.next
+    codes = sorted(f.code for f in plan.findings if f.severity == "warning")
+    assert codes == ["MIG-AUTO-020"] * 3 + ["MIG-AUTO-067"]
+    (work / "k8s" / "karpenter" / "plain.yaml").write_text(textwrap.dedent("""\
+        apiVersion: karpenter.k8s.aws/v1
+        kind: EC2NodeClass
+        metadata:
+          name: plain
+        spec:
+          role: KarpenterNodeRole-analytics
+          amiSelectorTerms:
+            - alias: al2023@latest
+          subnetSelectorTerms:
+            - tags:
+                karpenter.sh/discovery: analytics
+          securityGroupSelectorTerms:
+            - tags:
+                karpenter.sh/discovery: analytics
+        ---
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata:
+          name: web
+        spec:
+          template:
+            spec:
+              nodeClassRef:
+                group: karpenter.k8s.aws
+                kind: EC2NodeClass
+                name: plain
+        """))
+    kz = work / "k8s" / "karpenter" / "kustomization.yaml"
+    kz.write_text(kz.read_text() + "  - plain.yaml\n")
+    plan = make_plan(work, to="auto-mode")
+    assert plan.roots[0].phase == "enable" and plan.changes
+    assert not any(f.code == "MIG-AUTO-067" for f in plan.findings)
+
+
+def test_a_movable_pool_of_another_root_keeps_the_enable_phase(tmp_path):
+    """The cluster root's own class cannot move, but a NodePool of another root names a class that can (declared
+    nowhere that blocks it): Auto Mode is still turned on for it."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-class-in-another-root" / "input", work)
+    plan = make_plan(work, to="auto-mode")
+    assert not plan.changes and sum("(MIG-AUTO-067)" in (r.next or "") for r in plan.roots) == 2
+    pool = work / "k8s" / "staging" / "nodepool.yaml"
+    pool.write_text(pool.read_text().replace("name: default", "name: general"))
+    plan = make_plan(work, to="auto-mode")
+    assert any(r.phase == "enable" for r in plan.roots)
+    assert not any(f.code == "MIG-AUTO-067" for f in plan.findings)
+
+
+def test_files_only_the_cleanup_removes_readers_of_are_said(tmp_path):
+    """The cleanup removes the release that read values.yaml and the policy templatefile() rendered from policy.json:
+    each is said as left in place with nothing reading it (MIG-AUTO-049), unless some text left still names it."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-cleanup-chart-version-unstated" / "expected-run-5", work)
+    plan = make_plan(work, to="auto-mode")
+    assert plan.roots[0].phase == "cleanup"
+    said = {f.path: f.message for f in plan.findings if f.code == "MIG-AUTO-049" and f.path in ("values.yaml", "policy.json")}
+    assert set(said) == {"values.yaml", "policy.json"}
+    assert "(helm_release.karpenter)" in said["values.yaml"] and "nothing in the repository reads it" in said["values.yaml"]
+    assert not (work / "values.yaml").read_text() == ""                 # left in place: nothing deletes it
+    assert not any(c.path in ("values.yaml", "policy.json") for c in plan.changes)
+    (work / "render.sh").write_text("helm template karpenter -f values.yaml\n")     # still read by a script
+    plan = make_plan(work, to="auto-mode")
+    assert {f.path for f in plan.findings if f.code == "MIG-AUTO-049"} & {"values.yaml", "policy.json"} == {"policy.json"}

@@ -108,6 +108,30 @@ def test_cdk_and_pulumi_programs_are_said_never_planned_as_empty(tmp_path):
     assert not any(f.code == "MIG-HOP-005" for f in plan.findings)
 
 
+def test_a_cdk_construct_library_is_said_once_where_its_source_installs_karpenter(tmp_path):
+    """A construct library has no cdk.json: its package.json depending on aws-cdk-lib marks it (aws-samples/
+    cdk-eks-karpenter). Its own tests construct it too; it is said once, at its source, never "no Karpenter"."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "test").mkdir()
+    (tmp_path / "package.json").write_text(
+        '{\n  "name": "cdk-eks-karpenter",\n  "peerDependencies": {\n    "aws-cdk-lib": "^2.133.0"\n  }\n}\n')
+    (tmp_path / "src" / "index.ts").write_text(
+        "export class Karpenter extends Construct {\n  constructor() {\n    this.cluster.addHelmChart('karpenter', {\n"
+        "      chart: 'karpenter',\n      version: props.version,\n    });\n  }\n}\n")
+    (tmp_path / "test" / "versions.test.ts").write_text("new Karpenter(stack, 'Karpenter', {\n  version: 'v0.32.0',\n});\n")
+    plan = make_plan(tmp_path, to="latest")
+    (found,) = [f for f in plan.findings if f.code == "MIG-SRC-015"]
+    assert (found.path, found.line) == ("src/index.ts", 4)
+    assert "AWS CDK construct library in . installs Karpenter" in found.message and "release a version" in found.manual_step
+    (root,) = plan.roots
+    assert root.era == "unsupported" and not plan.changes and "does not edit AWS CDK construct library code" in root.next
+    assert not any(f.code == "MIG-HOP-005" for f in plan.findings)
+    # an app beside it is an app: its own marker decides
+    (tmp_path / "cdk.json").write_text('{"app": "npx ts-node bin/app.ts"}\n')
+    plan = make_plan(tmp_path, to="latest")
+    assert {f.path for f in plan.findings if f.code == "MIG-SRC-015"} == {"src/index.ts", "test/versions.test.ts"}
+
+
 def test_argocd_oci_source_whose_url_names_the_chart(tmp_path):
     (tmp_path / "app.yaml").write_text(
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\n  namespace: argocd\n"

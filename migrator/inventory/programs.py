@@ -54,6 +54,13 @@ def _sources(repo: Repo, d: str) -> list[tuple[str, str]]:
     return out
 
 
+def _read(repo: Repo, p: str) -> str:
+    try:
+        return (repo.root / p).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def programs(repo: Repo) -> list[Program]:
     """Every CDK app / Pulumi program of the repository that installs Karpenter or Cluster Autoscaler (once per run)."""
     got = getattr(repo, "_programs", None)
@@ -63,6 +70,11 @@ def programs(repo: Repo) -> list[Program]:
     markers = {posixpath.dirname(p) or ".": tool
                for p in repo.named(*{n for names in FACTS["projects"].values() for n in names})
                for tool, names in FACTS["projects"].items() if posixpath.basename(p) in names}
+    for tool, lib in FACTS["libraries"].items():     # a library: only where no app or program is marked
+        for p in repo.named(*lib["files"]):
+            d = posixpath.dirname(p) or "."
+            if d not in markers and re.search(lib["needs"], repo.files[p].text if p in repo.files else _read(repo, p)):
+                markers[d] = tool
     for d, tool in sorted(markers.items()):
         for p, text in _sources(repo, d):
             for what, patterns in FACTS["installs"].items():
@@ -76,18 +88,32 @@ def programs(repo: Repo) -> list[Program]:
                     got.append(Program(tool, d, what, p, line, text.splitlines()[line - 1].strip(),
                                        v.group(1) if v else None))
                     break
+    libs = {pr.dir for pr in got if pr.tool in FACTS["libraries"]}
+    for d in libs:                      # a library's own tests construct it too: said once, where its source does
+        mine = [pr for pr in got if pr.dir == d]
+        src = [pr for pr in mine if not _test_file(pr.path)] or mine
+        got = [pr for pr in got if pr.dir != d] + src[:1]
     repo._programs = got
     return got
+
+
+def _test_file(path: str) -> bool:
+    parts = path.split("/")
+    return any(p in FACTS["test_dirs"] for p in parts[:-1]) or re.search(r"[._-](?:test|spec)\.\w+$", parts[-1]) is not None
 
 
 def report(repo: Repo) -> None:
     """Each program that installs Karpenter or Cluster Autoscaler: a finding that says so and that it is not planned."""
     for pr in programs(repo):
         name = "Karpenter" if pr.what == "karpenter" else "Cluster Autoscaler"
+        lib = pr.tool in FACTS["libraries"]
         repo.findings.append(Finding(
             "MIG-SRC-015", "warning", pr.path, pr.line,
-            f"the {pr.tool} project in {pr.dir} installs {name}"
+            f"the {pr.tool} {'in' if lib else 'project in'} {pr.dir} installs {name}"
             + (f" ({pr.version})" if pr.version else "") + f": `{pr.text[:120]}`; migrator does not read or edit "
-            f"{pr.tool} programs, so nothing is planned for it",
-            "move it by hand along the hops migrator plans for a Helm install of the same version (docs/places/"
-            "programs.md): chart values, IAM, CRDs first, then the objects"))
+            + ("a library's code" if lib else f"{pr.tool} programs") + ", so nothing is planned for it",
+            ("a library installs nothing itself: release a version of it that follows the hops migrator plans for "
+             "a Helm install of the same version (docs/places/programs.md), then move each app that uses it"
+             if lib else
+             "move it by hand along the hops migrator plans for a Helm install of the same version (docs/places/"
+             "programs.md): chart values, IAM, CRDs first, then the objects")))

@@ -74,6 +74,36 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     return [(f"{m.kind} {m.masked.unmask(str(m.name))}", m.path, m.line, whys[id(m)]) for m in karp]
 
 
+def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
+    """Before Auto Mode is turned on: when no Karpenter object of the root can move to it (each stays, `settled`'s
+    reasons), no pool is held where migrator does not write twins, and no NodePool of another root could move either,
+    turning Auto Mode on would only run it beside Karpenter with no pool of its own: (what stays, path, line, why) of
+    each, so the plan says so before the enable phase; None otherwise (the phases go on)."""
+    from ...standing import auto_mode
+    if any(auto_mode(m) for m in ctx.manifests):
+        return None
+    if ctx.result(hop, "enable")["auto/cluster"].enabled:
+        return None
+    kept = settled(hop, ctx)
+    if not kept:
+        return None
+    from .unconverted import objects
+    if objects(ctx):
+        return None                     # pools migrator cannot read here may move: the phases go on
+    from . import convert
+    from .nodepools import blocked_elsewhere
+    for o in getattr(ctx, "all_manifests", None) or []:
+        path = o.tf_path or o.path
+        if o.kind != "NodePool" or o.era != "v1" or auto_mode(o) or ctx.owns(path):
+            continue
+        ref = (((o.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
+            if isinstance(o.obj, dict) else {}
+        cls = str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
+        if convert.blocked_pool(o.obj) is None and (cls is None or blocked_elsewhere(ctx, cls) is None):
+            return None                 # a pool of another root may move on the Auto Mode this root turns on
+    return kept
+
+
 def stalled(hop: dict, ctx) -> list | None:
     """No phase has work and no Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is
     still installed here and the cleanup will not remove it (no Auto Mode NodePool in the root either, MIG-AUTO-042):

@@ -192,6 +192,47 @@ def leftovers(repo, going: dict[str, list]) -> list[Finding]:
             out.append(Finding("MIG-AUTO-049", "info", p, hclsrc.line_of(files[p], at) if p in files else 0,
                                f"{n} was read only by what this phase removes ({', '.join(sorted(readers[n]))}): "
                                "it is left in place", f"remove {n} once nothing outside these files needs it"))
+    return out + read_files(repo, going)
+
+
+FILE_CALL = re.compile(r'\b(?:templatefile|file)\(\s*"(?:\$\{path\.(?:module|root)\}/)?([^"$]+)"')
+
+
+def read_files(repo, going: dict[str, list]) -> list[Finding]:
+    """Files of the repository that only the removed blocks read (`templatefile("${path.module}/values.yaml.tpl")`,
+    a JSON policy `file()` reads): no text left names them, so nothing reads them any more. Left in place, said
+    (a script outside the repository may still use one)."""
+    out: list[Finding] = []
+    inside: dict[str, list[tuple[int, int]]] = {}      # the removed blocks' spans, per file
+    named: dict[str, list[str]] = {}                   # a read file -> the removed blocks that read it
+    for p, bs in going.items():
+        text = repo.text(p)
+        d = posixpath.dirname(p)
+        for b in bs:
+            inside.setdefault(p, []).append((b.start, b.end))
+            for m in FILE_CALL.finditer(text, b.start, b.end):
+                target = posixpath.normpath(posixpath.join(d, m.group(1)))
+                if target in repo.files:
+                    named.setdefault(target, []).append(b.address)
+    for target, readers in sorted(named.items()):
+        base = posixpath.basename(target)
+        left = False
+        for q in repo.containing(base):
+            if q == target:
+                continue
+            text = repo.text(q)
+            spans = inside.get(q, [])
+            at = text.find(base)
+            while at >= 0 and not left:
+                left = not any(a <= at < z for a, z in spans)
+                at = text.find(base, at + 1)
+            if left:
+                break
+        if not left:
+            out.append(Finding("MIG-AUTO-049", "info", target, 1,
+                               f"{target} was read only by what this phase removes ({', '.join(sorted(set(readers)))}): "
+                               "it is left in place, and nothing in the repository reads it any more",
+                               f"delete {target} unless something outside the repository still uses it"))
     return out
 
 
