@@ -302,7 +302,12 @@ class Repo:
         """Relative path of a templatefile()/file() target, if it is static enough to know."""
         if arg.kind != "string":
             return None
-        raw = "".join(t for _, t in arg.parts)
+        return self.resolve_file_text(tf_path, "".join(t for _, t in arg.parts))
+
+    @staticmethod
+    def resolve_file_text(tf_path: str, raw: str) -> str | None:
+        """Relative path of a file()/templatefile() target written `raw` (the string's text, `${path.module}/x`) in
+        `tf_path`, if it is static enough to know."""
         raw = _PATH_VARS.sub(lambda m: "." if m.group(1) == "module" else "<root>", raw)
         if "${" in raw or "<root>" in raw:
             return None

@@ -35,6 +35,13 @@ def state(hop: dict, ctx, base: str) -> str:
     return f"{on}; " + ", ".join(p for p in parts if p) + (f" ({base})" if karp and base not in ("v1", "") else "")
 
 
+def _class_name(obj) -> str | None:
+    """The EC2NodeClass a NodePool's nodeClassRef names, as written (None: it names none)."""
+    ref = (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
+        if isinstance(obj, dict) else {}
+    return str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
+
+
 def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     """When no phase has work left but Karpenter objects remain because Auto Mode cannot run them (a hybrid move):
     (what stays, path, line, why) of each, so the plan says the move is as far as it goes; None otherwise."""
@@ -54,9 +61,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     for m in karp:
         if m.kind != "NodePool":
             continue
-        ref = (((m.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
-            if isinstance(m.obj, dict) else {}
-        cls = str(ref.get("name")) if isinstance(ref, dict) else None
+        cls = _class_name(m.obj)
         elsewhere = blocked_elsewhere(ctx, cls) if cls is not None and cls not in blocked else None
         whys[id(m)] = convert.blocked_pool(m.obj) or pins.get(("NodePool", str(m.name))) or \
             convert.unwritable(m, computed) or \
@@ -96,9 +101,7 @@ def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
         path = o.tf_path or o.path
         if o.kind != "NodePool" or o.era != "v1" or auto_mode(o) or ctx.owns(path):
             continue
-        ref = (((o.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {} \
-            if isinstance(o.obj, dict) else {}
-        cls = str(ref.get("name")) if isinstance(ref, dict) and ref.get("name") is not None else None
+        cls = _class_name(o.obj)
         if convert.blocked_pool(o.obj) is None and (cls is None or blocked_elsewhere(ctx, cls) is None):
             return None                 # a pool of another root may move on the Auto Mode this root turns on
     return kept

@@ -195,7 +195,8 @@ def leftovers(repo, going: dict[str, list]) -> list[Finding]:
     return out + read_files(repo, going)
 
 
-FILE_CALL = re.compile(r'\b(?:templatefile|file)\(\s*"(?:\$\{path\.(?:module|root)\}/)?([^"$]+)"')
+# a file()/templatefile() call anywhere in a block, a string interpolation's included ("${file("${path.module}/x")}")
+FILE_CALL = re.compile(r'\b(?:templatefile|file)\(\s*"((?:[^"$]|\$\{path\.(?:module|root)\})+)"')
 
 
 def read_files(repo, going: dict[str, list]) -> list[Finding]:
@@ -207,11 +208,10 @@ def read_files(repo, going: dict[str, list]) -> list[Finding]:
     named: dict[str, list[str]] = {}                   # a read file -> the removed blocks that read it
     for p, bs in going.items():
         text = repo.text(p)
-        d = posixpath.dirname(p)
         for b in bs:
             inside.setdefault(p, []).append((b.start, b.end))
             for m in FILE_CALL.finditer(text, b.start, b.end):
-                target = posixpath.normpath(posixpath.join(d, m.group(1)))
+                target = repo.resolve_file_text(p, m.group(1))
                 if target in repo.files:
                     named.setdefault(target, []).append(b.address)
     for target, readers in sorted(named.items()):
