@@ -130,6 +130,12 @@ def test_a_cdk_construct_library_is_said_once_where_its_source_installs_karpente
     (tmp_path / "cdk.json").write_text('{"app": "npx ts-node bin/app.ts"}\n')
     plan = make_plan(tmp_path, to="latest")
     assert {f.path for f in plan.findings if f.code == "MIG-SRC-015"} == {"src/index.ts", "test/versions.test.ts"}
+    # a package.json below an app's cdk.json is the app's too: never a library, never said twice
+    (tmp_path / "src" / "package.json").write_text('{"dependencies": {"aws-cdk-lib": "^2.133.0"}}\n')
+    plan = make_plan(tmp_path, to="latest")
+    said = [f for f in plan.findings if f.code == "MIG-SRC-015"]
+    assert sorted(f.path for f in said) == ["src/index.ts", "test/versions.test.ts"]
+    assert not any("library" in f.message for f in said)
 
 
 def test_argocd_oci_source_whose_url_names_the_chart(tmp_path):

@@ -54,13 +54,6 @@ def _sources(repo: Repo, d: str) -> list[tuple[str, str]]:
     return out
 
 
-def _read(repo: Repo, p: str) -> str:
-    try:
-        return (repo.root / p).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
 def programs(repo: Repo) -> list[Program]:
     """Every CDK app / Pulumi program of the repository that installs Karpenter or Cluster Autoscaler (once per run)."""
     got = getattr(repo, "_programs", None)
@@ -70,10 +63,11 @@ def programs(repo: Repo) -> list[Program]:
     markers = {posixpath.dirname(p) or ".": tool
                for p in repo.named(*{n for names in FACTS["projects"].values() for n in names})
                for tool, names in FACTS["projects"].items() if posixpath.basename(p) in names}
-    for tool, lib in FACTS["libraries"].items():     # a library: only where no app or program is marked
-        for p in repo.named(*lib["files"]):
+    apps = list(markers)
+    for tool, lib in FACTS["libraries"].items():     # a library: only where no app or program is marked (an app's
+        for p in repo.named(*lib["files"]):         # package.json beside or below its cdk.json is the app's own)
             d = posixpath.dirname(p) or "."
-            if d not in markers and re.search(lib["needs"], repo.files[p].text if p in repo.files else _read(repo, p)):
+            if not any(_under(d, a) or _under(a, d) for a in apps) and re.search(lib["needs"], repo.files[p].text):
                 markers[d] = tool
     for d, tool in sorted(markers.items()):
         for p, text in _sources(repo, d):
@@ -97,9 +91,13 @@ def programs(repo: Repo) -> list[Program]:
     return got
 
 
+def _under(d: str, top: str) -> bool:
+    return top == "." or d == top or d.startswith(top + "/")
+
+
 def _test_file(path: str) -> bool:
     parts = path.split("/")
-    return any(p in FACTS["test_dirs"] for p in parts[:-1]) or re.search(r"[._-](?:test|spec)\.\w+$", parts[-1]) is not None
+    return any(p in FACTS["test_dirs"] for p in parts[:-1]) or re.search(FACTS["test_file"], parts[-1]) is not None
 
 
 def report(repo: Repo) -> None:
