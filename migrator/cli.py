@@ -8,9 +8,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from .options import Options
+
+
+def Console(*args, **kwargs):       # noqa: N802 - rich's Console, imported when something is printed through it
+    from rich.console import Console as RichConsole
+    return RichConsole(*args, **kwargs)
 
 # parsers, schemas and Jinja2 load only when a command needs them (`--help` and `explain` stay fast)
 
@@ -70,7 +74,7 @@ WidthOpt = typer.Option(None, "--width", min=40, help="Columns of the text outpu
                         "the output is not a terminal, a pipe or a CI log, lines are never wrapped).")
 
 
-def _console(width: Optional[int] = None) -> Console:
+def _console(width: Optional[int] = None) -> "Console":
     """The text output: the terminal's width on a terminal; elsewhere (a file, a pipe, a CI log) no line is wrapped
     or cut, so findings and diff lines stay whole and can be searched."""
     if width:
@@ -160,7 +164,7 @@ def _not_a_source(path: Path, command: str) -> None:
 class _after_a_second:
     """A spinner on the terminal that appears only once the work has taken a second (a fast plan stays silent)."""
 
-    def __init__(self, console: Console, what: str, delay: float = 1.0):
+    def __init__(self, console: "Console", what: str, delay: float = 1.0):
         import threading
         self.status = console.status(what)
         self.lock = threading.Lock()
@@ -205,8 +209,8 @@ def _plan(path: Path, to: Optional[str], phase: Optional[str], keep: bool, role:
                    widen_instance_types=bool(s.get("widen_instance_types")), since=s.get("since"),
                    auto_mode_node_role=s.get("auto_mode_node_role"))
     try:
-        err = Console(stderr=True)
-        if err.is_terminal and not quiet:          # progress only for people, never in pipes or CI logs
+        err = Console(stderr=True) if sys.stderr.isatty() and not quiet else None
+        if err is not None and err.is_terminal:     # progress only for people, never in pipes or CI logs
             with _after_a_second(err, "planning: reading the repository, running the rules, checking the result"):
                 p = make_plan(path, to=s.get("to"), phase=s.get("phase"), options=opts, only=roots)
         else:

@@ -45,7 +45,17 @@ def shared_depth(a: str, b: str) -> int:
 
 def outermost(dirs: set[str]) -> list[str]:
     """The directories of a set that no other directory of the set contains."""
-    return sorted(d for d in dirs if not any(a != d and inside(d, a) for a in dirs))
+    def held(d: str) -> bool:           # is a folder above d (or ".") in the set? its ancestors, not every member
+        if d != "." and "." in dirs:
+            return True
+        x = posixpath.dirname(d)
+        while x:
+            if x in dirs:
+                return True
+            x = posixpath.dirname(x)
+        return False
+    dirs = set(dirs)
+    return sorted(d for d in dirs if not held(d))
 
 
 def candidate_dirs(objects: set[str], installs: set[str], clusters: set[str] = frozenset()) -> list[str]:
@@ -273,15 +283,34 @@ class Fleet:
 
     # -- which root a file belongs to -------------------------------------------------------------------------------
 
+    def _above(self, d: str) -> list[str]:
+        """The roots folder d is in (itself or below it), found among d's own ancestors, not by a pass over every root
+        (asked for every file: a pass would make the plan quadratic in roots)."""
+        paths = self.paths
+        cache = self.__dict__.get("_above_of")
+        if cache is None or cache[0] is not paths:
+            cache = self._above_of = (paths, set(paths), {})
+        got = cache[2].get(d)
+        if got is None:
+            got, x = [], d
+            while x:
+                if x in cache[1]:
+                    got.append(x)
+                x = posixpath.dirname(x) if x != "." else ""
+            if "." in cache[1] and "." not in got:
+                got.append(".")
+            got = cache[2][d] = sorted(got, key=paths.index)
+        return got
+
     def _nearest(self, d: str) -> str:
-        above = [r for r in self.paths if inside(d, r)]
+        above = self._above(d)
         if above:
             return max(above, key=len)
         return max(self.paths, key=lambda r: (shared_depth(d, r), -self.paths.index(r)))
 
     def _tied_nearest(self, d: str) -> bool:
         """Is folder d, outside every root, as near by path to several roots as to the nearest one?"""
-        if any(inside(d, r) for r in self.paths):
+        if self._above(d):
             return False
         best = max(shared_depth(d, r) for r in self.paths)
         return sum(1 for r in self.paths if shared_depth(d, r) == best) > 1
@@ -335,12 +364,12 @@ class Fleet:
         if s is not None:
             found = {self.tied.get(r, r) for r in (self._nearest(u) for u in self.shared[s])}
             return tuple(sorted(found, key=rollout_key))
-        if path.endswith(TERRAFORM) and not any(inside(d, r) for r in self.paths):
+        if path.endswith(TERRAFORM) and not self._above(d):
             # a Terraform file outside every cluster root belongs to the root modules that call its directory, or
             # to its own root module (another cluster: no root of this plan), never to the root nearest by path; a
             # module only Terragrunt units apply (the cluster's module of each environment's unit) is theirs
             called = _module_users(self.repo, d) or _module_users(self.repo, d, every=True)
-            users = {self._nearest(u) for u in called if any(inside(u, r) for r in self.paths)}
+            users = {self._nearest(u) for u in called if self._above(u)}
             users |= {self.stages[u] for u in called | {d} if u in self.stages}
             if users:
                 return tuple(sorted({self.tied.get(r, r) for r in users}, key=rollout_key))
@@ -371,7 +400,7 @@ class Fleet:
             s = self._shared_dir(d)
             if s is not None:
                 o = self.users(path)[0]
-            elif path.endswith(TERRAFORM) and not any(inside(d, r) for r in self.paths):
+            elif path.endswith(TERRAFORM) and not self._above(d):
                 users = self.users(path)
                 o = users[0] if users else ""       # "": another root module's file, no cluster root of this plan
             elif self._stray_unit(d):
@@ -385,7 +414,7 @@ class Fleet:
     def _stray_unit(self, d: str) -> bool:
         """Is folder d (or a folder above it) a Terragrunt unit outside every cluster root? Its files are that unit's
         (another cluster's, or a template of one), never the nearest root's."""
-        if any(inside(d, r) for r in self.paths):
+        if self._above(d):
             return False
         from .inventory.terragrunt import terragrunt
         x = d
@@ -400,7 +429,7 @@ class Fleet:
         got = self.__dict__.get("_loose")
         if got is None:
             dirs = {posixpath.dirname(p) or "." for p in self.repo.files if p.endswith((".tf", ".tofu"))}
-            got = self._loose = {d for d in dirs if not any(inside(d, r) for r in self.paths)
+            got = self._loose = {d for d in dirs if not self._above(d)
                                  and not _module_users(self.repo, d)}
         return got
 

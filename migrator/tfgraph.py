@@ -12,6 +12,7 @@ the plan's: its Terraform changes are not written.
 """
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 
@@ -31,33 +32,40 @@ def _nodes(files: dict[str, str], variables: bool = False) -> dict[str, str]:
     """node -> the source text it reads, for every top-level block of a module's files (and its variables: their
     validations read themselves, never a cycle)."""
     out: dict[str, str] = {}
-    for path, text in files.items():
-        try:
-            f = hclsrc.parse(text)
-        except Exception:           # noqa: BLE001 - a file that does not parse is reported by its own check
-            continue
-        for b in f.blocks:
-            if b.type == "module" and b.labels:
-                out[f"module.{b.labels[0]}"] = code_of(b)
-            elif b.type == "resource" and len(b.labels) > 1:
-                out[f"{b.labels[0]}.{b.labels[1]}"] = code_of(b)
-            elif b.type == "data" and len(b.labels) > 1:
-                out[f"data.{b.labels[0]}.{b.labels[1]}"] = code_of(b)
-            elif b.type == "locals":
-                for name, a in b.attributes.items():
-                    out[f"local.{name}"] = a.expr.source
-            elif b.type == "output" and b.labels:
-                out[f"output.{b.labels[0]}"] = code_of(b)
-            elif b.type == "variable" and b.labels and variables:
-                out[f"var.{b.labels[0]}"] = code_of(b)
+    for text in files.values():
+        out.update(_file_nodes(text, variables))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_nodes(text: str, variables: bool) -> dict[str, str]:
+    """The nodes of one file's text (the same text before and after a plan, in both of its passes: read once)."""
+    out: dict[str, str] = {}
+    try:
+        f = hclsrc.parse(text)
+    except Exception:           # noqa: BLE001 - a file that does not parse is reported by its own check
+        return out
+    for b in f.blocks:
+        if b.type == "module" and b.labels:
+            out[f"module.{b.labels[0]}"] = code_of(b)
+        elif b.type == "resource" and len(b.labels) > 1:
+            out[f"{b.labels[0]}.{b.labels[1]}"] = code_of(b)
+        elif b.type == "data" and len(b.labels) > 1:
+            out[f"data.{b.labels[0]}.{b.labels[1]}"] = code_of(b)
+        elif b.type == "locals":
+            for name, a in b.attributes.items():
+                out[f"local.{name}"] = a.expr.source
+        elif b.type == "output" and b.labels:
+            out[f"output.{b.labels[0]}"] = code_of(b)
+        elif b.type == "variable" and b.labels and variables:
+            out[f"var.{b.labels[0]}"] = code_of(b)
     return out
 
 
 def references(body: str, names) -> set[str]:
     """The addresses among `names` (`aws_iam_role.x`, `data.t.y`, `module.z`, `local.w`) a block's text reads."""
     out: set[str] = set()
-    for m in _REF.finditer(_STRING.sub('""', body)):
-        a, b, c = m.group(1), m.group(2), m.group(3)
+    for a, b, c in _candidates(body):
         # `resource.t.y` is Terraform's escape prefix for a managed resource (the same as `t.y`)
         cand = next((x for x in ((f"data.{b}.{c}" if a == "data" and c else None),
                                  (f"{b}.{c}" if a == "resource" and c else None), f"{a}.{b}") if x and x in names),
@@ -65,6 +73,12 @@ def references(body: str, names) -> set[str]:
         if cand:
             out.add(cand)
     return out
+
+
+@functools.lru_cache(maxsize=16384)
+def _candidates(body: str) -> tuple[tuple[str, str, str | None], ...]:
+    """Every dotted name a text reads outside string literals, as (first, second, third or None)."""
+    return tuple(m.groups() for m in _REF.finditer(_STRING.sub('""', body)))
 
 
 def _edges(nodes: dict[str, str]) -> dict[str, set[str]]:

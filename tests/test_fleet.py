@@ -495,3 +495,17 @@ def test_clusters_of_their_own_stay_apart_when_one_install_is_left(tmp_path):
     (tmp_path / "b" / "eks.tf").write_text(CRD + "\n" + AUTO_POOL)            # b: Karpenter for a's cluster
     plan = make_plan(tmp_path, to="auto-mode")
     assert [r.path for r in plan.roots] == ["."]
+
+
+def test_a_for_each_provisioners_names_come_from_its_own_roots_tfvars(tmp_path):
+    """Provisioners made by `for_each = var.karpenter_provisioner` are named by the keys of the root's own tfvars:
+    another root's keys (a `batch` pool of clusters/b) are never in clusters/a's roll and delete commands (they were,
+    when every tfvars of the repository naming the variable was read)."""
+    for name in ("a", "b"):
+        shutil.copytree(FIXTURES / "terraform-eks" / "input", tmp_path / "clusters" / name)
+    tfvars = tmp_path / "clusters" / "b" / "dev.tfvars"
+    tfvars.write_text(tfvars.read_text().replace("\n  default = {", "\n  batch = {"))
+    plan = make_plan(tmp_path)
+    deleted = {r.path: sorted(c.split()[-1] for s in r.steps for c in s.commands
+                              if c.startswith("kubectl delete provisioner ")) for r in plan.roots}
+    assert deleted == {"clusters/a": ["default"], "clusters/b": ["batch"]}

@@ -274,7 +274,30 @@ class Repo:
                ) -> Iterator[tuple[str, hclsrc.Block]]:
         """Top-level blocks of a type (and first label) in all .tf files; text pre-filter before parsing: the files
         that contain `mentioning` (else the label, else the type), and the type and label words too (a file that holds
-        `provider "aws"` names both: the many files naming `aws` alone are never parsed for it)."""
+        `provider "aws"` names both: the many files naming `aws` alone are never parsed for it). Answered once per
+        question and run: what was found is replayed to the next asker, and the search goes on only as far as some
+        asker reads (files are parsed as lazily as a fresh search would; per-root rules ask the same question once per
+        root)."""
+        memo = self.__dict__.setdefault("_blocks_memo", {})
+        got = memo.get((type_, label0, mentioning))
+        if got is None:
+            got = memo[(type_, label0, mentioning)] = [[], self._blocks(type_, label0, mentioning)]
+        found = got[0]
+        i = 0
+        while True:
+            if i < len(found):
+                yield found[i]
+                i += 1
+                continue
+            if got[1] is None:
+                return
+            nxt = next(got[1], None)
+            if nxt is None:
+                got[1] = None
+                return
+            found.append(nxt)
+
+    def _blocks(self, type_: str, label0: str | None, mentioning: str | None) -> Iterator[tuple[str, hclsrc.Block]]:
         words = [w for w in (type_, label0) if w and w != mentioning]
         for p in self.tf_containing(mentioning or label0 or type_):
             if not all(w in self.files[p].text for w in words):

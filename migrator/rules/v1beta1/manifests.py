@@ -172,12 +172,14 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
             return []
         keys: list[str] = []
         for p in self.repo.tfvars_containing(src.group(1)):
+            if not self.owns(p):
+                continue            # another cluster root's tfvars set its own module's variable
             f = self.repo.hcl(p)
             if f and src.group(1) in f.attributes and f.attributes[src.group(1)].expr.kind == "object":
                 keys.extend(e.key for e in f.attributes[src.group(1)].expr.entries if e.key not in keys)
-        if not keys:
-            for p, b in self.repo.blocks("variable"):
-                d = b.attr("default") if b.labels == [src.group(1)] else None
+        if not keys and m.tf_path:      # the variable of the manifest's own module folder, never another's
+            for p, b in self.repo.blocks_in(posixpath.dirname(m.tf_path), "variable", src.group(1)):
+                d = b.attr("default")
                 if d is not None and d.kind == "object":
                     keys = [e.key for e in d.entries]
         return keys
