@@ -50,7 +50,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     karp = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
     if not karp:
         return None
-    from .nodepools import blocked_elsewhere
+    from .nodepools import blocked_elsewhere, undeclared
     from .overlays import pinned
     pins = {key: f"as {k} patches it, {why}" for key, (k, _line, why) in pinned(ctx).items()}
     blocked = {str(m.name): convert.blocked_class(m.obj) or pins.get(("EC2NodeClass", str(m.name)))
@@ -66,7 +66,11 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
         whys[id(m)] = convert.blocked_pool(m.obj) or pins.get(("NodePool", str(m.name))) or \
             convert.unwritable(m, computed) or \
             (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None) or \
-            (f"its EC2NodeClass {cls} ({elsewhere[0]}, another root) cannot move: {elsewhere[1]}" if elsewhere else None)
+            (f"its EC2NodeClass {cls} ({elsewhere[0]}, another root) cannot move: {elsewhere[1]}" if elsewhere else
+             None) or \
+            (f"its EC2NodeClass {cls} is in no file migrator converts: write the Auto Mode NodeClass "
+             f"{convert.nodeclass_name(cls)} (eks.amazonaws.com/v1) for it by hand (MIG-AUTO-068)"
+             if cls is not None and cls not in blocked and undeclared(ctx, m.masked.unmask(cls)) else None)
         pools[m.masked.unmask(str(m.name))] = cls
     for m in karp:
         if m.kind == "EC2NodeClass":

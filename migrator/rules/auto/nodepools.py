@@ -256,6 +256,19 @@ class PoolsRule:
                                  "written", "write its Auto Mode twin by hand (a NodeClass of eks.amazonaws.com/v1 "
                                  "and a NodePool on it with eks.amazonaws.com/ keys), then run migrator again")
                     continue
+                ck = _name_key(m, cls) if cls is not None else None
+                if ck is not None and cls not in classes and undeclared(self.ctx, ck):
+                    twin = convert.nodeclass_name(ck)
+                    self.res.stays.append(f"NodePool {old} (its EC2NodeClass {ck} is in no file migrator converts)")
+                    self.finding("MIG-AUTO-068", "warning", m.path,
+                                 m.line_of(("spec", "template", "spec", "nodeClassRef", "name")),
+                                 f"NodePool {old} gets no Auto Mode twin: its EC2NodeClass {ck} is in no file migrator "
+                                 "converts (applied from another repository, from a template a script fills, or from "
+                                 f"a shell heredoc), so nothing would write the NodeClass {twin} a twin would run on; "
+                                 "the pool stays on Karpenter, and its controller with it",
+                                 f"write the Auto Mode NodeClass {twin} (eks.amazonaws.com/v1) from EC2NodeClass {ck} "
+                                 "where it is kept, then run migrator again: the pool's twin is written on it")
+                    continue
                 conv = convert.convert_nodepool(m.obj, _as_written(m, new, convert.nodepool_name),
                                                 convert.nodeclass_name(cls or "default"))
             for n in conv.notes:
@@ -433,6 +446,16 @@ class PoolsRule:
                              "Karpenter's controller stays while it exists",
                              "move its workloads elsewhere and delete it, or keep running Karpenter for it")
         self.res.files = sorted({e.path for e in self.res.edits})
+
+
+def undeclared(ctx, cls: str) -> bool:
+    """Is the EC2NodeClass a NodePool names declared in no file of the repository migrator reads (this root's, another
+    root's, whose twin is written there), with no Auto Mode twin of it there either? Then a twin pool would run on a
+    NodeClass nothing writes (MIG-AUTO-068)."""
+    twin = convert.nodeclass_name(cls)
+    every = getattr(ctx, "all_manifests", None) or ctx.manifests
+    return not any(_name_key(o, o.name) == cls if o.kind == "EC2NodeClass" and not auto_mode(o) else
+                   o.kind == "NodeClass" and auto_mode(o) and _name_key(o, o.name) == twin for o in every)
 
 
 def blocked_elsewhere(ctx, cls: str) -> tuple[str, str] | None:
