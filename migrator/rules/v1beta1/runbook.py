@@ -68,7 +68,14 @@ _TF_COMMAND = re.compile(r"(?<![\w./-])terraform (?=[a-z])")     # the terraform
 
 
 def _is_unit(repo, d: str) -> bool:
-    return posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files or _stack_of(repo, d) is not None
+    """Is folder d a Terragrunt unit (its own terragrunt.hcl, or one a stack generates)? Asked for every command of
+    every step: answered once per folder and run."""
+    memo = repo.__dict__.setdefault("_unit_dirs", {})
+    got = memo.get(d)
+    if got is None:
+        got = memo[d] = posixpath.normpath(posixpath.join(d, "terragrunt.hcl")) in repo.files or \
+            _stack_of(repo, d) is not None
+    return got
 
 
 def _stack_of(repo, d: str) -> str | None:
