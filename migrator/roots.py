@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Iterator
 
 from . import knowledge
 from .evaluate import is_root_module
@@ -45,17 +46,18 @@ def shared_depth(a: str, b: str) -> int:
 
 def outermost(dirs: set[str]) -> list[str]:
     """The directories of a set that no other directory of the set contains."""
-    def held(d: str) -> bool:           # is a folder above d (or ".") in the set? its ancestors, not every member
-        if d != "." and "." in dirs:
-            return True
-        x = posixpath.dirname(d)
-        while x:
-            if x in dirs:
-                return True
-            x = posixpath.dirname(x)
-        return False
     dirs = set(dirs)
-    return sorted(d for d in dirs if not held(d))
+    # a folder of the set is held by another when "." or one of its own ancestors is in the set (not a pass over every
+    # member per folder: quadratic in roots)
+    return sorted(d for d in dirs if not (d != "." and "." in dirs or any(a in dirs for a in ancestors(d))))
+
+
+def ancestors(d: str) -> Iterator[str]:
+    """The folders above folder d, nearest first ("a/b/c": "a/b", "a"; "." and "" have none)."""
+    x = posixpath.dirname(d)
+    while x:
+        yield x
+        x = posixpath.dirname(x)
 
 
 def candidate_dirs(objects: set[str], installs: set[str], clusters: set[str] = frozenset()) -> list[str]:
@@ -292,13 +294,7 @@ class Fleet:
             cache = self._above_of = (paths, set(paths), {})
         got = cache[2].get(d)
         if got is None:
-            got, x = [], d
-            while x:
-                if x in cache[1]:
-                    got.append(x)
-                x = posixpath.dirname(x) if x != "." else ""
-            if "." in cache[1] and "." not in got:
-                got.append(".")
+            got = [x for x in (d, *ancestors(d)) if x in cache[1]] + (["."] if d != "." and "." in cache[1] else [])
             got = cache[2][d] = sorted(got, key=paths.index)
         return got
 

@@ -509,3 +509,19 @@ def test_a_for_each_provisioners_names_come_from_its_own_roots_tfvars(tmp_path):
     deleted = {r.path: sorted(c.split()[-1] for s in r.steps for c in s.commands
                               if c.startswith("kubectl delete provisioner ")) for r in plan.roots}
     assert deleted == {"clusters/a": ["default"], "clusters/b": ["batch"]}
+
+
+def test_roots_above_a_folder_are_found_among_its_ancestors_as_by_a_pass_over_every_root():
+    """Issue 60: which roots hold a folder (and which folders of a set no other holds) is worked out from the folder's
+    own ancestors; the answer is the one a pass over every root gives, for every layout of roots."""
+    import itertools
+    from migrator.roots import inside, outermost
+    pool = [".", "a", "a/b", "a/b/c", "ab", "a/bc", "x", "x/y", "x/y/z", "q/r"]
+    folders = pool + ["a/b/c/d", "zz", "x/yz", ""]
+    for n in (1, 2, 3):
+        for dirs in itertools.combinations(pool, n):
+            assert outermost(set(dirs)) == sorted(d for d in dirs if not any(a != d and inside(d, a) for a in dirs))
+            fleet = Fleet.__new__(Fleet)
+            fleet.paths = list(dirs)
+            for d in folders:
+                assert fleet._above(d) == [r for r in dirs if inside(d, r)], (dirs, d)

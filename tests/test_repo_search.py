@@ -92,3 +92,23 @@ def test_a_vendored_crd_bundle_is_passed_over_by_every_search():
     for needle, suffixes in itertools.product(NEEDLES, SUFFIXES):
         assert repo.containing(needle, suffixes) == [p for p in _plain(files, needle, suffixes)
                                                   if p not in ("v/crds.yaml", "v/headed.yaml")]
+
+
+def test_block_lookups_replayed_to_every_asker_as_a_fresh_search_finds_them():
+    """Issue 60: `Repo.blocks` answers a question once per run and replays it; an asker that stops early, one that
+    starts while another is half way, and one after both see exactly what a fresh search over the files finds, in
+    its order, and no file is parsed before some asker reads that far."""
+    files = {f"m{i}/main.tf": f'module "karpenter" {{\n  source = "x{i}"\n}}\nmodule "eks" {{\n  source = "e"\n}}\n'
+             for i in range(4)}
+    files["m9/other.tf"] = 'resource "aws_s3_bucket" "karpenter" {}\n'
+    fresh = [(p, b.labels) for p, b in _repo(files)._blocks("module", None, "karpenter")]
+    assert [p for p, _ in fresh] == [f"m{i}/main.tf" for i in range(4) for _ in range(2)]
+    repo = _repo(files)
+    first = repo.blocks("module", None, "karpenter")
+    assert [(p, b.labels) for p, b in itertools.islice(first, 3)] == fresh[:3]
+    assert set(repo._hcl) == {"m0/main.tf", "m1/main.tf"}             # no further than read
+    second = repo.blocks("module", None, "karpenter")
+    assert [(p, b.labels) for p, b in itertools.islice(second, 5)] == fresh[:5]
+    assert [(p, b.labels) for p, b in first] == fresh[3:]
+    assert [(p, b.labels) for p, b in second] == fresh[5:]
+    assert [(p, b.labels) for p, b in repo.blocks("module", None, "karpenter")] == fresh
