@@ -68,8 +68,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
             (f"its EC2NodeClass {cls} cannot move" if blocked.get(cls) else None) or \
             (f"its EC2NodeClass {cls} ({elsewhere[0]}, another root) cannot move: {elsewhere[1]}" if elsewhere else
              None) or \
-            (f"its EC2NodeClass {cls} is in no file migrator converts: write the Auto Mode NodeClass "
-             f"{convert.nodeclass_name(cls)} (eks.amazonaws.com/v1) for it by hand (MIG-AUTO-068)"
+            (_undeclared_why(ctx, m.masked.unmask(cls))
              if cls is not None and cls not in blocked and undeclared(ctx, m.masked.unmask(cls)) else None)
         pools[m.masked.unmask(str(m.name))] = cls
     for m in karp:
@@ -81,6 +80,15 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     if any(w is None for w in whys.values()):
         return None                     # something can still move: the phases say what
     return [(f"{m.kind} {m.masked.unmask(str(m.name))}", m.path, m.line, whys[id(m)]) for m in karp]
+
+
+def _undeclared_why(ctx, cls: str) -> str:
+    from . import convert
+    from .nodepools import kept_in
+    kept = kept_in(ctx.repo, cls)
+    return (f"its EC2NodeClass {cls} is in no file migrator converts" + (f" (it is kept in {', '.join(kept)})" if kept else "")
+            + f": write the Auto Mode NodeClass {convert.nodeclass_name(cls)} (eks.amazonaws.com/v1) for it by hand "
+            "(MIG-AUTO-068)")
 
 
 def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:

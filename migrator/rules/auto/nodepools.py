@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from ... import knowledge
@@ -259,13 +260,15 @@ class PoolsRule:
                 ck = _name_key(m, cls) if cls is not None else None
                 if ck is not None and cls not in classes and undeclared(self.ctx, ck):
                     twin = convert.nodeclass_name(ck)
+                    kept = kept_in(self.repo, ck)
                     self.res.stays.append(f"NodePool {old} (its EC2NodeClass {ck} is in no file migrator converts)")
                     self.finding("MIG-AUTO-068", "warning", m.path,
                                  m.line_of(("spec", "template", "spec", "nodeClassRef", "name")),
                                  f"NodePool {old} gets no Auto Mode twin: its EC2NodeClass {ck} is in no file migrator "
                                  "converts (applied from another repository, from a template a script fills, or from "
-                                 f"a shell heredoc), so nothing would write the NodeClass {twin} a twin would run on; "
-                                 "the pool stays on Karpenter, and its controller with it",
+                                 f"a shell heredoc{'; it is kept in ' + ', '.join(kept) if kept else ''}), so "
+                                 f"nothing would write the NodeClass {twin} a twin would run on; the pool stays on "
+                                 "Karpenter, and its controller with it",
                                  f"write the Auto Mode NodeClass {twin} (eks.amazonaws.com/v1) from EC2NodeClass {ck} "
                                  "where it is kept, then run migrator again: the pool's twin is written on it")
                     continue
@@ -456,6 +459,24 @@ def undeclared(ctx, cls: str) -> bool:
     every = getattr(ctx, "all_manifests", None) or ctx.manifests
     return not any(_name_key(o, o.name) == cls if o.kind == "EC2NodeClass" and not auto_mode(o) else
                    o.kind == "NodeClass" and auto_mode(o) and _name_key(o, o.name) == twin for o in every)
+
+
+_DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".html")
+
+
+def kept_in(repo, cls: str) -> list[str]:
+    """Files that are not documentation and hold a document of kind EC2NodeClass (its own top-level kind, never a
+    pool's nodeClassRef) named `cls`, as text migrator does not read as an object (an envsubst template, a Go template,
+    a script): where the team keeps it, named so the NodeClass to write by hand is found."""
+    name = re.compile(r"""^[ \t]+name[ \t]*:[ \t]*["']?""" + re.escape(cls) + r"""["']?[ \t]*(#.*)?$""", re.M)
+    kind = re.compile(r"""^["']?kind["']?[ \t]*:[ \t]*["']?EC2NodeClass["']?[ \t]*(#.*)?$""", re.M)
+    out = []
+    for p in repo.containing("EC2NodeClass"):
+        if p.lower().endswith(_DOC_SUFFIXES):
+            continue
+        if any(kind.search(doc) and name.search(doc) for doc in re.split(r"^---", repo.text(p), flags=re.M)):
+            out.append(p)
+    return out[:3]
 
 
 def blocked_elsewhere(ctx, cls: str) -> tuple[str, str] | None:
