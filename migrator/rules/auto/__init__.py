@@ -85,10 +85,11 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
 def _undeclared_why(ctx, cls: str) -> str:
     from . import convert
     from .nodepools import kept_in
+    """Why a pool stays when its EC2NodeClass is in no file migrator converts (nodepools.py, MIG-AUTO-068)."""
     kept = kept_in(ctx.repo, cls)
-    return (f"its EC2NodeClass {cls} is in no file migrator converts" + (f" (it is kept in {', '.join(kept)})" if kept else "")
-            + f": write the Auto Mode NodeClass {convert.nodeclass_name(cls)} (eks.amazonaws.com/v1) for it by hand "
-            "(MIG-AUTO-068)")
+    where = f" (it is kept in {', '.join(kept)})" if kept else ""
+    return (f"its EC2NodeClass {cls} is in no file migrator converts{where}: write the Auto Mode NodeClass "
+            f"{convert.nodeclass_name(cls)} (eks.amazonaws.com/v1) for it by hand (MIG-AUTO-068)")
 
 
 def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
