@@ -1632,6 +1632,25 @@ def test_a_movable_pool_of_another_root_keeps_the_enable_phase(tmp_path):
     assert not any(f.code == "MIG-AUTO-067" for f in plan.findings)
 
 
+def test_a_pools_twin_on_a_class_another_root_writes_is_said(tmp_path):
+    """spack's layout with a class that can move: the pools of k8s/staging name the EC2NodeClass the cluster's module
+    declares, so their twins run on the NodeClass written there. Nothing ties the two roots to one cluster, so the
+    twin is written and the assumption said (MIG-AUTO-069), with the class's file; a pool whose class is in its own
+    root is not."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-class-in-another-root" / "input", work)
+    main = work / "modules" / "cluster" / "main.tf"
+    main.write_text(main.read_text().replace("      userData: |\n        echo hello\n", ""))
+    plan = make_plan(work, to="auto-mode")
+    assert {r.path: r.phase for r in plan.roots}["k8s/staging"] == "nodepools"
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-069"]
+    assert f.path == "k8s/staging/nodepool.yaml" and "modules/cluster/main.tf:30" in f.message
+    assert "NodeClass default-auto" in f.message
+    assert "k8s/staging/nodepool-auto-mode.yaml" in {c.path for c in plan.changes}
+    plan = make_plan(FIXTURES / "auto-mode-class-not-in-repository" / "expected-run-1", to="auto-mode")
+    assert plan.roots[0].phase == "nodepools" and not any(f.code == "MIG-AUTO-069" for f in plan.findings)
+
+
 def test_files_only_the_cleanup_removes_readers_of_are_said(tmp_path):
     """The cleanup removes the release that read values.yaml and the policy templatefile() rendered from policy.json:
     each is said as left in place with nothing reading it (MIG-AUTO-049), unless some text left still names it."""

@@ -272,6 +272,16 @@ class PoolsRule:
                                  f"write the Auto Mode NodeClass {twin} (eks.amazonaws.com/v1) from EC2NodeClass {ck} "
                                  "where it is kept, then run migrator again: the pool's twin is written on it")
                     continue
+                other = declared_elsewhere(self.ctx, ck) if ck is not None and cls not in classes else None
+                if other is not None:
+                    self.finding("MIG-AUTO-069", "warning", m.path,
+                                 m.line_of(("spec", "template", "spec", "nodeClassRef", "name")),
+                                 f"NodePool {old}'s twin runs on the Auto Mode NodeClass {convert.nodeclass_name(ck)}, "
+                                 f"which is written where its EC2NodeClass {ck} is declared: {other} (another root of "
+                                 "the repository); nothing in the files says that root is this cluster's",
+                                 f"if {other.rsplit(':', 1)[0]} is this cluster's, apply its nodepools phase with this "
+                                 f"one; if not, write the NodeClass {convert.nodeclass_name(ck)} (eks.amazonaws.com/v1) "
+                                 "for this cluster by hand before the workloads phase")
                 conv = convert.convert_nodepool(m.obj, _as_written(m, new, convert.nodepool_name),
                                                 convert.nodeclass_name(cls or "default"))
             for n in conv.notes:
@@ -459,6 +469,19 @@ def undeclared(ctx, cls: str) -> bool:
     every = getattr(ctx, "all_manifests", None) or ctx.manifests
     return not any(_name_key(o, o.name) == cls if o.kind == "EC2NodeClass" and not auto_mode(o) else
                    o.kind == "NodeClass" and auto_mode(o) and _name_key(o, o.name) == twin for o in every)
+
+
+def declared_elsewhere(ctx, cls: str) -> str | None:
+    """file:line of an EC2NodeClass named `cls` that only another root of the repository declares (its Auto Mode twin is
+    written there), when no twin of it is in this root; None otherwise."""
+    twin = convert.nodeclass_name(cls)
+    if any(o.kind == "NodeClass" and auto_mode(o) and _name_key(o, o.name) == twin for o in ctx.manifests):
+        return None
+    for o in getattr(ctx, "all_manifests", None) or []:
+        path = o.tf_path or o.path
+        if o.kind == "EC2NodeClass" and not auto_mode(o) and _name_key(o, o.name) == cls and not ctx.owns(path):
+            return f"{path}:{o.line}"
+    return None
 
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".html")
