@@ -461,27 +461,29 @@ class PoolsRule:
         self.res.files = sorted({e.path for e in self.res.edits})
 
 
+def classes_named(ctx, cls: str, kind: str = "EC2NodeClass", every: bool = True) -> list:
+    """The objects of `kind` (Karpenter's EC2NodeClass, or an Auto Mode NodeClass) named `cls` in every root of the
+    repository (`every`), else in this root: the one reader of a class by name for undeclared, declared_elsewhere and
+    blocked_elsewhere."""
+    pool = (getattr(ctx, "all_manifests", None) or ctx.manifests) if every else ctx.manifests
+    auto = kind == "NodeClass"
+    return [o for o in pool if o.kind == kind and auto_mode(o) == auto and _name_key(o, o.name) == cls]
+
+
 def undeclared(ctx, cls: str) -> bool:
     """Is the EC2NodeClass a NodePool names declared in no file of the repository migrator reads (this root's, another
     root's, whose twin is written there), with no Auto Mode twin of it there either? Then a twin pool would run on a
     NodeClass nothing writes (MIG-AUTO-068)."""
-    twin = convert.nodeclass_name(cls)
-    every = getattr(ctx, "all_manifests", None) or ctx.manifests
-    return not any(_name_key(o, o.name) == cls if o.kind == "EC2NodeClass" and not auto_mode(o) else
-                   o.kind == "NodeClass" and auto_mode(o) and _name_key(o, o.name) == twin for o in every)
+    return not classes_named(ctx, cls) and not classes_named(ctx, convert.nodeclass_name(cls), "NodeClass")
 
 
 def declared_elsewhere(ctx, cls: str) -> str | None:
     """file:line of an EC2NodeClass named `cls` that only another root of the repository declares (its Auto Mode twin is
     written there), when no twin of it is in this root; None otherwise."""
-    twin = convert.nodeclass_name(cls)
-    if any(o.kind == "NodeClass" and auto_mode(o) and _name_key(o, o.name) == twin for o in ctx.manifests):
+    if classes_named(ctx, convert.nodeclass_name(cls), "NodeClass", every=False):
         return None
-    for o in getattr(ctx, "all_manifests", None) or []:
-        path = o.tf_path or o.path
-        if o.kind == "EC2NodeClass" and not auto_mode(o) and _name_key(o, o.name) == cls and not ctx.owns(path):
-            return f"{path}:{o.line}"
-    return None
+    return next((f"{o.tf_path or o.path}:{o.line}" for o in classes_named(ctx, cls)
+                 if not ctx.owns(o.tf_path or o.path)), None)
 
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".html")
@@ -507,8 +509,8 @@ def blocked_elsewhere(ctx, cls: str) -> tuple[str, str] | None:
     beside the folder of NodePools) and that cannot move to Auto Mode: a NodePool of this root naming it would get a
     twin on a NodeClass never written. Any such class counts (two clusters' classes may share the name: the pool
     stays rather than name a class that may never be made)."""
-    for o in getattr(ctx, "all_manifests", None) or []:
-        if o.kind != "EC2NodeClass" or o.era != "v1" or auto_mode(o) or _name_key(o, o.name) != cls:
+    for o in classes_named(ctx, cls):
+        if o.era != "v1":
             continue
         why = convert.blocked_class(o.obj)
         if why is not None:
