@@ -63,6 +63,7 @@ class RootPlan:
     rank: tuple = (DONE,)                               # its position on the path; shared files move with the least
     edits: list = field(default_factory=list, repr=False)
     only: frozenset | None = None                       # objects behind their chart: the object rules planned
+    written: list[str] = field(default_factory=list)    # the hop's phases before its next one: nothing left of them
 
     def to_json(self) -> dict:
         return {"path": self.path, "objects": self.objects, "era": self.era, "chart": self.chart,
@@ -974,6 +975,7 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         rp.next = f"nothing migrator can plan: see {said[0].code}"
         return rp
     natural = natural or names[0]
+    rp.written = names[:names.index(natural)]      # phases with no work left before the first that has some
     every = registry.phases(hop)        # a rank is the phase's place in the whole hop, whatever is left of it
     rp.rank = (position, every.index(natural))
     if wanted is None:

@@ -110,6 +110,23 @@ def test_progress_after_prepare(tree):
     assert (status.hop_from, status.phase) == ("v1alpha5", "cleanup") and status.next.startswith("v1beta1 → v1")
 
 
+def test_phases_before_the_planned_one_are_never_asked_for_again(tree):
+    """Once a phase has nothing left in the files, the runbook of a later run says so; only the phases after the
+    planned one are 'computed when the previous phase has landed'."""
+    from migrator.apply import apply_changes
+    root = tree("gitops-flux")
+    p = make_plan(root)
+    apply_changes(p.root, p.changes)
+    again = make_plan(root)
+    (status,) = again.roots
+    assert status.written == ["prepare"] and again.phase == "cleanup"
+    text = render(again)
+    prepare = text.split("Phase 1: prepare", 1)[1].split("Phase 2:", 1)[0]
+    assert "Nothing of this phase is left to change in the files" in prepare
+    assert "computed when the previous phase has landed" not in prepare
+    assert "Nothing of this phase is left" not in render(make_plan(FIXTURES / "gitops-flux" / "input"))
+
+
 def test_terraform_commands_run_per_root_module(tmp_path):
     """In a monorepo, -target addresses of different root modules never share one terraform command."""
     import shutil

@@ -76,7 +76,7 @@ def _section(plan: Plan, r, multi: bool, number: int) -> tuple[dict, int]:
         changes = [c for c in plan.changes if c.path in r.changes] if r.phase == name else []
         phases.append({"name": name, "intro": ph.get("intro", ""), "steps": steps,
                        "changes": [{"path": c.path, "action": c.action, "diff": c.diff} for c in changes],
-                       "planned": r.phase == name})
+                       "planned": r.phase == name, "written": name in r.written})
     now = f"planned now: {r.hop_from} → {r.hop_to}, phase {r.phase}" if r.phase else \
         "nothing planned now" if r.hop is None else f"{r.hop_from} → {r.hop_to} (its next phase is not in this run)"
     status = f"{r.state}; {now}" + (f"; after it: {r.next}" if r.phase else "")

@@ -384,7 +384,17 @@ class PoolsRule:
             name = _name_key(m, m.name)
             twin = twins.get(convert.nodepool_name(convert.pool_key(m)))
             cls = self.class_key(twin) if twin is not None else None
-            if twin is not None and cls is not None and ("NodeClass", cls) not in self.twins and \
+            other = written_elsewhere(self.ctx, cls) if twin is not None and cls is not None and \
+                ("NodeClass", cls) not in self.twins else None
+            if other is not None:       # the nodepools phase wrote the twin on it (MIG-AUTO-069): the same reliance
+                self.finding("MIG-AUTO-069", "warning", m.path, m.line,
+                             f"NodePool {name} is removed while its twin {convert.nodepool_name(name)} runs on the "
+                             f"Auto Mode NodeClass {cls}, which another root of the repository writes ({other}); "
+                             "nothing in the files says that root is this cluster's",
+                             f"before applying, check that NodeClass {cls} is Ready in this cluster (kubectl get "
+                             f"nodeclasses.eks.amazonaws.com {cls}) and that the pods of {name} run on Auto Mode's "
+                             f"nodes; if it is not there, write it for this cluster first")
+            elif twin is not None and cls is not None and ("NodeClass", cls) not in self.twins and \
                     cls not in NAMING["nodeclass_reserved"]:
                 self.finding("MIG-AUTO-018", "warning", twin.path, twin.line,
                              f"NodePool {name}'s Auto Mode twin {convert.nodepool_name(name)} names NodeClass {cls}, "
@@ -477,13 +487,26 @@ def undeclared(ctx, cls: str) -> bool:
     return not classes_named(ctx, cls) and not classes_named(ctx, convert.nodeclass_name(cls), "NodeClass")
 
 
+def _in_another_root(ctx, name: str, kind: str) -> str | None:
+    """file:line of the first object of `kind` named `name` that a root other than this one holds."""
+    return next((f"{o.tf_path or o.path}:{o.line}" for o in classes_named(ctx, name, kind)
+                 if not ctx.owns(o.tf_path or o.path)), None)
+
+
 def declared_elsewhere(ctx, cls: str) -> str | None:
     """file:line of an EC2NodeClass named `cls` that only another root of the repository declares (its Auto Mode twin is
     written there), when no twin of it is in this root; None otherwise."""
     if classes_named(ctx, convert.nodeclass_name(cls), "NodeClass", every=False):
         return None
-    return next((f"{o.tf_path or o.path}:{o.line}" for o in classes_named(ctx, cls)
-                 if not ctx.owns(o.tf_path or o.path)), None)
+    return _in_another_root(ctx, cls, "EC2NodeClass")
+
+
+def written_elsewhere(ctx, cls: str) -> str | None:
+    """file:line of the Auto Mode NodeClass named `cls` that only another root of the repository writes (where the
+    EC2NodeClass a twin's old pool named was declared, MIG-AUTO-069), when this root holds none; None otherwise."""
+    if classes_named(ctx, cls, "NodeClass", every=False):
+        return None
+    return _in_another_root(ctx, cls, "NodeClass")
 
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".html")
