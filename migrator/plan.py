@@ -87,6 +87,7 @@ class Plan:
     every: list[RootPlan] = field(default_factory=list, repr=False)   # every root's plan, selected or not
     inputs: dict[str, str] = field(default_factory=dict)   # every file read: path -> text (saved plans)
     docs_url: str | None = None                         # where the docs site is published (SARIF help links)
+    objects: list = field(default_factory=list, repr=False)    # the Karpenter objects its pass read
 
     @property
     def has_errors(self) -> bool:
@@ -158,7 +159,8 @@ def _objects(ms: list[Manifest]) -> str:
 
 
 def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list, options: Options,
-              target: route.Target | None, only: set[str] | None = None) -> list[tuple[str, registry.Context]]:
+              target: route.Target | None, only: set[str] | None = None,
+              earlier: list | None = None) -> list[tuple[str, registry.Context]]:
     """One rule run per cluster root: each cluster resolves its own role, chart, policy and runbook."""
     out = []
     rendered = rendered_values(repo)
@@ -196,6 +198,8 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
                                var_file=r if r != base else "", environments=tuple(fleet.split.get(base, ())))
         ctx.target = target
         ctx.all_manifests = manifests
+        ctx.users = fleet.users
+        ctx.earlier = earlier or []
         # a chart rendered with helm template pins its version in its labels
         ctx.chart_version = route.chart_version(repo, mine, owns) or rendered_version(repo, owns)
         if ctx.chart_version is None:   # the CRD chart moves in lockstep with the controller: its version stands in
@@ -321,9 +325,9 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
              if r.hop is not None and r.phase and r.path in changed_roots}
     ranks = {r.path: r.rank for r in plan.every}
     try:
-        again = _make_plan(patched, target, None, options, fixed=fixed, only=only, ranks=ranks)
+        again = _make_plan(patched, target, None, options, fixed=fixed, only=only, ranks=ranks, earlier=plan.objects)
     except UsageError:          # the patched files lay the roots out differently: every root is checked
-        again = _make_plan(patched, target, None, options, fixed=fixed, only=None, ranks=ranks)
+        again = _make_plan(patched, target, None, options, fixed=fixed, only=None, ranks=ranks, earlier=plan.objects)
     if not again.changes:
         return
     bad = {c.path: c.rules for c in again.changes}
@@ -1184,14 +1188,15 @@ def _step(rp: RootPlan) -> str:
 
 
 def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: dict | None = None,
-               only: list[str] | None = None, ranks: dict | None = None) -> Plan:
+               only: list[str] | None = None, ranks: dict | None = None, earlier: list | None = None) -> Plan:
     """One pass. The second pass gives `fixed` (root -> (hop, phase, rank): the roots to plan again, each at its
-    step) and `ranks` (every root's step in the first pass)."""
+    step), `ranks` (every root's step in the first pass) and `earlier` (the objects the first pass read: what one
+    root waits for in another is judged on the files before this run's changes)."""
     charts = scan_charts(repo)
     manifests = scan_manifests(repo)
     programs.report(repo)
     fleet = Fleet(repo, manifests, charts + scan_rendered(repo), registry.root_markers(repo))
-    plan = Plan(root=repo.root)
+    plan = Plan(root=repo.root, objects=manifests)
     plan.all_roots = sorted(fleet.planned, key=rollout_key)
     selected = _select(plan.all_roots, only)
     for m in manifests:
@@ -1199,7 +1204,8 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
             k = f"{m.kind} ({m.api_version})"
             plan.era_summary[k] = plan.era_summary.get(k, 0) + 1
     multi = len(fleet.planned) > 1
-    contexts = _contexts(repo, fleet, manifests, charts, options, target, None if fixed is None else set(fixed))
+    contexts = _contexts(repo, fleet, manifests, charts, options, target, None if fixed is None else set(fixed),
+                         earlier)
     rps = [_plan_root(r, ctx, target, phase, fixed, multi) for r, ctx in contexts]
     have = {_key(f) for f in repo.findings}
     for _r, ctx in contexts:            # what an environment's root read in its own view of the files

@@ -1666,3 +1666,38 @@ def test_files_only_the_cleanup_removes_readers_of_are_said(tmp_path):
     (work / "render.sh").write_text("helm template karpenter -f values.yaml\n")     # still read by a script
     plan = make_plan(work, to="auto-mode")
     assert {f.path for f in plan.findings if f.code == "MIG-AUTO-049"} & {"values.yaml", "policy.json"} == {"policy.json"}
+
+
+def test_a_class_another_roots_pools_name_goes_after_them(tmp_path):
+    """Walked from where every twin is written and untainted: the cluster roots' cutover keeps the EC2NodeClass that the
+    pool of k8s/staging (whose root holds no class of that name) still names, and says so (MIG-AUTO-070); the pool goes
+    first, and the class at the next run. The second pass never sees that as a rule that does not converge. A pools
+    root with a class of its own of that name is never waited for."""
+    from migrator.apply import apply_changes
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-class-of-another-root-moves" / "expected-run-2", work)
+    plan = make_plan(work, to="auto-mode")
+    phases = {r.path: r.phase for r in plan.roots}
+    assert phases == {"k8s/staging": "cutover", "staging": "", "production": ""}
+    waits = [f for f in plan.findings if f.code == "MIG-AUTO-070"]
+    assert waits and all(f.path == "modules/cluster/main.tf" and "NodePool base (k8s/staging/nodepool.yaml:1)"
+                         in f.message for f in waits)
+    assert {c.path for c in plan.changes} >= {"k8s/staging/nodepool.yaml"}
+    assert "modules/cluster/main.tf" not in {c.path for c in plan.changes}
+    apply_changes(plan.root, plan.changes)
+    plan = make_plan(work, to="auto-mode")
+    assert {r.path: r.phase for r in plan.roots}["staging"] == "cutover"
+    assert "modules/cluster/main.tf" in {c.path for c in plan.changes}
+    assert not any(f.code in ("MIG-AUTO-070", "MIG-EDIT-004") for f in plan.findings)
+    # the same layout, the pools root holding an EC2NodeClass default of its own: another cluster's, never waited for
+    own = tmp_path / "own"
+    shutil.copytree(FIXTURES / "auto-mode-class-of-another-root-moves" / "expected-run-2", own)
+    cls = (FIXTURES / "auto-mode-class-of-another-root-moves" / "expected-run-2" / "modules" / "cluster" / "main.tf")
+    assert "kind: EC2NodeClass" in cls.read_text()
+    (own / "k8s" / "staging" / "class.yaml").write_text(
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n"
+        "  role: KarpenterNodeRole\n  amiSelectorTerms:\n    - alias: al2023@latest\n"
+        "  subnetSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: staging\n"
+        "  securityGroupSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: staging\n")
+    plan = make_plan(own, to="auto-mode")
+    assert not any(f.code == "MIG-AUTO-070" for f in plan.findings)

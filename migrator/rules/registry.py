@@ -82,6 +82,8 @@ class Context:
     stages: tuple = ()                     # Terraform stages of its cluster outside it (migrator/stages.py)
     var_file: str = ""                     # one environment of a root module applied per tfvars: that tfvars
     environments: tuple = ()               # then every environment's tfvars of the root module
+    users: Any = lambda path: ()           # the cluster roots a file belongs to (Fleet.users)
+    earlier: list = field(default_factory=list)     # the second pass: the objects before this run's changes
 
     def result(self, hop: dict, phase: str) -> dict[str, Any]:
         key = f"{hop['from']}->{hop['to']}:{phase}"

@@ -121,11 +121,16 @@ def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
 
 
 def stalled(hop: dict, ctx) -> list | None:
-    """No phase has work and no Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is
+    """No phase has work, and the cutover keeps EC2NodeClasses that another root's NodePools may run on: said
+    (MIG-AUTO-070), the other root's cutover first. Or no phase has work and no Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is
     still installed here and the cleanup will not remove it (no Auto Mode NodePool in the root either, MIG-AUTO-042):
     said (MIG-AUTO-061), since the cluster may run pools applied from outside these files; None otherwise."""
     from ...model import Finding
     from ...standing import auto_mode
+    cut = ctx.result(hop, "cutover").get("auto/nodepools")
+    waits = [f for f in getattr(cut, "findings", []) if f.code == "MIG-AUTO-070"]
+    if waits:
+        return waits                    # classes another root's pools may run on: its cutover comes first
     if any(m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m) or m.kind == "NodePool" and auto_mode(m)
            for m in ctx.manifests):
         return None                     # pools to move, or Auto Mode pools: the phases (or the cleanup) decide

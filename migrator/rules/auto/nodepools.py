@@ -404,17 +404,25 @@ class PoolsRule:
                 twin = None
             (going if twin is not None else staying).append(m)
         used = {self.class_key(m) for m in staying}
+        waiting = []
         for m in self.old:
             if m.kind != "EC2NodeClass":
                 continue
             name = _name_key(m, m.name)
-            if ("NodeClass", convert.nodeclass_name(name)) in self.twins and name not in used:
+            leaning = leaning_pools(self.ctx, name) if name not in used else []
+            if ("NodeClass", convert.nodeclass_name(name)) in self.twins and name not in used and not leaning:
                 going.append(m)
             else:
                 staying.append(m)
+            if leaning and ("NodeClass", convert.nodeclass_name(name)) in self.twins:
+                waiting.append(m)
+                self.finding("MIG-AUTO-070", "warning", m.path, m.line, waits_message(name, leaning),
+                             waits_step(name, leaning))
         for m in staying:
             name = _name_key(m, m.name)
             twin = convert.nodepool_name(convert.pool_key(m)) if m.kind == "NodePool" else convert.nodeclass_name(name)
+            if m in waiting:
+                continue                # another root's pool still runs on it: removed by a later cutover
             if (m.kind.replace("EC2", ""), twin) not in self.twins and not (m.kind == "EC2NodeClass" and name in used):
                 self.res.pending.append(f"{m.kind} {name}")
             self.res.stays.append(f"{m.kind} {name}")
@@ -463,7 +471,7 @@ class PoolsRule:
             self.place.remove_yaml_docs(path, ms)
         overlays.drop(self, {(m.kind, _name_key(m, m.name)) for m in going if m.container == "yaml"})
         for m in staying:
-            if f"{m.kind} {_name_key(m, m.name)}" not in self.res.pending:
+            if f"{m.kind} {_name_key(m, m.name)}" not in self.res.pending and m not in waiting:
                 self.finding("MIG-AUTO-016", "warning", m.path, m.line,
                              f"{m.kind} {_name_key(m, m.name)} stays on Karpenter (it cannot move to Auto Mode): "
                              "Karpenter's controller stays while it exists",
@@ -507,6 +515,44 @@ def written_elsewhere(ctx, cls: str) -> str | None:
     if classes_named(ctx, cls, "NodeClass", every=False):
         return None
     return _in_another_root(ctx, cls, "NodeClass")
+
+
+def leaning_pools(ctx, cls: str) -> list:
+    """Karpenter NodePools of other roots that name the EC2NodeClass `cls` while their own roots hold none of that
+    name (a folder of pools beside the cluster's Terraform that declares the classes): they may run on this root's
+    class, so it stays until they are gone (MIG-AUTO-070). A root with a class of its own of that name (another
+    cluster's `default`) is never waited for."""
+    seen = {(o.tf_path or o.path, o.line) for o in ctx.all_manifests}
+    objects = list(ctx.all_manifests) + [o for o in ctx.earlier if (o.tf_path or o.path, o.line) not in seen]
+    classes = [o for o in objects if o.kind == "EC2NodeClass" and not auto_mode(o) and _name_key(o, o.name) == cls]
+    out = []
+    for o in objects:                   # the files before this run's changes too: a pool another root's cutover
+        path = o.tf_path or o.path      # removes in this run is waited for until the next one
+        if o.kind != "NodePool" or auto_mode(o) or ctx.owns(path):
+            continue
+        ref = (((o.obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") \
+            if isinstance(o.obj, dict) else None
+        if not isinstance(ref, dict) or _name_key(o, str(ref.get("name"))) != cls:
+            continue
+        roots = ctx.users(path)
+        if roots and not any(r in ctx.users(c.tf_path or c.path) for c in classes for r in roots):
+            out.append(o)
+    return list({(o.tf_path or o.path, _name_key(o, o.name)): o for o in out}.values())
+
+
+def waits_message(cls: str, pools: list) -> str:
+    named = ", ".join(f"{_name_key(o, o.name)} ({o.tf_path or o.path}:{o.line})" for o in pools[:3])
+    many = len(pools) > 1
+    return (f"EC2NodeClass {cls} stays for now: NodePool{'s' if many else ''} {named} of another root "
+            f"name{'' if many else 's'} it and {'their roots hold' if many else 'its root holds'} no EC2NodeClass of "
+            f"that name, so {'they' if many else 'it'} may run on this one; it goes at this root's cutover once "
+            f"{'they are' if many else 'it is'} removed")
+
+
+def waits_step(cls: str, pools: list) -> str:
+    return (f"apply the cutover of the root{'s' if len(pools) > 1 else ''} holding "
+            f"{', '.join(sorted({o.tf_path or o.path for o in pools})[:3])} first, then run migrator again: this "
+            f"root's cutover removes EC2NodeClass {cls}")
 
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".html")
