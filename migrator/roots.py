@@ -70,8 +70,9 @@ def candidate_dirs(objects: set[str], installs: set[str], clusters: set[str] = f
         # rooted where its folders meet. Where the install's folder declares its cluster, a folder declaring another
         # is another cluster, whatever it still holds (its Karpenter gone to EKS Auto Mode, its pools left)
         (home,) = installs
-        alone = [r for r in roots if r in clusters and not inside(home, r)] if any(
-            inside(home, c) or inside(c, home) for c in clusters) else []
+        # ... and so is a folder inside one declaring another (an eks root module's folder of pool YAML it applies)
+        alone = [r for r in roots if not inside(home, r) and any(inside(r, c) and not inside(home, c) for c in clusters)] \
+            if any(inside(home, c) or inside(c, home) for c in clusters) else []
         rest = [r for r in roots if r not in alone]
         common = posixpath.commonpath(rest) if "." not in rest else "."
         return sorted(alone + [common or "."])
@@ -248,7 +249,8 @@ class Fleet:
             self.shared = {d: {grunt.get(u, u) for u in us} for d, us in self.shared.items()}
         installs = {u for d in installs for u in self.shared.get(d, {d})}
         placed = {u for d in objects for u in self.shared.get(d, {d})}
-        clusters = {d for d in placed | installs if declares_cluster(repo, d)} if len(installs) == 1 else set()
+        clusters = {d for d in placed | installs | {a for x in placed | installs for a in ancestors(x)}
+                    if declares_cluster(repo, d)} if len(installs) == 1 else set()
         candidates = candidate_dirs(placed, installs, clusters)
         if candidates == ["."]:
             self.shared.clear()

@@ -1701,3 +1701,19 @@ def test_a_class_another_roots_pools_name_goes_after_them(tmp_path):
         "  securityGroupSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: staging\n")
     plan = make_plan(own, to="auto-mode")
     assert not any(f.code == "MIG-AUTO-070" for f in plan.findings)
+
+
+def test_a_twin_that_fails_as_its_source_does_says_so(tmp_path):
+    """A NodePool that its own CRD refuses (the restricted label karpenter.sh/nodepool in its template): the twin carries
+    it and fails too (MIG-VAL-001, nothing written), and the finding says the source fails the same way."""
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-class-of-another-root-moves" / "input", work)
+    pool = work / "k8s" / "staging" / "nodepool.yaml"
+    pool.write_text(pool.read_text().replace("  template:\n    spec:\n",
+                                             "  template:\n    metadata:\n      labels:\n"
+                                             "        karpenter.sh/nodepool: base\n    spec:\n"))
+    plan = make_plan(work, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-VAL-001"]
+    assert f.path == "k8s/staging/nodepool.yaml" and 'label "karpenter.sh/nodepool" is restricted' in f.message
+    assert "NodePool base as written fails its own CRD, karpenter.sh/v1, the same way" in f.message
+    assert "k8s/staging/nodepool-auto-mode.yaml" not in {c.path for c in plan.changes}

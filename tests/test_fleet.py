@@ -497,6 +497,27 @@ def test_clusters_of_their_own_stay_apart_when_one_install_is_left(tmp_path):
     assert [r.path for r in plan.roots] == ["."]
 
 
+def test_a_folder_of_pools_inside_another_clusters_folder_stays_apart_when_one_install_is_left(tmp_path):
+    """aws-ia/terraform-aws-eks-blueprints walked to Auto Mode: once only patterns/bottlerocket installs Karpenter (its
+    pools cannot move), the Auto Mode pools that patterns/eks-automode/automode-custom-nodepools applies from a folder
+    of YAML (its own cluster's) joined the install, and every pattern became one root `patterns` declaring 33 clusters
+    (an error, a stop). A folder of objects inside a folder that declares another cluster stays its own root."""
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "eks.tf").write_text(EKS % d + "\n" + CRD + "\n" + AUTO_POOL)
+    (tmp_path / "b" / "karpenter.tf").write_text(CRD.replace("karpenter_crd", "karpenter").replace(
+        '"karpenter-crd"', '"karpenter"'))
+    (tmp_path / "c" / "pools").mkdir(parents=True)
+    (tmp_path / "c" / "eks.tf").write_text(EKS % "c")
+    (tmp_path / "c" / "pools" / "pool.yaml").write_text(
+        "\n".join(line[4:] for line in AUTO_POOL.splitlines()[2:-2]) + "\n")
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert sorted(r.path for r in plan.roots) == ["a", "b", "c/pools"]
+    (tmp_path / "c" / "eks.tf").unlink()        # no cluster of its own there: its pools join the install's cluster
+    plan = make_plan(tmp_path, to="auto-mode")
+    assert [r.path for r in plan.roots] == ["."]
+
+
 def test_a_for_each_provisioners_names_come_from_its_own_roots_tfvars(tmp_path):
     """Provisioners made by `for_each = var.karpenter_provisioner` are named by the keys of the root's own tfvars:
     another root's keys (a `batch` pool of clusters/b) are never in clusters/a's roll and delete commands (they were,

@@ -292,8 +292,12 @@ class PoolsRule:
                 continue
             errs = validate_object(conv.obj, knowledge.load("minors")["newest"] if m.kind == "NodePool" else "")
             if errs:
+                own = [e for e in _own_errors(m) if e in errs]
                 self.finding("MIG-VAL-001", "error", m.path, m.line,
-                             f"generated {conv.kind} {new} does not validate against its schema: " + "; ".join(errs),
+                             f"generated {conv.kind} {new} does not validate against its schema: " + "; ".join(errs)
+                             + (f" ({m.kind} {old} as written fails its own CRD, {m.api_version}, the same way"
+                                f"{'' if len(own) == len(errs) else ' on ' + '; '.join(own)}: the twin carries what "
+                                "the source says)" if own else ""),
                              "fix the source object (see the messages) and re-run; nothing was written")
                 continue
             self.res.created.append(f"{conv.kind} {new}")
@@ -477,6 +481,14 @@ class PoolsRule:
                              "Karpenter's controller stays while it exists",
                              "move its workloads elsewhere and delete it, or keep running Karpenter for it")
         self.res.files = sorted({e.path for e in self.res.edits})
+
+
+def _own_errors(m) -> list[str]:
+    """Schema errors of a Karpenter object as the repository writes it, against its own CRD (a label its CRD
+    restricts, a v1beta1 value in a v1 pool): said with a twin that fails, so the fault is found in the source."""
+    if not isinstance(m.obj, dict):
+        return []
+    return validate_object(m.obj, knowledge.load("minors")["newest"] if m.kind == "NodePool" else "")
 
 
 def classes_named(ctx, cls: str, kind: str = "EC2NodeClass", every: bool = True) -> list:
