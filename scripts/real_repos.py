@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # this checkout
 
 from ruamel.yaml import YAML  # noqa: E402
 
+from migrator.options import Options  # noqa: E402
 from migrator.plan import make_plan  # noqa: E402
 
 LIST = Path(__file__).with_name("real-repos.yaml")
@@ -87,11 +88,17 @@ def extract(bare: Path, commit: str, dest: Path) -> int:
     return skipped
 
 
+def options_of(entry: dict) -> Options:
+    """`options`: what the user gives on the command line for this repository (e.g. auto_mode_node_role, as
+    `--auto-mode-node-role` once MIG-AUTO-010 asks for it)."""
+    return Options(**(entry.get("options") or {}))
+
+
 def check(entry: dict, tree: Path, to: str) -> list[str]:
     """Lines of the report for one repository ('!' marks a difference from the list)."""
     out: list[str] = []
     t = time.perf_counter()
-    plan = make_plan(tree, to=to)
+    plan = make_plan(tree, to=to, options=options_of(entry))
     took = time.perf_counter() - t
     expected = {str(k): v for k, v in (entry.get("roots") or {}).items()}
     seen = set()
@@ -129,7 +136,7 @@ def walk(entry: dict, tree: Path, to: str, true: set) -> list[str]:
     out: list[str] = []
     phases: dict[str, list[str]] = {}
     for _ in range(10):
-        plan = make_plan(tree, to=to)
+        plan = make_plan(tree, to=to, options=options_of(entry))
         for r in plan.roots:
             if r.changes:
                 phases.setdefault(r.path, []).append(f"{r.hop_from}->{r.hop_to} {r.phase}")
