@@ -50,7 +50,7 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     karp = [m for m in ctx.manifests if m.kind in ("NodePool", "EC2NodeClass") and not auto_mode(m)]
     if not karp:
         return None
-    from .nodepools import blocked_elsewhere, undeclared
+    from .classes import blocked_elsewhere, undeclared
     from .overlays import pinned
     pins = {key: f"as {k} patches it, {why}" for key, (k, _line, why) in pinned(ctx).items()}
     blocked = {str(m.name): convert.blocked_class(m.obj) or pins.get(("EC2NodeClass", str(m.name)))
@@ -83,9 +83,9 @@ def settled(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
 
 
 def _undeclared_why(ctx, cls: str) -> str:
+    """Why a pool stays when its EC2NodeClass is in no file migrator converts (classes.py, MIG-AUTO-068)."""
     from . import convert
-    from .nodepools import kept_in
-    """Why a pool stays when its EC2NodeClass is in no file migrator converts (nodepools.py, MIG-AUTO-068)."""
+    from .classes import kept_in
     kept = kept_in(ctx.repo, cls)
     where = f" (it is kept in {', '.join(kept)})" if kept else ""
     return (f"its EC2NodeClass {cls} is in no file migrator converts{where}: write the Auto Mode NodeClass "
@@ -109,7 +109,7 @@ def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     if objects(ctx):
         return None                     # pools migrator cannot read here may move: the phases go on
     from . import convert
-    from .nodepools import blocked_elsewhere
+    from .classes import blocked_elsewhere
     for o in getattr(ctx, "all_manifests", None) or []:
         path = o.tf_path or o.path
         if o.kind != "NodePool" or o.era != "v1" or auto_mode(o) or ctx.owns(path):
