@@ -976,7 +976,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
     if said:                    # no phase has work, yet the move is not over: said, never an empty phase
         rp.hop, rp.key, rp.hop_from, rp.hop_to, rp.phases, rp.later = None, None, None, None, [], []
         rp.findings = [f for f in rp.findings if f.code != "MIG-HOP-004"] + said
-        rp.next = f"nothing migrator can plan: see {said[0].code}"
+        waits = getattr(registry.hop_package(hop), "waits_for", None)
+        rp.next = (waits(said) if waits is not None else None) or f"nothing migrator can plan: see {said[0].code}"
         return rp
     natural = natural or names[0]
     rp.written = names[:names.index(natural)]      # phases with no work left before the first that has some

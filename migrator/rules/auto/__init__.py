@@ -120,6 +120,13 @@ def unmovable(hop: dict, ctx) -> list[tuple[str, str, int, str]] | None:
     return kept
 
 
+def waits_for(said: list) -> str | None:
+    """What comes next for a root `stalled` said is only waiting (MIG-AUTO-070): its cutover, after another root's."""
+    if said and all(f.code == "MIG-AUTO-070" for f in said):
+        return "phase cutover, once the NodePools of another root that name its EC2NodeClasses are gone (MIG-AUTO-070)"
+    return None
+
+
 def stalled(hop: dict, ctx) -> list | None:
     """No phase has work, and the cutover keeps EC2NodeClasses that another root's NodePools may run on: said
     (MIG-AUTO-070), the other root's cutover first. Or no phase has work and no Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is
