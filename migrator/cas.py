@@ -23,6 +23,9 @@ from .sources.templates import Masked
 
 FACTS = knowledge.load("cas")
 _CAS = re.compile(r"cluster-autoscaler")
+# the name where it can be a whole value, or an image's last path element: never inside a longer name or key
+# (cluster-autoscaler.kubernetes.io/safe-to-evict, cluster-autoscaler-status), as vendored charts name it by thousands
+_CAS_VALUE = re.compile(r"(?:(?<=/)|(?<![\w./-]))cluster-autoscaler(?![\w./-])")
 _CAS_TEXT = "cluster-autoscaler"         # _CAS as a plain substring test (C speed over every file)
 # the files read for Cluster Autoscaler's manifests, eksctl configurations and scripts (CI workflows are YAML)
 _CAS_FILES = (".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", "Kustomization", ".sh")
@@ -989,8 +992,8 @@ class _CasDocument:
     def search(self, text: str) -> bool:
         if not _CAS.search(text):
             return False
-        if "{{" in text or "{%" in text:
-            return True                     # a template: the masking parse decides
+        if "{{" in text or "{%" in text:    # a template: the masking parse decides, when the name can be a value
+            return bool(_CAS_VALUE.search(text))
         try:
             tree = yamlsrc.values(text)
         except yamlsrc.YamlParseError:

@@ -224,9 +224,8 @@ def _loose_values_profile(repo: Repo, owns) -> list[HelmValue]:
     chart has, read where it is written (the file is not edited: no installer says which chart it feeds)."""
     from .sources import yaml as yamlsrc
     out = []
-    for p in sorted(repo.files):
-        if not p.endswith((".yaml", ".yml")) or p in repo.template_paths or not owns(p) or \
-                "defaultInstanceProfile" not in repo.text(p):
+    for p in sorted(repo.containing("defaultInstanceProfile")):     # the key's text first: owns() is the cost
+        if not p.endswith((".yaml", ".yml")) or p in repo.template_paths or not owns(p):
             continue
         try:
             obj = yamlsrc.load(repo.text(p))

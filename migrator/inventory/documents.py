@@ -52,8 +52,8 @@ class KindDocuments:
     def search(self, text: str) -> bool:
         if not _KIND_RE.search(text):
             return False
-        if "{{" in text or "{%" in text or "%{" in text:
-            return True
+        if "{{" in text or "{%" in text or "%{" in text:    # a template: parsed when it declares a kind, or names an
+            return bool(_KIND_LINE.search(text) or _KARPENTER_API.search(text))     # API version, of Karpenter's
         try:
             obj = yamlsrc.values(text)
         except yamlsrc.YamlParseError:
