@@ -46,3 +46,24 @@ def test_an_auto_mode_nodeclass_file_naming_nothing_else_is_read(tmp_path):
     (tmp_path / "unrelated.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
     ms = scan_manifests(Repo(tmp_path))
     assert [(m.path, m.kind) for m in ms] == [("nodeclass.yaml", "NodeClass")]
+
+
+def test_vendored_chart_templates_that_only_name_the_words_are_never_parsed_round_trip():
+    """A template (`{{ }}`) is parsed round-trip for Karpenter objects only where a line declares a Karpenter kind or
+    names Karpenter's API version, and for Cluster Autoscaler only where its name can be a whole value or an image's
+    last path element (junghoon2/k8s-class: vendored loki, gitlab and prometheus charts name `provisioner` and
+    `cluster-autoscaler.kubernetes.io/safe-to-evict` by the thousand, and took a second of parsing)."""
+    from migrator.cas import _CAS_DOCUMENT
+    from migrator.inventory.documents import KIND_DOCUMENTS
+    loki = "# -- the `provisioner` target\nprovisioner:\n  enabled: {{ .Values.enabled }}\n"
+    assert not KIND_DOCUMENTS.search(loki)
+    assert KIND_DOCUMENTS.search("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {{ .Values.n }}\n")
+    assert KIND_DOCUMENTS.search('{"kind": "Provisioner", "metadata": {"name": "{{ .Values.n }}"}}\n')
+    assert KIND_DOCUMENTS.search("# a NodePool\napiVersion: karpenter.sh/{{ .Values.api }}\nkind: {{ .Values.kind }}\n")
+    evict = "metadata:\n  annotations:\n    cluster-autoscaler.kubernetes.io/safe-to-evict: \"{{ .Values.evict }}\"\n"
+    assert not _CAS_DOCUMENT.search(evict)
+    assert not _CAS_DOCUMENT.search("name: {{ template \"cluster-autoscaler.fullname\" . }}-priority-expander\n")
+    image = "image: registry.k8s.io/autoscaling/cluster-autoscaler:{{ .Values.tag }}\n"
+    assert _CAS_DOCUMENT.search(image)
+    assert _CAS_DOCUMENT.search("spec:\n  chart: cluster-autoscaler\n  version: {{ .Values.v }}\n")
+    assert _CAS_DOCUMENT.search('{{- if .Values.on }}\nhelmCharts:\n  - name: "cluster-autoscaler"\n{{- end }}\n')
