@@ -71,7 +71,8 @@ def candidate_dirs(objects: set[str], installs: set[str], clusters: set[str] = f
         # is another cluster, whatever it still holds (its Karpenter gone to EKS Auto Mode, its pools left)
         (home,) = installs
         # ... and so is a folder inside one declaring another (an eks root module's folder of pool YAML it applies)
-        alone = [r for r in roots if not inside(home, r) and any(inside(r, c) and not inside(home, c) for c in clusters)] \
+        others = [c for c in clusters if not inside(home, c)]     # a cluster of their own, not around the install
+        alone = [r for r in roots if not inside(home, r) and any(inside(r, c) for c in others)] \
             if any(inside(home, c) or inside(c, home) for c in clusters) else []
         rest = [r for r in roots if r not in alone]
         common = posixpath.commonpath(rest) if "." not in rest else "."

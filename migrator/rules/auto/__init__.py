@@ -128,10 +128,12 @@ def waits_for(said: list) -> str | None:
 
 
 def stalled(hop: dict, ctx) -> list | None:
-    """No phase has work, and the cutover keeps EC2NodeClasses that another root's NodePools may run on: said
-    (MIG-AUTO-070), the other root's cutover first. Or no phase has work and no Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is
-    still installed here and the cleanup will not remove it (no Auto Mode NodePool in the root either, MIG-AUTO-042):
-    said (MIG-AUTO-061), since the cluster may run pools applied from outside these files; None otherwise."""
+    """Why no phase has work though the move is not over, said; None when nothing is left to say.
+    - The cutover keeps EC2NodeClasses that another root's NodePools may run on (MIG-AUTO-070): that root's cutover
+      comes first.
+    - No Karpenter NodePool or EC2NodeClass is left in the root, yet Karpenter's controller is still installed here and
+      the cleanup will not remove it (no Auto Mode NodePool in the root either, MIG-AUTO-042): said (MIG-AUTO-061),
+      since the cluster may run pools applied from outside these files."""
     from ...model import Finding
     from ...standing import auto_mode
     cut = ctx.result(hop, "cutover").get("auto/nodepools")
