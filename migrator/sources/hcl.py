@@ -286,11 +286,21 @@ class _TreeSitter:
         if t == "null_lit":
             return Expr("null", s, e, src)
         if t in ("string_lit", "quoted_template"):
+            # the literal text is what lies between the interpolations (tree-sitter's template_literal nodes leave
+            # out the blanks before a `${`: "kubectl apply -f ${x}")
             parts: list[tuple[bool, str]] = []
+            at = s + 1 if src.startswith('"') else s
+            end = e - 1 if src.endswith('"') and e - 1 >= at else e
             for c in kids:
-                if c.type in ("quoted_template_start", "quoted_template_end"):
+                if c.type in ("quoted_template_start", "quoted_template_end", "template_literal"):
                     continue
-                parts.append((c.type != "template_literal", self.src(c)))
+                cs, ce = self.span(c)
+                if cs > at:
+                    parts.append((False, self.text[at:cs]))
+                parts.append((True, self.text[cs:ce]))
+                at = ce
+            if end > at:
+                parts.append((False, self.text[at:end]))
             literal = not any(interp for interp, _ in parts)
             value = _unescape("".join(x for _, x in parts)) if literal else None
             return Expr("string", s, e, src, value=value, parts=parts)
