@@ -1210,21 +1210,86 @@ def test_a_pool_a_shell_heredoc_applies_holds_the_cutover(tmp_path):
     assert (work / "karpenter" / "nodepool.yaml").exists() and "module \"karpenter\"" in (work / "karpenter.tf").read_text()
 
 
-def test_a_pool_a_local_file_renders_holds_the_cutover(tmp_path):
-    """NodePools and EC2NodeClasses in a template that a local_file renders to a file applied outside Terraform were
-    not seen at all (the root read as holding no Karpenter object): the cutover now holds, naming each object."""
+def _local_file_tree(tmp_path, applier: str = "", committed: bool = False):
+    """auto-mode-scripts with its pools in a template that a local_file renders (applied by `applier`, if given)."""
     from .conftest import FIXTURES
     work = tmp_path / "tree"
     shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
     (work / "karpenter" / "nodepool.yaml").rename(work / "karpenter" / "nodepool.yaml.tpl")
     (work / "manifests.tf").write_text(
         'resource "local_file" "pools" {\n  content  = templatefile("${path.module}/karpenter/nodepool.yaml.tpl", {})\n'
-        '  filename = "${path.root}/out/pools.yaml"\n}\n')
+        '  filename = "${path.root}/out/pools.yaml"\n}\n' + applier)
+    if committed:
+        (work / "out").mkdir()
+        (work / "out" / "pools.yaml").write_text((work / "karpenter" / "nodepool.yaml.tpl").read_text())
+    return work
+
+
+def test_a_pool_a_local_file_renders_gets_its_twin_and_walks_to_the_end(tmp_path):
+    """NodePools and EC2NodeClasses in a template that a local_file renders to a file applied outside Terraform were
+    not converted (the cutover held, MIG-AUTO-059): they now get a twin template, rendered by a copy of the local_file
+    to a file of its own, which the runbook applies with kubectl; the cutover removes the old block and template and
+    deletes the objects with kubectl (Terraform only removes the file)."""
+    work = _local_file_tree(tmp_path)
+    plan = make_plan(work, to="auto-mode")
+    cmds = [c for s in plan.steps for c in s.commands]
+    if plan.phase == "enable":
+        apply_changes(work, plan.changes)
+        plan = make_plan(work, to="auto-mode")
+        cmds = [c for s in plan.steps for c in s.commands]
+    assert plan.phase == "nodepools" and not plan.has_errors
+    assert "kubectl apply -f out/pools-auto-mode.yaml" in cmds
+    assert any("-target=local_file.pools_auto_mode" in c for c in cmds)
     plan, said = _walk_to_a_stop(work)
-    assert plan.phase == "cutover" and plan.has_errors
-    assert {(p, line) for _c, sev, p, line in said if sev == "error"} == \
-        {("karpenter/nodepool.yaml.tpl", 3), ("karpenter/nodepool.yaml.tpl", 18)}     # the kinds, below a comment
-    assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()
+    assert not said and not plan.has_errors and not plan.phase
+    tf = (work / "manifests.tf").read_text()
+    assert 'resource "local_file" "pools_auto_mode"' in tf and '"${path.root}/out/pools-auto-mode.yaml"' in tf
+    assert 'resource "local_file" "pools"' not in tf and not (work / "karpenter" / "nodepool.yaml.tpl").exists()
+    twin = (work / "karpenter" / "nodepool-auto-mode.yaml.tpl").read_text()
+    assert "kind: NodeClass" in twin and "kind: NodePool" in twin and "eks-auto-mode" not in twin
+
+
+def test_the_cutover_of_local_file_pools_deletes_them_with_kubectl(tmp_path):
+    """Terraform removing a local_file removes the rendered file, never the objects applied from it: the cutover's
+    runbook deletes them, NodePool before EC2NodeClass."""
+    work = _local_file_tree(tmp_path)
+    for _ in range(6):
+        plan = make_plan(work, to="auto-mode")
+        if plan.phase == "cutover":
+            break
+        apply_changes(work, plan.changes)
+    (step,) = [s for s in plan.steps if s.phase == "cutover"]
+    deletes = " ".join(step.commands)
+    assert "-target=local_file.pools" in deletes
+    assert deletes.index("kubectl delete nodepool") < deletes.index("kubectl delete ec2nodeclass")
+
+
+def test_a_local_file_applied_by_a_null_resource_gets_an_applier_of_its_own(tmp_path):
+    """A null_resource that applies the rendered file alone (`kubectl apply -f ${local_file.x.filename}`) is copied
+    with the twin (naming the new local_file), and removed with the old one at the cutover."""
+    applier = ('\nresource "null_resource" "apply_pools" {\n  triggers = {\n    sha = sha1(local_file.pools.content)\n  }\n\n'
+               '  provisioner "local-exec" {\n    command = "kubectl apply -f ${local_file.pools.filename}"\n  }\n}\n')
+    work = _local_file_tree(tmp_path, applier)
+    plan, said = _walk_to_a_stop(work)
+    assert not said and not plan.has_errors and not plan.phase
+    tf = (work / "manifests.tf").read_text()
+    assert 'resource "null_resource" "apply_pools_auto_mode"' in tf
+    assert "sha1(local_file.pools_auto_mode.content)" in tf and "${local_file.pools_auto_mode.filename}" in tf
+    assert 'resource "null_resource" "apply_pools"' not in tf and "local_file.pools." not in tf
+
+
+def test_a_local_file_migrator_leaves_alone_holds_the_cutover(tmp_path):
+    """A local_file whose applier applies other files too (one shell command), or whose rendered file is committed
+    as well, is left alone: its pools hold the cutover, naming why (MIG-AUTO-059)."""
+    applier = ('\nresource "null_resource" "apply" {\n  provisioner "local-exec" {\n'
+               '    command = "kubectl apply -f ${local_file.pools.filename} -f storage.yaml"\n  }\n}\n')
+    for i, (work, why) in enumerate(((_local_file_tree(tmp_path / "a", applier), "applies the files of other"),
+                                     (_local_file_tree(tmp_path / "b", committed=True), "is committed"))):
+        plan, said = _walk_to_a_stop(work)
+        assert plan.phase == "cutover" and plan.has_errors, i
+        held = [f for f in plan.findings if f.code == "MIG-AUTO-059" and f.path == "karpenter/nodepool.yaml.tpl"]
+        assert {f.line for f in held} == {3, 18} and all(why in f.message for f in held), i
+        assert "module \"karpenter\"" in (work / "karpenter.tf").read_text()
 
 
 def test_a_controller_with_no_pool_in_the_root_is_said_not_left_at_an_empty_phase(tmp_path):

@@ -195,16 +195,61 @@ metadata:
     assert "KARPENTER_NAMESPACE" in res.findings[0].message
 
 
-def test_a_template_a_local_file_renders_is_said_as_such(tmp_path):
-    """A v1beta1 NodePool in a template that a local_file renders to a file applied outside Terraform: not converted
-    (migrator converts templates where a kubectl_manifest or kubernetes_manifest renders them), and said naming the
-    local_file instead of "no kubectl_manifest renders it"."""
+def test_a_template_a_local_file_renders_is_converted_and_applied_by_the_runbook(tmp_path):
+    """A v1beta1 NodePool in a template that a local_file renders to a file applied outside Terraform used to be left
+    (MIG-SRC-010): it is converted in place, and the manifests step renders the file again and applies it. With the
+    rendered file committed too, the template is left alone, said with why (inventory/localfiles.py)."""
     from migrator.plan import make_plan
     (tmp_path / "pools.yaml.tpl").write_text(
-        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: ${name}\nspec: {}\n")
+        "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: ${name}\nspec:\n  template:\n"
+        "    spec:\n      nodeClassRef:\n        name: default\n      requirements:\n        - key: kubernetes.io/arch\n"
+        "          operator: In\n          values: [amd64]\n")
     (tmp_path / "main.tf").write_text(
-        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "0.37.5"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "1.0.8"\n}\n\n'
         'resource "local_file" "pools" {\n  content  = templatefile("${path.module}/pools.yaml.tpl", { name = "a" })\n'
         '  filename = "${path.root}/out/pools.yaml"\n}\n')
+    from migrator.apply import apply_changes
+    for _ in range(4):                  # the chart's phases first
+        plan = make_plan(tmp_path)
+        if plan.phase == "manifests":
+            break
+        apply_changes(tmp_path, plan.changes)
+    assert not [f for f in plan.findings if f.code == "MIG-SRC-010"]
+    assert "pools.yaml.tpl" in [c.path for c in plan.changes]
+    (step,) = [s for s in plan.steps if s.id.endswith("-manifests")]
+    assert step.commands[-2:] == ["terraform apply -target=local_file.pools",
+                                  "kubectl apply --server-side -f out/pools.yaml"]
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "pools.yaml").write_text("# rendered\n")
     (f,) = [f for f in make_plan(tmp_path).findings if f.code == "MIG-SRC-010"]
-    assert f.path == "pools.yaml.tpl" and "local_file.pools renders it" in f.message
+    assert f.path == "pools.yaml.tpl" and "local_file.pools renders it" in f.message and "is committed" in f.message
+
+
+def test_an_object_a_local_file_writes_from_hcl_is_said(tmp_path):
+    """A Provisioner a local_file writes from yamlencode() (aws-samples/terraform-eks-code) or a heredoc went unseen:
+    it is said (MIG-SRC-027) with its line; moving to Auto Mode, a v1 pool written so holds the cutover (MIG-AUTO-059)."""
+    from migrator.plan import make_plan
+    from migrator.rules.auto import unconverted
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter" {\n  chart   = "karpenter"\n  version = "v0.31.0"\n}\n\n'
+        'resource "local_file" "provisioner" {\n  content = yamlencode({\n    "apiVersion" = "karpenter.sh/v1alpha5"\n'
+        '    "kind"       = "Provisioner"\n    "metadata"   = { "name" = "default" }\n  })\n'
+        '  filename = "${path.module}/default-provisioner.yaml"\n}\n\n'
+        'resource "local_file" "pool" {\n  content  = <<-EOT\n    apiVersion: karpenter.sh/v1\n    kind: NodePool\n'
+        '    metadata:\n      name: spot\n  EOT\n  filename = "${path.module}/spot.yaml"\n}\n\n'
+        'resource "local_file" "auto" {\n  content  = <<-EOT\n    apiVersion: karpenter.sh/v1\n    kind: NodePool\n'
+        '    spec:\n      template:\n        spec:\n          nodeClassRef:\n            group: eks.amazonaws.com\n'
+        '  EOT\n  filename = "${path.module}/auto.yaml"\n}\n')
+    said = sorted((f.line, f.message.split(" writes ")[0]) for f in make_plan(tmp_path).findings
+                  if f.code == "MIG-SRC-027")
+    assert said == [(9, "local_file.provisioner"), (18, "local_file.pool")]
+
+    class Ctx:
+        repo = __import__("migrator.inventory", fromlist=["Repo"]).Repo(tmp_path)
+        root = "."
+        owns = staticmethod(lambda p: True)
+    ctx = Ctx()
+    from migrator.inventory.objects import scan_manifests
+    scan_manifests(ctx.repo)
+    held = [(o.path, o.line, o.kind) for o in unconverted._inline_files(ctx)]
+    assert held == [("main.tf", 18, "NodePool")]

@@ -136,7 +136,7 @@ def test_objects_a_raw_chart_is_given_count_for_where_the_root_stands(tmp_path):
 
 def test_objects_a_local_file_renders_count_for_where_the_root_stands(tmp_path):
     """The same for v1beta1 pools in a template a local_file renders: the root stands on v1beta1 (not v1 from chart
-    1.0), the template's NodePool is said as not converted (MIG-SRC-010, naming the local_file)."""
+    1.0); the template's NodePool is read as an object of its own (inventory/localfiles.py), converted, not said."""
     (tmp_path / "pools.yaml.tpl").write_text(BETA)
     (tmp_path / "main.tf").write_text(
         'resource "helm_release" "karpenter" {\n  name    = "karpenter"\n  chart   = "karpenter"\n'
@@ -145,19 +145,19 @@ def test_objects_a_local_file_renders_count_for_where_the_root_stands(tmp_path):
         '  filename = "out/pools.yaml"\n}\n')
     plan = make_plan(tmp_path)
     (r,) = plan.roots
-    assert r.era == "v1beta1" and "1 NodePool" in r.objects and "templates a local_file renders" in r.state
-    (f,) = [f for f in plan.findings if f.code == "MIG-SRC-010"]
-    assert f.path == "pools.yaml.tpl" and "local_file.pools renders it" in f.message
+    assert r.era == "v1beta1" and "1 NodePool" in r.objects and "templates a local_file renders" not in r.state
+    assert not [f for f in plan.findings if f.code == "MIG-SRC-010"]
 
 
 def test_the_unwritten_pools_fixture_holds_at_the_cutover():
-    """fixtures/auto-mode-unwritten-pools: after enable, nodepools and workloads, the cutover holds for the raw chart's,
-    the local_file template's and the shell heredoc's pools; the old class and the controller are still there."""
+    """fixtures/auto-mode-unwritten-pools: after enable, nodepools and workloads, the cutover holds for the raw chart's
+    and the shell heredoc's pools (the local_file template's has its twin); the old class and the controller are still
+    there."""
     fx = FIXTURES / "auto-mode-unwritten-pools"
     final = fx / "expected-run-3"
     plan = make_plan(final, to="auto-mode")
     held = sorted((f.path, f.severity) for f in plan.findings if f.code == "MIG-AUTO-059")
-    assert held == [("batch.tf", "error"), ("karpenter/gpu.yaml.tpl", "error"), ("ops.sh", "error")]
+    assert held == [("batch.tf", "error"), ("ops.sh", "error")]
     assert plan.phase == "cutover" and not plan.changes
     assert "kind: EC2NodeClass" in (final / "karpenter" / "nodepool.yaml").read_text()
     assert "module \"karpenter\"" in (final / "karpenter.tf").read_text()

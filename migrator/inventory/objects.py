@@ -16,7 +16,7 @@ from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
 from ..sources.templates import Masked
-from . import dataaddons
+from . import dataaddons, localfiles
 from .documents import _KIND_RE, KIND_DOCUMENTS, _dedent, _era, _parse_yaml_docs, helm_chart_text, value_at
 from .repo import Repo
 
@@ -45,6 +45,7 @@ class Manifest:
                                         # argument of a kubectl_manifest's `yaml_body = yamlencode({...})`
     tf_text: str = ""                   # text of tf_path (line numbers in the HCL object)
     entry_key: str = ""                 # chart_values: the release's key in the module input (inventory/dataaddons.py)
+    applier: tuple | None = None        # (file, block) applying the file a local_file renders it to, alone
 
     @property
     def hcl(self) -> bool:
@@ -276,6 +277,19 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
         for b in f.blocks:
             if b.type == "module" and len(b.labels) == 1 and dataaddons.is_call(b):
                 out.extend(_chart_values(repo, p, text, b))
+    # ... and the templates a local_file renders to a file applied by kubectl (inventory/localfiles.py)
+    for target, r in localfiles.scan(repo).items():
+        if not r.why_not and target not in repo.template_paths:
+            for man in _scan_template(repo, r.tf, r.block, r.block.attr("content"), "local_file"):
+                man.applier = r.applier
+                out.append(man)
+    for o in localfiles.inline(repo):
+        repo.findings.append(Finding(
+            "MIG-SRC-027", "warning", o.tf, o.line,
+            f"{o.block.address} writes a {o.kind} ({o.api}) from {o.how} into the file it renders: migrator converts "
+            "the templates a local_file renders, not an object written in the block, so it is left as it is",
+            "move the object into a template rendered with templatefile() (migrator converts it and applies it in the "
+            "runbook), or convert it by hand where it is written"))
     # 2. raw YAML files (an object in a kustomize patch file is a partial one: rules/v1beta1|v1/kustomize.py)
     from .kustomizations import patch_files, unused_example
     patches = patch_files(repo)
@@ -333,40 +347,16 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
             continue            # a Helm chart template: read with the YAML files above
         for m in _OLD_OBJECT.finditer(sf.text):
             if local_files is None:
-                local_files = local_file_templates(repo)
-            how = (f"{local_files[p][1].address} renders it to a file applied outside Terraform, and migrator converts templates "
-                   "only where a kubectl_manifest or kubernetes_manifest renders them") if p in local_files else \
-                ("no kubectl_manifest or kubernetes_manifest of the repository renders it with templatefile(), so "
-                 "migrator cannot tell its variables")
+                local_files = localfiles.scan(repo)
+            how = (f"{local_files[p].block.address} renders it, and migrator leaves it alone: {local_files[p].why_not}"
+                   ) if p in local_files else \
+                ("no kubectl_manifest, kubernetes_manifest or local_file of the repository renders it with "
+                 "templatefile(), so migrator cannot tell its variables")
             repo.findings.append(Finding(
                 "MIG-SRC-010", "warning", p, sf.text.count("\n", 0, m.start()) + 1,
                 f"{m.group('kind')} ({m.group('api')}) in the template {p} is not converted: {how}",
                 "render it from a kubectl_manifest with templatefile() (migrator then converts it around its ${} and "
                 "%{} placeholders), or convert it by hand (see the objects migrator writes elsewhere for the shape)"))
-    return out
-
-
-def _off(repo: Repo, p: str, b: hclsrc.Block) -> bool:
-    from .terraform import switched_off
-    return switched_off(repo, p, b, hclsrc.line_of(repo.text(p), b.start))
-
-
-def local_file_templates(repo: Repo) -> dict[str, tuple[str, hclsrc.Block]]:
-    """template -> (file, block) of the local_file (local_sensitive_file) that renders it with templatefile() or
-    file() to a file applied outside Terraform (once per run)."""
-    out = repo.__dict__.get("_local_file_templates")
-    if out is not None:
-        return out
-    out = {}
-    for kind in ("local_file", "local_sensitive_file"):
-        for p, b in repo.blocks("resource", kind):
-            content = b.attr("content")
-            if content is not None and content.kind == "call" and content.name in ("templatefile", "file") and \
-                    content.items:
-                target = repo.resolve_file_arg(p, content.items[0])
-                if target is not None and not _off(repo, p, b):
-                    out.setdefault(target, (p, b))
-    repo.__dict__["_local_file_templates"] = out
     return out
 
 

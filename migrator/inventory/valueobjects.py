@@ -189,13 +189,14 @@ _TOP_KIND = re.compile(r"^kind:[ \t]*[\"']?(\w+)[\"']?[ \t]*$", re.M)
 
 def rendered(repo: Repo) -> list[RenderedObject]:
     """Every Karpenter object of the templates local_file resources render (once per run): they count for where the
-    root stands, since migrator converts none of them (MIG-SRC-010 says the older ones)."""
+    root stands, since migrator converts none of them (MIG-SRC-010 says the older ones); those it reads are objects of their own
+    (inventory/localfiles.py)."""
     cached = repo.__dict__.get("_rendered_objects")
     if cached is not None:
         return cached
-    from .objects import local_file_templates
+    from .localfiles import scan
     out: list[RenderedObject] = []
-    for target, (_p, b) in local_file_templates(repo).items():
+    for target, r in scan(repo).items():
         text = repo.text(target) if target in repo.files and target not in repo.template_paths else ""
         if not any(n in text for n in _NEEDLES):
             continue                        # (a template a kubectl_manifest renders too is read as its object)
@@ -204,7 +205,7 @@ def rendered(repo: Repo) -> list[RenderedObject]:
             era = KARPENTER_KINDS.get((api.group(1), kind.group(1))) if api and kind else None
             if era is not None:
                 out.append(RenderedObject(target, doc.first_line + doc.text.count("\n", 0, kind.start()) + 1,
-                                          kind.group(1), api.group(1), era, b.address,
+                                          kind.group(1), api.group(1), era, r.block.address,
                                           auto_mode_text(kind.group(1), api.group(1), doc.text)))
     repo.__dict__["_rendered_objects"] = out
     return out

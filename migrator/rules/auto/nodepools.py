@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ... import knowledge
 from ...edits import DeleteFile, Edit, TextEdit
+from ...inventory import localfiles
 from ...model import Finding
 from ...sources import keytree
 from ...standing import auto_mode
@@ -51,6 +52,9 @@ class PoolsResult:
     stays: list[str] = field(default_factory=list)          # objects that stay on Karpenter
     files: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)        # old objects with no twin yet (nodepools not applied)
+    rendered: list[str] = field(default_factory=list)       # files local_files render that kubectl applies
+    templates: list[str] = field(default_factory=list)      # new templates (Terraform renders them: no kubectl)
+    rendered_deletes: list[tuple[str, str]] = field(default_factory=list)  # (kind, name) of their removed objects
 
     # the v1beta1 placement reads these
     @property
@@ -81,9 +85,9 @@ class AutoPlacement(ManifestsRule):
     dropped: set = set()
     unused_template_variables_go = True
 
-    def place_hcl(self, m, c) -> None:
+    def place_hcl(self, m, c, more=()) -> None:
         n = len(self.res.edits)
-        super().place_hcl(m, c)
+        super().place_hcl(m, c, more)
         for i in range(n, len(self.res.edits)):
             e = self.res.edits[i]
             if isinstance(e, TextEdit) and "depends_on" in e.text:
@@ -200,6 +204,7 @@ class PoolsRule:
         unmade = {n for n, r in roles.items() if r is None}
         computed = convert.computed_classes(self.ctx)
         by_file: dict[str, list] = {}
+        by_template: dict[tuple, list] = {}     # (block's file, block, template) -> [(object, twin)]
         charted: list = []              # twins of pools a module's chart renders: Terraform resources of their own
         made_classes: list = []         # (twin name, its spec, the EC2NodeClass it comes from)
         for m in self.old:
@@ -310,8 +315,12 @@ class PoolsRule:
                                             else convert.nodeclass_name(cls or "default"))
             elif m.container == addonpools.CONTAINER:
                 charted.append((m, conv))
+            elif m.container == "template":
+                by_template.setdefault((m.tf_path, m.block.start, m.path), []).append((m, conv))
             else:
                 self.place.place_hcl(m, conv)
+        for (_tf, _at, _path), items in by_template.items():    # one new template for the twins of one template
+            self.place.place_hcl(*items[0], more=items[1:])
         for path, items in by_file.items():
             self.place.place_yaml_file(path, items)
         addonpools.place(self, charted)
@@ -374,6 +383,10 @@ class PoolsRule:
             for s, e, t in out.edits:
                 self.res.edits.append(TextEdit(tree.path, s, e, t, RULE))
             self.res.untainted.append(name)
+            for tf, b in ([(m.tf_path, m.block)] if m.block is not None and m.tf_path else []) + \
+                    ([m.applier] if m.applier is not None else []):
+                if (posixpath.dirname(tf), b.address) not in self.res.tf_targets:
+                    self.res.tf_targets.append((posixpath.dirname(tf), b.address))   # what applies the change
         self.res.files = sorted({e.path for e in self.res.edits})
 
     # -- cutover: Karpenter's objects go --------------------------------------------------------------------------
@@ -453,6 +466,8 @@ class PoolsRule:
             shown = f" [{', '.join(sorted(named))}]" if named else ""      # a template's names, as its releases give
             self.res.removed.append(f"{m.kind} {name}{shown} ({m.path}:{m.line})")
             self.res.deletes.append((m.kind.lower(), name))
+            if m.container == "template" and m.block is not None and m.block.labels[0] in localfiles.KINDS:
+                self.res.rendered_deletes.append((m.kind.lower(), name))   # Terraform removes the file, not these
             if m.container == addonpools.CONTAINER:
                 released.append(m)
                 continue

@@ -60,6 +60,13 @@ def _flux_charted(repo, files: list[str]) -> list[str]:
     return [f for f in files if (c := chart_folder(f)) is not None and flux_releases(repo, c)]
 
 
+def _rendered(repo, res) -> list[str]:
+    """Files local_files render that nothing in Terraform applies, of a phase's objects: the new ones (their
+    local_file is written in this phase) and those of the templates the phase edits (inventory/localfiles.py)."""
+    from ...inventory.localfiles import applied_by
+    return sorted(set(res.rendered) | set(applied_by(repo, res.files)[1]))
+
+
 def steps(hop: dict, ctx) -> list[Step]:
     res = {p["name"]: ctx.result(hop, p["name"]) for p in hop["phases"]}
     cl = res["enable"]["auto/cluster"]
@@ -69,14 +76,23 @@ def steps(hop: dict, ctx) -> list[Step]:
     named = cl.cluster_literal or ctx.options.cluster_name      # the repository's, else the one the user gave
     cluster = shlex.quote(named) if named else '"${CLUSTER_NAME}"'
     taint = convert.FACTS["temporary_taint"]
-    yaml_files = sorted({f for r in (made, untaint, cut) for f in r.files if f.endswith((".yaml", ".yml"))})
+    # the YAML files kubectl (or GitOps) applies: not a template Terraform renders (templatefile, file, local_file)
+    yaml_files = sorted({f for r in (made, untaint, cut) for f in r.files if f.endswith((".yaml", ".yml"))
+                         and f not in ctx.repo.template_paths and f not in made.templates})
     charted = _chart_targets(ctx.repo, yaml_files)      # templates of a pool chart a helm_release renders
     fluxed = _flux_charted(ctx.repo, [f for f in yaml_files if f not in charted])   # ... or a Flux HelmRelease
     applied = manifest_deployers(ctx.repo, [f for f in yaml_files if f not in charted and f not in fluxed])
-    tf_objects = sorted(set(made.tf_targets) | {(d, a) for d, a in cut.tf_targets} | set(charted.values()))
+    # each phase applies what it changes (the workloads phase the twins it untaints, not the old pools)
+    phase_targets = {k: sorted(set(r.tf_targets) | {charted[f] for f in r.files if f in charted})
+                     for k, r in (("new_targets", made), ("twin_targets", untaint), ("removed_targets", cut))}
+    tf_objects = sorted({t for ts in phase_targets.values() for t in ts})
     yaml_deletes = [f"kubectl delete {k} {shlex.quote(n)}" for k, n in cut.deletes
                     if not any(n in a for _, a in cut.tf_targets) and "{{" not in n] \
         if applied["yaml"] or applied["kustomize"] else []
+    # objects of a file a local_file renders: Terraform removes the file, not what it put in the cluster
+    yaml_deletes += [c for c in (f"kubectl delete {k} {shlex.quote(n)} --ignore-not-found"
+                                 for k, n in cut.rendered_deletes) if c not in yaml_deletes]
+    rendered_new, rendered_edit = _rendered(ctx.repo, made), _rendered(ctx.repo, untaint)
     ns = next((str(((c.obj or {}).get("spec") or {}).get("targetNamespace") or "karpenter") for c in ctx.charts
                if c.chart == "karpenter" and c.obj), None)
     tf_ns = next((str(c.block.attr("namespace").literal()) for c in ctx.charts
@@ -114,13 +130,15 @@ def steps(hop: dict, ctx) -> list[Step]:
              "cutover": bool(cut.edits), "cleanup": bool(cln.edits)}
     flux = [d for d in applied["kustomize"] if _flux_run(ctx.repo, d)] + sorted(fluxed)
     applied["kustomize"] = [d for d in applied["kustomize"] if d not in flux]
-    objects = [f for f, ok in (("terraform", bool(tf_objects)), ("yaml", bool(applied["yaml"])),
+    objects = [f for f, ok in (("terraform", bool(tf_objects)), ("rendered", bool(rendered_new or rendered_edit)),
+                               ("yaml", bool(applied["yaml"])),
                                ("kustomize", bool(applied["kustomize"] or applied["kustomize_helm"])),
                                ("argocd", bool(applied["argocd"])), ("flux", bool(flux))) if ok] or ["yaml"]
     flavours = {"chart": ["terraform"], "cluster": ["eksctl"] if cl.installer == "eksctl" else ["terraform"],
                 "objects": objects, "cleanup": ["terraform"] if cln.targets else []}
-    targets = {"cluster_targets": cl.targets, "object_targets": tf_objects, "cleanup_targets": cln.targets}
-    lists = {"object_file": applied["yaml"], "object_kustomization": applied["kustomize"] + applied["kustomize_helm"],
+    targets = {"cluster_targets": cl.targets, **phase_targets, "cleanup_targets": cln.targets}
+    lists = {"rendered_new": rendered_new, "rendered_edit": rendered_edit, "object_file": applied["yaml"],
+             "object_kustomization": applied["kustomize"] + applied["kustomize_helm"],
              "object_app": applied["argocd"], "workload_file": sorted(set(wl.files))}
     files = {"enable": [e.path for e in cl.edits], "nodepools": made.files,
              "workloads": sorted(set(untaint.files) | set(wl.files)), "cutover": cut.files, "cleanup": cln.files}

@@ -3,9 +3,9 @@
 Each one keeps running on Karpenter after the move unless a person writes its twin: a document migrator could not
 read (a chart template that is no YAML with its actions masked, a file that does not parse: said where it was read,
 MIG-SRC-*), an object a shell command applies from a heredoc (a script, a `local-exec` provisioner: migrator does not
-edit shell commands, inventory/shellobjects.py), and an object in a template that a `local_file` resource renders to a
-file applied outside Terraform (its `templatefile()` variables are filled by Terraform, its output applied by hand or
-by a script), an object passed to a chart in its values (a "raw" chart, inventory/valueobjects.py), and the pools a
+edit shell commands, inventory/shellobjects.py), and an object in a template that a `local_file` resource renders
+where migrator does not write it (inventory/localfiles.py: its output committed too, or applied with other files by one
+command), an object passed to a chart in its values (a "raw" chart, inventory/valueobjects.py), and the pools a
 chart from outside the repository renders (inventory/poolreleases.py). The cutover
 and the cleanup wait for them (nodepools.py, MIG-AUTO-059): without a twin, the cutover
 would remove the EC2NodeClasses they name, and the cleanup the controller that runs them.
@@ -42,7 +42,20 @@ def what_for(o: Unconverted) -> str:
 def objects(ctx) -> list[Unconverted]:
     """Every NodePool or EC2NodeClass of the root that gets no Auto Mode twin because migrator does not convert it
     where it is written (not one that cannot move: those stay on Karpenter, said by the rule that keeps them)."""
-    return _unread(ctx) + _computed(ctx) + _shell(ctx) + _rendered_files(ctx) + _values(ctx) + _releases(ctx)
+    return _unread(ctx) + _computed(ctx) + _shell(ctx) + _rendered_files(ctx) + _inline_files(ctx) + _values(ctx) + \
+        _releases(ctx)
+
+
+def _inline_files(ctx) -> list[Unconverted]:
+    """v1 NodePools and EC2NodeClasses a local_file writes from a heredoc or yamlencode() (MIG-SRC-027)."""
+    from ...inventory.localfiles import inline
+    return [Unconverted(o.tf, o.line, o.kind,
+                        f"{o.block.address} writes this {o.kind} from {o.how} into the file it renders, and migrator "
+                        "converts only the templates a local_file renders",
+                        "move the object into a template the local_file renders with templatefile() and run migrator "
+                        "again, or write its Auto Mode twin by hand and remove the old object yourself")
+            for o in inline(ctx.repo) if o.kind in KINDS and o.api.endswith("/v1") and ctx.owns(o.tf)
+            and not _example(ctx, o.tf)]
 
 
 def _computed(ctx) -> list[Unconverted]:
@@ -139,24 +152,24 @@ def _example(ctx, path: str) -> bool:
 
 def _rendered_files(ctx) -> list[Unconverted]:
     """NodePools and EC2NodeClasses in a template that a local_file resource renders (`content = templatefile(...)`
-    or `file(...)`): the file it writes is applied outside Terraform, and migrator does not write local_file
-    twins."""
-    from ...inventory.objects import local_file_templates
+    or `file(...)`) and migrator leaves alone (inventory/localfiles.py `why_not`: its rendered file committed too, an
+    applier that applies other files, a filename not written literally). Those it reads get twins as any template."""
+    from ...inventory.localfiles import scan
     repo = ctx.repo
     out: list[Unconverted] = []
-    for target, (p, b) in local_file_templates(repo).items():
+    for target, r in scan(repo).items():
         text = repo.text(target) if target in repo.files else ""
-        if not ctx.owns(p) or not _KARPENTER_API.search(text) or _example(ctx, target):
+        if not r.why_not or not ctx.owns(r.tf) or not _KARPENTER_API.search(text) or _example(ctx, target):
             continue
-        dest = b.attr("filename")
+        b, dest = r.block, r.block.attr("filename")
         where = f" to {dest.source.strip()}" if dest is not None else ""
         for m in _TOP_KIND.finditer(text):
             if _auto_mode_at(text, m):
                 continue                # an Auto Mode pool the team already wrote: AWS runs it
             out.append(Unconverted(
                 target, text.count("\n", 0, m.start()) + 1, m.group(1),
-                f"{b.address} renders this template{where}, which is applied outside Terraform, and migrator "
-                f"does not write {b.labels[0]} twins (line {hclsrc.line_of(repo.text(p), b.start)} of {p})",
+                f"{b.address} renders this template{where} (line {hclsrc.line_of(repo.text(r.tf), b.start)} of "
+                f"{r.tf}), and migrator leaves it alone: {r.why_not}",
                 "write the Auto Mode twins in a template of their own rendered the same way (or in a YAML file "
                 "or kubectl_manifest, which migrator converts), apply them, then remove the old objects"))
     return out

@@ -104,7 +104,9 @@ def steps(hop: dict, ctx) -> list[Step]:
             moves.append(f"terraform {chdir}state rm {shlex.quote(address)}")
             moves.append(f"terraform {chdir}import {shlex.quote(address)} {shlex.quote(o['import_id'])}")
     yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
-    tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects})
+    from ...inventory.localfiles import applied_by
+    lf_targets, lf_outputs = applied_by(ctx.repo, man.files)     # templates a local_file renders
+    tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects} | set(lf_targets))
     v20 = any(f.code == "MIG-V1-MOD-006" for f in mod.findings)
     flags = {"module": bool(mod.edits) and not v20, "module_v20": v20, "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,
              "webhook_values": bool(res["webhooks-off"]["v1/helm"].edits or rnd["webhooks-off"].findings),
@@ -120,7 +122,8 @@ def steps(hop: dict, ctx) -> list[Step]:
     chart_fl = chart_flavours(helms, list(rnd.values()))
     flags["adopt_crds"] = adopts_crds(helms, crd_flavours(helms, chart_fl)) and not flags["crd_files"]
     applied = manifest_deployers(ctx.repo, yaml_files)
-    man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("yaml", bool(applied["yaml"])),
+    man_fl = [f for f, ok in (("terraform", bool(tf_manifests)), ("rendered", bool(lf_outputs)),
+                              ("yaml", bool(applied["yaml"])),
                               ("kustomize", bool(applied["kustomize"])),
                               ("kustomize_helm", bool(applied["kustomize_helm"])), ("argocd", bool(applied["argocd"])))
               if ok] or ["yaml"]
@@ -135,6 +138,7 @@ def steps(hop: dict, ctx) -> list[Step]:
              "v1_crd_patch_commands": [c for vs in files for c in render_commands(vs, patch_to, ns)] + applies,
              "v1_crd_commands": [c for vs in files for c in render_commands(vs, hop["chart"]["version"], ns)] + applies,
              "state_moves": moves, "manifest_file": applied["yaml"], "workload_file": sorted(wl.files),
+             "local_file_output": lf_outputs,
              "manifest_kustomization": applied["kustomize"], "manifest_app": applied["argocd"],
              "manifest_helm_kustomization": applied["kustomize_helm"]}
     owned = sorted({p for vs in files for p in vs.paths} | {u.path for u in urls})

@@ -70,6 +70,7 @@ class ManifestsRule(NodeRoles, ObjectPlacement, OldObjects):
         self._taken_labels: dict[str, set[str]] = {}
         self._new_files: set[str] = set()
         self._inserts_after: dict[tuple[str, int], int] = {}
+        self._applier_copies: set[tuple[int, str]] = set()     # (applier, new local_file label) copied
 
     # -- shared ------------------------------------------------------------------------------
     def finding(self, code, severity, path, line, message, manual=""):

@@ -338,6 +338,8 @@ def _expand(lines: list[str], ctx, man, old: list, provisioners: list[str], temp
         elif any("{" + k + "}" in c for k in target_groups):
             key = next(k for k in target_groups if "{" + k + "}" in c)
             out.extend(_terraform(c, key, target_groups[key], values, ctx.repo))
+        elif "{local_file_output}" in c:
+            out.extend(c.format(local_file_output=shlex.quote(f), **values) for f in man.rendered)
         elif "{new_file}" in c:
             out.extend(c.format(new_file=shlex.quote(f), **values) for f in applied["yaml"])
         elif "{new_kustomization}" in c:

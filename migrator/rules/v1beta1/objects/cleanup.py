@@ -32,6 +32,10 @@ class Removals:
             bs.append(m.block)
         if m.container == "template":
             self.templates.setdefault(m.path, []).append(m)
+        if m.applier is not None:           # what applies a local_file's rendered file alone goes with it
+            tf, ab = m.applier
+            if all(b.start != ab.start for b in self.blocks.setdefault(tf, [])):
+                self.blocks[tf].append(ab)
 
 
 class OldObjects:

@@ -32,6 +32,9 @@ class Result:
     removed: list[str] = field(default_factory=list)           # what cleanup removes
     tainted: set[str] = field(default_factory=set)             # Provisioners that already have spec.taints
     legacy: set[str] = field(default_factory=set)              # ... and those already marked karpenter.sh/legacy
+    rendered: list[str] = field(default_factory=list)          # files local_files render that kubectl applies
+    templates: list[str] = field(default_factory=list)      # new templates (Terraform renders them: no kubectl)
+    rendered_deletes: list[tuple[str, str]] = field(default_factory=list)  # (kind, name) of their removed objects
 
 
 def _scope(m: Manifest) -> str:
