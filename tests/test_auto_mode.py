@@ -1210,14 +1210,17 @@ def test_a_pool_a_shell_heredoc_applies_holds_the_cutover(tmp_path):
     assert (work / "karpenter" / "nodepool.yaml").exists() and "module \"karpenter\"" in (work / "karpenter.tf").read_text()
 
 
-def _local_file_tree(tmp_path, applier: str = "", committed: bool = False):
-    """auto-mode-scripts with its pools in a template that a local_file renders (applied by `applier`, if given)."""
+def _local_file_tree(tmp_path, applier: str = "", committed: bool = False, via_local: bool = False):
+    """auto-mode-scripts with its pools in a template that a local_file renders (applied by `applier`, if given; the
+    call in a local the block reads, with `via_local`)."""
     from .conftest import FIXTURES
     work = tmp_path / "tree"
     shutil.copytree(FIXTURES / "auto-mode-scripts" / "input", work)
     (work / "karpenter" / "nodepool.yaml").rename(work / "karpenter" / "nodepool.yaml.tpl")
+    call = 'templatefile("${path.module}/karpenter/nodepool.yaml.tpl", {})'
     (work / "manifests.tf").write_text(
-        'resource "local_file" "pools" {\n  content  = templatefile("${path.module}/karpenter/nodepool.yaml.tpl", {})\n'
+        (f'locals {{\n  pools = {call}\n}}\n\n' if via_local else "") +
+        f'resource "local_file" "pools" {{\n  content  = {"local.pools" if via_local else call}\n'
         '  filename = "${path.root}/out/pools.yaml"\n}\n' + applier)
     if committed:
         (work / "out").mkdir()
@@ -1279,12 +1282,14 @@ def test_a_local_file_applied_by_a_null_resource_gets_an_applier_of_its_own(tmp_
 
 
 def test_a_local_file_migrator_leaves_alone_holds_the_cutover(tmp_path):
-    """A local_file whose applier applies other files too (one shell command), or whose rendered file is committed
-    as well, is left alone: its pools hold the cutover, naming why (MIG-AUTO-059)."""
+    """A local_file whose applier applies other files too (one shell command), whose rendered file is committed as
+    well, or whose content is a local that renders the template, is left alone: its pools hold the cutover, naming
+    why (MIG-AUTO-059). Before, the last went unseen: the cleanup removed the controller under its pools."""
     applier = ('\nresource "null_resource" "apply" {\n  provisioner "local-exec" {\n'
                '    command = "kubectl apply -f ${local_file.pools.filename} -f storage.yaml"\n  }\n}\n')
     for i, (work, why) in enumerate(((_local_file_tree(tmp_path / "a", applier), "applies the files of other"),
-                                     (_local_file_tree(tmp_path / "b", committed=True), "is committed"))):
+                                     (_local_file_tree(tmp_path / "b", committed=True), "is committed"),
+                                     (_local_file_tree(tmp_path / "c", via_local=True), "local.pools"))):
         plan, said = _walk_to_a_stop(work)
         assert plan.phase == "cutover" and plan.has_errors, i
         held = [f for f in plan.findings if f.code == "MIG-AUTO-059" and f.path == "karpenter/nodepool.yaml.tpl"]

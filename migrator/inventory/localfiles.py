@@ -36,6 +36,7 @@ class Rendered:
     appliers: tuple                     # ((tf, block), ...) null_resource / terraform_data blocks naming it
     shared: bool                        # an applier also applies other files
     committed: bool                     # the rendered file is in the repository too
+    via: str | None = None              # `content = local.x`: the local that renders the template
 
     @property
     def applier(self) -> tuple[str, hclsrc.Block] | None:
@@ -45,6 +46,9 @@ class Rendered:
     @property
     def why_not(self) -> str:
         """Why migrator leaves it alone ('' when it reads and writes it)."""
+        if self.via:
+            return (f"its content is {self.via}, and migrator writes beside a local_file only the templatefile() call "
+                    "the block makes itself")
         if self.committed:
             return (f"the file it renders, {self.output}, is committed in the repository too (read there, and made "
                     "again by every apply)")
@@ -65,13 +69,16 @@ def scan(repo: Repo) -> dict[str, Rendered]:
     for kind in KINDS:
         for p, b in repo.blocks("resource", kind):
             content = b.attr("content")
+            via = None
+            if content is not None and content.kind == "ref" and content.name.startswith("local."):
+                via, content = content.name, _local_call(repo, p, content.name[6:])   # `content = local.x`
             if content is None or content.kind != "call" or content.name not in ("templatefile", "file") or \
                     not content.items:
                 continue
             target = repo.resolve_file_arg(p, content.items[0])
             if target is None or target in out or _off(repo, p, b):
                 continue
-            out[target] = _rendered(repo, p, b, target)
+            out[target] = _rendered(repo, p, b, target, via)
     repo.__dict__["_rendered_by_local_file"] = out
     return out
 
@@ -81,7 +88,18 @@ def _off(repo: Repo, p: str, b: hclsrc.Block) -> bool:
     return switched_off(repo, p, b, hclsrc.line_of(repo.text(p), b.start))
 
 
-def _rendered(repo: Repo, p: str, b: hclsrc.Block, template: str) -> Rendered:
+def _local_call(repo: Repo, p: str, name: str) -> hclsrc.Expr | None:
+    """The templatefile()/file() call a local of the module is (`locals { x = templatefile(...) }`), if it is one."""
+    for tf in repo.tf_in_dir(posixpath.dirname(p)):
+        f = repo.hcl(tf)
+        for lb in (f.blocks if f is not None else []):
+            e = lb.attr(name) if lb.type == "locals" else None
+            if e is not None:
+                return e if e.kind == "call" else None
+    return None
+
+
+def _rendered(repo: Repo, p: str, b: hclsrc.Block, template: str, via: str | None = None) -> Rendered:
     fn = b.attr("filename")
     raw = "".join(t for _, t in fn.parts) if fn is not None and fn.kind == "string" else None
     base = raw.rsplit("/", 1)[-1] if raw else None
@@ -89,7 +107,8 @@ def _rendered(repo: Repo, p: str, b: hclsrc.Block, template: str) -> Rendered:
     output = output_path(repo, p, raw) if raw else None
     appliers = tuple(_appliers(repo, p, b, out_base))
     shared = any(_names_others(repo, ap, ab, b, out_base) for ap, ab in appliers)
-    return Rendered(p, b, template, output, out_base, appliers, shared, output is not None and output in repo.files)
+    return Rendered(p, b, template, output, out_base, appliers, shared, output is not None and output in repo.files,
+                    via)
 
 
 def output_path(repo: Repo, tf: str, raw: str) -> str | None:
