@@ -1752,6 +1752,7 @@ def test_a_class_another_roots_pools_name_goes_after_them(tmp_path):
     waits = [f for f in plan.findings if f.code == "MIG-AUTO-070"]
     assert waits and all(f.path == "modules/cluster/main.tf" and "NodePool base (k8s/staging/nodepool.yaml:1)"
                          in f.message for f in waits)
+    assert not any("not every one has an Auto Mode twin" in f.message for f in waits)     # base-auto is written
     assert {c.path for c in plan.changes} >= {"k8s/staging/nodepool.yaml"}
     assert "modules/cluster/main.tf" not in {c.path for c in plan.changes}
     apply_changes(plan.root, plan.changes)
@@ -1771,6 +1772,18 @@ def test_a_class_another_roots_pools_name_goes_after_them(tmp_path):
         "  securityGroupSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: staging\n")
     plan = make_plan(own, to="auto-mode")
     assert not any(f.code == "MIG-AUTO-070" for f in plan.findings)
+
+
+def test_a_class_kept_for_pools_with_no_twin_says_it_may_stay_for_good():
+    """MIG-AUTO-070 speaks of a removal to come; when a pool leaning on the class has no Auto Mode twin (it may stay on
+    Karpenter for good, a hybrid move), it says the class stays as long as that pool does."""
+    from migrator.rules.auto.classes import waits_message
+    from migrator.inventory.objects import Manifest
+    from migrator.sources.templates import Masked
+    pool = Manifest("NodePool", "karpenter.sh/v1", "v1", {"metadata": {"name": "gpu"}}, Masked(text=""), "yaml",
+                    "k8s/gpu.yaml", 1)
+    assert "stays on Karpenter keeps this class" not in waits_message("default", [pool], True)
+    assert "stays on Karpenter keeps this class, and Karpenter's controller" in waits_message("default", [pool], False)
 
 
 def test_a_twin_that_fails_as_its_source_does_says_so(tmp_path):

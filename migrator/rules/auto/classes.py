@@ -72,13 +72,21 @@ def leaning_pools(ctx, cls: str) -> list:
     return list({(o.tf_path or o.path, _name_key(o, o.name)): o for o in out}.values())
 
 
-def waits_message(cls: str, pools: list) -> str:
+def twinned(ctx, pools: list) -> bool:
+    """Has each of these NodePools its Auto Mode twin in the repository (so its cutover removes it in time)?"""
+    twins = {_name_key(o, o.name) for o in ctx.all_manifests if o.kind == "NodePool" and auto_mode(o)}
+    return all(convert.nodepool_name(convert.pool_key(o)) in twins for o in pools)
+
+
+def waits_message(cls: str, pools: list, twins: bool = True) -> str:
     named = ", ".join(f"{_name_key(o, o.name)} ({o.tf_path or o.path}:{o.line})" for o in pools[:3])
     many = len(pools) > 1
     return (f"EC2NodeClass {cls} stays for now: NodePool{'s' if many else ''} {named} of another root "
             f"name{'' if many else 's'} it and {'their roots hold' if many else 'its root holds'} no EC2NodeClass of "
             f"that name, so {'they' if many else 'it'} may run on this one; it goes at this root's cutover once "
-            f"{'they are' if many else 'it is'} removed")
+            f"{'they are' if many else 'it is'} removed"
+            + ("" if twins else " (not every one has an Auto Mode twin: one that stays on Karpenter keeps this class, "
+               "and Karpenter's controller, for as long as it stays)"))
 
 
 def waits_step(cls: str, pools: list) -> str:

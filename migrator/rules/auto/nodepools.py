@@ -20,16 +20,16 @@ from ...inventory import localfiles
 from ...model import Finding
 from ...sources import keytree
 from ...standing import auto_mode
-from ...tfgraph import relink
 from ...validate import validate_object
 from ...placement import remove_blocks
 from ..v1.manifests import tree_of
-from ..v1beta1.manifests import ManifestsRule, Removals, _name_key
+from ..v1beta1.manifests import Removals, _name_key
 from . import addonpools, unconverted, convert, overlays
+from .placement import AutoPlacement
 from .poolnames import rendered_names
 from .links import unlink
-from .classes import (blocked_elsewhere, declared_elsewhere, kept_in, leaning_pools, undeclared, waits_message,
-                      waits_step, written_elsewhere)
+from .classes import (blocked_elsewhere, declared_elsewhere, kept_in, leaning_pools, twinned, undeclared,
+                      waits_message, waits_step, written_elsewhere)
 
 RULE = "auto/nodepools"
 FACTS = convert.FACTS
@@ -75,37 +75,6 @@ def _has_temp_taint(obj) -> bool:
     taints = ((((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("taints") or []) \
         if isinstance(obj, dict) else []
     return any(isinstance(t, dict) and t.get("key") == TAINT["key"] for t in taints)
-
-
-class AutoPlacement(ManifestsRule):
-    """The v1beta1 hop's placement, writing this hop's objects with this hop's names. A copied block's depends_on
-    names the new objects instead of the old ones and never Karpenter's controller (both go later)."""
-    rule = RULE
-    renamed: dict = {}
-    dropped: set = set()
-    unused_template_variables_go = True
-
-    def place_hcl(self, m, c, more=()) -> None:
-        n = len(self.res.edits)
-        super().place_hcl(m, c, more)
-        for i in range(n, len(self.res.edits)):
-            e = self.res.edits[i]
-            if isinstance(e, TextEdit) and "depends_on" in e.text:
-                self.res.edits[i] = TextEdit(e.path, e.start, e.end, relink(e.text, self.renamed, self.dropped),
-                                             e.rule, order=e.order)
-
-    def file_stem(self, stem: str, kinds: list[str]) -> str:
-        return stem + NAMING["file_suffix"]
-
-    def spare_stem(self, stem: str) -> str | None:
-        return None
-
-    def block_label(self, label: str, kind: str, old_kind: str) -> str:
-        return label + NAMING["tf_label_suffix"]
-
-    def template_base(self, tbase: str, kind: str, old_kind: str) -> str:
-        stem, ext = tbase.split(".", 1) if "." in tbase else (tbase, "")
-        return stem + NAMING["file_suffix"] + ("." + ext if ext else "")
 
 
 class PoolsRule:
@@ -434,7 +403,8 @@ class PoolsRule:
                 staying.append(m)
             if leaning and ("NodeClass", convert.nodeclass_name(name)) in self.twins:
                 waiting.append(m)
-                self.finding("MIG-AUTO-070", "warning", m.path, m.line, waits_message(name, leaning),
+                self.finding("MIG-AUTO-070", "warning", m.path, m.line,
+                             waits_message(name, leaning, twinned(self.ctx, leaning)),
                              waits_step(name, leaning))
         for m in staying:
             name = _name_key(m, m.name)
