@@ -180,9 +180,14 @@ _DEPENDS = re.compile(r"^((?:[ \t]*(?:#|//)[^\n]*\n)*)([ \t]*)depends_on\s*=\s*\
 def relink(text: str, renamed: dict, dropped: set) -> str:
     """`depends_on` lists of a block's text with addresses renamed or dropped (the attribute goes when empty, with
     the comment lines above it)."""
+    def name(x: str) -> str:            # `resource.kubectl_manifest.x` names kubectl_manifest.x
+        return x[len("resource."):] if x.startswith("resource.") else x
+
     def one(mt: re.Match) -> str:
+        if "#" in mt.group(3) or "//" in mt.group(3):
+            return _relink_commented(mt, renamed, dropped, name)
         items = [x.strip() for x in mt.group(3).split(",") if x.strip()]
-        new = [renamed.get(x, x) for x in items if x not in dropped]
+        new = [x[:len(x) - len(name(x))] + renamed.get(name(x), name(x)) for x in items if name(x) not in dropped]
         if new == items:
             return mt.group(0)
         if not new:
@@ -191,6 +196,31 @@ def relink(text: str, renamed: dict, dropped: set) -> str:
         return f"{mt.group(1)}{mt.group(2)}depends_on = [{', '.join(new)}]{nl}"
     out = _DEPENDS.sub(one, text)
     return re.sub(r"\n[ \t]*\r?\n(\s*\})\s*$", r"\n\1", out) if out != text else out
+
+
+def _relink_commented(mt: re.Match, renamed: dict, dropped: set, name) -> str:
+    """A `depends_on` list with comments among its items (one per line, notes and old items commented out): each item
+    renamed or dropped where it is written, every line of comments kept; the attribute goes when no item is left."""
+    lines = mt.group(3).split("\n")
+    out, left = [], 0
+    for ln in lines:
+        cut = min([i for i in (ln.find("#"), ln.find("//")) if i >= 0] or [len(ln)])
+        code, note = ln[:cut], ln[cut:]
+        items = [x.strip() for x in code.split(",") if x.strip()]
+        kept = [x[:len(x) - len(name(x))] + renamed.get(name(x), name(x)) for x in items if name(x) not in dropped]
+        left += len(kept)
+        if items and not kept and not note.strip():
+            continue                            # a line of dropped items only
+        if kept != items:
+            pad = code[:len(code) - len(code.lstrip())]
+            code = pad + ", ".join(kept) + ("," if code.rstrip().endswith(",") and kept else "") + \
+                (" " if note and kept else "")
+        out.append(code + note)
+    if not left:
+        return ""
+    head = mt.group(0)[:mt.start(3) - mt.start(0)]
+    tail = mt.group(0)[mt.end(3) - mt.start(0):]
+    return head + "\n".join(out) + tail
 
 
 def depends_edits(text: str, code: str, start: int, end: int, renamed: dict, dropped: set) -> list[tuple[int, int, str]]:

@@ -1619,6 +1619,20 @@ def test_a_block_interpolation_stays_on_its_line_in_the_twin_template():
     assert keep_block_tokens(m, "b:\n  a:\n    k: __MIG_0__\n") is None
     assert keep_block_tokens(m, "b:\n  a:\n    j: __MIG_1__\n") == "b:\n  a:\n    j: __MIG_1__\n"     # one line
 
+def test_an_interpolation_at_its_keys_column_is_a_block_kept_there():
+    """`values:` then `${instance_arch}` on the next line at the same column (a block sequence, which YAML allows
+    there): masked, it did not parse (MIG-SRC-013). It is read as a block token and written back at its own column."""
+    from migrator.sources.templates import block_tokens, keep_block_tokens, mask
+    from ruamel.yaml import YAML
+    src = "req:\n  - key: a\n    values:\n    ${instance_arch}\n  - key: b\n    values: [x]\n"
+    m = mask(src)
+    assert YAML().load(m.text)["req"][0]["values"] == "__MIG_0__"
+    assert list(block_tokens(m).values()) == [(4, 4)]
+    out = keep_block_tokens(m, "req:\n  - key: c\n    values: __MIG_0__\n")
+    assert m.unmask(out) == "req:\n  - key: c\n    values:\n    ${instance_arch}\n"
+    assert keep_block_tokens(m, "x:\n  req:\n    - key: c\n      values: __MIG_0__\n") is None    # moved: said
+    assert mask("a:\n  b: 1\n  ${x}\n").text == "a:\n  b: 1\n  __MIG_0__\n"     # after a value: not a block
+
 
 def test_values_read_whole_or_a_chart_without_templates_keep_the_cleanup_held(tmp_path):
     """A chart that reads its values whole (`{{- toYaml .Values -}}`), or whose templates are not in the files: which

@@ -99,3 +99,21 @@ def test_a_depends_on_the_provisioner_names_its_nodepool(tmp_path):
     assert "karpenter_provisioner" not in after
     example = after[after.index('"example"'):]
     assert "depends_on = [kubectl_manifest.karpenter_nodepool]" in example, example[-200:]
+
+
+def test_a_depends_on_with_comments_is_relinked_item_by_item():
+    """A `depends_on` written one item per line with notes and old items commented out (BojanKomazec/demo-terraform),
+    or naming `resource.<type>.<name>`: each item is renamed or dropped where it stands, every comment line kept; the
+    attribute goes when no item is left. Before, such a list was left as it was (a twin kept depending on the old
+    EC2NodeClass its cutover removes)."""
+    text = ("  depends_on = [\n    # because nodeClassRef has EC2NodeClass as its kind\n"
+            "    resource.kubernetes_manifest.karpenter_ec2_nodeclass\n    # module.karpenter-core\n  ]\n")
+    new = tfgraph.relink(text, {"kubernetes_manifest.karpenter_ec2_nodeclass": "kubernetes_manifest.nc_auto"}, set())
+    assert new == text.replace("resource.kubernetes_manifest.karpenter_ec2_nodeclass", "resource.kubernetes_manifest.nc_auto")
+    assert tfgraph.relink(text, {}, {"kubernetes_manifest.karpenter_ec2_nodeclass"}) == ""
+    two = "  depends_on = [\n    helm_release.karpenter, # the controller\n    kubectl_manifest.a,\n  ]\n"
+    assert tfgraph.relink(two, {"kubectl_manifest.a": "kubectl_manifest.b"}, {"helm_release.karpenter"}) == \
+        "  depends_on = [\n    # the controller\n    kubectl_manifest.b,\n  ]\n"
+    assert tfgraph.relink("  depends_on = [resource.kubectl_manifest.a, helm_release.x]\n",
+                          {"kubectl_manifest.a": "kubectl_manifest.b"}, {"helm_release.x"}) == \
+        "  depends_on = [resource.kubectl_manifest.b]\n"

@@ -40,6 +40,7 @@ class Masked:
     tokens: dict[str, str] = field(default_factory=dict)      # token -> original source text
     directives: list[LineDirective] = field(default_factory=list)
     helm: bool = False                                        # `{{ }}` actions were masked
+    shifted: dict[str, int] = field(default_factory=dict)     # block token -> columns added before it (`_shift_blocks`)
 
     def unmask(self, text: str) -> str:
         return TOKEN_RE.sub(lambda m: self.tokens.get(m.group(0), m.group(0)), text)
@@ -207,8 +208,33 @@ def mask(text: str, helm: bool = False) -> Masked:
         last = e
         i += 1
     out.append(text[last:])
-    m.text = "".join(out)
+    m.text = _shift_blocks(m, "".join(out))
     return m
+
+
+_SHIFT = 2
+
+
+def _shift_blocks(m: Masked, text: str) -> str:
+    """An interpolation alone on its line at the column of the key above it, that key with no value (`values:` then
+    `${local.types_block}`, `budgets:` then `${indent(4, ...)}`), renders a block sequence there (YAML allows one at
+    its key's column). Masked, that line is no YAML; it is read indented a little further, a block token like one
+    written deeper (`block_tokens`), and put back at its own column when written (`keep_block_tokens`). Only the
+    masked text changes: the line keeps its number, its token its place in the line's end."""
+    if "__MIG_" not in text:
+        return text
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        tok = ln.strip()
+        if not TOKEN_RE.fullmatch(tok) or not m.tokens.get(tok, "").startswith("${") or \
+                _ONE_LINE.match(m.tokens[tok]):
+            continue
+        prev = next((p for p in reversed(lines[:i]) if p.strip() and not p.lstrip().startswith("#")), None)
+        key = _KEY_ONLY.match(prev) if prev is not None else None
+        if key is not None and not prev.lstrip().startswith("-") and indent_of(ln) == indent_of(prev):
+            lines[i] = " " * _SHIFT + ln
+            m.shifted[tok] = _SHIFT
+    return "\n".join(lines)
 
 
 OPENERS = {"if", "for", "with", "range", "define", "block"}
@@ -315,7 +341,7 @@ def block_tokens(m: Masked) -> dict[str, tuple[int, int]]:
         prev = next((p for p in reversed(lines[:i]) if p.strip() and not p.lstrip().startswith("#")), None)
         key = _KEY_ONLY.match(prev) if prev is not None else None
         if key is not None and indent_of(ln) > indent_of(prev):
-            out[tok] = (indent_of(prev), indent_of(ln))
+            out[tok] = (indent_of(prev), indent_of(ln) - m.shifted.get(tok, 0))
     return out
 
 

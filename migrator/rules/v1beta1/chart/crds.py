@@ -120,8 +120,8 @@ class CrdChart:
         ref = f"helm_release.{crd_label}"
         dep = b.attr("depends_on")
         if dep is not None and dep.kind == "tuple":
-            if any(i.source == ref for i in dep.items):
-                return
+            if any(i.source in (ref, "resource." + ref) for i in dep.items):
+                return                  # (`resource.helm_release.x` names it too)
             if dep.items:
                 last = dep.items[-1]
                 if "\n" in dep.source:
