@@ -368,3 +368,18 @@ def test_an_umbrella_charts_installer_may_set_what_its_values_file_leaves_out(tm
     said = [f for f in plan.findings if f.code == "MIG-HELM-001"]
     assert said and "installer" in said[0].message and said[0].path == "helm/karpenter/Chart.yaml"
     assert all("karpenter-crd" not in f.message or f.manual_step for f in said)
+
+
+def test_a_crd_dependency_named_with_the_resource_prefix_is_not_added_again(tmp_path):
+    """`depends_on = [resource.helm_release.karpenter_crd]` already names the CRD release (BojanKomazec/demo-terraform):
+    no second `helm_release.karpenter_crd` is appended to it."""
+    (tmp_path / "main.tf").write_text(
+        'resource "helm_release" "karpenter_crd" {\n  name       = "karpenter-crd"\n  chart      = "karpenter-crd"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  version    = "1.0.6"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  name       = "karpenter"\n  chart      = "karpenter"\n'
+        '  repository = "oci://public.ecr.aws/karpenter"\n  version    = "1.0.6"\n\n'
+        '  depends_on = [resource.helm_release.karpenter_crd]\n}\n')
+    plan = make_plan(tmp_path)
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert "depends_on = [resource.helm_release.karpenter_crd]\n" in c.new
+    assert not [f for f in plan.findings if f.code == "MIG-HELM-012"]
