@@ -1284,12 +1284,16 @@ def test_a_local_file_applied_by_a_null_resource_gets_an_applier_of_its_own(tmp_
 def test_a_local_file_migrator_leaves_alone_holds_the_cutover(tmp_path):
     """A local_file whose applier applies other files too (one shell command), whose rendered file is committed as
     well, or whose content is a local that renders the template, is left alone: its pools hold the cutover, naming
-    why (MIG-AUTO-059). Before, the last went unseen: the cleanup removed the controller under its pools."""
+    why (MIG-AUTO-059); so is one whose template a second local_file renders too (another cluster's copy). Before,
+    the local went unseen: the cleanup removed the controller under its pools."""
+    copy = ('\nresource "local_file" "copy" {\n  content  = templatefile("${path.module}/karpenter/nodepool.yaml.tpl", {})\n'
+            '  filename = "${path.root}/out/copy.yaml"\n}\n')
     applier = ('\nresource "null_resource" "apply" {\n  provisioner "local-exec" {\n'
                '    command = "kubectl apply -f ${local_file.pools.filename} -f storage.yaml"\n  }\n}\n')
     for i, (work, why) in enumerate(((_local_file_tree(tmp_path / "a", applier), "applies the files of other"),
                                      (_local_file_tree(tmp_path / "b", committed=True), "is committed"),
-                                     (_local_file_tree(tmp_path / "c", via_local=True), "local.pools"))):
+                                     (_local_file_tree(tmp_path / "c", via_local=True), "local.pools"),
+                                     (_local_file_tree(tmp_path / "d", copy), "renders the same template"))):
         plan, said = _walk_to_a_stop(work)
         assert plan.phase == "cutover" and plan.has_errors, i
         held = [f for f in plan.findings if f.code == "MIG-AUTO-059" and f.path == "karpenter/nodepool.yaml.tpl"]

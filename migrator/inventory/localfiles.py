@@ -37,6 +37,7 @@ class Rendered:
     shared: bool                        # an applier also applies other files
     committed: bool                     # the rendered file is in the repository too
     via: str | None = None              # `content = local.x`: the local that renders the template
+    others: tuple = ()                  # addresses of other local_files rendering the same template
 
     @property
     def applier(self) -> tuple[str, hclsrc.Block] | None:
@@ -46,6 +47,9 @@ class Rendered:
     @property
     def why_not(self) -> str:
         """Why migrator leaves it alone ('' when it reads and writes it)."""
+        if self.others:
+            return (f"{', '.join(self.others)} render{'s' if len(self.others) == 1 else ''} the same template (to "
+                    "another file, perhaps for another cluster), and migrator cannot tell which cluster each serves")
         if self.via:
             return (f"its content is {self.via}, and migrator writes beside a local_file only the templatefile() call "
                     "the block makes itself")
@@ -76,7 +80,13 @@ def scan(repo: Repo) -> dict[str, Rendered]:
                     not content.items:
                 continue
             target = repo.resolve_file_arg(p, content.items[0])
-            if target is None or target in out or _off(repo, p, b):
+            if target is None or _off(repo, p, b):
+                continue
+            if target in out:               # a second block renders it (another cluster's copy): left alone
+                first = out[target]
+                others = tuple(sorted(set(first.others) | {b.address}))
+                out[target] = Rendered(first.tf, first.block, target, first.output, first.out_base, first.appliers,
+                                       first.shared, first.committed, first.via, others)
                 continue
             out[target] = _rendered(repo, p, b, target, via)
     repo.__dict__["_rendered_by_local_file"] = out
