@@ -253,3 +253,22 @@ def test_an_object_a_local_file_writes_from_hcl_is_said(tmp_path):
     scan_manifests(ctx.repo)
     held = [(o.path, o.line, o.kind) for o in unconverted._inline_files(ctx)]
     assert held == [("main.tf", 18, "NodePool")]
+
+
+def test_a_rendered_file_whose_path_only_terraform_knows_is_named_not_guessed(tmp_path):
+    """The runbook applies a file a local_file renders by its path in the repository; where that path is known only
+    where Terraform runs (a Terragrunt unit runs the module from its cache; `${path.root}` of a called module), the
+    command is a comment naming the local_file and its filename, never a path that is not there."""
+    from migrator.inventory import Repo
+    from migrator.inventory.localfiles import apply_command, output_path
+    assert apply_command("out/a b.yaml", "local_file.x", '"${path.module}/a b.yaml"') == "kubectl apply -f 'out/a b.yaml'"
+    said = apply_command(None, "local_file.x", '"${path.root}/out/x.yaml"', "--server-side ")
+    assert said.startswith("# kubectl apply --server-side -f <the file local_file.x writes") and "path.root" in said
+    (tmp_path / "modules" / "pools").mkdir(parents=True)
+    (tmp_path / "modules" / "pools" / "main.tf").write_text('resource "local_file" "x" {\n  filename = "x"\n}\n')
+    (tmp_path / "live" / "dev").mkdir(parents=True)
+    (tmp_path / "live" / "dev" / "terragrunt.hcl").write_text(
+        'terraform {\n  source = "../../modules/pools"\n}\n\ninputs = {\n  karpenter = true\n}\n')
+    repo = Repo(tmp_path)
+    assert output_path(repo, "modules/pools/main.tf", "${path.module}/out/x.yaml") is None
+    assert output_path(repo, "other/main.tf", "${path.module}/out/x.yaml") == "other/out/x.yaml"

@@ -127,6 +127,9 @@ def output_path(repo: Repo, tf: str, raw: str) -> str | None:
     d = posixpath.dirname(tf)
     if re.search(r"\$\{path\.(root|cwd)\}", raw) and repo.callers(d):
         return None
+    from .terragrunt import callers as unit_callers
+    if unit_callers(repo, d):
+        return None                     # Terragrunt runs the module from its cache: the file is written there
     text = re.sub(r"\$\{path\.(module|root|cwd)\}", ".", raw)
     if "${" in text or "%{" in text:
         return None
@@ -162,10 +165,10 @@ def _names_others(repo: Repo, ap: str, ab: hclsrc.Block, mine: hclsrc.Block, out
     return bool(files - {out_base})
 
 
-def applied_by(repo: Repo, files) -> tuple[list[tuple[str, str]], list[str]]:
+def applied_by(repo: Repo, files, flags: str = "") -> tuple[list[tuple[str, str]], list[str]]:
     """For the templates among `files` that a local_file renders (and migrator writes): the Terraform targets that
     render them again (the local_file, and its applier), and the rendered files nothing in Terraform applies (the
-    runbook's `kubectl apply -f`)."""
+    runbook's `kubectl apply -f` commands, with `flags`)."""
     rendered = scan(repo)
     targets: list[tuple[str, str]] = []
     outs: list[str] = []
@@ -177,8 +180,18 @@ def applied_by(repo: Repo, files) -> tuple[list[tuple[str, str]], list[str]]:
         if r.applier is not None:
             targets.append((posixpath.dirname(r.applier[0]) or ".", r.applier[1].address))
         else:
-            outs.append(r.output or r.block.attr("filename").source)
+            outs.append(apply_command(r.output, r.block.address, r.block.attr("filename").source, flags))
     return targets, sorted(set(outs))
+
+
+def apply_command(output: str | None, address: str, filename: str, flags: str = "") -> str:
+    """The runbook's command that applies a rendered file: `kubectl apply -f <path>`; where the path is known only
+    where Terraform runs (`${path.root}` of a called module, a Terragrunt unit's cache), a comment saying which file."""
+    import shlex
+    if output is not None:
+        return f"kubectl apply {flags}-f {shlex.quote(output)}"
+    return (f"# kubectl apply {flags}-f <the file {address} writes, filename = {filename}: its path is known where "
+            "Terraform runs>")
 
 
 @dataclass(frozen=True)

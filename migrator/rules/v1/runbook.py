@@ -105,7 +105,7 @@ def steps(hop: dict, ctx) -> list[Step]:
             moves.append(f"terraform {chdir}import {shlex.quote(address)} {shlex.quote(o['import_id'])}")
     yaml_files = sorted({f for f in man.files if f.endswith((".yaml", ".yml"))})
     from ...inventory.localfiles import applied_by
-    lf_targets, lf_outputs = applied_by(ctx.repo, man.files)     # templates a local_file renders
+    lf_targets, lf_outputs = applied_by(ctx.repo, man.files, "--server-side ")    # templates local_files render
     tf_manifests = sorted({(o["dir"], o["address"].split("[")[0]) for o in man.tf_objects} | set(lf_targets))
     v20 = any(f.code == "MIG-V1-MOD-006" for f in mod.findings)
     flags = {"module": bool(mod.edits) and not v20, "module_v20": v20, "iam": bool(iam.edits), "patch": bool(patch) or not ctx.charts,

@@ -339,7 +339,7 @@ def _expand(lines: list[str], ctx, man, old: list, provisioners: list[str], temp
             key = next(k for k in target_groups if "{" + k + "}" in c)
             out.extend(_terraform(c, key, target_groups[key], values, ctx.repo))
         elif "{local_file_output}" in c:
-            out.extend(c.format(local_file_output=shlex.quote(f), **values) for f in man.rendered)
+            out.extend(man.rendered)            # whole commands (inventory/localfiles.py apply_command)
         elif "{new_file}" in c:
             out.extend(c.format(new_file=shlex.quote(f), **values) for f in applied["yaml"])
         elif "{new_kustomization}" in c:

@@ -476,7 +476,8 @@ class ObjectPlacement:
         if r.applier is None:               # applied outside Terraform: the runbook applies it
             raw = "".join(t for _, t in fn.parts)
             raw = raw[:raw.rfind(r.out_base)] + new_base + raw[raw.rfind(r.out_base) + len(r.out_base):]
-            self.res.rendered.append(localfiles.output_path(self.repo, m.tf_path, raw) or new_src)
+            self.res.rendered.append(localfiles.apply_command(localfiles.output_path(self.repo, m.tf_path, raw),
+                                                             f"{b.labels[0]}.{label}", new_src))
         if r.applier is not None and (r.applier[1].start, label) not in self._applier_copies:
             self._applier_copies.add((r.applier[1].start, label))
             self.copy_applier(r, label, new_base, c, m)
