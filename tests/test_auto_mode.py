@@ -1818,3 +1818,26 @@ def test_a_twin_that_fails_as_its_source_does_says_so(tmp_path):
     assert f.path == "k8s/staging/nodepool.yaml" and 'label "karpenter.sh/nodepool" is restricted' in f.message
     assert "NodePool base as written fails its own CRD, karpenter.sh/v1, the same way" in f.message
     assert "k8s/staging/nodepool-auto-mode.yaml" not in {c.path for c in plan.changes}
+
+
+def test_eksctl_configs_of_one_cluster_are_one_cluster(tmp_path):
+    """A ClusterConfig that only adds node groups (`eksctl create nodegroup -f`) to the cluster another ClusterConfig
+    declares is no second cluster: Auto Mode is turned on in the cluster's own file (aleck31/eks-karpenter-deployment:
+    before, MIG-AUTO-001 "3 EKS clusters (x, x, x)"). Two full ClusterConfigs of the same cluster (alternatives) are
+    said as such, naming both files."""
+    from .conftest import FIXTURES
+    work = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "auto-mode-eksctl-flux" / "input", work)
+    meta = (work / "cluster.yaml").read_text().split("metadata:", 1)[1].split("\n\n", 1)[0]
+    (work / "nodegroups.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata:" + meta.rstrip() +
+        "\n\nmanagedNodeGroups:\n  - name: system\n    instanceType: m6g.large\n")
+    plan = make_plan(work, to="auto-mode")
+    assert not any(f.code == "MIG-AUTO-001" for f in plan.findings)
+    assert plan.phase == "enable" and "cluster.yaml" in {c.path for c in plan.changes}
+    assert "nodegroups.yaml" not in {c.path for c in plan.changes}
+    shutil.copy(work / "cluster.yaml", work / "cluster-alt.yaml")
+    plan = make_plan(work, to="auto-mode")
+    (f,) = [f for f in plan.findings if f.code == "MIG-AUTO-001"]
+    assert "2 eksctl ClusterConfigs of this root declare the same cluster" in f.message
+    assert "cluster-alt.yaml, cluster.yaml" in f.message and not plan.changes

@@ -60,7 +60,7 @@ class ClusterRule(HandWrittenCluster, EksctlCluster):
         for p, b in self.repo.blocks("resource", "aws_eks_cluster"):
             if owns(p):
                 (called if _module_users(self.repo, "" if _dir(p) == "." else _dir(p)) else resources).append((p, b))
-        eksctl = [(p, d, o) for p, d, o in inv.clusters if owns(p)]
+        eksctl = _cluster_configs([(p, d, o) for p, d, o in inv.clusters if owns(p)])
         found = len(modules) + len(resources) + len(eksctl)
         if found > 1:
             # several clusters in the root's files: the one Karpenter is installed beside (its chart, its module)
@@ -86,6 +86,16 @@ class ClusterRule(HandWrittenCluster, EksctlCluster):
                   "balancing and block storage enabled, no built-in node pool) and create a node role with an EC2 "
                   "access entry before the nodepools phase; run migrator with --auto-mode-node-role <its name>")
             self.res.role_literal = self.ctx.options.auto_mode_node_role
+            return self.res
+        if found > 1 and not modules and not resources and len({_named(o) for _, _, o in eksctl}) == 1:
+            name, region = _named(eksctl[0][2])
+            _find(self.res, "MIG-AUTO-001", "error", eksctl[0][0], 1,
+                  f"{len(eksctl)} eksctl ClusterConfigs of this root declare the same cluster {name}"
+                  f"{' (' + region + ')' if region else ''}: {', '.join(p for p, _, _ in eksctl)} (alternatives, or "
+                  "copies): migrator cannot tell which one the cluster is made and updated from",
+                  "keep in this root only the ClusterConfig the cluster is updated from (move the others out of it) "
+                  "and run migrator again, or turn Auto Mode on by hand (eksctl update auto-mode-config -f <that "
+                  "file>)")
             return self.res
         if found > 1:
             _find(self.res, "MIG-AUTO-001", "error", "", 0,
@@ -307,3 +317,20 @@ class ClusterRule(HandWrittenCluster, EksctlCluster):
 
 def run(ctx, phase: str, done: dict | None = None) -> ClusterResult:
     return ClusterRule(ctx, phase).run()
+
+
+def _named(o: dict) -> tuple[str, str]:
+    """(name, region) of an eksctl ClusterConfig: the cluster it declares."""
+    meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+    return str(meta.get("name")), str(meta.get("region") or "")
+
+
+# what a ClusterConfig that only adds node groups to a cluster made elsewhere holds (`eksctl create nodegroup -f`)
+_NODE_GROUPS_ONLY = {"apiVersion", "kind", "metadata", "managedNodeGroups", "nodeGroups"}
+
+
+def _cluster_configs(found: list) -> list:
+    """The eksctl ClusterConfigs that declare a cluster: one holding only node groups (`eksctl create nodegroup -f`)
+    for a cluster another ClusterConfig of the root declares adds node groups to it, and is not another cluster."""
+    full = {_named(o) for _, _, o in found if not set(o) <= _NODE_GROUPS_ONLY}
+    return [(p, d, o) for p, d, o in found if not (set(o) <= _NODE_GROUPS_ONLY and _named(o) in full)]
