@@ -6,17 +6,19 @@ Terraform writes the file (`filename`); the objects reach the cluster when somet
 ${local_file.x.filename}`), or a person or script outside Terraform (`kubectl apply -f rendered/x.yaml`). The template
 is read and converted as a kubectl_manifest's is (inventory/objects.py); what is new beside it (a twin, a converted
 kind) is a template, a local_file and, where one applies the old file alone, an applier of its own; and the runbook
-applies what no applier does (`rendered_applies`).
+applies what no applier does (`applied_by`, `apply_command`).
 
-A local_file migrator leaves alone, said where its objects are (rules/auto/unconverted.py, MIG-SRC-010): one whose
-rendered file is also committed in the repository (read there, and made again by every apply), one whose applier
-applies other files too (migrator does not edit shell commands), one whose `filename` is not written literally.
+A local_file migrator leaves alone, said where its objects are (rules/auto/unconverted.py, MIG-SRC-010), `why_not`:
+one whose template another local_file renders too, one whose content is a local rendering it, one whose rendered file
+is also committed in the repository (read there, and made again by every apply), one whose applier applies other
+files too (migrator does not edit shell commands), one whose `filename` is not written literally. An object a
+local_file writes from HCL itself (a heredoc, `yamlencode()`) is said, never converted (`inline`, MIG-SRC-027).
 """
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..sources import hcl as hclsrc
 from .repo import Repo
@@ -65,7 +67,8 @@ class Rendered:
 
 
 def scan(repo: Repo) -> dict[str, Rendered]:
-    """template path -> the local_file (local_sensitive_file) that renders it (once per run; the first one found)."""
+    """template path -> the local_file (local_sensitive_file) that renders it, the first one found; any other that
+    renders it too is named in its `others` (once per run)."""
     out = repo.__dict__.get("_rendered_by_local_file")
     if out is not None:
         return out
@@ -83,10 +86,7 @@ def scan(repo: Repo) -> dict[str, Rendered]:
             if target is None or _off(repo, p, b):
                 continue
             if target in out:               # a second block renders it (another cluster's copy): left alone
-                first = out[target]
-                others = tuple(sorted(set(first.others) | {b.address}))
-                out[target] = Rendered(first.tf, first.block, target, first.output, first.out_base, first.appliers,
-                                       first.shared, first.committed, first.via, others)
+                out[target] = replace(out[target], others=tuple(sorted({*out[target].others, b.address})))
                 continue
             out[target] = _rendered(repo, p, b, target, via)
     repo.__dict__["_rendered_by_local_file"] = out
