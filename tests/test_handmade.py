@@ -272,3 +272,26 @@ def test_a_rendered_file_whose_path_only_terraform_knows_is_named_not_guessed(tm
     repo = Repo(tmp_path)
     assert output_path(repo, "modules/pools/main.tf", "${path.module}/out/x.yaml") is None
     assert output_path(repo, "other/main.tf", "${path.module}/out/x.yaml") == "other/out/x.yaml"
+
+
+def test_a_file_of_the_same_name_elsewhere_is_not_the_rendered_one(tmp_path):
+    """A null_resource applies the rendered file when it names the local_file or the file by its folder and name;
+    one that applies a committed file of the same name in another folder is not its applier (a copy of it would apply
+    a file that is not there). A heredoc NodePool whose requirements name an eks.amazonaws.com label is Karpenter's
+    (said, MIG-SRC-027); only a class reference to Auto Mode's group makes it Auto Mode's."""
+    from migrator.inventory import Repo
+    from migrator.inventory.localfiles import inline, scan
+    (tmp_path / "pools.yaml.tpl").write_text("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: a\n")
+    (tmp_path / "main.tf").write_text(
+        'resource "local_file" "pools" {\n  content  = templatefile("${path.module}/pools.yaml.tpl", {})\n'
+        '  filename = "${path.module}/rendered/pools.yaml"\n}\n\n'
+        'resource "null_resource" "base" {\n  provisioner "local-exec" {\n'
+        '    command = "kubectl apply -f ${path.module}/base/pools.yaml"\n  }\n}\n\n'
+        'resource "null_resource" "apply" {\n  provisioner "local-exec" {\n'
+        '    command = "kubectl apply -f ${path.module}/rendered/pools.yaml"\n  }\n}\n\n'
+        'resource "local_file" "karpenter_pool" {\n  content  = <<-EOT\n    apiVersion: karpenter.sh/v1\n    kind: NodePool\n'
+        '    spec:\n      template:\n        spec:\n          requirements:\n'
+        '            - key: eks.amazonaws.com/nodegroup\n  EOT\n  filename = "${path.module}/k.yaml"\n}\n')
+    r = scan(Repo(tmp_path))["pools.yaml.tpl"]
+    assert [b.address for _, b in r.appliers] == ["null_resource.apply"] and r.applier is not None
+    assert [o.block.address for o in inline(Repo(tmp_path))] == ["local_file.karpenter_pool"]

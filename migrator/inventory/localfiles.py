@@ -39,6 +39,7 @@ class Rendered:
     shared: bool                        # an applier also applies other files
     committed: bool                     # the rendered file is in the repository too
     via: str | None = None              # `content = local.x`: the local that renders the template
+    raw: str = ""                       # `filename` as written (`${path.module}/rendered/x.yaml`)
     others: tuple = ()                  # addresses of other local_files rendering the same template
 
     @property
@@ -115,10 +116,26 @@ def _rendered(repo: Repo, p: str, b: hclsrc.Block, template: str, via: str | Non
     base = raw.rsplit("/", 1)[-1] if raw else None
     out_base = base if base and "${" not in base and "%{" not in base else None
     output = output_path(repo, p, raw) if raw else None
-    appliers = tuple(_appliers(repo, p, b, out_base))
+    tail = file_tail(raw, out_base) if raw else None
+    appliers = tuple(_appliers(repo, p, b, tail))
     shared = any(_names_others(repo, ap, ab, b, out_base) for ap, ab in appliers)
     return Rendered(p, b, template, output, out_base, appliers, shared, output is not None and output in repo.files,
-                    via)
+                    via, raw or "")
+
+
+def file_tail(raw: str, out_base: str | None) -> str | None:
+    """How a command names the rendered file: its folder and name as `filename` writes them (`rendered/x.yaml`),
+    the name alone when it has no folder of its own; a file of the same name elsewhere is another file."""
+    if out_base is None:
+        return None
+    parts = [x for x in raw.split("/") if x and "${" not in x and x != "."]
+    return "/".join(parts[-2:]) if len(parts) > 1 else out_base
+
+
+def renamed(raw: str, old: str, new: str) -> str:
+    """`raw` with its last `old` written `new` (a filename given the twin's name)."""
+    i = raw.rfind(old)
+    return raw[:i] + new + raw[i + len(old):] if i >= 0 else raw
 
 
 def output_path(repo: Repo, tf: str, raw: str) -> str | None:
@@ -136,21 +153,22 @@ def output_path(repo: Repo, tf: str, raw: str) -> str | None:
     return posixpath.normpath(posixpath.join(d, text))
 
 
-def _mentions(text: str, b: hclsrc.Block, out_base: str | None) -> bool:
+def _mentions(text: str, b: hclsrc.Block, tail: str | None) -> bool:
     label = re.escape(b.labels[1])
     if re.search(rf"(?<![\w.]){re.escape(b.labels[0])}\.{label}(?![\w-])", text):
         return True
-    return out_base is not None and re.search(rf"(?<![\w.-]){re.escape(out_base)}(?![\w-])", text) is not None
+    return tail is not None and re.search(rf"(?<![\w.-]){re.escape(tail)}(?![\w-])", text) is not None
 
 
-def _appliers(repo: Repo, p: str, b: hclsrc.Block, out_base: str | None):
-    """null_resource / terraform_data blocks of the module whose text names the local_file or its file."""
+def _appliers(repo: Repo, p: str, b: hclsrc.Block, tail: str | None):
+    """null_resource / terraform_data blocks of the module whose text names the local_file, or its file by its folder
+    and name (`file_tail`)."""
     for tf in repo.tf_in_dir(posixpath.dirname(p)):
         f = repo.hcl(tf)
         for ab in (f.blocks if f is not None else []):
             if ab.type != "resource" or len(ab.labels) != 2 or ab.labels[0] not in APPLIERS:
                 continue
-            if _mentions(f.text[ab.start:ab.end], b, out_base):
+            if _mentions(f.text[ab.start:ab.end], b, tail):
                 yield tf, ab
 
 
@@ -207,6 +225,8 @@ class Inline:
 
 
 _INLINE_KIND = re.compile(r"""(?m)^\s*["']?kind["']?\s*[:=]\s*["']?(Provisioner|AWSNodeTemplate|NodePool|EC2NodeClass)\b""")
+# a NodePool's class reference to EKS Auto Mode's NodeClass group, in YAML or in HCL (`group = "eks.amazonaws.com"`)
+_AUTO_GROUP = re.compile(r"""["']?group["']?\s*[:=]\s*["']?eks\.amazonaws\.com["']?\s*$""", re.M)
 _INLINE_API = re.compile(r"""["']?apiVersion["']?\s*[:=]\s*["']?(karpenter\.(?:sh|k8s\.aws)/v\w+)""")
 
 
@@ -226,7 +246,7 @@ def inline(repo: Repo) -> list[Inline]:
                 apis = list(_INLINE_API.finditer(content.source, 0, k.start())) or \
                     list(_INLINE_API.finditer(content.source, k.end()))
                 api = (apis[-1] if apis[-1].start() < k.start() else apis[0]).group(1) if apis else ""
-                if not api or (k.group(1) == "NodePool" and "eks.amazonaws.com" in content.source):
+                if not api or (k.group(1) == "NodePool" and _AUTO_GROUP.search(content.source)):
                     continue            # no Karpenter API named, or an Auto Mode NodePool (karpenter.sh too)
                 how = "a heredoc" if content.kind == "heredoc" else f"{content.name or 'an expression'}()"
                 out.append(Inline(p, b, hclsrc.line_of(text, content.start + k.start()), k.group(1), api, how))

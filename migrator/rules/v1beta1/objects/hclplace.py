@@ -137,17 +137,14 @@ class TerraformPlacement:
         if r is None or fn is None or new_base is None or new_base == r.out_base or \
                 fn.source.count(r.out_base) != 1:
             self.finding("MIG-TPL-002", "error", m.tf_path, hclsrc.line_of(text, b.start),
-                         f"{b.address}: its filename is not written literally; migrator cannot name the rendered file "
-                         "of a new local_file beside it",
+                         f"{b.address}: migrator cannot give the rendered file of a new local_file beside it a name of "
+                         "its own (its filename does not write the file's name once, literally)",
                          "copy the block by hand, point it at the generated template and give it a file name of its own")
             return None
-        i = fn.source.rfind(r.out_base)
-        new_src = fn.source[:i] + new_base + fn.source[i + len(r.out_base):]
+        new_src = localfiles.renamed(fn.source, r.out_base, new_base)
         if r.applier is None:               # applied outside Terraform: the runbook applies it
-            raw = "".join(t for _, t in fn.parts)
-            raw = raw[:raw.rfind(r.out_base)] + new_base + raw[raw.rfind(r.out_base) + len(r.out_base):]
-            self.res.rendered.append(localfiles.apply_command(localfiles.output_path(self.repo, m.tf_path, raw),
-                                                             f"{b.labels[0]}.{label}", new_src))
+            out = localfiles.output_path(self.repo, m.tf_path, localfiles.renamed(r.raw, r.out_base, new_base))
+            self.res.rendered.append(localfiles.apply_command(out, f"{b.labels[0]}.{label}", new_src))
         if r.applier is not None and (r.applier[1].start, label) not in self._applier_copies:
             self._applier_copies.add((r.applier[1].start, label))
             self.copy_applier(r, label, new_base, c, m)
@@ -162,7 +159,8 @@ class TerraformPlacement:
         alabel = _unique(self.block_label(ab.labels[1], c.kind, m.kind), self.taken(ap))
         body = text[ab.start:ab.end]
         body = re.sub(rf"(?<![\w.]){re.escape(old_ref)}(?![\w-])", new_ref, body)
-        body = re.sub(rf"(?<![\w.-]){re.escape(r.out_base)}(?![\w-])", new_base, body)
+        tail = localfiles.file_tail(r.raw, r.out_base)      # the old file as its command names it
+        body = re.sub(rf"(?<![\w.-]){re.escape(tail)}(?![\w-])", localfiles.renamed(tail, r.out_base, new_base), body)
         s0, e0 = ab.label_spans[1]
         body = body[:s0 - ab.start] + hclsrc.quote(alabel) + body[e0 - ab.start:]
         self.taken(ap).add(alabel)
