@@ -313,6 +313,15 @@ def instances(repo, tf_path: str, block, line: int = 0) -> list[dict] | None:
     return found if found or known else None
 
 
+def absent(repo, tf_path: str, block, line: int = 0) -> bool:
+    """Does the evaluator say the block makes no instance (`instances(...) == []`)? Only a root module can say so
+    (a library module's switches are set by its callers): where none of the module's roots is one, the answer is
+    False without starting the evaluator."""
+    if not any(is_root_module(repo, r) for r in roots_of(repo, tf_path)):
+        return False
+    return instances(repo, tf_path, block, line) == []
+
+
 def _added(repo, tf_path: str, block) -> bool:
     """Is `block` one a plan added to `tf_path`, read in the plan's second pass? The evaluator read the files before
     the change: it knows nothing of such a block, and its absence from the answer says nothing."""

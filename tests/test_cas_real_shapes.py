@@ -1244,6 +1244,27 @@ def test_stated_counts_follow_switches_through_calls(tmp_path):
     assert switched_off(repo, "m/main.tf", a, 5)
 
 
+def test_a_library_modules_switch_is_never_evaluated(tmp_path, monkeypatch):
+    """Issue 60: only a root module's evaluation can say a block makes no instance (a library module's switches are
+    set by callers outside the repository, or by Terragrunt units): a module with no root above it is not evaluated
+    for that (antonputra/tutorials started the evaluator for its Terragrunt-called add-ons module on every run)."""
+    from migrator import evaluate
+    from migrator.inventory import Repo
+    from migrator.inventory.terraform import switched_off
+    asked = []
+    monkeypatch.setattr(evaluate, "instances", lambda *a, **k: asked.append(a[1]) or [])
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text('locals {\n  on = var.env == "prod"\n}\n\nresource "x" "a" {\n'
+                                            '  count = local.on ? 1 : 0\n}\n')
+    repo = Repo(tmp_path)
+    (a,) = [b for b in repo.hcl("m/main.tf").blocks if b.type == "resource"]
+    assert not switched_off(repo, "m/main.tf", a, 5) and asked == []
+    (tmp_path / "m" / "backend.tf").write_text('terraform {\n  backend "s3" {}\n}\n')     # a root module: asked
+    repo = Repo(tmp_path)
+    (a,) = [b for b in repo.hcl("m/main.tf").blocks if b.type == "resource"]
+    assert switched_off(repo, "m/main.tf", a, 5) and asked == ["m/main.tf"]
+
+
 def test_an_evaluator_that_takes_too_long_gives_no_answer_and_is_said(tmp_path, monkeypatch):
     """tfparse iterates a root's modules until their values settle; a root it cannot finish in time is read as
     written (MIG-SRC-016), and the run never waits past its budget: the worker process is stopped at the limit."""

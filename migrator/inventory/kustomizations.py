@@ -153,6 +153,15 @@ def scan(repo: Repo) -> list[Kustomization]:
     return out
 
 
+def at(repo: Repo, path: str) -> Kustomization | None:
+    """The kustomization read from file `path` (None: none there), looked up in an index of `scan`'s list."""
+    ks = scan(repo)
+    index = repo.__dict__.get("_kustomization_at")
+    if index is None or index[0] is not ks:
+        index = repo.__dict__["_kustomization_at"] = (ks, {k.path: k for k in reversed(ks)})     # the first wins
+    return index[1].get(path)
+
+
 def file_used_elsewhere(repo, pt, staying=lambda other: True) -> bool:
     """Does anything else still read a patch's file: another patch that stays (`staying(other)`), or a kustomization
     listing it as a resource? Then the file stays when the patch goes."""
@@ -368,7 +377,7 @@ def build(repo: Repo, kpath: str, upto: Patch | None = None, _seen: frozenset = 
     only the patches before that one. None when a resource it names is not in the repository."""
     if kpath in _seen:
         return None
-    k = next((x for x in scan(repo) if x.path == kpath), None)
+    k = at(repo, kpath)
     if k is None:
         return None
     objs: list[dict] = []
@@ -549,7 +558,7 @@ def _includes(repo: Repo, k: Kustomization, _seen: frozenset = frozenset()) -> s
         sub = kustomization_in(repo, r)
         if sub is not None and r not in _seen:
             out.add(r)
-            inner = next((x for x in scan(repo) if x.path == sub), None)
+            inner = at(repo, sub)
             if inner is not None:
                 out |= _includes(repo, inner, _seen | {r})
         elif r in repo.files:
@@ -563,7 +572,7 @@ def _includes(repo: Repo, k: Kustomization, _seen: frozenset = frozenset()) -> s
 def built_by(repo: Repo, d: str) -> set[str] | None:
     """Every file and kustomization directory the kustomization of directory d builds; None when d holds none."""
     k = kustomization_in(repo, d)
-    kz = next((x for x in scan(repo) if x.path == k), None) if k is not None else None
+    kz = at(repo, k) if k is not None else None
     return _includes(repo, kz) if kz is not None else None
 
 
@@ -652,7 +661,7 @@ def left_out(repo: Repo, path: str) -> tuple[str, str] | None:
             k = kustomization_in(repo, x)
         if k is None:
             return None
-        kz = next((y for y in scan(repo) if y.path == k), None)
+        kz = at(repo, k)
         if kz is None or path in _includes(repo, kz) or k == path:
             return None
     return under[0][1][0], under[0][0]
@@ -672,7 +681,7 @@ def commented_out(repo: Repo, path: str) -> tuple[str, int] | None:
             return None                             # a Flux Kustomization applies the folder itself
         k = kustomization_in(repo, parent)
         if k is not None:
-            kz = next((y for y in scan(repo) if y.path == k), None)
+            kz = at(repo, k)
             if kz is not None and d in _includes(repo, kz):
                 return None                 # built: whatever else is commented out does not matter
             pat = re.compile(r"^[ \t]*#[ \t]*-[ \t]*(?:\./)?" + re.escape(name) + r"/?[ \t]*$", re.M)

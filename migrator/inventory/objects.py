@@ -297,7 +297,8 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     examples: dict[str, list[Manifest]] = {}        # an examples/test folder nothing applies -> its objects
     # a file none of whose documents names a Karpenter kind is never split (the same words KIND_DOCUMENTS looks for
     # first: searched once per run, and in a second pass only in the files the plan changed)
-    named = {q for w in _KIND_RE.words for q in repo.containing(w, (".yaml", ".yml", ".tpl", ".tmpl"))}
+    # (the shortest first: EC2NodeClass is then looked for only where NodeClass is)
+    named = {q for w in sorted(_KIND_RE.words, key=len) for q in repo.containing(w, (".yaml", ".yml", ".tpl", ".tmpl"))}
     for p, sf in repo.files.items():
         if p not in named or p in repo.template_paths:
             continue

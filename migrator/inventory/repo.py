@@ -106,7 +106,7 @@ class Repo:
         if len(names) == 1:
             return index.get(names[0], [])
         found = {q for n in names for q in index.get(n, [])}
-        return [q for q in self.files if q in found] if found else []
+        return sorted(found, key=self._order().__getitem__)
 
     def ending(self, suffixes: tuple[str, ...]) -> list[str]:
         """The files whose path ends in one of `suffixes`, in discovery order, listed once per run."""
@@ -209,11 +209,12 @@ class Repo:
                          and among is not None and (suffixes is None or set(among) < set(suffixes))), None)
         if prior is None and narrower is not None:     # answered over some of these files: the others searched
             among, got = narrower
-            found = got + [p for p in self._searched(suffixes)
-                           if not p.endswith(among) and needle in self.files[p].text]
+            files = self.files
+            found = got + [p for p in self._searched(suffixes) if not p.endswith(among) and needle in files[p].text]
             found.sort(key=self._order().__getitem__)
         elif prior is None:
-            found = [p for p in self._holding_part(needle, suffixes) if needle in self.files[p].text]
+            files = self.files
+            found = [p for p in self._holding_part(needle, suffixes) if needle in files[p].text]
         else:                                   # the first pass's answer, the changed files searched again
             changed, files = base[1], self.files
             found = [p for p in prior if p not in changed and p in files] + \
@@ -248,8 +249,11 @@ class Repo:
         lists = self.__dict__.setdefault("_searched_lists", {})
         got = lists.get(suffixes)
         if got is None:
-            got = lists[suffixes] = [p for p in (self.files if suffixes is None else self.ending(suffixes))
-                                     if not (p.endswith(YAML) and self.inert(p))]
+            if suffixes is None:
+                got = [p for p in self.files if not (p.endswith(YAML) and self.inert(p))]
+            else:                           # of the files of every search, those ending in `suffixes`
+                got = [p for p in self._searched(None) if p.endswith(suffixes)]
+            lists[suffixes] = got
         return got
 
     def inert(self, path: str) -> bool:

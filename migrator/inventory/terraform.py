@@ -173,7 +173,7 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
         if name is None:
             return []
         switched = b.attr("count") is not None or b.attr("for_each") is not None
-        if switched and evaluate.instances(repo, p, b, line) == []:      # the evaluator only where a switch is
+        if switched and evaluate.absent(repo, p, b, line):      # the evaluator only where a switch is
             _switched_off(repo, p, line, b.address, "count = 0 or an empty for_each in every root that uses it")
             return []
         return [(name, None)]
@@ -207,7 +207,7 @@ def switched_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:
     stated = _stated_off(repo, d, b if own else None)
     if stated is not None:
         return stated
-    return evaluate.instances(repo, p, b, line) == []
+    return evaluate.absent(repo, p, b, line)
 
 
 def _called_with_switch(repo: Repo, d: str, depth: int = 0) -> bool:

@@ -70,9 +70,9 @@ def _eksctl_above(repo, inv, install) -> str | None:
     for p, _, _ in inv.clusters:
         if inside(posixpath.dirname(p) or ".", d) and (posixpath.dirname(p) or ".") != d:
             return None             # another cluster's ClusterConfig below: the folder is not this cluster's alone
-    for p, f in repo.files.items():
+    for p in repo.containing("karpenter"):          # every match of _KARPENTER names it
         pd = posixpath.dirname(p) or "."
-        if inside(pd, d) and not inside(pd, mine) and _KARPENTER.search(f.text):
+        if inside(pd, d) and not inside(pd, mine) and _KARPENTER.search(repo.text(p)):
             return None             # Karpenter of another cluster (or of this one, rooted there already)
     return paths.pop()
 
