@@ -584,7 +584,10 @@ def leaf_kustomizations(repo: Repo, path: str) -> list[str]:
     if inc is None:              # once per run: every file's question is answered from the same map
         inc = repo._kustomize_includes = {k.dir: _includes(repo, k) for k in ks}
     holders = [k.dir for k in ks if path in inc[k.dir] or k.path == path or k.dir == path]
-    included = {d for k in ks for d in inc[k.dir] if d in inc}
+    memo = repo.__dict__.get("_kustomizations_included")
+    if memo is None or memo[0] is not inc:      # the kustomization folders another one builds, once per map
+        memo = repo.__dict__["_kustomizations_included"] = (inc, {d for k in ks for d in inc[k.dir] if d in inc})
+    included = memo[1]
     return sorted(d for d in holders if d not in included)
 
 
