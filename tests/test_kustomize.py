@@ -168,3 +168,17 @@ def test_merge_diff_is_the_patch_between_two_objects(a, b):
 def test_json_pointer_round_trip():
     for p in [(), ("spec", "a/b", "c~d", "-"), ("0",)]:
         assert kz.pointer(kz.to_pointer(p)) == p
+
+
+def test_the_kustomization_of_a_folder_is_found_as_a_lookup_of_each_name_would():
+    """Issue 60: `kustomization_in` reads an index of the kustomization files by folder; it answers as trying each
+    name of KFILES in the folder does, for any way the folder is written."""
+    import posixpath
+    from migrator.discover import Discovery, SourceFile
+    paths = ["kustomization.yaml", "Kustomization", "a/Kustomization", "a/kustomization.yml", "b/c/kustomization.yaml",
+             "b/c/kustomization.yml", "x/y.yaml"]
+    root = Path("/nonexistent")
+    repo = Repo(root, Discovery(root, {p: SourceFile(p, root / p, "") for p in paths}, []))
+    for d in ["", ".", "a", "a/", "./a", "b/c", "b", "b/c/", "x", "zz", "a/../b/c", "b//c"]:
+        tried = next((p for n in kz.KFILES if (p := posixpath.join(d, n) if d else n) in repo.files), None)
+        assert kz.kustomization_in(repo, d) == tried, d

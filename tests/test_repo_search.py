@@ -112,3 +112,26 @@ def test_block_lookups_replayed_to_every_asker_as_a_fresh_search_finds_them():
     assert [(p, b.labels) for p, b in first] == fresh[3:]
     assert [(p, b.labels) for p, b in second] == fresh[5:]
     assert [(p, b.labels) for p, b in repo.blocks("module", None, "karpenter")] == fresh
+
+
+def test_block_lookups_parse_only_texts_that_can_open_such_a_block():
+    """Issue 60: a text is parsed for `resource "helm_release"` only where a line can open one (quoted or bare labels,
+    any blanks) or a `/* */` comment could stand before it; the blocks found are those a parse of every file finds."""
+    texts = {
+        "a.tf": 'resource "helm_release" "a" {\n  chart = "x"\n}\n',
+        "b.tf": '  resource helm_release b {\n}\n',
+        "c.tf": 'resource"helm_release" "c"{\n}\n',
+        "d.tf": 'output "x" {\n  value = helm_release.a.name # resource\n}\n',          # names both, opens none
+        "e.tf": '/* old */ resource "helm_release" "e" {\n}\n',                            # after a comment
+        "f.tf": 'resource "helm_release_x" "f" {\n}\n\nresource "null" "y" {\n  helm_release = 1\n}\n',
+        "g.tf": 'resource "helm_release" "g" {\r\n}\r\n',
+        "h.tf": 'locals {\n  s = <<EOT\nresource "helm_release" "h" {\nEOT\n}\n',            # inside a heredoc
+    }
+    repo = _repo(texts)
+    parsed = []
+    real = repo.hcl
+    repo.hcl = lambda p: parsed.append(p) or real(p)
+    got = [(p, b.labels[1]) for p, b in repo.blocks("resource", "helm_release")]
+    assert got == [("a.tf", "a"), ("b.tf", "b"), ("c.tf", "c"), ("e.tf", "e"), ("g.tf", "g")]
+    assert "d.tf" not in parsed and "f.tf" not in parsed and "h.tf" in parsed
+    assert [p for p, _ in repo.blocks("locals")] == ["h.tf"]

@@ -131,11 +131,18 @@ def _join(base: str, rel: str) -> str:
 
 
 def kustomization_in(repo: Repo, d: str) -> str | None:
-    for name in KFILES:
-        p = posixpath.join(d, name) if d else name
-        if p in repo.files:
-            return p
-    return None
+    """The kustomization file of folder `d` ("" for the top folder), the first of KFILES there; read from an index of
+    every kustomization file by folder, made once per run."""
+    if d and (d.endswith("/") or posixpath.normpath(d) != d):
+        return next((p for name in KFILES if (p := posixpath.join(d, name)) in repo.files), None)
+    index = repo.__dict__.get("_kustomization_files")
+    if index is None:
+        index = {}
+        for name in reversed(KFILES):       # the first of KFILES wins
+            for p in repo.named(name):
+                index[posixpath.dirname(p)] = p
+        repo.__dict__["_kustomization_files"] = index
+    return index.get(d) if d != "." else None
 
 
 def scan(repo: Repo) -> list[Kustomization]:

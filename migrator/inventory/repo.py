@@ -48,6 +48,21 @@ def _only_foreign_crds(text: str) -> bool:
     return kinds >= max(docs, 1) and "arpenter" not in text and "utoscaler" not in text
 
 
+_HEADERS: dict[tuple[str, str | None], re.Pattern] = {}
+
+
+def _header(type_: str, label0: str | None) -> re.Pattern:
+    """A line that can open a block of this type (and first label, quoted or bare). HCL puts a block's header at the
+    start of its line (after blanks); only a `/* */` comment can stand before it, so a text with no `/*` and no such
+    line holds no such block and is not parsed for it."""
+    got = _HEADERS.get((type_, label0))
+    if got is None:
+        label = (rf'(?:\s*"{re.escape(label0)}"|\s+{re.escape(label0)}(?=[\s{{"]))' if label0 is not None else
+                 r'(?=[\s{"])')
+        got = _HEADERS[(type_, label0)] = re.compile(rf"^[ \t]*{re.escape(type_)}{label}", re.M)
+    return got
+
+
 class Repo:
     def __init__(self, root: Path, discovery: Discovery | None = None, exclude: list[str] | None = None):
         self.discovery = discovery or discover(root, exclude=exclude)
@@ -303,8 +318,10 @@ class Repo:
 
     def _blocks(self, type_: str, label0: str | None, mentioning: str | None) -> Iterator[tuple[str, hclsrc.Block]]:
         words = [w for w in (type_, label0) if w and w != mentioning]
+        header = _header(type_, label0)
         for p in self.tf_containing(mentioning or label0 or type_):
-            if not all(w in self.files[p].text for w in words):
+            text = self.files[p].text
+            if not all(w in text for w in words) or ("/*" not in text and not header.search(text)):
                 continue
             f = self.hcl(p)
             if f is None:
