@@ -6,6 +6,10 @@
 Every figure is a whole process (start-up included), the median of `--runs` runs (the naive full parse, which
 takes minutes, runs once), with its peak RSS. Trees come from benchmarks/generate.py. Speed is measured here,
 never asserted in tests; docs/performance.md records a run.
+
+This machine's speed varies from day to day by up to 3x. Both modes read it from the naive python-hcl2 parse (seconds
+a MB: the synthetic run's full parse, or a small tree's before and after `--real`) and print the figures scaled to
+the speed of the days the targets were set (REFERENCE_S_PER_MB), beside the seconds measured.
 """
 from __future__ import annotations
 
@@ -35,9 +39,10 @@ TREE_SITTER = ("import pathlib, sys, tree_sitter, tree_sitter_hcl\n"
                "    parser.parse(p.read_bytes())\n")
 
 
-# the naive full parse of the 50-root + 5,000-file tree on the days the targets were set and met (2026-11-23 to 28:
-# 45-54 s); a slow day's figures are read at this speed
-REFERENCE_NAIVE_S = 50.0
+# this machine's speed varies from day to day by up to 3x: the naive python-hcl2 parse (pure Python, the same work every
+# run, linear in bytes) is the yardstick. On the days the targets were set and met (2026-11-23 to 28) it parsed the
+# 50-root + 5,000-file tree (10.38 MB) in 45-54 s: about 4.8 s a MB. A slow day's figures are read at that speed.
+REFERENCE_S_PER_MB = 50.0 / 10.38
 
 
 def migrator_cmd() -> list[str]:
@@ -69,6 +74,8 @@ def real(mirrors: Path, runs: int, top: int) -> None:
     from ruamel.yaml import YAML
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
     from real_repos import LIST, extract, git  # noqa: F401
+    scale = REFERENCE_S_PER_MB / yardstick(3)
+    print(f"machine speed: {1 / scale:.2f}x the reference days' time for the same work (the naive parse as yardstick)")
     rows = []
     for entry in YAML(typ="safe").load(LIST.read_text()):
         bare = mirrors / entry["repo"].replace("/", "+") / "repo"
@@ -86,12 +93,35 @@ def real(mirrors: Path, runs: int, top: int) -> None:
         rows.append((cold, warm, mb, entry["repo"]))
         print(f"  {entry['repo']}: {cold:.2f} s cold, {warm:.2f} s warm", flush=True)
     rows.sort(reverse=True)
+    scale = (scale + REFERENCE_S_PER_MB / yardstick(3)) / 2      # the machine's speed before and after
     print(f"\n{len(rows)} real repositories; {sum(c <= 1 for c, *_ in rows)} plan in 1 s or less cold, "
-          f"{sum(w <= 1 for _, w, *_ in rows)} warm\n")
-    print(f"| {'repository (slowest first)':<52} | {'cold s':>7} | {'warm s':>7} | {'peak RSS MB':>11} |")
-    print(f"|{'-' * 54}|{'-' * 9}|{'-' * 9}|{'-' * 13}|")
+          f"{sum(w <= 1 for _, w, *_ in rows)} warm; at the reference days' speed ({1 / scale:.2f}x faster than now) "
+          f"{sum(c * scale <= 1 for c, *_ in rows)} cold, {sum(w * scale <= 1 for _, w, *_ in rows)} warm\n")
+    print(f"| {'repository (slowest first)':<52} | {'cold s':>7} | {'warm s':>7} | {'cold, scaled':>12} | "
+          f"{'peak RSS MB':>11} |")
+    print(f"|{'-' * 54}|{'-' * 9}|{'-' * 9}|{'-' * 14}|{'-' * 13}|")
     for cold, warm, mb, name in rows[:top]:
-        print(f"| {name:<52} | {cold:7.2f} | {warm:7.2f} | {mb:11.0f} |")
+        print(f"| {name:<52} | {cold:7.2f} | {warm:7.2f} | {cold * scale:12.2f} | {mb:11.0f} |")
+
+
+# the naive parse of a small tree, its start-up (python-hcl2 builds its grammar) left out: seconds a MB
+YARDSTICK = ("import pathlib, sys, time, hcl2\n"
+             "texts = [p.read_text() for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.tf'))]\n"
+             "hcl2.loads(texts[0])\n"
+             "t = time.perf_counter()\n"
+             "for x in texts:\n"
+             "    hcl2.loads(x)\n"
+             "print((time.perf_counter() - t) / (sum(len(x.encode()) for x in texts) / 1e6))\n")
+
+
+def yardstick(runs: int) -> float:
+    """This machine's seconds a MB for the naive python-hcl2 parse of a generated tree (1 root, 100 files), the
+    median of `runs` processes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(Path(tmp), 1, 100, 7)
+        got = [float(subprocess.run([sys.executable, "-c", YARDSTICK, tmp], capture_output=True, text=True,
+                                    check=True).stdout) for _ in range(runs)]
+    return statistics.median(got)
 
 
 def main() -> None:
@@ -158,11 +188,10 @@ def main() -> None:
         cost = got["plan, 1 root + 100 files + 500 KB CRD bundle"] - got["plan, 1 root + 100 files"]
         print(f"a 500 KB CRD bundle (Flux gotk-components.yaml) adds {cost:.2f} s")
         print(f"error findings on the largest tree: {errors_in(big)}; on the mixed-era tree: {errors_in(mixed)}")
-        # this machine's speed varies from day to day by up to 3x; the naive parse (pure Python, the same work every
-        # run) is the yardstick: scaled to the speed of the days the 1.0 s target was set and met (docs/performance.md)
-        scale = REFERENCE_NAIVE_S / naive
-        print(f"machine speed: the naive parse took {naive:.0f} s ({REFERENCE_NAIVE_S:.0f} s on the reference days); "
-              f"at that speed {a.roots} roots would take {many_t * scale:.2f} s (target 1.0 s), "
+        rate = naive / (info["bytes"] / 1e6)
+        scale = REFERENCE_S_PER_MB / rate
+        print(f"machine speed: the naive parse took {rate:.1f} s a MB ({REFERENCE_S_PER_MB:.1f} on the reference "
+              f"days); at that speed {a.roots} roots would take {many_t * scale:.2f} s (target 1.0 s), "
               f"{2 * a.roots} roots {got[f'plan, {2 * a.roots} roots'] * scale:.2f} s")
 
 
