@@ -711,8 +711,8 @@ def _unread_karpenter(repo: Repo, root: str) -> list[str]:
     from .inventory import unread
     from .inventory.terragrunt import terragrunt
     broken = {f.path for f in repo.findings if f.code in ("MIG-SRC-001", "MIG-SRC-002", "MIG-SRC-021") and f.path}
-    return sorted(p for p, sf in repo.files.items()
-                  if inside(p, root) and (p in broken or p.endswith(UNREAD_SHAPES)) and _NAMES_KARPENTER.search(sf.text)
+    candidates = {p for p in broken if p in repo.files} | set(repo.ending(UNREAD_SHAPES))
+    return sorted(p for p in candidates if inside(p, root) and _NAMES_KARPENTER.search(repo.text(p))
                   and (p in broken or not terragrunt(repo).stack_read(p))) + unread.files(repo, root)
 
 

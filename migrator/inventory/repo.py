@@ -364,7 +364,8 @@ class Repo:
             by_dir: dict[str, list] = {}
             # only files that name a relative source are parsed (a library of thousands of .tf files stays fast)
             for p in self.tf_containing("module"):
-                if not _RELATIVE_SOURCE.search(self.files[p].text):
+                text = self.files[p].text       # (a relative source holds `"./` or `"../`: searched for first)
+                if ('"./' not in text and '"../' not in text) or not _RELATIVE_SOURCE.search(text):
                     continue
                 f = self.hcl(p)
                 for b in (f.blocks if f is not None else []):

@@ -806,9 +806,14 @@ def _read_remotely(source: str) -> bool:
 
 
 def karpenter_module_units(repo: Repo) -> list[Unit]:
-    """Units whose remote source is the terraform-aws-modules karpenter module."""
+    """Units whose remote source is the terraform-aws-modules karpenter module (found once per run: every root's
+    rules ask)."""
     from ..modmajor import is_karpenter_module
-    return [u for u in units(repo) if u.remote and is_karpenter_module(u.remote)]
+    got = repo.__dict__.get("_karpenter_module_units")
+    if got is None:
+        got = repo.__dict__["_karpenter_module_units"] = [u for u in units(repo)
+                                                         if u.remote and is_karpenter_module(u.remote)]
+    return list(got)
 
 
 def _remote(repo: Repo, u: Unit) -> None:
