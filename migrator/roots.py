@@ -412,7 +412,16 @@ class Fleet:
 
     def _stray_unit(self, d: str) -> bool:
         """Is folder d (or a folder above it) a Terragrunt unit outside every cluster root? Its files are that unit's
-        (another cluster's, or a template of one), never the nearest root's."""
+        (another cluster's, or a template of one), never the nearest root's. Answered once per folder (and roots)."""
+        cache = self.__dict__.get("_stray_of")
+        if cache is None or cache[0] is not self.paths:
+            cache = self._stray_of = (self.paths, {})
+        got = cache[1].get(d)
+        if got is None:
+            got = cache[1][d] = self._stray_unit_of(d)
+        return got
+
+    def _stray_unit_of(self, d: str) -> bool:
         if self._above(d):
             return False
         from .inventory.terragrunt import terragrunt

@@ -77,8 +77,7 @@ def references(repo: Repo) -> list[Reference]:
 
 def _folders(repo: Repo) -> set[str]:
     out = {""}
-    for p in repo.files:
-        d = posixpath.dirname(p)
+    for d in repo.dirs():
         while d and d not in out:
             out.add(d)
             d = posixpath.dirname(d)

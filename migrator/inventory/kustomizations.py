@@ -15,6 +15,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .. import knowledge
@@ -121,7 +122,7 @@ class Kustomization:
             self.tree = yamlsrc.load(self.text)
         return self.tree
 
-    @property
+    @cached_property
     def dir(self) -> str:
         return posixpath.dirname(self.path)
 

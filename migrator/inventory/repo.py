@@ -48,6 +48,11 @@ def _only_foreign_crds(text: str) -> bool:
     return kinds >= max(docs, 1) and "arpenter" not in text and "utoscaler" not in text
 
 
+def _dir_of(path: str) -> str:
+    """The folder of a repository path, "" for the top folder."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
 _HEADERS: dict[tuple[str, str | None], re.Pattern] = {}
 
 
@@ -175,8 +180,12 @@ class Repo:
 
     def in_dir(self, d: str) -> list[str]:
         """The files directly in folder `d` ("" or "." for the root), in discovery order, indexed once per run."""
-        index = self._path_index("_by_dir", lambda q: q.rsplit("/", 1)[0] if "/" in q else "")
+        index = self._path_index("_by_dir", _dir_of)
         return index.get("" if d == "." else d, [])
+
+    def dirs(self) -> list[str]:
+        """Every folder that holds a file ("" for the top folder), once each (from the index of `in_dir`)."""
+        return list(self._path_index("_by_dir", _dir_of))
 
     def tf_in_dir(self, d: str) -> list[str]:
         """The .tf files of one directory (a Terraform module), indexed once per run."""
