@@ -3,6 +3,7 @@ the add-on's default; switched off or IAM-only calls are absent.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Iterator
 
@@ -63,8 +64,8 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
             on, chart = value(facts["enable"]), value(facts["no_chart"])
             got = None if plain else [{facts["enable"]: on is not False,
                                        **({facts["no_chart"]: chart} if chart is not None else {})}]
-        else:
-            got = None if plain else evaluate.instances(repo, p, b, line)     # the evaluator only where a switch is
+        else:                               # the switch as the files state it, else the evaluator's instances
+            got = None if plain else _stated_switch(repo, p, b, facts) or evaluate.instances(repo, p, b, line)
         if unit is None and got:                # the evaluator's instances: the switch at its path
             got = [{facts["enable"]: _get(i, facts["enable"]),
                     **({facts["no_chart"]: i.get(facts["no_chart"])} if facts["no_chart"] in i else {})} for i in got]
@@ -90,6 +91,35 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
                 ci.values += _values_item(repo, p, entries[key].value, line) if key in facts.get("values_text", []) \
                     else [ValuesSource("other", p, line)]
         yield ci
+
+
+def _stated_switch(repo: Repo, p: str, b: hclsrc.Block, facts: dict) -> list[dict] | None:
+    """The call's one instance as the evaluator gives it ({enable: true, no_chart: bool when written}) where the files
+    state the add-on on (`enable_karpenter = local.addons.enable_karpenter`, `try(var.addons.x, true)`); None where
+    the call has a count / for_each of its own, a switch is not stated, or the add-on is stated off (the evaluator
+    decides that, as before the files were read first)."""
+    from .sites import module_value
+    if b.attr("count") is not None or b.attr("for_each") is not None:
+        return None
+    d = posixpath.dirname(p)
+    out = {}
+    for key in filter(None, (facts["enable"], facts["no_chart"])):
+        e = at_path(b, key)
+        if e is None and key == facts["no_chart"]:
+            continue
+        v = module_value(repo, d, e)
+        if not isinstance(v, bool) or (key == facts["enable"] and not v):
+            return None
+        out[key] = v
+    return [{facts["enable"].split(".")[0]: _nest(facts["enable"], out[facts["enable"]]),
+             **({facts["no_chart"]: out[facts["no_chart"]]} if facts["no_chart"] in out else {})}]
+
+
+def _nest(path: str, value):
+    """{"a": {"b": value}} for the path "a.b" below its first key (the value itself for a path of one key)."""
+    for key in reversed(path.split(".")[1:]):
+        value = {key: value}
+    return value
 
 
 def at_path(b: hclsrc.Block, path: str) -> hclsrc.Expr | None:

@@ -307,6 +307,8 @@ def static_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
                 return None
             text.append(str(got))
         return "".join(text)
+    if expr.kind == "call" and expr.name == "try" and expr.items:
+        return _try(repo, module, expr, static_value, _depth)
     stepped = _stepped(expr)
     if stepped is not None:             # var.zones[0], local.sizes["web"], var.group.min: the value it reads
         entry, rest = _entry_of(repo, module, stepped[0], stepped[1])
@@ -390,6 +392,45 @@ def _entry_of(repo: Repo, module: str, base: hclsrc.Expr, steps: list) -> tuple[
     return (expr, steps[taken:]) if taken else (None, steps)
 
 
+def _try(repo: Repo, module: str, call: hclsrc.Expr, value_of, depth: int) -> Any:
+    """`try(a, b, ...)` as the module states it: the first argument that evaluates. An argument reading a key or index
+    its known value does not have fails (Terraform's error, which try() catches): the next one is read. Any argument
+    not known before the one that evaluates: not known (None)."""
+    for arg in call.items:
+        got = _tried(repo, module, arg, value_of, depth + 1)
+        if got is not MISSING:
+            return got
+    return None
+
+
+def _tried(repo: Repo, module: str, arg: hclsrc.Expr, value_of, depth: int) -> Any:
+    """One argument of try(): its value, MISSING where a step leaves its known value, None when not known. A variable
+    whose type is an object type never misses a key: its `optional()` attributes get defaults Terraform fills in."""
+    stepped = _stepped(arg)
+    if stepped is None:
+        return value_of(repo, module, arg, depth)
+    base, steps = stepped
+    name = base.source.strip().removeprefix("var.") if base.source.strip().startswith("var.") else None
+    if name is not None and any(b.labels[:1] == [name] and b.attr("type") is not None
+                                and re.search(r"\b(object|optional)\(", b.attr("type").source)
+                                for _, b in _module_blocks(repo, module, "variable")):
+        return value_of(repo, module, arg, depth)
+    value = value_of(repo, module, base, depth)
+    if value is None:
+        return value_of(repo, module, arg, depth)   # a key of a value not wholly known (one local's entry)
+    for k in steps:
+        if isinstance(value, dict) and isinstance(k, str):
+            if k not in value:
+                return MISSING
+        elif isinstance(value, list) and isinstance(k, int) and not isinstance(k, bool):
+            if not 0 <= k < len(value):
+                return MISSING
+        else:
+            return None
+        value = value[k]
+    return value
+
+
 def _step(value: Any, steps: list) -> Any:
     for k in steps:
         if isinstance(k, int) and isinstance(value, list) and 0 <= k < len(value):
@@ -417,6 +458,8 @@ def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
                 return None
             text.append(str(got))
         return "".join(text)
+    if expr is not None and expr.kind == "call" and expr.name == "try" and expr.items and _depth <= 4:
+        return _try(repo, module, expr, module_value, _depth)
     stepped = _stepped(expr) if expr is not None and _depth <= 4 else None
     if stepped is not None:
         return _step(module_value(repo, module, stepped[0], _depth + 1), stepped[1])
@@ -511,6 +554,15 @@ def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> st
 def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
     """A switch condition as the module states it: `var.x`, `!var.x`, `local.x == "y"`, `var.x != ""`, literals."""
     source = source.strip()
+    for op in ("||", "&&"):             # `||` binds loosest: split there first, at the top level only
+        parts = _top_level_split(source, op)
+        if len(parts) > 1:
+            got = [_stated_bool(repo, module, x) for x in parts]
+            if (op == "||") in got:     # one true: `||` is true; one false: `&&` is false, whatever the others
+                return op == "||"
+            return None if None in got else op == "&&"
+    if source.startswith("(") and source.endswith(")") and len(_top_level_split(source[1:-1], ")")) == 1:
+        return _stated_bool(repo, module, source[1:-1])     # `(a && b)`: parentheses around all of it
     if source.startswith("!"):
         inner = _stated_bool(repo, module, source[1:])
         return None if inner is None else not inner
@@ -523,6 +575,27 @@ def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
         return (left == right) == (cmp.group("op") == "==")
     v = module_value(repo, module, _expr(source))
     return v if isinstance(v, bool) else None
+
+
+def _top_level_split(source: str, sep: str) -> list[str]:
+    """`source` cut at each `sep` outside brackets and strings."""
+    parts, depth, quoted, last, i = [], 0, False, 0, 0
+    while i < len(source):
+        c = source[i]
+        if quoted:
+            quoted = not (c == '"' and source[i - 1] != "\\")
+        elif c == '"':
+            quoted = True
+        elif source.startswith(sep, i) and depth == 0:
+            parts.append(source[last:i])
+            i = last = i + len(sep)
+            continue
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        i += 1
+    return parts + [source[last:]]
 
 
 def stated_count(repo: Repo, module: str, b: hclsrc.Block) -> int | None:

@@ -172,8 +172,7 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
         name = _chart_name(lit)
         if name is None:
             return []
-        switched = b.attr("count") is not None or b.attr("for_each") is not None
-        if switched and evaluate.absent(repo, p, b, line):      # the evaluator only where a switch is
+        if _own_switch_off(repo, p, b, line):
             _switched_off(repo, p, line, b.address, "count = 0 or an empty for_each in every root that uses it")
             return []
         return [(name, None)]
@@ -186,6 +185,10 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
     stated = module_value(repo, posixpath.dirname(p), chart)
     if isinstance(stated, str) and _chart_name(stated) is None:
         return []                           # `chart = var.x` that the files state is another chart (no evaluator)
+    if isinstance(stated, str) and b.attr("for_each") is None:
+        known = _stated_release(repo, p, b, _chart_name(stated))
+        if known is not None:               # the switch and the version stated too: what the evaluator would give
+            return known
     out: dict[str, str | None] = {}
     for i in evaluate.instances(repo, p, b, line) or []:
         name = _chart_name(i.get("chart")) if isinstance(i.get("chart"), str) else None
@@ -193,6 +196,34 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
             v = i.get("version")
             out[name] = str(v) if isinstance(v, (str, int, float)) else None
     return sorted(out.items())
+
+
+def _stated_release(repo: Repo, p: str, b: hclsrc.Block, name: str) -> list[tuple[str, str | None]] | None:
+    """A Karpenter chart the files state through an expression, switched on as they state it: the chart and its
+    version (None where the release sets none), as the evaluator gives its instances. None (ask the evaluator) where
+    the switch or the version is not stated, or the files switch the release off: only the evaluator's answer says
+    a release is absent (the same answer as before it was read here)."""
+    from .sites import module_value
+    d = posixpath.dirname(p)
+    if _stated_off(repo, d, b) is not False:
+        return None
+    version = b.attr("version")
+    if version is None:
+        return [(name, None)]
+    v = module_value(repo, d, version)
+    return [(name, str(v))] if isinstance(v, (str, int, float)) and not isinstance(v, bool) else None
+
+
+def _own_switch_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:
+    """A block's own count/for_each makes no instance in any root module that uses it. Where the files state it on
+    (a literal, `var.x ? 1 : 0` of a stated switch, a call of its module on), it is on without the evaluator; else
+    the evaluator decides, as it did before the files were read first."""
+    from .. import evaluate
+    if b.attr("count") is None and b.attr("for_each") is None:
+        return False
+    if _stated_off(repo, posixpath.dirname(p), b) is False:
+        return False
+    return evaluate.absent(repo, p, b, line)
 
 
 def switched_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:

@@ -1,0 +1,99 @@
+"""Issue 60: where the files state what the evaluator would be asked (a switch, a chart, an add-on's enable flag), the
+literal reading answers and the evaluator is not started; where they state a block off, or do not say, the evaluator
+decides as before. `try()`, `&&` and `||` are read as Terraform reads them."""
+from __future__ import annotations
+
+from migrator import evaluate
+from migrator.inventory import Repo
+from migrator.inventory.installs import scan_charts
+from migrator.inventory.sites import _expr, _stated_bool, module_value, static_value
+
+ROOT = 'terraform {\n  backend "s3" {}\n}\n\n'
+
+
+def _asked(monkeypatch) -> list:
+    asked: list = []
+    monkeypatch.setattr(evaluate, "instances", lambda *a, **k: asked.append(a[1]) or [])
+    return asked
+
+
+def test_try_reads_the_first_argument_that_evaluates(tmp_path):
+    (tmp_path / "main.tf").write_text(
+        'variable "cfg" {\n  default = {}\n}\n\nvariable "typed" {\n  type = object({\n'
+        '    chart = optional(string, "other")\n  })\n  default = {}\n}\n\n'
+        'variable "opts" {\n  default = {\n    chart = "karpenter"\n  }\n}\n\n'
+        'locals {\n  chart = "karpenter"\n  addons = {\n    enable_karpenter = true\n  }\n  later = var.unknown\n}\n')
+    repo = Repo(tmp_path)
+
+    def value(src):
+        return static_value(repo, "", _expr(src))
+    assert value('try(var.cfg["chart"], local.chart)') == "karpenter"      # a key the map lacks: the next argument
+    assert value('try(var.cfg.chart, "x")') == "x"
+    assert value('try(var.opts.chart, "x")') == "karpenter"                # a key it has: that value
+    assert value("try(local.addons.enable_karpenter, false)") is True
+    assert value("try(local.addons.enable_keda, false)") is False
+    assert value('try(var.typed.chart, "x")') is None       # an object type fills its optional attributes: not known
+    assert value('try(local.later, "x")') is None           # an argument not known: nothing after it counts
+    assert value('try(var.cfg[0], "x")') is None            # a list step into a map: not read
+    assert module_value(repo, "", _expr('try(var.cfg["chart"], local.chart)')) == "karpenter"
+
+
+def test_try_follows_what_a_modules_callers_pass(tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text('variable "cfg" {\n  default = {}\n}\n')
+    (tmp_path / "main.tf").write_text(ROOT + 'module "a" {\n  source = "./m"\n  cfg = {\n    chart = "keda"\n  }\n}\n')
+    repo = Repo(tmp_path)
+    assert module_value(repo, "m", _expr('try(var.cfg.chart, "karpenter")')) == "keda"
+    (tmp_path / "main.tf").write_text(ROOT + 'module "a" {\n  source = "./m"\n}\n')
+    assert module_value(Repo(tmp_path), "m", _expr('try(var.cfg.chart, "karpenter")')) == "karpenter"
+
+
+def test_and_or_and_parentheses_in_a_switch(tmp_path):
+    (tmp_path / "main.tf").write_text('variable "a" {\n  default = true\n}\n\nvariable "b" {\n  default = false\n}\n')
+    repo = Repo(tmp_path)
+    got = {s: _stated_bool(repo, "", s) for s in (
+        "var.a && var.b", "var.a || var.b", "var.a && !var.b", "(var.a && var.b) || var.a", "!(var.a && var.b)",
+        "var.b && var.unknown", "var.a || var.unknown", "var.a && var.unknown", 'var.a && "x" == "x && y"')}
+    assert got == {"var.a && var.b": False, "var.a || var.b": True, "var.a && !var.b": True,
+                   "(var.a && var.b) || var.a": True, "!(var.a && var.b)": True,
+                   "var.b && var.unknown": False, "var.a || var.unknown": True, "var.a && var.unknown": None,
+                   'var.a && "x" == "x && y"': False}
+
+
+def test_a_release_the_files_switch_on_is_read_without_the_evaluator(tmp_path, monkeypatch):
+    asked = _asked(monkeypatch)
+    release = ('resource "helm_release" "karpenter" {\n  count   = var.install ? 1 : 0\n  chart   = "karpenter"\n'
+               '  version = "1.0.6"\n}\n')
+    (tmp_path / "main.tf").write_text(ROOT + 'variable "install" {\n  default = true\n}\n\n' + release)
+    assert [(c.chart, c.path) for c in scan_charts(Repo(tmp_path))] == [("karpenter", "main.tf")] and asked == []
+    # stated off: the evaluator decides whether the release is absent, as it did before the files were read first
+    (tmp_path / "main.tf").write_text(ROOT + 'variable "install" {\n  default = false\n}\n\n' + release)
+    assert scan_charts(Repo(tmp_path)) == [] and asked == ["main.tf"]
+
+
+def test_a_chart_named_through_try_is_read_without_the_evaluator(tmp_path, monkeypatch):
+    """awslabs/data-on-eks (datahub): `chart = try(var.helm_config["chart"], local.chart)` named another chart, and
+    the evaluator took 0.3-0.4 s of every cold run to say so."""
+    asked = _asked(monkeypatch)
+    (tmp_path / "main.tf").write_text(
+        ROOT + 'variable "helm_config" {\n  default = {}\n}\n\nlocals {\n  chart = "datahub-prerequisites"\n'
+        '  karpenter = "karpenter"\n}\n\nresource "helm_release" "prereq" {\n'
+        '  chart = try(var.helm_config["chart"], local.chart)\n}\n\nresource "helm_release" "karpenter" {\n'
+        '  chart   = try(var.helm_config["karpenter_chart"], local.karpenter)\n'
+        '  version = try(var.helm_config["version"], "1.0.6")\n}\n')
+    got = scan_charts(Repo(tmp_path))
+    assert [(c.chart, c.evaluated_version) for c in got] == [("karpenter", "1.0.6")] and asked == []
+
+
+def test_an_add_on_the_files_enable_through_try_is_read_without_the_evaluator(tmp_path, monkeypatch):
+    """aws-ia/terraform-aws-eks-blueprints' patterns: `enable_karpenter = try(local.aws_addons.enable_karpenter,
+    false)`; stated off, the evaluator decides as before."""
+    asked = _asked(monkeypatch)
+    call = ('module "eks_blueprints_addons" {\n  source  = "aws-ia/eks-blueprints-addons/aws"\n'
+            '  version = "~> 1.16"\n  enable_karpenter = try(local.aws_addons.enable_karpenter, false)\n}\n')
+    (tmp_path / "main.tf").write_text(ROOT + 'locals {\n  aws_addons = {\n    enable_karpenter = true\n  }\n}\n\n'
+                                      + call)
+    got = scan_charts(Repo(tmp_path))
+    assert [(c.kind, c.chart) for c in got] == [("blueprints", "karpenter")] and asked == []
+    (tmp_path / "main.tf").write_text(ROOT + 'locals {\n  aws_addons = {}\n}\n\n' + call)
+    assert scan_charts(Repo(tmp_path)) == [] and asked == ["main.tf"]
