@@ -9,6 +9,7 @@ that chart and are not read here.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import posixpath
 from dataclasses import dataclass, field
@@ -46,6 +47,48 @@ def fingerprint(doc: dict) -> str:
         out.add(f"{v.get('name')}:")
         _paths(((v.get("schema") or {}).get("openAPIV3Schema") or {}), f"{v.get('name')}:", out)
     return hashlib.sha256("\n".join(sorted(out)).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class CrdDoc:
+    """What one YAML document's text is, as the CRD readers ask it: whether it parses, its kind, and for a
+    CustomResourceDefinition its name (plural.group), fingerprint and spec.conversion."""
+    error: tuple[str, int] | None = None        # (message, line) of a document that does not parse
+    kind: str | None = None
+    name: str | None = None
+    fingerprint: str | None = None              # a CRD of Karpenter's groups only
+    conversion: dict | None = None
+
+
+_READ: dict[bytes, CrdDoc] = {}
+
+
+def read_crd(text: str) -> CrdDoc:
+    """One document read once per process whatever the number of readers: a CRD's text is hundreds of KB of schema,
+    and the vendored-file scan, a rewrite's check, the re-parse before writing, every environment's view of a root
+    and the plan's second pass all read the same texts (keyed by the text's digest; the answers are small)."""
+    key = hashlib.sha256(text.encode()).digest()
+    got = _READ.get(key)
+    if got is not None:
+        return got
+    try:
+        data = yamlsrc.values(text)             # libyaml where it is installed
+    except yamlsrc.YamlParseError as e:
+        got = CrdDoc(error=(str(e), e.line))
+    else:
+        kind = data.get("kind") if isinstance(data, dict) else None
+        kind = kind if isinstance(kind, str) else None
+        if kind != "CustomResourceDefinition":
+            got = CrdDoc(kind=kind)
+        else:
+            name = crd_name(data)
+            conv = (data.get("spec") or {}).get("conversion")
+            got = CrdDoc(kind=kind, name=name, fingerprint=fingerprint(data) if name.endswith(GROUPS) else None,
+                         conversion=conv if isinstance(conv, dict) else None)
+    if len(_READ) >= 512:
+        _READ.clear()
+    _READ[key] = got
+    return got
 
 
 @dataclass
@@ -102,19 +145,12 @@ def _crd_files(repo) -> dict[str, list[CrdFile]]:
         for doc in yamlsrc.split_documents(text):
             if "CustomResourceDefinition" not in doc.text or not any(g in doc.text for g in GROUPS):
                 continue
-            try:
-                data = yamlsrc.values(doc.text)     # libyaml: a CRD is hundreds of KB of schema
-            except Exception:       # noqa: BLE001 - a broken file is reported by the manifest reader
+            crd = read_crd(doc.text)            # a broken file is reported by the manifest reader
+            if crd.kind != "CustomResourceDefinition" or not crd.name.endswith(GROUPS):
                 continue
-            if not isinstance(data, dict) or data.get("kind") != "CustomResourceDefinition":
-                continue
-            name = crd_name(data)
-            if not name.endswith(GROUPS):
-                continue
-            rels = (facts["crds"].get(name) or {}).get(fingerprint(data), [])
-            conv = (data.get("spec") or {}).get("conversion")
-            out.setdefault(p, []).append(CrdFile(p, doc.first_line + 1, name, list(rels), doc.start, doc.end,
-                                                 conv if isinstance(conv, dict) else None))
+            rels = (facts["crds"].get(crd.name) or {}).get(crd.fingerprint, [])
+            out.setdefault(p, []).append(CrdFile(p, doc.first_line + 1, crd.name, list(rels), doc.start, doc.end,
+                                                 copy.deepcopy(crd.conversion)))
     repo.__dict__["_crd_files"] = out
     return out
 

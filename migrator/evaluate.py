@@ -317,9 +317,15 @@ def absent(repo, tf_path: str, block, line: int = 0) -> bool:
     """Does the evaluator say the block makes no instance (`instances(...) == []`)? Only a root module can say so
     (a library module's switches are set by its callers): where none of the module's roots is one, the answer is
     False without starting the evaluator."""
-    if not any(is_root_module(repo, r) for r in roots_of(repo, tf_path)):
+    if not from_a_root(repo, tf_path):
         return False
     return instances(repo, tf_path, block, line) == []
+
+
+def from_a_root(repo, tf_path: str) -> bool:
+    """Is the file's module evaluated from a root module (itself, or a root above that calls it)? Only then can the
+    evaluator say what its blocks are; a library module's instances are not known."""
+    return any(is_root_module(repo, r) for r in roots_of(repo, tf_path))
 
 
 def _added(repo, tf_path: str, block) -> bool:

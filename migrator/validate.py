@@ -302,8 +302,11 @@ def reparse(path: str, text: str) -> str | None:
             hclsrc.parse(text)
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
             for doc in yamlsrc.split_documents(text):
-                if _CRD.search(doc.text):
-                    yamlsrc.values(doc.text)        # a CRD: hundreds of KB no rule reads back by position
+                if _CRD.search(doc.text):           # a CRD: hundreds of KB no rule reads back by position
+                    from .crdfiles import read_crd
+                    error = read_crd(doc.text).error
+                    if error is not None:
+                        raise yamlsrc.YamlParseError(*error)
                     continue
                 try:
                     yamlsrc.load(mask(doc.text).text)

@@ -226,3 +226,28 @@ def test_the_v1_hop_says_crd_urls_name_kube_system(tmp_path):
     assert not any("karpenter-crd" in c.new for c in plan.changes)
     (f,) = [f for f in plan.findings if f.code == "MIG-V1-CRD-001"]
     assert "kube-system/karpenter" in f.message and f.path.endswith("kustomization.yaml")
+
+
+def test_a_crd_text_is_parsed_once_whatever_the_number_of_readers(tmp_path, monkeypatch):
+    """Issue 60: the vendored-file scan of every environment's view of a root, a rewrite's check, the re-parse before
+    writing and the second pass read the same CRD texts; each distinct text is parsed once (wallafidevops/eks-adm-full
+    spent half its plan parsing the same 200 KB four times). A text that does not parse says so to every reader."""
+    from migrator import crdfiles, validate
+    from migrator.sources import yaml as yamlsrc
+    shutil.copytree(CRDS, tmp_path / "crds")
+    parsed = []
+    real = yamlsrc.values
+    monkeypatch.setattr(yamlsrc, "values", lambda text: parsed.append(text) or real(text))
+    monkeypatch.setattr(crdfiles, "_READ", {})
+    repo = Repo(tmp_path)
+    first = vendored(repo)
+    n = len(parsed)
+    assert n == len(list(CRDS.glob("*.yaml")))
+    again = vendored(repo.without(set()))                 # another environment's view: nothing parsed again
+    text = (CRDS / "karpenter.sh_nodepools.yaml").read_text()
+    assert validate.reparse("crds/karpenter.sh_nodepools.yaml", text) is None
+    assert len(parsed) == n and [f.name for vs in again for f in vs.files] == [f.name for vs in first for f in vs.files]
+    broken = text.replace("  names:", "  names: [", 1)
+    got = crdfiles.read_crd(broken)
+    assert got.error is not None and got.error[0].startswith("YAML does not parse")
+    assert validate.reparse("crds/karpenter.sh_nodepools.yaml", broken) is not None

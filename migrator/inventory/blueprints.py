@@ -98,8 +98,9 @@ def _stated_switch(repo: Repo, p: str, b: hclsrc.Block, facts: dict) -> list[dic
     state the add-on on (`enable_karpenter = local.addons.enable_karpenter`, `try(var.addons.x, true)`); None where
     the call has a count / for_each of its own, a switch is not stated, or the add-on is stated off (the evaluator
     decides that, as before the files were read first)."""
+    from .. import evaluate
     from .sites import module_value
-    if b.attr("count") is not None or b.attr("for_each") is not None:
+    if b.attr("count") is not None or b.attr("for_each") is not None or not evaluate.from_a_root(repo, p):
         return None
     d = posixpath.dirname(p)
     out = {}

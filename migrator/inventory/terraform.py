@@ -203,10 +203,11 @@ def _stated_release(repo: Repo, p: str, b: hclsrc.Block, name: str) -> list[tupl
     version (None where the release sets none), as the evaluator gives its instances. None (ask the evaluator) where
     the switch or the version is not stated, or the files switch the release off: only the evaluator's answer says
     a release is absent (the same answer as before it was read here)."""
+    from .. import evaluate
     from .sites import module_value
     d = posixpath.dirname(p)
-    if _stated_off(repo, d, b) is not False:
-        return None
+    if not evaluate.from_a_root(repo, p) or _stated_off(repo, d, b) is not False:
+        return None                 # (a library module's release: the evaluator knows no instance of it either)
     version = b.attr("version")
     if version is None:
         return [(name, None)]

@@ -572,7 +572,14 @@ class Terragrunt:
         return self._read[p]
 
     def callers(self, module_dir: str) -> list[Unit]:
-        return [u for u in self.units if u.module_dir == module_dir]
+        """The units applying a module folder, from an index of the units by folder (built once: every rule of every
+        root asks, thousands of times in a live tree)."""
+        index = self.__dict__.get("_by_module_dir")
+        if index is None:
+            index = self.__dict__["_by_module_dir"] = {}
+            for u in self.units:
+                index.setdefault(u.module_dir, []).append(u)
+        return list(index.get(module_dir, ()))
 
 
 REGION_INPUTS = ("region", "aws_region")
@@ -597,7 +604,7 @@ def region_of(repo: Repo, unit: Unit) -> tuple[str, str] | None:
 def callers(repo: Repo, module_dir: str, every: bool = False) -> list[Unit]:
     """The units whose `terraform.source` is this folder of the repository (of those that name what migrator reads;
     with `every`, where none does, any unit whose file names the folder: the cluster's unit a runbook applies)."""
-    found = [u for u in units(repo) if u.module_dir == module_dir]
+    found = terragrunt(repo).callers(module_dir) if _any_units(repo) else []
     if found or not every or not getattr(repo, "_has_units", False):
         return found
     tg, base = terragrunt(repo), posixpath.basename(module_dir)
@@ -653,12 +660,17 @@ def terragrunt(repo: Repo) -> Terragrunt:
     return got
 
 
-def units(repo: Repo) -> Iterator[Unit]:
-    """The repository's Terragrunt units that name what migrator reads (none without a terragrunt.hcl: asked once)."""
+def _any_units(repo: Repo) -> bool:
+    """Does the repository hold a terragrunt.hcl or a terragrunt.stack.hcl (asked once)?"""
     has = getattr(repo, "_has_units", None)
     if has is None:
         has = repo._has_units = any(posixpath.basename(p) in (UNIT_FILE, STACK_FILE) for p in repo.files)
-    return iter(terragrunt(repo).units) if has else iter(())
+    return has
+
+
+def units(repo: Repo) -> Iterator[Unit]:
+    """The repository's Terragrunt units that name what migrator reads (none without a terragrunt.hcl)."""
+    return iter(terragrunt(repo).units) if _any_units(repo) else iter(())
 
 
 # -- the charts a unit installs through a module of the repository -------------------------------------------------

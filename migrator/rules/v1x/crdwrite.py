@@ -13,7 +13,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ...crdfiles import body_of, crd_name, home_group, verbatim
+from ...crdfiles import body_of, home_group, read_crd, verbatim
 from ...edits import NewFile, TextEdit, apply_edits
 from ...placement import kustomization_insert
 from ...sources import yaml as yamlsrc
@@ -184,11 +184,10 @@ def _check(repo, out: Rewrite, crds: dict) -> str | None:
             continue
         new = edits[0].text if isinstance(edits[0], NewFile) else apply_edits(repo.text(p), edits)
         for doc in yamlsrc.split_documents(new):
-            try:
-                data = yamlsrc.values(doc.text)
-            except Exception as e:  # noqa: BLE001
-                return f"{p} would not parse after the rewrite ({e})"
-            name = crd_name(data) if isinstance(data, dict) and data.get("kind") == "CustomResourceDefinition" else None
+            read = read_crd(doc.text)
+            if read.error is not None:
+                return f"{p} would not parse after the rewrite ({read.error[0]})"
+            name = read.name
             if name in crds:
                 a, b = _span(doc.text, 0, len(doc.text))
                 if body_of(doc.text[a:b]) != body_of(crds[name][1]):
