@@ -303,7 +303,7 @@ def reparse(path: str, text: str) -> str | None:
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
             for doc in yamlsrc.split_documents(text):
                 if _CRD.search(doc.text):           # a CRD: hundreds of KB no rule reads back by position
-                    from .crdfiles import read_crd
+                    from .sources.crd import read_crd
                     error = read_crd(doc.text).error
                     if error is not None:
                         raise yamlsrc.YamlParseError(*error)

@@ -16,7 +16,7 @@ import sys
 from ruamel.yaml import YAML
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from migrator.crdfiles import crd_name, fingerprint  # noqa: E402
+from migrator.sources.crd import crd_name, fingerprint  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "migrator" / "knowledge" / "crd_fields.yaml"
 _TAIL = "# CRDs a minor added"

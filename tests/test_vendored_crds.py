@@ -7,10 +7,11 @@ import shutil
 
 from ruamel.yaml import YAML
 
-from migrator.crdfiles import chart_crds, fingerprint, stale, vendored, verbatim
+from migrator.crdfiles import chart_crds, stale, vendored, verbatim
 from migrator.inventory.repo import Repo
 from migrator.plan import make_plan
 from migrator.rules.v1x.crdwrite import blocked
+from migrator.sources.crd import fingerprint
 
 FIXTURES = pathlib.Path(__file__).parent.parent / "fixtures"
 CRDS = FIXTURES / "flux-vendored-crds" / "input" / "clusters" / "prod" / "karpenter" / "crds"   # Karpenter 1.7.6's
@@ -232,13 +233,14 @@ def test_a_crd_text_is_parsed_once_whatever_the_number_of_readers(tmp_path, monk
     """Issue 60: the vendored-file scan of every environment's view of a root, a rewrite's check, the re-parse before
     writing and the second pass read the same CRD texts; each distinct text is parsed once (wallafidevops/eks-adm-full
     spent half its plan parsing the same 200 KB four times). A text that does not parse says so to every reader."""
-    from migrator import crdfiles, validate
+    from migrator import validate
+    from migrator.sources import crd
     from migrator.sources import yaml as yamlsrc
     shutil.copytree(CRDS, tmp_path / "crds")
     parsed = []
     real = yamlsrc.values
     monkeypatch.setattr(yamlsrc, "values", lambda text: parsed.append(text) or real(text))
-    monkeypatch.setattr(crdfiles, "_READ", {})
+    monkeypatch.setattr(crd, "_READ", {})
     repo = Repo(tmp_path)
     first = vendored(repo)
     n = len(parsed)
@@ -248,6 +250,6 @@ def test_a_crd_text_is_parsed_once_whatever_the_number_of_readers(tmp_path, monk
     assert validate.reparse("crds/karpenter.sh_nodepools.yaml", text) is None
     assert len(parsed) == n and [f.name for vs in again for f in vs.files] == [f.name for vs in first for f in vs.files]
     broken = text.replace("  names:", "  names: [", 1)
-    got = crdfiles.read_crd(broken)
+    got = crd.read_crd(broken)
     assert got.error is not None and got.error[0].startswith("YAML does not parse")
     assert validate.reparse("crds/karpenter.sh_nodepools.yaml", broken) is not None

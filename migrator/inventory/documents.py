@@ -55,7 +55,7 @@ class KindDocuments:
         if "{{" in text or "{%" in text or "%{" in text:    # a template: parsed when it declares a kind, or names an
             return bool(_KIND_LINE.search(text) or _KARPENTER_API.search(text))     # API version, of Karpenter's
         if "CustomResourceDefinition" in text:     # a CRD's schema names the kinds: read once for every reader
-            from ..crdfiles import read_crd
+            from ..sources.crd import read_crd
             read = read_crd(text)
             return read.error is not None or read.kind in _KIND_RE.words
         try:

@@ -13,7 +13,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ...crdfiles import body_of, home_group, read_crd, verbatim
+from ...crdfiles import body_of, home_group, verbatim
+from ...sources.crd import read_crd
 from ...edits import NewFile, TextEdit, apply_edits
 from ...placement import kustomization_insert
 from ...sources import yaml as yamlsrc
