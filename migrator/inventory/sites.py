@@ -418,6 +418,12 @@ def _tried(repo: Repo, module: str, arg: hclsrc.Expr, value_of, depth: int) -> A
     value = value_of(repo, module, base, depth)
     if value is None:
         return value_of(repo, module, arg, depth)   # a key of a value not wholly known (one local's entry)
+    return _walk(value, steps)
+
+
+def _walk(value: Any, steps: list) -> Any:
+    """The value at `steps` below `value`: MISSING where a map lacks the key or a list the index, None where a step
+    does not fit the value's type."""
     for k in steps:
         if isinstance(value, dict) and isinstance(k, str):
             if k not in value:
@@ -432,14 +438,8 @@ def _tried(repo: Repo, module: str, arg: hclsrc.Expr, value_of, depth: int) -> A
 
 
 def _step(value: Any, steps: list) -> Any:
-    for k in steps:
-        if isinstance(k, int) and isinstance(value, list) and 0 <= k < len(value):
-            value = value[k]
-        elif isinstance(k, str) and isinstance(value, dict) and k in value:
-            value = value[k]
-        else:
-            return None
-    return value
+    got = _walk(value, steps)
+    return None if got is MISSING else got
 
 
 _COMPARE = re.compile(r"^(?P<left>[^=!]+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
@@ -554,15 +554,13 @@ def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> st
 def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
     """A switch condition as the module states it: `var.x`, `!var.x`, `local.x == "y"`, `var.x != ""`, literals."""
     source = source.strip()
-    for op in ("||", "&&"):             # `||` binds loosest: split there first, at the top level only
-        parts = _top_level_split(source, op)
-        if len(parts) > 1:
-            got = [_stated_bool(repo, module, x) for x in parts]
-            if (op == "||") in got:     # one true: `||` is true; one false: `&&` is false, whatever the others
-                return op == "||"
-            return None if None in got else op == "&&"
-    if source.startswith("(") and source.endswith(")") and len(_top_level_split(source[1:-1], ")")) == 1:
-        return _stated_bool(repo, module, source[1:-1])     # `(a && b)`: parentheses around all of it
+    split = hclsrc.binary(source) if "&&" in source or "||" in source else None
+    if split is not None and split[1] in ("&&", "||"):      # as the parser splits it: precedence, parentheses
+        left, op, right = split
+        got = [_stated_bool(repo, module, left), _stated_bool(repo, module, right)]
+        if (op == "||") in got:         # one true: `||` is true; one false: `&&` is false, whatever the other
+            return op == "||"
+        return None if None in got else op == "&&"
     if source.startswith("!"):
         inner = _stated_bool(repo, module, source[1:])
         return None if inner is None else not inner
@@ -575,27 +573,6 @@ def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
         return (left == right) == (cmp.group("op") == "==")
     v = module_value(repo, module, _expr(source))
     return v if isinstance(v, bool) else None
-
-
-def _top_level_split(source: str, sep: str) -> list[str]:
-    """`source` cut at each `sep` outside brackets and strings."""
-    parts, depth, quoted, last, i = [], 0, False, 0, 0
-    while i < len(source):
-        c = source[i]
-        if quoted:
-            quoted = not (c == '"' and source[i - 1] != "\\")
-        elif c == '"':
-            quoted = True
-        elif source.startswith(sep, i) and depth == 0:
-            parts.append(source[last:i])
-            i = last = i + len(sep)
-            continue
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        i += 1
-    return parts + [source[last:]]
 
 
 def stated_count(repo: Repo, module: str, b: hclsrc.Block) -> int | None:

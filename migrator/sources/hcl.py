@@ -99,15 +99,9 @@ def conditional(e: Expr | None) -> tuple[Expr, Expr, Expr] | None:
         return None
     prefix = "x = "
     ts = _TreeSitter(prefix + e.source + "\n")
-    root = _ts_parser().parse(ts.data).root_node
-    if root.has_error:
+    node = _top_expression(ts)
+    if node is None:
         return None
-    node = root
-    for t in ("body", "attribute"):
-        node = next((c for c in node.named_children if c.type == t), None)
-        if node is None:
-            return None
-    node = [c for c in node.named_children if c.type == "expression"][-1]
     while node.type == "expression" and len(node.named_children) == 1 and node.children[0].type != "(":
         node = node.named_children[0]
     if node.type != "conditional":
@@ -117,6 +111,39 @@ def conditional(e: Expr | None) -> tuple[Expr, Expr, Expr] | None:
         return None
     shift = e.start - len(prefix)
     return tuple(_shifted(p, shift) for p in parts)          # type: ignore[return-value]
+
+
+def binary(source: str) -> tuple[str, str, str] | None:
+    """(left, operator, right) of an expression whose top level is a binary operation, as the parser splits it
+    (`var.a && var.b || var.c`: `var.a && var.b`, `||`, `var.c`; precedence and parentheses are the parser's);
+    parentheses around the whole expression are looked through. None for anything else."""
+    ts = _TreeSitter("x = " + source + "\n")
+    node = _top_expression(ts)
+    if node is None:
+        return None
+    while node.type in ("expression", "operation") and len(node.named_children) == 1:
+        node = node.named_children[0]           # `(a && b)`: the parenthesised expression's own
+    if node.type != "binary_operation":
+        return None
+    op = next((c for c in node.children if not c.is_named and c.type not in ("(", ")")), None)   # not an operand's
+    if op is None:
+        return None
+    start, end = ts.span(node)
+    at, after = ts.span(op)
+    return ts.text[start:at].strip(), ts.text[at:after], ts.text[after:end].strip()
+
+
+def _top_expression(ts: "_TreeSitter"):
+    """The value node of the one attribute `x = <expression>` a _TreeSitter holds; None where it does not parse."""
+    root = _ts_parser().parse(ts.data).root_node
+    if root.has_error:
+        return None
+    node = root
+    for t in ("body", "attribute"):
+        node = next((c for c in node.named_children if c.type == t), None)
+        if node is None:
+            return None
+    return [c for c in node.named_children if c.type == "expression"][-1]
 
 
 def _shifted(e: Expr, by: int) -> Expr:
