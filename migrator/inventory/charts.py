@@ -125,11 +125,14 @@ class ChartInstall:
         return node
 
 
+CHART_NAMES = ("karpenter", "karpenter-crd")       # Karpenter's charts, as the last part of a chart reference
+
+
 def _chart_name(chart: Any) -> str | None:
     if not isinstance(chart, str):
         return None
     name = chart.rstrip("/").split("/")[-1]
-    return name if name in ("karpenter", "karpenter-crd") else None
+    return name if name in CHART_NAMES else None
 
 
 def split_set_name(raw: str) -> str:

@@ -13,8 +13,8 @@ from typing import Iterator
 from ..model import Finding
 from ..sources import hcl as hclsrc
 from ..sources import yaml as yamlsrc
-from .charts import (ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_file, _values_item, line_end_of,
-                     line_start_of, split_set_name)
+from .charts import (CHART_NAMES, ChartInstall, SetEntry, ValuesSource, _chart_name, _item_span, _values_file,
+                     _values_item, line_end_of, line_start_of, split_set_name)
 from . import releaselist
 from .repo import Repo
 
@@ -189,6 +189,11 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
         known = _stated_release(repo, p, b, _chart_name(stated))
         if known is not None:               # the switch and the version stated too: what the evaluator would give
             return known
+    from .flows import Template, strings
+    possible = strings(repo, p, b, chart)
+    if possible is not None and not any(any(s.could_end(n) for n in CHART_NAMES) if isinstance(s, Template)
+                                        else _chart_name(s) for s in possible):
+        return []                           # every chart the files can pass it is written, none Karpenter's
     out: dict[str, str | None] = {}
     for i in evaluate.instances(repo, p, b, line) or []:
         name = _chart_name(i.get("chart")) if isinstance(i.get("chart"), str) else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -111,6 +112,45 @@ def conditional(e: Expr | None) -> tuple[Expr, Expr, Expr] | None:
         return None
     shift = e.start - len(prefix)
     return tuple(_shifted(p, shift) for p in parts)          # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class ForExpr:
+    """A `for` expression as the parser splits it: `[for v in c : value]` (key None) or `{for k, v in c : key =>
+    value}`; `index` is the first name where two are written (`for k, v`), `item` the element's."""
+    index: str | None
+    item: str
+    collection: Expr
+    key: Expr | None
+    value: Expr
+    grouped: bool           # `value...`: each key holds the list of its values
+    condition: Expr | None
+
+
+def for_expr(e: Expr | None) -> ForExpr | None:
+    """The parts of a `for` expression (spans are the file's); None for anything else."""
+    if e is None or e.kind != "other" or not e.source.lstrip().startswith(("[", "{")) or "for" not in e.source:
+        return None
+    prefix = "x = "
+    ts = _TreeSitter(prefix + e.source + "\n")
+    node = _top_expression(ts)
+    while node is not None and node.type in ("expression", "for_expr") and len(node.named_children) == 1:
+        node = node.named_children[0]
+    if node is None or node.type not in ("for_tuple_expr", "for_object_expr"):
+        return None
+    intro = next(c for c in node.named_children if c.type == "for_intro")
+    names = [ts.src(c) for c in intro.named_children if c.type == "identifier"]
+    collection = next(c for c in intro.named_children if c.type == "expression")
+    parts = [c for c in node.named_children if c.type == "expression"]
+    cond = next((c for c in node.named_children if c.type == "for_cond"), None)
+    cond_expr = next((c for c in cond.named_children if c.type == "expression"), None) if cond is not None else None
+    shift = e.start - len(prefix)
+    key = _shifted(ts.expr(parts[0]), shift) if node.type == "for_object_expr" else None
+    return ForExpr(index=names[0] if len(names) == 2 else None, item=names[-1],
+                   collection=_shifted(ts.expr(collection), shift), key=key,
+                   value=_shifted(ts.expr(parts[-1]), shift),
+                   grouped=any(c.type == "ellipsis" for c in node.children),
+                   condition=_shifted(ts.expr(cond_expr), shift) if cond_expr is not None else None)
 
 
 def binary(source: str) -> tuple[str, str, str] | None:
