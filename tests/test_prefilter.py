@@ -67,3 +67,22 @@ def test_vendored_chart_templates_that_only_name_the_words_are_never_parsed_roun
     assert _CAS_DOCUMENT.search(image)
     assert _CAS_DOCUMENT.search("spec:\n  chart: cluster-autoscaler\n  version: {{ .Values.v }}\n")
     assert _CAS_DOCUMENT.search('{{- if .Values.on }}\nhelmCharts:\n  - name: "cluster-autoscaler"\n{{- end }}\n')
+
+
+def test_a_document_libyaml_refuses_is_parsed_round_trip_only_where_it_declares_a_karpenter_kind(tmp_path):
+    """junghoon2/k8s-class: Longhorn's questions.yaml (50 KB) names "CSI Provisioner Image" and does not parse (a
+    `description: ""This setting..."`); ruamel's scanner took 0.4 s of every plan to say so, and nothing was reported
+    (it declares no Karpenter kind). A refused document that declares one is still parsed round-trip, and reported."""
+    from migrator.inventory.documents import KIND_DOCUMENTS
+    from migrator.inventory.objects import scan_manifests
+    from migrator.inventory.repo import Repo
+    questions = 'questions:\n- variable: csi.provisionerImage\n  label: "Longhorn CSI Provisioner Image"\n' \
+                '- variable: offlineReplicaRebuilding\n  description: ""This setting allows users."\n'
+    assert not KIND_DOCUMENTS.search(questions)
+    broken = 'apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata:\n  name: x\n  a: ""b."\n'
+    assert KIND_DOCUMENTS.search(broken)
+    (tmp_path / "questions.yaml").write_text(questions)
+    (tmp_path / "broken.yaml").write_text(broken)
+    repo = Repo(tmp_path)
+    assert scan_manifests(repo) == []
+    assert [(f.code, f.path) for f in repo.findings] == [("MIG-SRC-002", "broken.yaml")]

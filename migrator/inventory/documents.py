@@ -45,8 +45,9 @@ _KIND_LINE = re.compile(r"""["']?\bkind["']?[ \t]*:[ \t]*["']?(?:%s)["']?(?![\w-
 class KindDocuments:
     """`only` for the object scan: a document that names a Karpenter kind and whose `kind` value is one (read with
     libyaml first); a template, or a document libyaml refuses, goes to the masking round-trip parse, which decides and
-    reports. Most documents that merely name a kind (a CRD bundle's prose, another product's Provisioner) are never
-    parsed round-trip."""
+    reports, where it declares such a kind (`kind: NodePool`) or names Karpenter's API. Most documents that merely
+    name a kind (a CRD bundle's prose, another product's Provisioner, Longhorn's questions.yaml with its "CSI
+    Provisioner Image" and tabs libyaml refuses: 0.4 s of ruamel's scanner) are never parsed round-trip."""
     pattern = _KIND_RE.pattern + " (the kind value)"
 
     def search(self, text: str) -> bool:
@@ -60,8 +61,8 @@ class KindDocuments:
             return read.error is not None or read.kind in _KIND_RE.words
         try:
             obj = yamlsrc.values(text)
-        except yamlsrc.YamlParseError:
-            return True
+        except yamlsrc.YamlParseError:          # libyaml refuses it (a tab in a quoted scalar): as for a template,
+            return bool(_KIND_LINE.search(text) or _KARPENTER_API.search(text))   # parsed where it declares a kind
         return isinstance(obj, dict) and obj.get("kind") in _KIND_RE.words
 
 
