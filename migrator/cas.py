@@ -999,12 +999,10 @@ class _CasDocument:
     image = re.compile(FACTS["detect"]["image"])
 
     def search(self, text: str) -> bool:
-        if not _CAS.search(text):
+        if not _CAS.search(text) or not _INSTALL_TEXT.search(text):
             return False
         if "{{" in text or "{%" in text:    # a template: the masking parse decides, when the name can be a value
             return bool(_CAS_VALUE.search(text))
-        if not _INSTALL_TEXT.search(text):
-            return False
         try:
             tree = yamlsrc.values(text)
         except yamlsrc.YamlParseError:

@@ -63,9 +63,9 @@ def test_vendored_chart_templates_that_only_name_the_words_are_never_parsed_roun
     evict = "metadata:\n  annotations:\n    cluster-autoscaler.kubernetes.io/safe-to-evict: \"{{ .Values.evict }}\"\n"
     assert not _CAS_DOCUMENT.search(evict)
     assert not _CAS_DOCUMENT.search("name: {{ template \"cluster-autoscaler.fullname\" . }}-priority-expander\n")
-    image = "image: registry.k8s.io/autoscaling/cluster-autoscaler:{{ .Values.tag }}\n"
+    image = "kind: Deployment\nimage: registry.k8s.io/autoscaling/cluster-autoscaler:{{ .Values.tag }}\n"
     assert _CAS_DOCUMENT.search(image)
-    assert _CAS_DOCUMENT.search("spec:\n  chart: cluster-autoscaler\n  version: {{ .Values.v }}\n")
+    assert _CAS_DOCUMENT.search("kind: HelmRelease\nspec:\n  chart: cluster-autoscaler\n  version: {{ .Values.v }}\n")
     assert _CAS_DOCUMENT.search('{{- if .Values.on }}\nhelmCharts:\n  - name: "cluster-autoscaler"\n{{- end }}\n')
 
 
@@ -96,6 +96,8 @@ def test_a_values_file_that_names_cluster_autoscaler_is_not_read_for_its_install
     values = "global:\n  image:\n    repository: registry.k8s.io/autoscaling/cluster-autoscaler\n" \
              "controller:\n  kind: Deployment\n  autoscaler: cluster-autoscaler\n"
     assert not _CAS_DOCUMENT.search(values)
+    argo = 'server:\n  # {{ .Values.x }} is rendered\n  name: "cluster-autoscaler"\n'     # a template too
+    assert not _CAS_DOCUMENT.search(argo)
     deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ca\nspec:\n  template:\n    spec:\n" \
                  "      containers:\n        - image: registry.k8s.io/autoscaling/cluster-autoscaler:v1.30.0\n"
     assert _CAS_DOCUMENT.search(deployment)
