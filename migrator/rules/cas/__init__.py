@@ -12,22 +12,34 @@ import re
 
 from ...cas import named_clusters, scan
 from ...roots import inside
-from . import autoscaler, karpenter, nodegroups, workloads
 from .convert import inventory
-from .runbook import steps  # noqa: F401
 
-RULES = {
-    "cas/karpenter": (karpenter, karpenter.run),
-    "cas/autoscaler": (autoscaler, autoscaler.run),
-    "cas/nodegroups": (nodegroups, nodegroups.run),
-    "cas/workloads": (workloads, workloads.run),
-}
+
+def __getattr__(name: str):
+    """`RULES` and `steps`, imported when something asks for them: every plan asks where Cluster Autoscaler's roots
+    are and how each root stands (below), only a root that moves from Cluster Autoscaler runs the rules, and their
+    modules (the installs, the cutover, the runbook) cost 25-50 ms of a plan's imports."""
+    if name == "RULES":
+        from . import autoscaler, karpenter, nodegroups, workloads
+        value: object = {
+            "cas/karpenter": (karpenter, karpenter.run),
+            "cas/autoscaler": (autoscaler, autoscaler.run),
+            "cas/nodegroups": (nodegroups, nodegroups.run),
+            "cas/workloads": (workloads, workloads.run),
+        }
+    elif name == "steps":
+        from .runbook import steps as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def goal(ctx, target):
     """The hop's goal as the install will put it in: the chart of the karpenter module matched to the eks module's
     provider range when that is below the target's (karpenter.Installer.match_module), else the target."""
     import dataclasses
+    from . import karpenter
     if not getattr(target, "chart", None) or not ctx.repo.files:
         return target
     chart = karpenter.Installer(ctx).matched_chart()
