@@ -13,7 +13,10 @@ from .options import Options
 
 
 def Console(*args, **kwargs):       # noqa: N802 - rich's Console, imported when something is printed through it
+    """rich's Console with its emoji codes off: text taken from the repository (`a:warning:b`) is shown as written,
+    never turned into an emoji (and rich's table of codes is never loaded)."""
     from rich.console import Console as RichConsole
+    kwargs.setdefault("emoji", False)
     return RichConsole(*args, **kwargs)
 
 # parsers, schemas and Jinja2 load only when a command needs them (`--help` and `explain` stay fast)

@@ -149,3 +149,12 @@ def test_saved_plan_applies_only_while_every_input_is_unchanged(tree, tmp_path):
     assert b"karpenter.sh/v1\n" in (root / "karpenter" / "nodepools.yaml").read_bytes()
     code, d = _json(["plan", str(root), "--format", "json", "--to", "v1", "--phase", "manifests"])
     assert d["changes"] == []
+
+
+def test_text_output_shows_repository_text_as_written_never_as_emoji(tmp_path):
+    """rich turns `:warning:` into an emoji by default: a folder named `team:warning:` must print as written."""
+    d = tmp_path / "team:warning:"
+    d.mkdir()
+    (d / "bad.yaml").write_text("kind: Provisioner\napiVersion: karpenter.sh/v1alpha5\n  : [\n")
+    r = runner.invoke(app, ["plan", str(tmp_path)])
+    assert "team:warning:/bad.yaml" in r.stdout and "\u26a0" not in r.stdout
