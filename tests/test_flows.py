@@ -153,3 +153,18 @@ def test_a_template_is_where_the_value_is_written_and_its_literal_tail_names_the
         repo = Repo(tmp_path)
         scan_charts(repo)
         assert (asked == ["main.tf"]) is evaluated, chart
+
+
+def test_a_cycle_a_module_call_by_instance_and_a_splat_are_not_known(tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text('output "chart" {\n  value = "keda"\n}\n')
+    (tmp_path / "main.tf").write_text(
+        ROOT + 'locals {\n  a = local.b\n  b = local.a\n}\n\nmodule "one" {\n  source = "./m"\n}\n\n'
+        'module "many" {\n  source   = "./m"\n  for_each = toset(["x"])\n}\n\n'
+        'resource "helm_release" "a" {\n  chart = local.a\n}\n\nresource "helm_release" "b" {\n'
+        '  chart = module.one.chart\n}\n\nresource "helm_release" "c" {\n  chart = module.many["x"].chart\n}\n\n'
+        'resource "helm_release" "d" {\n  chart = var.list[*].chart\n}\n')
+    repo = Repo(tmp_path)
+    got = {b.labels[1]: strings(repo, "main.tf", b, b.attr("chart"))
+           for b in repo.hcl("main.tf").blocks if b.type == "resource"}
+    assert got == {"a": None, "b": {"keda"}, "c": None, "d": None}

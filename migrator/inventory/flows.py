@@ -65,7 +65,7 @@ class _Flow:
         key = (module, id(block), expr.start, expr.end, expr.source, path, tuple(sorted(env)))
         if key in self.done:
             got = self.done[key]
-            return set() if got is ... else got         # ... : on the way (a cycle adds nothing of its own)
+            return _UNKNOWN if got is ... else got      # ... : on the way (a cycle, which Terraform refuses: not known)
         self.left -= 1
         if self.left < 0:
             return _UNKNOWN
@@ -191,8 +191,8 @@ class _Flow:
         calls = self.repo.callers(module or ".")
         for cp, cb in calls:
             exprs.append((posixpath.dirname(cp), cb, cb.attr(name)))
-        inside = [tv for tv in self.repo.tfvars_containing(name) if not module or tv.startswith(module + "/")]
-        for tv in inside if calls else self.repo.tfvars_containing(name):   # a root's tfvars (-var-file: anywhere)
+        for tv in self.repo.tfvars_containing(name):    # a root's tfvars (-var-file: anywhere; a module applied as a
+                                                        # root as well as called: all of them count)
             f = self.repo.hcl(tv)
             if f is None:
                 return _UNKNOWN
@@ -209,7 +209,9 @@ class _Flow:
 
     def _output(self, module: str, call: str, output: str, path: tuple) -> set | None:
         blocks = [b for _, b in _blocks(self.repo, module, "module") if b.labels[:1] == [call]]
-        src = blocks[0].attr("source").literal() if len(blocks) == 1 and blocks[0].attr("source") else None
+        if len(blocks) != 1 or blocks[0].attr("count") is not None or blocks[0].attr("for_each") is not None:
+            return _UNKNOWN         # (a call with count or for_each is read by instance: module.x["key"].output)
+        src = blocks[0].attr("source").literal() if blocks[0].attr("source") else None
         if not isinstance(src, str) or not src.startswith(("./", "../")):
             return _UNKNOWN         # a registry or git module: its outputs are not in the repository
         child = posixpath.normpath(posixpath.join(module, src))
