@@ -94,10 +94,10 @@ def _scan(repo: Repo, family: str) -> Iterator[ChartInstall]:
 
 
 def _stated_switch(repo: Repo, p: str, b: hclsrc.Block, facts: dict) -> list[dict] | None:
-    """The call's one instance as the evaluator gives it ({enable: true, no_chart: bool when written}) where the files
-    state the add-on on (`enable_karpenter = local.addons.enable_karpenter`, `try(var.addons.x, true)`); None where
-    the call has a count / for_each of its own, a switch is not stated, or the add-on is stated off (the evaluator
-    decides that, as before the files were read first)."""
+    """The call's one instance as the evaluator gives it ({enable: bool, no_chart: bool when written}) where the files
+    state the add-on's switch (`enable_karpenter = local.addons.enable_karpenter`, `try(var.addons.x, false)`): the
+    evaluator gives a flag's value as the files state it, on or off; None where the call has a count / for_each of its
+    own or a switch is not stated (the evaluator decides)."""
     from .. import evaluate
     from .sites import module_value
     if b.attr("count") is not None or b.attr("for_each") is not None or not evaluate.from_a_root(repo, p):
@@ -109,7 +109,7 @@ def _stated_switch(repo: Repo, p: str, b: hclsrc.Block, facts: dict) -> list[dic
         if e is None and key == facts["no_chart"]:
             continue
         v = module_value(repo, d, e)
-        if not isinstance(v, bool) or (key == facts["enable"] and not v):
+        if not isinstance(v, bool):
             return None
         out[key] = v
     return [{facts["enable"].split(".")[0]: _nest(facts["enable"], out[facts["enable"]]),
