@@ -108,3 +108,13 @@ def test_statements_the_running_chart_lacks_too_are_said_not_stopped_for(tmp_pat
                   .replace('version   = "1.8.1"', "version   = var.karpenter_version"))
     plan = make_plan(tmp_path / "t")
     assert not [f for f in plan.findings if f.code == "MIG-V1X-IAM-006"]
+
+
+def test_an_action_is_allowed_as_iam_reads_wildcards():
+    from migrator.rules.v1beta1.iam import _allows
+    allowed = {"ec2:describe*", "iam:passrole", "sqs:*message"}
+    assert _allows(allowed, "ec2:DescribeImages") and _allows(allowed, "iam:PassRole")
+    assert _allows(allowed, "sqs:DeleteMessage") and not _allows(allowed, "sqs:DeleteQueue")
+    assert not _allows(allowed, "ec2:RunInstances") and not _allows(allowed, "xec2:describeimages")
+    assert _allows({"*"}, "pricing:GetProducts") and not _allows(set(), "pricing:GetProducts")
+    assert not _allows({"ec2:describe.*"}, "ec2:describeXimages")       # a dot is a dot, never a pattern
