@@ -591,7 +591,7 @@ def _module_installs(repo: Repo):
     """(file, module block, its row of knowledge/cas.yaml `modules`) of every add-on module call that installs Cluster
     Autoscaler: its switch on as written or as the root states it (a variable's default or tfvars), or left at an
     on default."""
-    from .inventory.blueprints import at_path
+    from .sources.hcl import at_path
     from .inventory.terragrunt import module_block, units
     calls = list(repo.blocks("module", None, "autoscaler"))     # the switch or the source names it
     for u in units(repo):               # a Terragrunt unit calling one: its inputs as the call's arguments

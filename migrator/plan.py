@@ -925,7 +925,9 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         after = route.hops_between(chain[-1]["to"], target or latest) if st.chart or not hop.get("onward") else []
         rp.later = [route.describe(h, target or latest) for h in chain[1:] + after]
     if rp.later:
-        now = f"the objects' conversion {hop['from']} → {hop['to']} (the controller stays on {st.chart})" if objects \
+        stays = f"the controller stays on {st.chart}" if st.chart else "the controller's version is not known: " \
+            "nothing moves it"
+        now = f"the objects' conversion {hop['from']} → {hop['to']} ({stays})" if objects \
             else f"what is left of {hop['from']} → {hop['to']} ({', '.join(among)})" if among \
             else route.describe(hop, goal)
         note("MIG-HOP-004", "info", f"this run plans {now}; then run migrator again for: "

@@ -11,6 +11,7 @@ from typing import Iterator
 from .. import knowledge
 from ..model import Finding
 from ..sources import hcl as hclsrc
+from ..sources.hcl import at_path
 from .charts import ChartInstall, ValuesSource, _values_item
 from .repo import Repo
 from .terraform import _switched_off
@@ -121,15 +122,6 @@ def _nest(path: str, value):
     for key in reversed(path.split(".")[1:]):
         value = {key: value}
     return value
-
-
-def at_path(b: hclsrc.Block, path: str) -> hclsrc.Expr | None:
-    """The expression a module call writes at an input path (`karpenter.enabled`: the key `enabled` of its object
-    input `karpenter`), None when it does not write one there."""
-    e = b.attr(path.split(".")[0])
-    for key in path.split(".")[1:]:
-        e = next((x.value for x in e.entries if x.key == key), None) if e is not None and e.kind == "object" else None
-    return e
 
 
 def _unit_value(unit, path: str):

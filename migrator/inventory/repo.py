@@ -352,10 +352,19 @@ class Repo:
                     yield p, b
 
     def resolve_file_arg(self, tf_path: str, arg: hclsrc.Expr) -> str | None:
-        """Relative path of a templatefile()/file() target, if it is static enough to know."""
+        """Relative path of a templatefile()/file() target, if it is static enough to know. A plain relative path is
+        Terraform's working directory's, the root module's folder: read beside the file, as before, where it is there;
+        else in the folder of the root modules that apply the file's module, where they all name the same file
+        (`values = [file("helm-values/karpenter.yaml")]` in a module the root calls)."""
         if arg.kind != "string":
             return None
-        return self.resolve_file_text(tf_path, "".join(t for _, t in arg.parts))
+        raw = "".join(t for _, t in arg.parts)
+        target = self.resolve_file_text(tf_path, raw)
+        if target is None or target in self.files or "${" in raw or raw.startswith("/"):
+            return target
+        from ..evaluate import roots_of
+        found = {posixpath.normpath(posixpath.join("" if r == "." else r, raw)) for r in roots_of(self, tf_path)}
+        return found.pop() if len(found) == 1 and next(iter(found)) in self.files else target
 
     @staticmethod
     def resolve_file_text(tf_path: str, raw: str) -> str | None:

@@ -24,8 +24,8 @@ def _terraform_install(repo: Repo, p: str, b: hclsrc.Block, name: str, evaluated
     """A helm_release of a Karpenter chart: its version and its values in every shape it writes them."""
     text = repo.text(p)
     ci = ChartInstall("terraform", name, p, hclsrc.line_of(text, b.start), block=b, version=b.attr("version"),
-                      evaluated_version=evaluated, generic=b.attr("for_each") is not None and
-                      not isinstance(b.attr("chart").literal(), str))
+                      evaluated_version=evaluated, generic=b.attr("for_each") is not None
+                      and b.attr("chart") is not None and not isinstance(b.attr("chart").literal(), str))
     from .sites import defaults_hold, module_value
     d = posixpath.dirname(p)
     for item in hclsrc.list_items(b.attr("values")):    # values = [...], concat([...], var.extra), var.values
@@ -497,6 +497,11 @@ def scan(repo: Repo) -> Iterator[ChartInstall]:
     yield from _module_installs(repo)
 
 
+def _literal_off(e: hclsrc.Expr | None) -> bool:
+    """A switch written off: `false`, or `0` (a count, `deploy = 0`)."""
+    return e is not None and (e.literal() is False or (e.kind == "number" and e.value == 0))
+
+
 def _module_installs(repo: Repo) -> Iterator[ChartInstall]:
     """A call of a module that installs one Helm chart from its inputs (knowledge/helm_modules.yaml): the chart its
     `chart` input names (a literal, or what every place that sets the variable says: tfvars, callers, Atmos stacks)."""
@@ -508,12 +513,12 @@ def _module_installs(repo: Repo) -> Iterator[ChartInstall]:
             src = b.attr("source").literal() if b.attr("source") is not None else None
             if not isinstance(src, str) or not re.search(row["source"], src):
                 continue
-            off = next((k for k in row.get("enable", []) if b.attr(k) is not None and b.attr(k).literal() is False),
-                       None)
+            off = next((k for k in row.get("enable", []) if _literal_off(hclsrc.at_path(b, k))), None)
             if off is not None:
-                _switched_off(repo, p, hclsrc.line_of(repo.text(p), b.start), b.address, f"{off} = false")
+                _switched_off(repo, p, hclsrc.line_of(repo.text(p), b.start), b.address,
+                              f"{off} = {hclsrc.at_path(b, off).source}")
                 continue
-            chart = b.attr(row["chart"])
+            chart = hclsrc.at_path(b, row["chart"])         # an input, or a key of an object input (`app.chart`)
             if chart is None and not row.get("chart_name"):
                 continue
             d = posixpath.dirname(p)
@@ -528,7 +533,7 @@ def _module_installs(repo: Repo) -> Iterator[ChartInstall]:
             found = {n for n in (_chart_name(x) for x in names) if n is not None}
             for name in sorted(found):
                 ci = _terraform_install(repo, p, b, name, None)
-                ci.version = b.attr(row["version"])
+                ci.version = hclsrc.at_path(b, row["version"])
                 ci.attrs["module"] = row                 # a module of knowledge/helm_modules.yaml
                 if ci.version is None and row.get("default_chart"):
                     ci.evaluated_version = module_default(b, row["default_chart"])

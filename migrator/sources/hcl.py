@@ -76,6 +76,15 @@ def yaml_in(text: str, e: Expr | None) -> dict | None:
     return got if isinstance(got, dict) else None
 
 
+def at_path(b: Block, path: str) -> Expr | None:
+    """The expression a block writes at an input path (`karpenter.enabled`: the key `enabled` of its object input
+    `karpenter`), None when it does not write one there."""
+    e = b.attr(path.split(".")[0])
+    for key in path.split(".")[1:]:
+        e = next((x.value for x in e.entries if x.key == key), None) if e is not None and e.kind == "object" else None
+    return e
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of an offset."""
     return text.count("\n", 0, offset) + 1

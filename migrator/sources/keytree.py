@@ -322,6 +322,9 @@ def rewrite(tree: Tree, ops: list[Op]) -> Outcome:
     deleted: set[tuple] = set()
     # inserts grouped by anchor: (offset, indent) -> nested {key: (lines | dict)}
     groups: dict[tuple[int, str], dict] = {}
+    # (anchor path, the first key a rename opens below it) -> where that new map is written: two renames into one
+    # new map (controller.logLevel and webhook.logLevel -> logConfig.logLevel.*) write it once
+    opened: dict[tuple[tuple, str], int] = {}
     for op in ops:
         if op.kind == "add":
             _add(tree, op, groups, out)
@@ -372,11 +375,15 @@ def rewrite(tree: Tree, ops: list[Op]) -> Outcome:
             continue
         missing = op.dst[depth:-1]
         ind = _child_indent(tree, anchor)
-        if op.src[:depth] == op.dst[:depth] and len(op.src) > depth + 1 and anchor.children:
+        if missing and (anchor.path, missing[0]) in opened:
+            where = opened[(anchor.path, missing[0])]   # a map an earlier rename opens here: into the same one
+        elif op.src[:depth] == op.dst[:depth] and len(op.src) > depth + 1 and anchor.children:
             before = anchor.children[op.src[depth]]
             where = before.start
         else:
             where = _end_of_children(tree, anchor)
+        if missing:
+            opened[(anchor.path, missing[0])] = where
         group = groups.setdefault((where, ind), {})
         node = group
         for k in missing:

@@ -16,6 +16,7 @@ from ...inventory import ChartInstall, Manifest, Repo
 from ...model import Finding
 from ...path import format_version  # noqa: F401 - the spelling rule lives with the versions
 from .chart.common import FACTS, HOP, RULE, HelmResult, _family, parse_version  # noqa: F401 - read from here by the hops
+from .chart.common import _installs_crds
 from .chart.crds import CrdChart
 from .chart.values import ChartValues
 from .chart.version import ChartVersion
@@ -58,8 +59,8 @@ class HelmRule(ChartValues, ChartVersion, CrdChart):
             self.res.kinds.add(ci.kind)
             if ci.kind == "helmfile":
                 self.res.helmfiles.append((ci.path, str(ci.source_map.get("name") or ci.chart), ci.chart))
-            if ci.generic or ci.shared is not None:     # an install that brings no CRD chart of its own
-                self.res.kinds.add("generic")
+            if ci.generic or ci.shared is not None or (ci.attrs.get("module") and not _installs_crds(ci)):
+                self.res.kinds.add("generic")           # an install that brings no CRD chart of its own
             self.res.refs.append(f"{ci.path}:{ci.line}")
             if ci.kind == "kustomize":
                 self.deployed_by(ci)
@@ -127,7 +128,12 @@ class HelmRule(ChartValues, ChartVersion, CrdChart):
 
     # -- values ------------------------------------------------------------------------------
     def alpha_needs_default_profile(self) -> bool:
-        """Do alpha node templates that rely on defaultInstanceProfile remain after this phase?"""
+        """Do alpha node templates that rely on defaultInstanceProfile remain after this phase? In prepare, where the
+        root's Provisioners and AWSNodeTemplates are not in the repository (applied by hand, or from elsewhere), they
+        may: the value stays until cleanup (cradules/aws-eks)."""
+        if self.phase == "prepare" and not any(m.era == "alpha" and m.kind in ("Provisioner", "AWSNodeTemplate")
+                                               for m in self.manifests):
+            return True
         for m in self.manifests:
             if m.era != "alpha" or not isinstance(m.obj, dict):
                 continue

@@ -7,7 +7,7 @@ import posixpath
 import re
 
 from ....cas import CasInstall, helm_sets_are_lists
-from ....inventory.blueprints import at_path
+from ....sources.hcl import at_path
 from ....edits import TextEdit, line_start, to_newline
 from ....model import Finding
 from ....sources import hcl as hclsrc

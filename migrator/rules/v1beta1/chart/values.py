@@ -64,13 +64,16 @@ def _item_lines(text: str, tree, aff, seq, i: int) -> tuple[int | None, int | No
     if tree.offset is None or (getattr(seq, "fa", None) is not None and seq.fa.flow_style()):
         return None, None
     line, col = seq.lc.item(i)
-    dash = tree.offset(line, col)
-    ls = line_start(text, dash)
+    at = tree.offset(line, col)                 # where the item's node starts: its first key, after the dash
+    ls = line_start(text, at)
     if i + 1 < len(seq):
         nline, ncol = seq.lc.item(i + 1)
         return ls, line_start(text, tree.offset(nline, ncol))
-    item_indent = dash - ls
-    pos = text.find("\n", dash) + 1
+    dash = text.rfind("-", ls, at)
+    if dash < 0:
+        return None, None
+    item_indent = dash - ls                     # the item's other lines are indented past its dash
+    pos = text.find("\n", at) + 1
     le = pos
     while 0 < pos < len(text):
         nxt = text.find("\n", pos)
@@ -315,7 +318,10 @@ class ChartValues:
                              "edit the affinity by hand")
                 return
             item = text[ls:le].replace(facts["old"], facts["add"])
-            self.res.edits.append(TextEdit(vs.path, le, le, item if item.endswith("\n") else item + "\n", self.rule))
+            # it continues the list that ends there: first among what is inserted at that point (a key moved before
+            # the next top-level key, `logConfig:` before `controller:`, comes after it)
+            self.res.edits.append(TextEdit(vs.path, le, le, item if item.endswith("\n") else item + "\n", self.rule,
+                                           order=-1))
             self.finding("MIG-HELM-003", "info", vs.path, hclsrc.line_of(text, ls),
                          f"affinity: added {facts['add']} DoesNotExist next to {facts['old']}")
 
