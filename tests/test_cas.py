@@ -395,3 +395,19 @@ def test_moving_to_auto_mode_the_route_through_karpenter_is_said_before_the_inst
     apply_changes(root, plan.changes)                                       # the install written
     plan = make_plan(root, to="auto-mode")
     assert plan.roots[0].phase == "cutover" and not [f for f in plan.findings if f.code == "MIG-HOP-011"]
+
+
+def test_the_hops_rules_are_imported_only_when_a_root_runs_them(tmp_path):
+    """Every plan asks the Cluster Autoscaler package where its roots are and how each stands; its rules and runbook
+    (25-50 ms of imports) load only when something reads RULES or steps (issue 60)."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "main.tf").write_text('resource "helm_release" "x" {\n  chart = "karpenter"\n  version = "1.0.6"\n}\n')
+    code = ("import sys\nfrom migrator.plan import make_plan\nmake_plan(sys.argv[1])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('migrator.rules.cas.')))\n"
+            "from migrator.rules import cas\nprint(sorted(cas.RULES), cas.steps.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "MIGRATOR_EVALUATOR": "off"}).stdout.splitlines()
+    assert out[0] == "['migrator.rules.cas.convert']"
+    assert out[1] == "['cas/autoscaler', 'cas/karpenter', 'cas/nodegroups', 'cas/workloads'] migrator.rules.cas.runbook"
