@@ -768,25 +768,27 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
     any step still is: the object rules' work (workload keys) of the first hop that has some."""
     st = standing.of(None, None)
     for h in route.hops_between(ERAS[0], target or route.parse_target("latest")):
-        if not (h.get("implemented") and h.get("objects_only")):
+        only = h.get("objects_only") if h.get("implemented") else None
+        # of its object phases, those right at any version (knowledge/hops.yaml `unknown`): never the ones that
+        # take away what an older controller still reads
+        among = only.get("unknown", only["phases"]) if only else None
+        if not among:
             continue
         if h.get("onward") and not _module_calls(ctx):
             continue                        # its object rule checks the karpenter module's calls: none here
-        ctx.only_rules = frozenset(h["objects_only"]["rules"])
+        ctx.only_rules = frozenset(only["rules"])
         if fixed is not None and rp.path in fixed:
             if fixed[rp.path][0] is not h:
                 continue
-        elif not registry.next_phase(h, ctx, h["objects_only"]["phases"]):
+        elif not registry.next_phase(h, ctx, among):
             continue
         goal = route.Target(h["to"])
         ctx.target = goal
         out = _plan_hop(rp, [h], ctx, target, goal, phase if fixed is None else fixed[rp.path][1], fixed, multi,
-                        note, st, among=h["objects_only"]["phases"], objects=True)
-        if not h.get("onward"):
-            return out
-        # the karpenter module's calls checked in a root whose Karpenter version is not known: said as such
+                        note, st, among=among, objects=True)
+        # a root whose Karpenter version is not known: said as such
         out.era, out.state = "unknown", UNKNOWN_STATE + " (only what is right at any version is planned)"
-        if out.next.startswith("nothing"):
+        if out.next.startswith("nothing") or not out.later:
             out.next = "state the chart version (chart_version in .migrator.yaml) to plan more"
         return out
     ctx.only_rules = None
@@ -835,9 +837,28 @@ def _plan_unknown(rp: RootPlan, ctx: registry.Context, target, phase: str | None
              "AWS documents moving managed node groups to EKS Auto Mode by hand (Auto Mode on with its built-in "
              "pools, then the node groups drained and removed)" if groups else "")
         return rp
-    where = ", ".join(f"{c.address} ({c.path}:{c.line})" for c in installs) or \
-        "no chart install migrator reads (its IAM, values or module only)"
+    waiting = _waiting_on_version(ctx) if not installs else []
+    where = ", ".join(f"{c.address} ({c.path}:{c.line})" for c in installs) or (
+        "workloads or objects whose next change depends on the version: " + ", ".join(waiting[:4])
+        + (", ..." if len(waiting) > 4 else "") if waiting else
+        "no chart install migrator reads (its IAM, values or module only)")
     return _unknown(rp, multi, note, where)
+
+
+def _waiting_on_version(ctx: registry.Context) -> list[str]:
+    """The files an object phase not right at an unknown version (knowledge/hops.yaml `unknown`) would change: a
+    cleanup that takes away what an older controller still reads."""
+    out: set[str] = set()
+    for h in route.HOPS["hops"]:
+        only = h.get("objects_only") if h.get("implemented") and not h.get("onward") else None
+        if only is None:
+            continue
+        ctx.only_rules = frozenset(only["rules"])
+        for phase in only["phases"]:
+            if phase not in only.get("unknown", only["phases"]):
+                out.update(e.path for e in registry.run(h, phase, ctx)[0])
+    ctx.only_rules = None
+    return sorted(out)
 
 
 def _aws_side(ctx: registry.Context) -> list[str]:
@@ -922,7 +943,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                 for h in (route.hops_between(hop["to"], latest) if target is None and not hop.get("onward")
                           else chain[1:])]
     if objects:                 # objects only: the hops after them start from the chart the root runs
-        after = route.hops_between(chain[-1]["to"], target or latest) if st.chart or not hop.get("onward") else []
+        # (with no version known, nothing after them: the next run asks for it, MIG-STAND-003)
+        after = route.hops_between(chain[-1]["to"], target or latest) if st.chart else []
         rp.later = [route.describe(h, target or latest) for h in chain[1:] + after]
     if rp.later:
         stays = f"the controller stays on {st.chart}" if st.chart else "the controller's version is not known: " \
@@ -944,7 +966,16 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
                                      "migrator", "follow the upstream migration guide by hand")
         return rp
     names = among or registry.phases(hop)
-    natural = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names)
+    found = registry.next_phase(hop, ctx, among) or _blocked_phase(hop, ctx, names)
+    natural = _controller_first(hop, names, found, goal, st.chart)
+    if natural != found and wanted in (None, natural):
+        moves = standing.installs(hop, natural, goal)
+        note("MIG-STAND-006", "warning",
+             f"{'this root' if multi else 'the repository'} runs chart {st.chart}, below the {moves} that phase "
+             f"{natural} installs, and no file here moves the controller (it is installed outside these files): "
+             f"phase {found} and what follows it wait until it runs {moves}",
+             f"move the controller as the runbook says, then state the version it runs (chart_version: {moves} in "
+             ".migrator.yaml" + (f", under roots: {rp.path}" if multi else "") + ") and run migrator again")
     pkg = registry.hop_package(hop) if hop.get("exit") and hop.get("implemented") else None
     settled = getattr(pkg, "settled", None) if natural is None else None
     kept = settled(hop, ctx) if settled is not None else None
@@ -1090,6 +1121,21 @@ def with_var_file(command: str, root: str, var_file: str) -> str:
         rel = posixpath.relpath(var_file, root) if root != "." else var_file
         return f"{m.group(0)} -var-file={shlex.quote(rel)}"
     return _TERRAFORM_RUN.sub(add, command)
+
+
+def _controller_first(hop: dict, names: list[str], natural: str | None, goal, chart: str | None) -> str | None:
+    """Never a phase past one that moves the controller (knowledge/hops.yaml `chart_phases`) while the root's stated
+    chart is below what that phase installs: a controller installed outside the files (`chart_version` in
+    .migrator.yaml) gives the phase no file to change, yet the later phases need it moved (a cleanup on a v1alpha5
+    controller takes away what it still reads)."""
+    cur = route.parse_version(chart) if chart else None
+    if natural is None or cur is None:
+        return natural
+    for name in names[:names.index(natural)] if natural in names else []:
+        new = standing.installs(hop, name, goal)
+        if new is not None and route.parse_version(new) is not None and route.parse_version(new) > cur:
+            return name
+    return natural
 
 
 def _blocked_phase(hop: dict, ctx: registry.Context, names: list[str]) -> str | None:
