@@ -168,3 +168,29 @@ def test_a_cycle_a_module_call_by_instance_and_a_splat_are_not_known(tmp_path):
     got = {b.labels[1]: strings(repo, "main.tf", b, b.attr("chart"))
            for b in repo.hcl("main.tf").blocks if b.type == "resource"}
     assert got == {"a": None, "b": {"keda"}, "c": None, "d": None}
+
+
+def test_what_terragrunt_units_pass_is_read_from_the_units_not_the_module(tmp_path, monkeypatch):
+    """eumeifg/terraform-infrastructure: one generic helm module (`chart = var.chart_name`, default "") that every
+    add-on unit applies with its own chart. The evaluator never sees a unit's inputs: it gave the module's block the
+    default, no Karpenter chart (0.5 s of every cold plan); the unit that installs Karpenter is read as the install.
+    The files give the same answer without it."""
+    asked = _asked(monkeypatch)
+    (tmp_path / "modules" / "helm").mkdir(parents=True)
+    (tmp_path / "modules" / "helm" / "main.tf").write_text(
+        'provider "helm" {}\n\nvariable "chart_name" {\n  default = ""\n}\n\nvariable "chart_version" {\n'
+        '  default = ""\n}\n\nresource "helm_release" "this" {\n  name    = var.chart_name\n'
+        '  chart   = var.chart_name\n  version = var.chart_version\n}\n')
+    for name, version in (("karpenter", "0.8.1"), ("velero", "2.29.4")):
+        (tmp_path / "live" / name).mkdir(parents=True)
+        (tmp_path / "live" / name / "terragrunt.hcl").write_text(
+            'terraform {\n  source = "../../modules//helm"\n}\n\ninputs = {\n'
+            f'  chart_name    = "{name}"\n  chart_version = "{version}"\n}}\n')
+    repo = Repo(tmp_path)
+    f = repo.hcl("modules/helm/main.tf")
+    b = next(b for b in f.blocks if b.type == "resource")
+    assert strings(repo, "modules/helm/main.tf", b, b.attr("chart")) == {""}
+    got = scan_charts(repo)        # the unit's release (the module's block as that unit applies it), and the unit
+    assert [(c.chart, c.path, c.evaluated_version) for c in got] == [
+        ("karpenter", "modules/helm/main.tf", "0.8.1"), ("karpenter", "live/karpenter/terragrunt.hcl", "0.8.1")]
+    assert asked == []

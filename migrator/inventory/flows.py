@@ -6,8 +6,10 @@ whose `for_each` is a variable its own caller builds with a `for` expression) is
 expression reads, never the rest of the object. Every place a value can come from is taken (a variable's default,
 each call of its module, the tfvars of a module nothing calls, each branch of a conditional, each argument of `try`
 or `coalesce`), so the set holds whatever Terraform could give, and more. Anything not followed (a data source, a
-resource attribute, a file read, a function other than the few below, a Terragrunt or Atmos input, a heredoc, a key
-an object does not write) makes the answer None: the evaluator decides, as it did before. A string template is where
+resource attribute, a file read, a function other than the few below, a heredoc, a key an object does not write)
+makes the answer None: the evaluator decides, as it did before. What a Terragrunt unit or an Atmos stack passes a
+module is not counted, as the evaluator does not count it: the release a unit or a stack makes is read from the unit
+or the stack (inventory/terragrunt.py, inventory/atmos.py), never from the module's own block. A string template is where
 the value is written (a `Template`), its interpolations not followed: its text after the last "/" is known where that
 part is literal (`"${path.module}/charts/postgres-operator"`), which is what a chart's name is read from.
 """
@@ -180,10 +182,8 @@ class _Flow:
         return _UNKNOWN             # data sources, resources, each.key, count.index, path, terraform
 
     def _variable(self, module: str, name: str, path: tuple) -> set | None:
-        from .atmos import variable_sites
-        from .terragrunt import callers as unit_callers
-        if unit_callers(self.repo, module, every=True) or next(variable_sites(self.repo, module, name), None):
-            return _UNKNOWN         # a Terragrunt unit or an Atmos stack sets the module's inputs
+        # (a Terragrunt unit's or an Atmos stack's inputs are not among them: the evaluator, whose answer this one
+        # stands for, never sees them either; their own readers read what those install)
         declared = [b for _, b in _blocks(self.repo, module, "variable") if b.labels[:1] == [name]]
         if not declared or _unread(self.repo, module):
             return _UNKNOWN
