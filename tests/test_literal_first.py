@@ -104,3 +104,19 @@ def test_an_add_on_the_files_enable_through_try_is_read_without_the_evaluator(tm
                                       '  aws_addons = {\n    enable_karpenter = var.addons.karpenter\n  }\n}\n\n' + call)
     scan_charts(Repo(tmp_path))
     assert asked == ["main.tf"]
+
+
+def test_a_karpenter_release_the_files_switch_off_is_none_without_the_evaluator(tmp_path, monkeypatch):
+    """radiant-maxar/terraform-eks: `count = var.karpenter && var.karpenter_helm ? 1 : 0` (karpenter defaults to
+    false) on a chart named through `try`. The evaluator showed no instance, or nothing of a file whose every block
+    is off: no chart either way, as now without it. Switched on by a tfvars, it is read."""
+    asked = _asked(monkeypatch)
+    (tmp_path / "main.tf").write_text(
+        ROOT + 'variable "karpenter" {\n  type    = bool\n  default = false\n}\n\n'
+        'variable "opts" {\n  type    = any\n  default = {}\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  count   = var.karpenter ? 1 : 0\n'
+        '  chart   = try(var.opts.chart, "karpenter")\n  version = "1.2.1"\n}\n')
+    assert scan_charts(Repo(tmp_path)) == [] and asked == []
+    (tmp_path / "terraform.tfvars").write_text("karpenter = true\n")
+    got = scan_charts(Repo(tmp_path))
+    assert [(c.chart, c.evaluated_version) for c in got] == [("karpenter", "1.2.1")] and asked == []

@@ -206,12 +206,15 @@ def _terraform_charts(repo: Repo, p: str, b: hclsrc.Block) -> list[tuple[str, st
 def _stated_release(repo: Repo, p: str, b: hclsrc.Block, name: str) -> list[tuple[str, str | None]] | None:
     """A Karpenter chart the files state through an expression, switched on as they state it: the chart and its
     version (None where the release sets none), as the evaluator gives its instances. None (ask the evaluator) where
-    the switch or the version is not stated, or the files switch the release off: only the evaluator's answer says
-    a release is absent (the same answer as before it was read here)."""
+    the switch or the version is not stated. A release the files switch off is none ([]): the evaluator shows no
+    instance of it, or (every block of its file off) nothing of the file, and either answer made no chart."""
     from .. import evaluate
     from .sites import module_value
     d = posixpath.dirname(p)
-    if not evaluate.from_a_root(repo, p) or _stated_off(repo, d, b) is not False:
+    off = _stated_off(repo, d, b)
+    if off is True:                 # no instance in any root, or a file of none the evaluator shows: no chart either way
+        return []
+    if not evaluate.from_a_root(repo, p) or off is not False:
         return None                 # (a library module's release: the evaluator knows no instance of it either)
     version = b.attr("version")
     if version is None:
