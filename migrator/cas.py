@@ -1231,7 +1231,6 @@ def _each_groups(repo: Repo, p: str, b: hclsrc.Block, inv: CasInventory) -> None
     field). Sized and removed in the item."""
     from .inventory.sites import map_entries, unit_entries
     spec = FACTS["node_groups"]["aws_eks_node_group"]
-    text = repo.text(p)
     fe = b.attr("for_each")
     by_unit = unit_entries(repo, p, fe)         # Terragrunt units give the map: each unit's items, in its own files
     entries, why = (by_unit, "") if by_unit is not None else map_entries(repo, p, fe)
@@ -1431,10 +1430,11 @@ def _from_instance(repo: Repo, p: str, b: hclsrc.Block, g: NodeGroup, inst: dict
 
 def _evaluated(v: Any) -> Any:
     """An evaluated for_each item with every value the evaluator could not know marked UNKNOWN."""
-    if v is None or (isinstance(v, str) and ("${" in v or re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", v))):
+    from .evaluate import unknown
+    if unknown(v):
         return UNKNOWN
     if isinstance(v, dict):
-        return UNKNOWN if "__attribute__" in v else {k: _evaluated(x) for k, x in v.items()}
+        return {k: _evaluated(x) for k, x in v.items()}
     if isinstance(v, list):
         return [_evaluated(x) for x in v]
     return v

@@ -1,7 +1,8 @@
 """Terraform values from a real evaluator: tfparse (Cloud Custodian, Apache-2.0; trivy's evaluator behind it).
 
-tfparse evaluates a root module whole (variable defaults, tfvars, locals, conditionals, `count`/`for_each`
-expansions, local module calls) and returns every block instance with its evaluated attributes. migrator keeps
+tfparse evaluates a root module whole (variable defaults, locals, conditionals, `count`/`for_each` expansions, local
+module calls) and returns every block instance with its evaluated attributes. It is given no tfvars (Terraform
+loads terraform.tfvars by itself, tfparse does not): a root variable with no default is not known to it. migrator keeps
 tree-sitter for spans and edits; it asks the evaluator what a block *is*: whether it exists at all (a `count = 0`,
 an empty `for_each`, a module switched off), and the values of attributes written as expressions (a chart name
 from a variable, one item of an add-ons list). An answer the evaluator cannot give is None: the caller keeps the
@@ -353,6 +354,20 @@ def is_root_module(repo, d: str) -> bool:
     return cache[d]
 
 
+_PLACEHOLDER = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+
+
+def unknown(v: Any) -> bool:
+    """A value the evaluator could not know: None; a template it left (`${...}`); a reference it could not resolve
+    (`{'__attribute__': 'var.x'}`); or the id it makes up for a computed attribute (`aws_iam_role.r.arn` and `.id`
+    come back as the block's own uuid: no provider is asked)."""
+    if v is None:
+        return True
+    if isinstance(v, str):
+        return "${" in v or _PLACEHOLDER.fullmatch(v) is not None
+    return isinstance(v, dict) and "__attribute__" in v
+
+
 def values(repo, tf_path: str, block, line: int, attr: str) -> list[Any] | None:
     """The evaluated values of one attribute over the block's instances (None: not known)."""
     got = instances(repo, tf_path, block, line)
@@ -366,16 +381,23 @@ def values(repo, tf_path: str, block, line: int, attr: str) -> list[Any] | None:
 _READS = re.compile(r"\b(var|local)\.([A-Za-z_][\w-]*)|\bmodule\.([A-Za-z_][\w-]*)\.([A-Za-z_][\w-]*)")
 # an expression that can stand without one of its parts (a condition's other branch, a fallback)
 _CHOOSES = re.compile(r"\?|\b(?:try|can|coalesce|coalescelist|lookup)\s*\(")
+# what no evaluation has: a remote state's outputs (never fetched) and a resource's or data source's computed `arn`
+# or `id` (made up: unknown)
+_COMPUTED = re.compile(r"\bdata\.terraform_remote_state\.[\w-]+(?:\[[^\]]*\])?\.outputs\b"
+                       r"|(?<![\w.])(?:data\.)?[a-z][a-z0-9]*_[a-z0-9_]*\.[\w-]+(?:\[[^\]]*\])?\.(?:arn|id)\b")
 
 
 def can_answer(repo, d: str, source: str, depth: int = 0) -> bool:
     """Could the evaluator give an expression of module folder `d` a value? False only where it provably cannot:
-    the expression needs a value no evaluation has. That is a root module's variable with no default, no tfvars
-    beside it and no caller giving it; an output of a module the repository does not hold (the evaluator downloads
+    the expression needs a value no evaluation has. That is a remote state's outputs or a resource's computed `arn`
+    or `id`; a root module's variable with no default (tfparse reads
+    no tfvars: a terraform.tfvars beside it gives the evaluator nothing) and no caller giving it; an output of a module the repository does not hold (the evaluator downloads
     nothing); or a local or caller's argument made of those. Anything else (a resource's attribute, a function over
     what it knows, a condition) may be answered, and is asked."""
     if depth > 8 or _CHOOSES.search(source):
         return True
+    if _COMPUTED.search(source):
+        return False
     d = d or "."
     for m in _READS.finditer(source):
         kind, name, mod, out = m.groups()
@@ -397,13 +419,15 @@ def _variable(repo, d: str, name: str, depth: int) -> bool:
     decl = [b for _, b in repo.blocks_in(d, "variable", name)]
     if len(decl) > 1:
         return False                        # declared twice: Terraform rejects the module, the evaluator leaves it
-    if not decl or decl[0].attr("default") is not None:
-        return True                         # not declared here (not judged), or it has a value of its own
+    if not decl:
+        return True                         # not declared here: not judged
+    default = decl[0].attr("default")
+    own = default is not None and default.kind != "null"        # a value of its own where nothing passes one
     callers = repo.callers(d)
-    if not callers:                         # a root: only its tfvars could give it
-        return any(p.endswith((".tfvars", ".tfvars.json")) for p in repo.in_dir(d if d != "." else ""))
-    return any(cb.attr(name) is not None and can_answer(repo, posixpath.dirname(cp) or ".", cb.attr(name).source,
-                                                        depth + 1) for cp, cb in callers)
+    if not callers:                         # a root: only its tfvars could give it more, and the evaluator is given none
+        return own
+    return any(can_answer(repo, posixpath.dirname(cp) or ".", cb.attr(name).source, depth + 1)
+               if cb.attr(name) is not None else own for cp, cb in callers)
 
 
 def _module_output(repo, d: str, mod: str, out: str, depth: int) -> bool:

@@ -190,12 +190,17 @@ def _evaluated(repo, p: str, b, attr: str):
         return None         # its instances disagree (one per caller): no one value to ask the evaluator for
     if e is not None and not evaluate.can_answer(repo, posixpath.dirname(p), e.source):
         return None         # it reads a value no evaluation has (a root variable with none, a downloaded module)
+    if e is not None and _off_as_stated(repo, p, b):
+        return None         # a call the files switch off: no instance to ask for
     got = evaluate.values(repo, p, b, 0, attr) if e is not None else None
-    if got and all(v == got[0] for v in got) and not isinstance(got[0], dict):
-        v = got[0]
-        if not (isinstance(v, str) and "${" in v):
-            return v
+    if got and all(v == got[0] for v in got) and not isinstance(got[0], dict) and not evaluate.unknown(got[0]):
+        return got[0]
     return None
+
+
+def _off_as_stated(repo, p: str, b) -> bool:
+    from .inventory.terraform import off_as_stated
+    return (b.attr("count") is not None or b.attr("for_each") is not None) and off_as_stated(repo, p, b)
 
 
 _REFS = re.compile(r"\b(var|local)\.([A-Za-z_][\w-]*)|\bmodule\.([\w-]+)\.([\w-]+)")

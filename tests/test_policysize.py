@@ -274,7 +274,7 @@ def test_a_shared_module_whose_callers_give_different_names_is_not_evaluated(tmp
 
 def test_the_evaluator_is_not_asked_for_a_value_no_evaluation_has(tmp_path, monkeypatch):
     """Issue 60 (100rd/platform-design: 0.3 s of tfparse for two answers it could not give): a name read from a root
-    variable with no default and no tfvars, from a variable declared twice, or from the output of a module the
+    variable with no default (tfvars or not: the evaluator reads none), from a variable declared twice, or from the output of a module the
     evaluator would have to download is never asked; the same name with a value to find is."""
     from migrator import evaluate
     asked = []
@@ -287,10 +287,9 @@ def test_the_evaluator_is_not_asked_for_a_value_no_evaluation_has(tmp_path, monk
     plan = make_plan(tmp_path)
     assert not asked and any(f.code.startswith("MIG-V1X-MOD-01") and "cannot read the cluster name" in f.message
                              for f in plan.findings)
-    (tmp_path / "prod.tfvars").write_text('cluster_name = "prod"\n')          # a value the evaluator may read
-    make_plan(tmp_path)
-    assert asked
-    asked.clear()
+    (tmp_path / "prod.tfvars").write_text('cluster_name = "prod"\n')          # tfparse is given no tfvars: still
+    make_plan(tmp_path)                                                         # nothing to find
+    assert not asked
     (tmp_path / "prod.tfvars").unlink()
     (tmp_path / "more.tf").write_text('variable "cluster_name" {\n  default = "x"\n}\n')   # declared twice
     make_plan(tmp_path)
@@ -326,3 +325,87 @@ def test_what_the_evaluator_can_answer_follows_callers_locals_and_local_modules(
                                                                                  "name   = var.given"))
     repo = Repo(tmp_path)
     assert evaluate.can_answer(repo, ".", "module.m.id")
+
+
+def test_a_root_variable_set_only_in_tfvars_is_not_asked_of_the_evaluator(tmp_path):
+    """GustavoGuima86/terraform-eks-karpenter and six more: `cluster_name = var.cluster_name` with no default and a
+    terraform.tfvars beside it. tfparse is given no tfvars, so it answered `{'__attribute__': 'var.cluster_name'}`:
+    a cold evaluator start for nothing. It is no longer asked (the answer, not known, is the same)."""
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    (tmp_path / "main.tf").write_text('provider "aws" {}\nvariable "cluster_name" {\n  type = string\n}\n')
+    (tmp_path / "terraform.tfvars").write_text('cluster_name = "guto-cluster"\n')
+    assert not evaluate.can_answer(Repo(tmp_path), ".", "var.cluster_name")
+
+
+@pytest.mark.skipif(not __import__("migrator.evaluate").evaluate._installed(), reason="tfparse is not installed")
+def test_the_evaluator_reads_no_tfvars(tmp_path):
+    """What the test above rests on, asked of the real evaluator: a variable set only in terraform.tfvars has no
+    value in its answer; one with a default has that default."""
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    (tmp_path / "main.tf").write_text(
+        'variable "x" {\n  type = string\n}\n\nvariable "y" {\n  default = "d"\n}\n\n'
+        'resource "null_resource" "r" {\n  triggers = {\n    a = var.x\n    b = var.y\n  }\n}\n')
+    (tmp_path / "terraform.tfvars").write_text('x = "from-tfvars"\ny = "y-tfvars"\n')
+    repo = Repo(tmp_path)
+    b = next(b for b in repo.hcl("main.tf").blocks if b.type == "resource")
+    (got,) = evaluate.values(repo, "main.tf", b, 0, "triggers")
+    assert got == {"a": None, "b": "d"}
+
+
+def test_what_the_evaluator_makes_up_or_never_fetches_is_not_asked(tmp_path):
+    """shashimal/terraform-eks-karpenter-keda, a0s/terraform-eks-karpenter: a node role ARN from a resource's `arn`
+    (tfparse gives a computed attribute the block's own uuid: a made-up value, never the role's) and a cluster name
+    from a remote state's outputs (never fetched) are not asked of the evaluator; a made-up value it gives is not
+    known."""
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    (tmp_path / "main.tf").write_text('provider "aws" {}\n')
+    repo = Repo(tmp_path)
+    assert not evaluate.can_answer(repo, ".", "aws_iam_role.node.arn")
+    assert not evaluate.can_answer(repo, ".", '"${data.aws_iam_role.node.id}"')
+    assert not evaluate.can_answer(repo, ".", "data.terraform_remote_state.vpc.outputs.cluster_name")
+    assert evaluate.can_answer(repo, ".", "aws_iam_role.node.name")        # a configured argument: asked
+    assert evaluate.unknown("000d6095-4604-442d-9eba-0b6b45c75072") and evaluate.unknown({"__attribute__": "var.x"})
+    assert not evaluate.unknown("arn:aws:iam::123456789012:role/karpenter-node")
+
+
+def test_a_call_the_files_switch_off_is_not_asked(tmp_path, monkeypatch):
+    """radiant-maxar/terraform-eks: `count = var.karpenter ? 1 : 0` (default false) on the karpenter module's call:
+    the evaluator has no instance to give its inputs from."""
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    asked = []
+    monkeypatch.setattr(evaluate, "values", lambda *a, **k: asked.append(a[1]) or None)
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {}\n\nvariable "karpenter" {\n  default = false\n}\n\nvariable "v" {\n  default = "1.2.0"\n}\n\n'
+        'module "karpenter" {\n  source = "terraform-aws-modules/eks/aws//modules/karpenter"\n'
+        '  count  = var.karpenter ? 1 : 0\n  enable_v1_permissions = !startswith(var.v, "0.")\n}\n')
+    repo = Repo(tmp_path)
+    b = next(b for b in repo.hcl("main.tf").blocks if b.type == "module")
+    assert policysize._evaluated(repo, "main.tf", b, "enable_v1_permissions") is None and asked == []
+    (tmp_path / "main.tf").write_text((tmp_path / "main.tf").read_text().replace("default = false", "default = true"))
+    repo = Repo(tmp_path)
+    b = next(b for b in repo.hcl("main.tf").blocks if b.type == "module")
+    policysize._evaluated(repo, "main.tf", b, "enable_v1_permissions")
+    assert asked == ["main.tf"]
+
+
+def test_a_variable_its_callers_set_is_as_known_as_what_they_pass(tmp_path):
+    """shashimal/terraform-eks-karpenter-keda: `variable "worker_iam_role_arn" { default = null }`, which its only
+    caller sets from a registry module's output (never downloaded): the default is not what applies, and the
+    caller's value is not known to the evaluator. A caller that passes nothing leaves the default."""
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    (tmp_path / "mod").mkdir()
+    (tmp_path / "mod" / "main.tf").write_text('variable "role" {\n  default = null\n}\n\nvariable "size" {\n'
+                                              '  default = "m"\n}\n')
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {}\n\nmodule "iam" {\n  source = "terraform-aws-modules/iam/aws//modules/iam-role"\n}\n\n'
+        'module "m" {\n  source = "./mod"\n  role   = module.iam.arn\n}\n')
+    repo = Repo(tmp_path)
+    assert not evaluate.can_answer(repo, "mod", "var.role")
+    assert evaluate.can_answer(repo, "mod", "var.size")                     # passed nothing: its default
+    (tmp_path / "main.tf").write_text('provider "aws" {}\n\nmodule "m" {\n  source = "./mod"\n}\n')
+    assert not evaluate.can_answer(Repo(tmp_path), "mod", "var.role")       # null where nothing passes one

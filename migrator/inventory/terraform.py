@@ -250,6 +250,12 @@ def switched_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:
     return evaluate.absent(repo, p, b, line)
 
 
+def off_as_stated(repo: Repo, p: str, b: hclsrc.Block) -> bool:
+    """The block makes no instance as the files state it (its own switch, or every call of its module off); False
+    where that is not known."""
+    return _stated_off(repo, posixpath.dirname(p), b) is True
+
+
 def _called_with_switch(repo: Repo, d: str, depth: int = 0) -> bool:
     return depth < 6 and any(cb.attr("count") is not None or cb.attr("for_each") is not None
                              or _called_with_switch(repo, posixpath.dirname(cp), depth + 1)
