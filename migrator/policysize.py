@@ -192,6 +192,9 @@ def _evaluated(repo, p: str, b, attr: str):
         return None         # it reads a value no evaluation has (a root variable with none, a downloaded module)
     if e is not None and _off_as_stated(repo, p, b):
         return None         # a call the files switch off: no instance to ask for
+    switch = b.attr("for_each") if b.attr("for_each") is not None else b.attr("count")
+    if e is not None and switch is not None and not evaluate.can_answer(repo, posixpath.dirname(p), switch.source):
+        return None         # instances no evaluation can make (a remote state's map): none to ask for
     got = evaluate.values(repo, p, b, 0, attr) if e is not None else None
     if got and all(v == got[0] for v in got) and not isinstance(got[0], dict) and not evaluate.unknown(got[0]):
         return got[0]

@@ -120,3 +120,41 @@ def test_a_karpenter_release_the_files_switch_off_is_none_without_the_evaluator(
     (tmp_path / "terraform.tfvars").write_text("karpenter = true\n")
     got = scan_charts(Repo(tmp_path))
     assert [(c.chart, c.evaluated_version) for c in got] == [("karpenter", "1.2.1")] and asked == []
+
+
+def test_a_release_over_a_remote_states_map_is_read_without_the_evaluator(tmp_path, monkeypatch):
+    """dcoppa/eks-karpenter: `for_each = data.terraform_remote_state.cluster.outputs.eks_clusters`. No evaluation
+    fetches a remote state, so the evaluator could not say the release is absent: it is read, unasked."""
+    asked = _asked(monkeypatch)
+    (tmp_path / "main.tf").write_text(
+        ROOT + 'data "terraform_remote_state" "cluster" {\n  backend = "s3"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  for_each = data.terraform_remote_state.cluster.outputs.eks_clusters\n'
+        '  chart    = "karpenter"\n  version  = "1.1.1"\n}\n')
+    got = scan_charts(Repo(tmp_path))
+    assert [(c.chart, c.path) for c in got] == [("karpenter", "main.tf")] and asked == []
+
+
+def test_an_add_on_switch_passed_through_a_locals_object_or_left_at_a_default_is_read_without_the_evaluator(
+        tmp_path, monkeypatch):
+    """hul0810/eks-terraform-practice-with-claude: three environment roots pass `local.eks_addons.enable_karpenter`
+    (an entry `true` of a locals object whose other entries read a data source) to a shared add-ons module, and an
+    older copy of that module nobody calls keeps `var.enable_karpenter` at its default (the evaluator evaluates such a
+    folder alone, at its defaults). Both are read from the files."""
+    asked = _asked(monkeypatch)
+    addons = ('variable "enable_karpenter" {\n  type    = bool\n  default = true\n}\n\n'
+              'module "eks_blueprints_addons" {\n  source  = "aws-ia/eks-blueprints-addons/aws"\n'
+              '  version = "~> 1.16"\n  enable_karpenter = var.enable_karpenter\n}\n')
+    for version in ("1.0.0", "2.0.0"):
+        (tmp_path / "modules" / version).mkdir(parents=True)
+        (tmp_path / "modules" / version / "main.tf").write_text(addons)
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "main.tf").write_text(
+        ROOT + 'locals {\n  eks_addons = {\n    acm = data.aws_caller_identity.current.account_id\n'
+        '    enable_karpenter = true\n  }\n}\n\nmodule "addons" {\n  source = "../modules/2.0.0"\n'
+        '  enable_karpenter = local.eks_addons.enable_karpenter\n}\n')
+    got = scan_charts(Repo(tmp_path))
+    assert sorted(c.path for c in got) == ["modules/1.0.0/main.tf", "modules/2.0.0/main.tf"] and asked == []
+    (tmp_path / "modules" / "1.0.0" / "main.tf").write_text(addons.replace("default = true", "default = false"))
+    repo = Repo(tmp_path)
+    assert [c.path for c in scan_charts(repo)] == ["modules/2.0.0/main.tf"] and asked == []
+    assert [(f.code, f.path) for f in repo.findings] == [("MIG-SRC-011", "modules/1.0.0/main.tf")]

@@ -409,3 +409,19 @@ def test_a_variable_its_callers_set_is_as_known_as_what_they_pass(tmp_path):
     assert evaluate.can_answer(repo, "mod", "var.size")                     # passed nothing: its default
     (tmp_path / "main.tf").write_text('provider "aws" {}\n\nmodule "m" {\n  source = "./mod"\n}\n')
     assert not evaluate.can_answer(Repo(tmp_path), "mod", "var.role")       # null where nothing passes one
+
+
+def test_a_call_over_a_remote_states_map_is_not_asked(tmp_path, monkeypatch):
+    """dcoppa/eks-karpenter: `for_each = data.terraform_remote_state.cluster.outputs.eks_clusters`,
+    `cluster_name = each.key`: no evaluation makes its instances."""
+    from migrator import evaluate
+    from migrator.inventory.repo import Repo
+    asked = []
+    monkeypatch.setattr(evaluate, "values", lambda *a, **k: asked.append(a[1]) or None)
+    (tmp_path / "main.tf").write_text(
+        'provider "aws" {}\n\ndata "terraform_remote_state" "cluster" {\n  backend = "s3"\n}\n\n'
+        'module "karpenter" {\n  source   = "terraform-aws-modules/eks/aws//modules/karpenter"\n'
+        '  for_each = data.terraform_remote_state.cluster.outputs.eks_clusters\n  cluster_name = each.key\n}\n')
+    repo = Repo(tmp_path)
+    b = next(b for b in repo.hcl("main.tf").blocks if b.type == "module")
+    assert policysize._evaluated(repo, "main.tf", b, "cluster_name") is None and asked == []

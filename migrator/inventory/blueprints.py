@@ -98,23 +98,46 @@ def _stated_switch(repo: Repo, p: str, b: hclsrc.Block, facts: dict) -> list[dic
     """The call's one instance as the evaluator gives it ({enable: bool, no_chart: bool when written}) where the files
     state the add-on's switch (`enable_karpenter = local.addons.enable_karpenter`, `try(var.addons.x, false)`): the
     evaluator gives a flag's value as the files state it, on or off; None where the call has a count / for_each of its
-    own or a switch is not stated (the evaluator decides)."""
+    own or a switch is not stated (the evaluator decides). A module folder nothing calls and no root is evaluated
+    alone, its variables at their defaults: read so here too."""
     from .. import evaluate
     from .sites import module_value
-    if b.attr("count") is not None or b.attr("for_each") is not None or not evaluate.from_a_root(repo, p):
+    if b.attr("count") is not None or b.attr("for_each") is not None:
         return None
     d = posixpath.dirname(p)
+    alone = not evaluate.from_a_root(repo, p)
+    if alone and not _evaluated_alone(repo, d):
+        return None
     out = {}
     for key in filter(None, (facts["enable"], facts["no_chart"])):
         e = at_path(b, key)
         if e is None and key == facts["no_chart"]:
             continue
-        v = module_value(repo, d, e)
+        v = _default_of(repo, d, e) if alone else module_value(repo, d, e)
         if not isinstance(v, bool):
             return None
         out[key] = v
     return [{facts["enable"].split(".")[0]: _nest(facts["enable"], out[facts["enable"]]),
              **({facts["no_chart"]: out[facts["no_chart"]]} if facts["no_chart"] in out else {})}]
+
+
+def _evaluated_alone(repo: Repo, d: str) -> bool:
+    """A module folder nothing here calls (no module block, no Terragrunt unit) and no root: the evaluator evaluates
+    it by itself, its variables at their defaults."""
+    from .terragrunt import callers as unit_callers
+    return not repo.callers(d) and not unit_callers(repo, d, every=True)
+
+
+def _default_of(repo: Repo, d: str, e: hclsrc.Expr | None):
+    """A literal, or `var.x` at its declared literal default: what the evaluator gives a module evaluated alone."""
+    from .sites import _module_blocks
+    if e is None:
+        return None
+    if e.kind in ("bool", "string", "number"):
+        return e.literal()
+    m = re.fullmatch(r"var\.([A-Za-z_][\w-]*)", e.source.strip())
+    found = [b.attr("default") for _, b in _module_blocks(repo, d, "variable") if m and b.labels[:1] == [m.group(1)]]
+    return found[0].literal() if len(found) == 1 and found[0] is not None else None
 
 
 def _nest(path: str, value):

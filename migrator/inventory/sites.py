@@ -462,6 +462,9 @@ def module_value(repo: Repo, module: str, expr: hclsrc.Expr | None, _depth: int 
         return _try(repo, module, expr, module_value, _depth)
     stepped = _stepped(expr) if expr is not None and _depth <= 4 else None
     if stepped is not None:
+        entry, rest = _entry_of(repo, module, stepped[0], stepped[1])
+        if entry is not None:           # local.addons.enable_karpenter: that entry of the local's object, as static_value
+            return _step(module_value(repo, module, entry, _depth + 1), rest)
         return _step(module_value(repo, module, stepped[0], _depth + 1), stepped[1])
     m = re.fullmatch(r"var\.([A-Za-z0-9_-]+)", expr.source.strip()) if expr is not None else None
     calls = repo.callers(module) if m else []

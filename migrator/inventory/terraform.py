@@ -228,10 +228,13 @@ def _own_switch_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:
     (a literal, `var.x ? 1 : 0` of a stated switch, a call of its module on), it is on without the evaluator; else
     the evaluator decides, as it did before the files were read first."""
     from .. import evaluate
-    if b.attr("count") is None and b.attr("for_each") is None:
+    switch = b.attr("count") if b.attr("count") is not None else b.attr("for_each")
+    if switch is None:
         return False
     if _stated_off(repo, posixpath.dirname(p), b) is False:
         return False
+    if not evaluate.can_answer(repo, posixpath.dirname(p), switch.source):
+        return False                # (a remote state's map: no evaluation knows how many instances it makes)
     return evaluate.absent(repo, p, b, line)
 
 
