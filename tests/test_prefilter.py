@@ -107,3 +107,25 @@ def test_a_values_file_that_names_cluster_autoscaler_is_not_read_for_its_install
                                 "autoscaler\n")
     assert _CAS_DOCUMENT.search("apiVersion: argoproj.io/v1alpha1\nkind: !!str Application\nspec:\n  source:\n"
                                 "    chart: cluster-autoscaler\n")
+
+
+def test_a_strategic_merge_patch_naming_no_karpenter_group_is_not_parsed(tmp_path, monkeypatch):
+    """VivSoftOrg/PlatformOne-BOA: 174 kustomizations whose patches are for other objects. What a patch is for is
+    read from its documents only where its text names an API group of the kinds migrator converts."""
+    from migrator.inventory import Repo
+    from migrator.inventory import kustomizations as kz
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "resources:\n  - deploy.yaml\npatches:\n  - path: replicas.yaml\n  - path: pool.yaml\n")
+    (tmp_path / "app" / "deploy.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n")
+    (tmp_path / "app" / "replicas.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n")
+    (tmp_path / "app" / "pool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  limits:\n    cpu: 10\n")
+    parsed: list[str] = []
+    real = yamlsrc.values
+    monkeypatch.setattr(yamlsrc, "values", lambda text, *a, **k: parsed.append(text) or real(text, *a, **k))
+    (k,) = kz.scan(Repo(tmp_path))
+    parsed.clear()
+    assert [pt.aims() for pt in k.patches] == [[], [("karpenter.sh/v1", "NodePool", "default")]]
+    assert all("replicas: 3" not in t for t in parsed)

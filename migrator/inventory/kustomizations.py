@@ -26,6 +26,7 @@ from ..sources import yaml as yamlsrc
 KFILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 PATCH_FIELDS = ("patchesStrategicMerge", "patchesJson6902", "patches")
 KINDS = {(k["apiVersion"], k["kind"]): k["era"] for k in knowledge.load("hops")["kinds"]}
+_GROUPS = sorted({api.rpartition("/")[0] for api, _ in KINDS})     # karpenter.sh, karpenter.k8s.aws, ...
 
 
 def _group_version(api: str) -> tuple[str, str]:
@@ -86,6 +87,8 @@ class Patch:
         out = []
         t = self.target if isinstance(self.target, dict) else {}
         if self.form == "smp":
+            if not any(g in self.text for g in _GROUPS):
+                return out                      # no document of it can have one of those apiVersions
             for d in (self.docs if self.loaded is not None else self.heads):
                 if isinstance(d, dict):
                     api, kind = str(d.get("apiVersion", "")), str(d.get("kind", ""))
