@@ -154,6 +154,11 @@ def objects_era(manifests: list[Manifest]) -> str | None:
     return next((era["api"] for era in HOPS["eras"] if era["name"] in eras), None)
 
 
+def hop_key(hop: dict) -> str:
+    """A hop's name in the tables keyed by hop (knowledge/runbook.yaml, drift.yaml, iam.yaml): `key`, else from->to."""
+    return hop.get("key") or f"{hop['from']}->{hop['to']}"
+
+
 def hops_between(current: str, target: Target) -> list[dict]:
     """The hops from the current era to the target, in order (the onward 1.x hop last, when asked for)."""
     out = []

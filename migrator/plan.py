@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import evaluate, filters, knowledge, scriptrefs
+from . import cloudformation, evaluate, filters, knowledge, scriptrefs
 from .discover import Discovery, SourceFile
 from .inventory import poolreleases, programpools, programs
 from .sources import hcl as hclsrc
@@ -22,6 +22,7 @@ from .rendered import scan as scan_rendered
 from .rendered import version as rendered_version
 from .model import Finding, Step
 from . import path as route   # the whole v1alpha5 -> 1.x path
+from .path import hop_key
 from .options import Options
 from . import standing
 from .roots import SKIP_KINDS, Fleet, inside, rollout_key, tier_of
@@ -211,10 +212,6 @@ def _contexts(repo: Repo, fleet: Fleet, manifests: list[Manifest], charts: list,
             _since(ctx, r, options.since_charts)
         out.append((r, ctx))
     return out
-
-
-def hop_key(hop: dict) -> str:
-    return hop.get("key") or f"{hop['from']}->{hop['to']}"
 
 
 def _has_work(hop: dict, ctx: registry.Context, phases: list[str]) -> bool:
@@ -1279,7 +1276,7 @@ def _make_plan(repo: Repo, target, phase: str | None, options: Options, fixed: d
     plan.changes = _declared_inputs(repo, plan.changes, findings)
     plan.changes = _whole_phases(plan.roots, plan.changes, findings, multi)
     findings += _unevaluated(repo)
-    findings += _cloudformation(repo, rps, fleet)
+    findings += cloudformation.findings(repo, rps, fleet)
     findings += scriptrefs.findings(repo, plan.changes)
     _unrelated_breakage(repo, rps)
     for rp in plan.roots:
@@ -1329,76 +1326,6 @@ def _unevaluated(repo: Repo) -> list[Finding]:
             "expressions are read as written, and a block switched by count or for_each is taken as present",
             "check the plan's reading of that module's switches and values, or raise the limit and run again"))
     return out
-
-
-def _cloudformation(repo: Repo, rps: list[RootPlan], fleet: Fleet) -> list[Finding]:
-    """A CloudFormation template that makes Karpenter's controller policy (inventory/cfn.py): not edited, so said
-    (MIG-IAM-013), with what the plan's move asks of its stack (of the roots that use the file, else of every root):
-    the getting-started template of the version the controller moves to, deployed over it, in the order the upgrade
-    guide gives; a team's own template, its policy aligned by hand; on the way to EKS Auto Mode, the stack deleted
-    with Karpenter."""
-    from .inventory.cfn import templates
-    found = templates(repo)
-    if not found:
-        return []
-    facts = knowledge.load("iam")["cloudformation"]
-    url = knowledge.load("cas")["install"]["eksctl"]["template"]
-    out = []
-    for p, official in found:
-        users = [rp for rp in rps if fleet.owns(rp.path, p)] or rps
-        moves = sorted({v for rp in users if (v := _controller_to(rp))}, key=route.parse_version)
-        # (a hop whose guide orders the policy change: in any of its phases, its chart version)
-        guided = sorted({facts["hops"][hop_key(rp.hop)].format(version=rp.hop["chart"]["version"]) for rp in users
-                         if rp.hop is not None and rp.phase and hop_key(rp.hop) in facts["hops"]})
-        moves = moves or sorted({rp.hop["chart"]["version"] for rp in users if rp.hop is not None and rp.phase
-                                 and hop_key(rp.hop) in facts["hops"]}, key=route.parse_version)
-        split = route.parse_version(facts["split"]["from"])
-        crosses = any(route.parse_version(v) >= split for v in moves) and not all(
-            rp.chart and route.parse_version(rp.chart) is not None and route.parse_version(rp.chart) >= split
-            for rp in users)
-        deploy = f"aws cloudformation deploy --stack-name {facts['stack']} --template-file {p} " \
-            "--capabilities CAPABILITY_NAMED_IAM --parameter-overrides ClusterName=<cluster name>"
-        official_url = url.format(version=moves[-1] if moves else "<version>")
-        if any(rp.hop is not None and rp.hop.get("exit") for rp in users):
-            now = "this plan moves the cluster to EKS Auto Mode: the stack stays while Karpenter runs, and goes with " \
-                "it once the plan's cleanup has removed Karpenter"
-            how = "after the cleanup phase: aws cloudformation delete-stack --stack-name <its stack>"
-        elif not official:
-            now = (f"this plan moves the controller to {' and '.join(moves)}: align the template's controller policy "
-                   f"with the official one of {moves[-1]} by hand, and update its stack before the controller moves"
-                   if moves else "when the controller moves, align the template's controller policy with the official "
-                   "one of its version by hand")
-            how = f"the official policy is the KarpenterControllerPolicy resource(s) of {official_url}"
-        elif guided:
-            now = "this plan moves the controller across an API change, and its upgrade guide orders the policy " \
-                "change: " + "; ".join(guided)
-            how = f"curl -fsSL {official_url} > {p} when the guide says to deploy it, then {deploy}"
-        elif moves:
-            now = f"this plan moves the controller to {' and '.join(moves)}: before it does, deploy " + \
-                f"{'that version' if len(moves) == 1 else 'each version'}'s template over the stack this one made" + \
-                (f"; {facts['split']['note']}" if crosses else "")
-            how = f"curl -fsSL {official_url} > {p} && {deploy}"
-        else:
-            now = "this plan does not move the controller: when it moves, deploy the template of its version over " \
-                "the stack this one made"
-            how = f"curl -fsSL {official_url} > {p}, then {deploy}"
-        what = "Karpenter's getting-started CloudFormation template" if official else \
-            "a CloudFormation template that makes Karpenter's controller policy"
-        out.append(Finding(
-            "MIG-IAM-013", "warning" if moves else "info", p, 1,
-            f"{p} is {what}{' (its controller policy, node role and interruption queue)' if official else ''}; "
-            f"migrator does not edit CloudFormation, and a controller policy it aligns elsewhere does not change the "
-            f"stack's; {now}", how))
-    return out
-
-
-def _controller_to(rp: RootPlan) -> str | None:
-    """The controller chart version the phase planned for a root installs (its hop's `chart_phases`), if any."""
-    hop = rp.hop
-    if hop is None or rp.phase not in hop.get("chart_phases", []):
-        return None
-    v = rp.hop_to if hop.get("onward") else hop.get("chart", {}).get("version")
-    return v if v and route.parse_version(v) is not None else None
 
 
 def _key(f: Finding) -> tuple:
