@@ -65,6 +65,8 @@ def findings(repo: Repo, rps: list, fleet: Fleet) -> list[Finding]:
             now = "this plan does not move the controller: when it moves, deploy the template of its version over " \
                 "the stack this one made"
             how = f"curl -fsSL {official_url} > {p}, then {deploy}"
+        if official and (guided or moves or "deploy the template" in now):
+            now += " (carry over to it any change made to this copy)"
         what = "Karpenter's getting-started CloudFormation template" if official else \
             "a CloudFormation template that makes Karpenter's controller policy"
         out.append(Finding(
