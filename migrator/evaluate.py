@@ -2,8 +2,8 @@
 
 tfparse evaluates a root module whole (variable defaults, locals, conditionals, `count`/`for_each` expansions, local
 module calls) and returns every block instance with its evaluated attributes. It is given no tfvars (Terraform
-loads terraform.tfvars by itself, tfparse does not): a root variable with no default is not known to it. migrator keeps
-tree-sitter for spans and edits; it asks the evaluator what a block *is*: whether it exists at all (a `count = 0`,
+loads terraform.tfvars by itself, tfparse does not): a root variable with no default is not known to it. migrator
+keeps tree-sitter for spans and edits; it asks the evaluator what a block *is*: whether it exists at all (a `count = 0`,
 an empty `for_each`, a module switched off), and the values of attributes written as expressions (a chart name
 from a variable, one item of an add-ons list). An answer the evaluator cannot give is None: the caller keeps the
 expression as it is written and never guesses.
@@ -390,10 +390,10 @@ _COMPUTED = re.compile(r"\bdata\.terraform_remote_state\.[\w-]+(?:\[[^\]]*\])?\.
 def can_answer(repo, d: str, source: str, depth: int = 0) -> bool:
     """Could the evaluator give an expression of module folder `d` a value? False only where it provably cannot:
     the expression needs a value no evaluation has. That is a remote state's outputs or a resource's computed `arn`
-    or `id`; a root module's variable with no default (tfparse reads
-    no tfvars: a terraform.tfvars beside it gives the evaluator nothing) and no caller giving it; an output of a module the repository does not hold (the evaluator downloads
-    nothing); or a local or caller's argument made of those. Anything else (a resource's attribute, a function over
-    what it knows, a condition) may be answered, and is asked."""
+    or `id`; a root module's variable with no default (tfparse reads no tfvars: a terraform.tfvars beside it gives
+    the evaluator nothing) and no caller giving it; an output of a module the repository does not hold (the
+    evaluator downloads nothing); or a local or caller's argument made of those. Anything else (a resource's
+    attribute, a function over what it knows, a condition) may be answered, and is asked."""
     if depth > 8 or _CHOOSES.search(source):
         return True
     if _COMPUTED.search(source):

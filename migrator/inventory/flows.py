@@ -9,9 +9,9 @@ or `coalesce`), so the set holds whatever Terraform could give, and more. Anythi
 resource attribute, a file read, a function other than the few below, a heredoc, a key an object does not write)
 makes the answer None: the evaluator decides, as it did before. What a Terragrunt unit or an Atmos stack passes a
 module is not counted, as the evaluator does not count it: the release a unit or a stack makes is read from the unit
-or the stack (inventory/terragrunt.py, inventory/atmos.py), never from the module's own block. A string template is where
-the value is written (a `Template`), its interpolations not followed: its text after the last "/" is known where that
-part is literal (`"${path.module}/charts/postgres-operator"`), which is what a chart's name is read from.
+or the stack (inventory/terragrunt.py, inventory/atmos.py), never from the module's own block. A string template is
+where the value is written (a `Template`), its interpolations not followed: its text after the last "/" is known
+where that part is literal (`"${path.module}/charts/postgres-operator"`), which is what a chart's name is read from.
 """
 from __future__ import annotations
 

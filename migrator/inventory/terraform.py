@@ -212,7 +212,7 @@ def _stated_release(repo: Repo, p: str, b: hclsrc.Block, name: str) -> list[tupl
     from .sites import module_value
     d = posixpath.dirname(p)
     off = _stated_off(repo, d, b)
-    if off is True:                 # no instance in any root, or a file of none the evaluator shows: no chart either way
+    if off is True:                 # no instance in any root, or a file the evaluator shows nothing of: no chart
         return []
     if not evaluate.from_a_root(repo, p) or off is not False:
         return None                 # (a library module's release: the evaluator knows no instance of it either)
