@@ -67,5 +67,7 @@ def test_on_the_way_to_auto_mode_the_stack_goes_with_karpenter(tmp_path):
 
 def test_another_cloudformation_template_is_not_named(tmp_path):
     (tmp_path / "main.tf").write_text(RELEASE.format(v="1.8.2"))
+    (tmp_path / "cdk.out").mkdir()                  # a CDK app's synthesized output: generated, not a source
+    (tmp_path / "cdk.out" / "Cluster.template.json").write_text(TEMPLATE)
     (tmp_path / "vpc.yaml").write_text('AWSTemplateFormatVersion: "2010-09-09"\nDescription: a VPC\nResources: {}\n')
     assert _said(make_plan(tmp_path)) == []

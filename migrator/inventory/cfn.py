@@ -11,8 +11,11 @@ def templates(repo: Repo) -> list[tuple[str, bool]]:
     controller policy, in discovery order: the getting-started template by its Description, a team's own by the
     policy's name."""
     facts = knowledge.load("iam")["cloudformation"]
+    generated = set(knowledge.load("programs")["skip_dirs"])    # cdk.out: a CDK app's synthesized output, not a source
     out = []
     for p in repo.containing(facts["needs"], tuple(facts["suffixes"])):
+        if generated & set(p.split("/")[:-1]):
+            continue
         text = repo.text(p)
         if facts["official"] in text:
             out.append((p, True))
