@@ -969,7 +969,8 @@ def _plan_hop(rp: RootPlan, chain: list[dict], ctx: registry.Context, target, go
         moves = standing.installs(hop, natural, goal)
         note("MIG-STAND-006", "warning",
              f"{'this root' if multi else 'the repository'} runs chart {st.chart}, below the {moves} that phase "
-             f"{natural} installs, and no file here moves the controller (it is installed outside these files): "
+             f"{natural} installs, and no file migrator writes here moves the controller (it is installed outside "
+             f"these files, or where migrator does not write): "
              f"phase {found} and what follows it wait until it runs {moves}",
              f"move the controller as the runbook says, then state the version it runs (chart_version: {moves} in "
              ".migrator.yaml" + (f", under roots: {rp.path}" if multi else "") + ") and run migrator again")
