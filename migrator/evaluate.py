@@ -58,33 +58,9 @@ LIMIT_S = _seconds("MIGRATOR_EVALUATOR_TIMEOUT", 8.0)
 BUDGET_S = _seconds("MIGRATOR_EVALUATOR_BUDGET", 30.0)
 
 
-def _serve() -> None:
-    """The worker (`python -c "from migrator.evaluate import _serve; _serve()"`): one root module path per line on
-    stdin, for each a length-prefixed pickle of tfparse's answer (None when it raises) on the protocol stream. Its
-    stderr and stdout go to /dev/null (the answers travel on a copy of stdout): a Go panic (tfparse aborts its
-    process on some modules: "can't use ElementIterator on null value") ends the worker, never migrator, and prints
-    no Go trace over the plan."""
-    import pickle
-    import struct
-    import sys
-    proto = os.fdopen(os.dup(1), "wb")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    import tfparse
-    for line in sys.stdin.buffer:
-        try:
-            out = tfparse.load_from_path(line.decode().rstrip("\n"))
-        except Exception:               # noqa: BLE001 - a module it cannot evaluate: nothing is known from it
-            out = None
-        data = pickle.dumps(out)
-        proto.write(struct.pack(">Q", len(data)) + data)
-        proto.flush()
-
-
 class _Worker:
-    """One evaluator process per run (a plain child process: nothing else is started beside it), started on the first
-    question and started again after it dies or runs late."""
+    """One evaluator process per run (migrator/evalworker.py, a plain child process: nothing else is started beside
+    it), started on the first question and started again after it dies or runs late."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
@@ -93,7 +69,7 @@ class _Worker:
     def _start(self) -> None:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the directory holding migrator/
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
-        self.proc = subprocess.Popen([sys.executable, "-c", "from migrator.evaluate import _serve; _serve()"],
+        self.proc = subprocess.Popen([sys.executable, "-c", "from migrator.evalworker import serve; serve()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=env, close_fds=True)
 

@@ -383,3 +383,19 @@ def test_a_crd_dependency_named_with_the_resource_prefix_is_not_added_again(tmp_
     (c,) = [c for c in plan.changes if c.path == "main.tf"]
     assert "depends_on = [resource.helm_release.karpenter_crd]\n" in c.new
     assert not [f for f in plan.findings if f.code == "MIG-HELM-012"]
+
+
+def test_a_crd_dependency_on_one_instance_is_not_added_again(tmp_path):
+    """`depends_on = [helm_release.karpenter_crd[0]]` (both releases under one `count`, radiant-maxar/terraform-eks)
+    already names the CRD release: no `helm_release.karpenter_crd` is appended beside it."""
+    (tmp_path / "main.tf").write_text(
+        'variable "on" {\n  default = true\n}\n\n'
+        'resource "helm_release" "karpenter_crd" {\n  count      = var.on ? 1 : 0\n  name       = "karpenter-crd"\n'
+        '  chart      = "karpenter-crd"\n  repository = "oci://public.ecr.aws/karpenter"\n  version    = "1.0.6"\n}\n\n'
+        'resource "helm_release" "karpenter" {\n  count      = var.on ? 1 : 0\n  name       = "karpenter"\n'
+        '  chart      = "karpenter"\n  repository = "oci://public.ecr.aws/karpenter"\n  version    = "1.0.6"\n\n'
+        '  depends_on = [\n    helm_release.karpenter_crd[0]\n  ]\n}\n')
+    plan = make_plan(tmp_path)
+    (c,) = [c for c in plan.changes if c.path == "main.tf"]
+    assert "  depends_on = [\n    helm_release.karpenter_crd[0]\n  ]\n" in c.new
+    assert not [f for f in plan.findings if f.code == "MIG-HELM-012"]

@@ -66,9 +66,38 @@ def test_a_release_the_files_switch_on_is_read_without_the_evaluator(tmp_path, m
                '  version = "1.0.6"\n}\n')
     (tmp_path / "main.tf").write_text(ROOT + 'variable "install" {\n  default = true\n}\n\n' + release)
     assert [(c.chart, c.path) for c in scan_charts(Repo(tmp_path))] == [("karpenter", "main.tf")] and asked == []
-    # stated off: the evaluator decides whether the release is absent, as it did before the files were read first
+    # off at a root variable's default that no tfvars sets: a -var may switch it on, so it is read as on, and said (the
+    # evaluator, which reads defaults too, told this apart only by whether it showed other blocks of the file)
     (tmp_path / "main.tf").write_text(ROOT + 'variable "install" {\n  default = false\n}\n\n' + release)
-    assert scan_charts(Repo(tmp_path)) == [] and asked == ["main.tf"]
+    repo = Repo(tmp_path)
+    assert [(c.chart, c.path) for c in scan_charts(repo)] == [("karpenter", "main.tf")] and asked == []
+    assert [(f.code, f.line) for f in repo.findings] == [("MIG-SRC-028", 9)]
+    assert "default of var.install" in repo.findings[0].message and "tfvars" in repo.findings[0].manual_step
+    # a tfvars of the root that sets it on: planned, unsaid; off: off as stated (MIG-SRC-011)
+    (tmp_path / "terraform.tfvars").write_text("install = true\n")
+    repo = Repo(tmp_path)
+    assert [(c.chart, c.path) for c in scan_charts(repo)] == [("karpenter", "main.tf")] and repo.findings == []
+    (tmp_path / "terraform.tfvars").write_text("install = false\n")
+    repo = Repo(tmp_path)
+    assert scan_charts(repo) == [] and [f.code for f in repo.findings] == ["MIG-SRC-011"] and asked == []
+    (tmp_path / "terraform.tfvars").unlink()
+    # through a local: off as stated
+    (tmp_path / "main.tf").write_text(ROOT + 'locals {\n  install = false\n}\n\n' +
+                                      release.replace("var.install", "local.install"))
+    repo = Repo(tmp_path)
+    assert scan_charts(repo) == [] and [f.code for f in repo.findings] == ["MIG-SRC-011"] and asked == []
+    # a module's variable the root's call leaves at its default is settled by the files; one the call passes from a
+    # root variable at its default is that variable's
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "main.tf").write_text('variable "install" {\n  default = false\n}\n\n' + release)
+    (tmp_path / "main.tf").write_text(ROOT + 'module "k" {\n  source = "./m"\n}\n')
+    repo = Repo(tmp_path)
+    assert scan_charts(repo) == [] and [f.code for f in repo.findings] == ["MIG-SRC-011"] and asked == []
+    (tmp_path / "main.tf").write_text(ROOT + 'variable "on" {\n  default = false\n}\n\n'
+                                      'module "k" {\n  source  = "./m"\n  install = var.on\n}\n')
+    repo = Repo(tmp_path)
+    assert [(c.chart, c.path) for c in scan_charts(repo)] == [("karpenter", "m/main.tf")] and asked == []
+    assert [f.code for f in repo.findings] == ["MIG-SRC-028"] and "default of var.on" in repo.findings[0].message
 
 
 def test_a_chart_named_through_try_is_read_without_the_evaluator(tmp_path, monkeypatch):
@@ -106,20 +135,28 @@ def test_an_add_on_the_files_enable_through_try_is_read_without_the_evaluator(tm
     assert asked == ["main.tf"]
 
 
-def test_a_karpenter_release_the_files_switch_off_is_none_without_the_evaluator(tmp_path, monkeypatch):
+def test_a_karpenter_release_the_files_switch_off_is_read_without_the_evaluator(tmp_path, monkeypatch):
     """radiant-maxar/terraform-eks: `count = var.karpenter && var.karpenter_helm ? 1 : 0` (karpenter defaults to
     false) on a chart named through `try`. The evaluator showed no instance, or nothing of a file whose every block
-    is off: no chart either way, as now without it. Switched on by a tfvars, it is read."""
+    is off. Off only at the variable's default, a -var may switch it on: read as on, and said (MIG-SRC-028); off or
+    on as a tfvars sets it, read so; never asked of the evaluator."""
     asked = _asked(monkeypatch)
     (tmp_path / "main.tf").write_text(
         ROOT + 'variable "karpenter" {\n  type    = bool\n  default = false\n}\n\n'
         'variable "opts" {\n  type    = any\n  default = {}\n}\n\n'
         'resource "helm_release" "karpenter" {\n  count   = var.karpenter ? 1 : 0\n'
         '  chart   = try(var.opts.chart, "karpenter")\n  version = "1.2.1"\n}\n')
+    repo = Repo(tmp_path)
+    got = scan_charts(repo)
+    assert [(c.chart, c.evaluated_version) for c in got] == [("karpenter", "1.2.1")] and asked == []
+    assert [f.code for f in repo.findings] == ["MIG-SRC-028"]
+    (tmp_path / "terraform.tfvars").write_text("karpenter = false\n")
     assert scan_charts(Repo(tmp_path)) == [] and asked == []
     (tmp_path / "terraform.tfvars").write_text("karpenter = true\n")
-    got = scan_charts(Repo(tmp_path))
+    repo = Repo(tmp_path)
+    got = scan_charts(repo)
     assert [(c.chart, c.evaluated_version) for c in got] == [("karpenter", "1.2.1")] and asked == []
+    assert repo.findings == []
 
 
 def test_a_release_over_a_remote_states_map_is_read_without_the_evaluator(tmp_path, monkeypatch):

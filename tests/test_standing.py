@@ -224,7 +224,8 @@ def test_without_the_evaluator_nothing_is_guessed(monkeypatch):
     monkeypatch.setattr(evaluate, "_installed", lambda: False)
     plan = make_plan(INSTALLS, to="latest")
     charts = {r.path: r.chart for r in plan.roots}
-    assert charts["count-zero"] == "0.36.2" and charts["addons-list"] is None   # literals read, nothing evaluated
+    assert charts["addons-list"] is None and "count-zero" not in charts      # literals read, nothing evaluated: the
+    assert ("MIG-SRC-011", "count-zero/main.tf") in {(f.code, f.path) for f in plan.findings}  # tfvars switches it off
 
 
 def test_leftover_objects_do_not_decide_and_templates_that_render_blocks_do_not_stop():

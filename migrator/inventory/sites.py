@@ -554,6 +554,37 @@ def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> st
     return ""
 
 
+def default_switch(repo: Repo, module: str, source: str, _depth: int = 0) -> str | None:
+    """The root module variable an expression reads at its default (`var.install_karpenter`, directly or through the
+    module's locals or the calls of its module): no tfvars of the root sets it, so a `-var` or `TF_VAR_` where
+    Terraform runs may give it another value, and the files do not settle it. None where only literals, locals,
+    tfvars, Terragrunt inputs and the arguments of the module's calls decide."""
+    from ..evaluate import is_root_module
+    from .terragrunt import callers as unit_callers
+    if _depth > 6:
+        return None
+    for kind, name in dict.fromkeys(_REFS.findall(source)):
+        if kind == "local":
+            found = [b.attr(name) for _, b in _module_blocks(repo, module, "locals") if b.attr(name) is not None]
+            got = default_switch(repo, module, found[0].source, _depth + 1) if len(found) == 1 else None
+        elif kind == "var":
+            calls = repo.callers(module)
+            if calls or unit_callers(repo, module):
+                got = next(filter(None, (default_switch(repo, posixpath.dirname(cp), cb.attr(name).source, _depth + 1)
+                                         for cp, cb in calls if cb.attr(name) is not None)), None)
+            elif is_root_module(repo, module or ".") and not any(
+                    (not module or p.startswith(module + "/")) and name in repo.files[p].text
+                    and repo.hcl(p) is not None and name in repo.hcl(p).attributes for p in repo.tfvars_files()):
+                got = f"var.{name}"
+            else:
+                got = None
+        else:
+            got = None
+        if got is not None:
+            return got
+    return None
+
+
 def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
     """A switch condition as the module states it: `var.x`, `!var.x`, `local.x == "y"`, `var.x != ""`, literals."""
     source = source.strip()

@@ -207,11 +207,12 @@ def _stated_release(repo: Repo, p: str, b: hclsrc.Block, name: str) -> list[tupl
     """A Karpenter chart the files state through an expression, switched on as they state it: the chart and its
     version (None where the release sets none), as the evaluator gives its instances. None (ask the evaluator) where
     the switch or the version is not stated. A release the files switch off is none ([]): the evaluator shows no
-    instance of it, or (every block of its file off) nothing of the file, and either answer made no chart."""
+    instance of it, or (every block of its file off) nothing of the file, and either answer made no chart. One off
+    only at a root variable's default reads as on (_switch_as_stated)."""
     from .. import evaluate
     from .sites import module_value
     d = posixpath.dirname(p)
-    off = _stated_off(repo, d, b)
+    off = _switch_as_stated(repo, p, b, hclsrc.line_of(repo.text(p), b.start))
     if off is True:                 # no instance in any root, or a file the evaluator shows nothing of: no chart
         return []
     if not evaluate.from_a_root(repo, p) or off is not False:
@@ -223,16 +224,46 @@ def _stated_release(repo: Repo, p: str, b: hclsrc.Block, name: str) -> list[tupl
     return [(name, str(v))] if isinstance(v, (str, int, float)) and not isinstance(v, bool) else None
 
 
+def _switch_as_stated(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool | None:
+    """A Karpenter release off as the files state it (True), on (False), not known (None), as _stated_off reads it,
+    except a release whose own switch is off only at a root variable's default: a -var or TF_VAR_ where Terraform runs
+    may override it (an add-on switched on once the cluster is up), so it reads as on, as the objects beside it are,
+    and is said (MIG-SRC-028). Read as off, its root would stand on its objects alone, their conversion with no
+    controller step before it. (The evaluator reads defaults too, and told the two apart only by whether it showed
+    other blocks of the file.)"""
+    from .sites import default_switch, stated_count
+    d = posixpath.dirname(p)
+    stated = _stated_off(repo, d, b)
+    switch = b.attr("count") if b.attr("count") is not None else b.attr("for_each")
+    if stated is not True or switch is None or stated_count(repo, d, b) != 0:
+        return stated
+    var = default_switch(repo, d, switch.source)
+    if var is None:                     # settled by literals, locals, tfvars or its module's calls
+        return True
+    repo.findings.append(Finding(
+        "MIG-SRC-028", "info", p, line,
+        f"{b.address} installs Karpenter and is switched off at the default of {var} "
+        f"({switch.source.strip()}), which no tfvars here sets: planned as switched on",
+        f"if {var} stays off where Terraform runs, this install's edits change nothing; set it in a tfvars "
+        "file of the root to say which it is"))
+    return False
+
+
 def _own_switch_off(repo: Repo, p: str, b: hclsrc.Block, line: int) -> bool:
-    """A block's own count/for_each makes no instance in any root module that uses it. Where the files state it on
-    (a literal, `var.x ? 1 : 0` of a stated switch, a call of its module on), it is on without the evaluator; else
-    the evaluator decides, as it did before the files were read first."""
+    """A block's own count/for_each makes no instance in any root module that uses it. Where the files state it (a
+    literal, `var.x ? 1 : 0` of a stated switch, a call of its module), it is as they state it without the evaluator,
+    except a switch off only at a root variable's default, which is read as on and said (MIG-SRC-028); else the
+    evaluator decides, as it did before the files were read first."""
     from .. import evaluate
+    from .sites import stated_count
     switch = b.attr("count") if b.attr("count") is not None else b.attr("for_each")
     if switch is None:
         return False
-    if _stated_off(repo, posixpath.dirname(p), b) is False:
+    stated = _switch_as_stated(repo, p, b, line)
+    if stated is False:
         return False
+    if stated is True and stated_count(repo, posixpath.dirname(p), b) == 0:
+        return True                     # its own switch, as the files settle it
     if not evaluate.can_answer(repo, posixpath.dirname(p), switch.source):
         return False                # (a remote state's map: no evaluation knows how many instances it makes)
     return evaluate.absent(repo, p, b, line)

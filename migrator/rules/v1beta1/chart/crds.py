@@ -3,6 +3,7 @@ HelmRelease, a kustomize helmCharts entry, an Argo CD Application), the controll
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -120,8 +121,8 @@ class CrdChart:
         ref = f"helm_release.{crd_label}"
         dep = b.attr("depends_on")
         if dep is not None and dep.kind == "tuple":
-            if any(i.source in (ref, "resource." + ref) for i in dep.items):
-                return                  # (`resource.helm_release.x` names it too)
+            if any(re.fullmatch(rf"(?:resource\.)?{re.escape(ref)}(?:\[[^\]]*\])?", i.source.strip()) for i in dep.items):
+                return                  # (`resource.helm_release.x` and one instance, `helm_release.x[0]`, name it too)
             if dep.items:
                 last = dep.items[-1]
                 if "\n" in dep.source:
