@@ -53,6 +53,11 @@ def _both(text: str):
     # what libyaml reads more laxly, in lines that are whole comments: both scanners skip them
     'slack:\n  # {"title_link":"{{.app}}", "a":1}\n  #   tr -d \':\\n\'\n  enabled: true\n',
     "a: 1\n    # \"k\":v\nb: 2\n",
+    # an escaped quote is inside a double-quoted scalar, which both read the same
+    'ports: "[{\\"HTTP\\":80},{\\"HTTPS\\":443}]"\nb: 2\n',
+    # a block scalar's text: JSON with no space after its colons (an Argo CD notifications template), tabs (a script)
+    'data:\n  template.x: |\n    webhook:\n      body: |\n        {\n          "@type":"OpenUri",\n        }\nb: 2\n',
+    'steps:\n  - script: >-\n      make\n      \tcut -d":" -f2\n  - b\n',
 ])
 def test_the_fast_tree_is_ruamels(text):
     _both(text)
@@ -67,6 +72,8 @@ def test_the_fast_tree_is_ruamels(text):
     'a: ["name":"x"]\n',                     # JSON-style adjacency: libyaml is laxer
     'a: ["name":"x"] # "k":v\n',             # ... also where a comment follows it on its line
     '# "k":v\na: ["name":"x"]\n',           # ... also after a comment line that holds the same
+    'a: |\n  text\nb: ["name":"x"]\n',      # ... also after a block scalar
+    'a: x |\nb:\n  c: ["name":"x"]\n',      # ... and under a plain scalar that ends in `|`
     "- \n- a\n",                            # an empty item
     "{a: }\n",                              # an empty flow value
     "%YAML 1.1\n---\na: yes\n",             # a directive

@@ -36,18 +36,44 @@ class _Fallback(Exception):
 
 
 # where libyaml is laxer than ruamel (a tab inside a plain scalar, `"key":value` with no space in a flow mapping):
-# such a text goes to ruamel, which says what is wrong
-_LAX = re.compile(r"\t|[\"'][ \t]*:[^\s]")
+# such a text goes to ruamel, which says what is wrong. An escaped quote is inside a double-quoted scalar, where both
+# read the same (`listen-ports: "[{\"HTTPS\":443}]"`, an ingress annotation: a 40 KB values file went to ruamel)
+_LAX = re.compile(r"\t|(?<!\\)[\"'][ \t]*:[^\s]")
 _BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _lax(text: str) -> bool:
-    """Does the text hold what libyaml reads more laxly than ruamel, outside lines that are whole comments? (A chart's
-    values file documents JSON like `"title_link":"..."` in its comments: both scanners skip those lines.)"""
+    """Does the text hold what libyaml reads more laxly than ruamel, outside lines that are whole comments and outside
+    block scalars? (A chart's values file documents JSON like `"title_link":"..."` in its comments, an Argo CD
+    notifications template writes it in a `|` block, a pipeline's script indents with tabs there: both scanners take
+    those as text.)"""
     for m in _LAX.finditer(text):
         line = text.rfind("\n", 0, m.start()) + 1
-        if not text[line:m.start()].lstrip(" ").startswith("#"):
+        if not text[line:m.start()].lstrip(" ").startswith("#") and not _in_block_scalar(text, line):
             return True
+    return False
+
+
+# a line that opens a block scalar: `key: |`, `- >-`, `key: |2 # note`
+_BLOCK_HEAD = re.compile(r"(?:^|[ \t:-])[|>][-+0-9]*[ \t]*(?:#.*)?\r?$")
+
+
+def _in_block_scalar(text: str, start: int) -> bool:
+    """Is the line at `start` inside a block scalar: does a line above it, less indented than every line between them,
+    open one? (Inside, both scanners take everything after the indentation as text.)"""
+    end = text.find("\n", start)
+    line = text[start:end if end >= 0 else len(text)]
+    indent = len(line) - len(line.lstrip(" "))
+    at = start
+    while indent > 0 and at > 0:
+        prev_start = text.rfind("\n", 0, at - 1) + 1
+        prev = text[prev_start:at - 1]
+        body = prev.lstrip(" ")
+        if body.strip() and not body.startswith("#") and len(prev) - len(body) < indent:
+            if _BLOCK_HEAD.search(body):
+                return True
+            indent = len(prev) - len(body)
+        at = prev_start
     return False
 # the tag ruamel's resolver gives a scalar depends on its text and quoting only (YAML 1.2, no path resolvers, no
 # directive: a document with one goes to ruamel): resolved once per process
