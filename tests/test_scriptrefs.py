@@ -111,3 +111,21 @@ def test_a_deleted_file_and_a_new_file_beside_it(tmp_path):
     assert scriptrefs.findings(repo, [values]) == []
     # a file that is only modified changes nothing for the scripts
     assert scriptrefs.findings(repo, [FileChange("k8s/pools.yaml", "modify", POOL, POOL + "# x\n")]) == []
+
+
+@pytest.mark.parametrize("line", [
+    "kubectl apply -f a.yaml && kubectl get nodes|grep x",
+    "(cd manifests; kubectl apply -f nodepool.yaml) &",
+    "kubectl apply -f $V/x.yaml 2>&1 >> log.txt",
+    "\tkubectl  delete -f  old.yaml;;echo done ||true",
+    "cd $(dirname \"$0\") && kubectl apply -f 'my file.yaml' # apply",      # quotes and a comment: shlex itself
+    "kubectl apply -f a\\ b.yaml",
+])
+def test_a_line_is_split_as_shlex_splits_it(line):
+    """A line with no quote, backslash or comment is split by one regex: the words and operator runs shlex makes."""
+    import shlex
+    from migrator.scriptrefs import _HOME, _VAR, _tokens
+    masked = _VAR.sub("$V", _HOME.sub(lambda _m: "\x01.", line))
+    lex = shlex.shlex(masked, posix=True, punctuation_chars=";&|()")
+    lex.whitespace_split = True
+    assert _tokens(line, ".") == list(lex)
