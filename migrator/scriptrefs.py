@@ -100,21 +100,27 @@ def _lines(text: str):
         yield start, " ".join(buf)
 
 
-# the words and operator runs shlex makes of a line with no quote, backslash or comment in it (one regex, where shlex
-# reads a character at a time in Python: a tenth of a plan over a repository of scripts went there)
-_PLAIN_TOKENS = re.compile(r"[;&|()]+|[^ \t\r\n;&|()]+")
+# the words (quoted parts joined, their quotes taken off) and operator runs shlex makes of a line with no backslash
+# or comment in it: one regex, where shlex reads a character at a time in Python (a tenth of a plan over a repository
+# of scripts went there)
+_TOKEN = re.compile(r"""[;&|()]+|(?:[^ \t\r\n;&|()'"]|"[^"]*"|'[^']*')+""")
+_QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
 
 
 def _tokens(line: str, home: str = "") -> list[str]:
     masked = _VAR.sub("$V", _HOME.sub(lambda _m: _ROOTED + (home or "."), line))
-    if not any(c in masked for c in "'\"\\#"):
-        return _PLAIN_TOKENS.findall(masked)
+    if "\\" not in masked and "#" not in masked and not _TOKEN.sub("", masked).strip(" \t\r\n"):
+        return [_QUOTED.sub(_unquoted, t) if ('"' in t or "'" in t) else t for t in _TOKEN.findall(masked)]
     lex = shlex.shlex(masked, posix=True, punctuation_chars=";&|()")
     lex.whitespace_split = True
     try:
         return list(lex)
     except ValueError:          # an unbalanced quote: no command read from this line
         return []
+
+
+def _unquoted(m: re.Match) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
 
 
 def _script(repo: Repo, folders: set[str], path: str, text: str, kind: str) -> list[Reference]:
