@@ -201,9 +201,11 @@ INSTALLS = FIXTURES / "evaluated-installs" / "input"
 def test_installs_are_evaluated_switches_off_mean_absent():
     plan = make_plan(INSTALLS, to="latest")
     got = {r.path: (r.era, r.chart) for r in plan.roots}
-    assert got == {"addons-list": ("v1", "1.4.0"), "chart-var": ("v1beta1", "0.37.5"), "vendored": ("v1beta1", "0.36.2")}
+    assert got == {"addons-list": ("v1", "1.4.0"), "chart-var": ("v1beta1", "0.37.5"), "vendored": ("v1beta1", "0.36.2"),
+                   "count-default": ("v1", "1.2.1")}       # off only at a default a -var may override: read as on
     said = {(f.code, f.path.split("/")[0]) for f in plan.findings}
-    assert {("MIG-SRC-011", "addons-off"), ("MIG-SRC-011", "count-zero"), ("MIG-SRC-012", "iam-only")} <= said
+    assert {("MIG-SRC-011", "addons-off"), ("MIG-SRC-011", "count-zero"), ("MIG-SRC-012", "iam-only"),
+            ("MIG-SRC-028", "count-default")} <= said
     assert not any(c.path.startswith(("addons-off/", "count-zero/", "iam-only/")) for c in plan.changes)
     assert ("MIG-HELM-026", "vendored") in said and not any("MIG-HELM-005" == f.code for f in plan.findings)
     assert not plan.has_errors
