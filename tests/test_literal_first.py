@@ -81,9 +81,14 @@ def test_a_release_the_files_switch_on_is_read_without_the_evaluator(tmp_path, m
     repo = Repo(tmp_path)
     assert scan_charts(repo) == [] and [f.code for f in repo.findings] == ["MIG-SRC-011"] and asked == []
     (tmp_path / "terraform.tfvars").unlink()
-    # through a local: off as stated
+    # through a local: off as stated; a local that settles it beside a variable at its default, too
     (tmp_path / "main.tf").write_text(ROOT + 'locals {\n  install = false\n}\n\n' +
                                       release.replace("var.install", "local.install"))
+    repo = Repo(tmp_path)
+    assert scan_charts(repo) == [] and [f.code for f in repo.findings] == ["MIG-SRC-011"] and asked == []
+    (tmp_path / "main.tf").write_text(ROOT + 'variable "install" {\n  default = false\n}\n\nlocals {\n'
+                                      '  ready = false\n}\n\n' +
+                                      release.replace("var.install", "var.install && local.ready"))
     repo = Repo(tmp_path)
     assert scan_charts(repo) == [] and [f.code for f in repo.findings] == ["MIG-SRC-011"] and asked == []
     # a module's variable the root's call leaves at its default is settled by the files; one the call passes from a

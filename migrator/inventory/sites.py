@@ -538,8 +538,7 @@ def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> st
             if arg is not None:
                 why = defaults_decide(repo, posixpath.dirname(calls[0][0]), arg.source, _depth + 1)
             else:
-                sets = [p for p in repo.tfvars_files() if (not module or p.startswith(module + "/")) and
-                        name in repo.files[p].text and repo.hcl(p) is not None and name in repo.hcl(p).attributes]
+                sets = _tfvars_setting(repo, module, name)
                 if sets:
                     return f"var.{name} is set in {', '.join(sets[:3])}"
                 has = [b for _, b in _module_blocks(repo, module, "variable")
@@ -554,15 +553,23 @@ def defaults_decide(repo: Repo, module: str, source: str, _depth: int = 0) -> st
     return ""
 
 
+def _tfvars_setting(repo: Repo, module: str, name: str) -> list[str]:
+    """The tfvars files in a module's folder (or below it) that set one of its variables."""
+    return [p for p in repo.tfvars_files() if (not module or p.startswith(module + "/")) and
+            name in repo.files[p].text and repo.hcl(p) is not None and name in repo.hcl(p).attributes]
+
+
 def default_switch(repo: Repo, module: str, source: str, _depth: int = 0) -> str | None:
     """The root module variable an expression reads at its default (`var.install_karpenter`, directly or through the
-    module's locals or the calls of its module): no tfvars of the root sets it, so a `-var` or `TF_VAR_` where
-    Terraform runs may give it another value, and the files do not settle it. None where only literals, locals,
-    tfvars, Terragrunt inputs and the arguments of the module's calls decide."""
+    module's locals or the calls of its module) when every name it reads is such a variable: no tfvars of the root
+    sets it, so a `-var` or `TF_VAR_` where Terraform runs may give it another value, and the files do not settle it.
+    None where a literal local, a tfvars, a Terragrunt input or an argument of the module's calls takes part
+    (`var.on && local.off`: the local may settle it whatever the variable)."""
     from ..evaluate import is_root_module
     from .terragrunt import callers as unit_callers
     if _depth > 6:
         return None
+    first = None
     for kind, name in dict.fromkeys(_REFS.findall(source)):
         if kind == "local":
             found = [b.attr(name) for _, b in _module_blocks(repo, module, "locals") if b.attr(name) is not None]
@@ -572,17 +579,16 @@ def default_switch(repo: Repo, module: str, source: str, _depth: int = 0) -> str
             if calls or unit_callers(repo, module):
                 got = next(filter(None, (default_switch(repo, posixpath.dirname(cp), cb.attr(name).source, _depth + 1)
                                          for cp, cb in calls if cb.attr(name) is not None)), None)
-            elif is_root_module(repo, module or ".") and not any(
-                    (not module or p.startswith(module + "/")) and name in repo.files[p].text
-                    and repo.hcl(p) is not None and name in repo.hcl(p).attributes for p in repo.tfvars_files()):
+            elif is_root_module(repo, module or ".") and not _tfvars_setting(repo, module, name):
                 got = f"var.{name}"
             else:
                 got = None
         else:
             got = None
-        if got is not None:
-            return got
-    return None
+        if got is None:
+            return None
+        first = first or got
+    return first
 
 
 def _stated_bool(repo: Repo, module: str, source: str) -> bool | None:
