@@ -483,5 +483,29 @@ def main() -> None:
         sys.exit(1)
 
 
+def run() -> None:
+    """The `migrator` command (and `python -m migrator`): main(), then the process ends at once. Its exit handlers run
+    (the evaluator's worker is stopped) and its output is flushed, but the objects a plan built are not torn down one
+    by one: on a large repository that took a tenth of a second after the last line was written. Every file is written
+    and closed before (migrator/apply.py). In-process callers use main(), which returns or raises as before."""
+    import atexit
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    if code is not None and not isinstance(code, int):
+        sys.exit(code)                          # a message: Python prints it, as before
+    atexit._run_exitfuncs()
+    code = code or 0
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):            # a reader that went away (`| head`): Python's own status then
+            code = code or 120
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    run()
