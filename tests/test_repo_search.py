@@ -12,6 +12,7 @@ from migrator.inventory.repo import Repo
 FILES = {
     "a/values.yaml": "image: karpenter.sh/x\ncluster-autoscaler: 1\n",
     "a/main.tf": 'resource "helm_release" "karpenter" {}\n',
+    "a/copy.yml": "kind: Application # argoproj.io karpenter.k8s.aws/\n",     # d/app.yml's text, listed before it
     "b/ops.sh": "kubectl apply -f karpenter.yaml\n",
     "b/Kustomization": "resources: [cluster-autoscaler.yaml]\n",
     "c/policy.json": '{"Statement": []}\n',
@@ -20,6 +21,8 @@ FILES = {
     "d/app.yml": "kind: Application # argoproj.io karpenter.k8s.aws/\n",
     "e/Makefile": "kubectl apply -f x.yaml\n",
     "e/old.yaml": "nothing here\n",
+    "f/values.yaml": "image: karpenter.sh/x\ncluster-autoscaler: 1\n",             # a copy of a/values.yaml
+    "f/copy.sh": "kubectl apply -f karpenter.yaml\n",                             # a copy of b/ops.sh
 }
 NEEDLES = ["karpenter", "karpenter.sh/", "karpenter.k8s.aws/", "cluster-autoscaler", "kubectl", '"Statement"', "zzz"]
 SUFFIXES = [None, (".yaml", ".yml"), (".yaml", ".yml", ".sh", "Kustomization"), (".json",), (".tf", ".tofu"),

@@ -237,8 +237,16 @@ class Repo:
             found = got + [p for p in self._searched(suffixes) if not p.endswith(among) and needle in files[p].text]
             found.sort(key=self._order().__getitem__)
         elif prior is None:
-            files = self.files
-            found = [p for p in self._holding_part(needle, suffixes) if needle in files[p].text]
+            among = self._holding_part(needle, suffixes)
+            if among is self._searched(suffixes):       # every file: each distinct text searched once
+                texts, paths = self._distinct(suffixes)
+                hits = [ps for t, ps in zip(texts, paths) if needle in t]
+                found = [p for ps in hits for p in ps]
+                if any(len(ps) > 1 for ps in hits):
+                    found.sort(key=self._order().__getitem__)
+            else:
+                files = self.files
+                found = [p for p in among if needle in files[p].text]
         else:                                   # the first pass's answer, the changed files searched again
             changed, files = base[1], self.files
             found = [p for p in prior if p not in changed and p in files] + \
@@ -280,6 +288,20 @@ class Repo:
             lists[suffixes] = got
         return got
 
+    def _distinct(self, suffixes: tuple[str, ...] | None) -> tuple[list[str], list[list[str]]]:
+        """The distinct texts of the files `_searched(suffixes)` lists, and the paths holding each (in discovery
+        order, the texts by their first path), once per run. Repositories copy files: an environment's manifests,
+        a vendored chart twice, a lesson's folder into the next; a third to two fifths of the bytes of the largest
+        real repositories are such copies, and a search reads each text once."""
+        lists = self.__dict__.setdefault("_distinct_lists", {})
+        got = lists.get(suffixes)
+        if got is None:
+            files, groups = self.files, {}
+            for p in self._searched(suffixes):
+                groups.setdefault(files[p].text, []).append(p)
+            got = lists[suffixes] = (list(groups), list(groups.values()))
+        return got
+
     def inert(self, path: str) -> bool:
         """Is a YAML file only CustomResourceDefinitions that name neither Karpenter nor an autoscaler (a vendored CRD
         bundle: cert-manager's, Argo CD's, Prometheus')? No reader looks for anything in one: text searches pass it
@@ -287,10 +309,11 @@ class Repo:
         Decided on the text alone: every top-level `kind:` line reads `kind: CustomResourceDefinition`, there is one
         per document, and neither word is anywhere in it; anything else (a quoted kind, a template, a document
         without a kind) is not inert."""
-        cache = self.__dict__.setdefault("_inert", {})
-        got = cache.get(path)
+        cache = self.__dict__.setdefault("_inert", {})       # by text: a copied file is decided once
+        text = self.files[path].text
+        got = cache.get(text)
         if got is None:
-            got = cache[path] = _only_foreign_crds(self.files[path].text)
+            got = cache[text] = _only_foreign_crds(text)
         return got
 
     def based_on(self, first: "Repo", changed: set[str]) -> None:
