@@ -494,8 +494,8 @@ def run() -> None:
         code = 0
     except SystemExit as e:
         code = e.code
-    if code is not None and not isinstance(code, int):
-        sys.exit(code)                          # a message: Python prints it, as before
+    if (code is not None and not isinstance(code, int)) or sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)                  # a message (Python prints it), or a profiler or tracer that reports at exit
     atexit._run_exitfuncs()
     code = code or 0
     for stream in (sys.stdout, sys.stderr):
