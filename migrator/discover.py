@@ -119,7 +119,7 @@ def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], m
         if e.name in SKIP_DIRS:
             continue
         rel = f"{reld}/{e.name}" if reld else e.name
-        if excluded(rel, exclude):
+        if exclude and excluded(rel, exclude):
             out.skipped.append(Skipped(rel, "excluded by the configuration"))
             continue
         if e.is_symlink():
@@ -130,7 +130,7 @@ def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], m
         name = e.name
         if name.endswith(CANDIDATE_SUFFIXES) or name in CANDIDATE_NAMES:
             rel = f"{reld}/{name}" if reld else name
-            if excluded(rel, exclude):
+            if exclude and excluded(rel, exclude):
                 out.skipped.append(Skipped(rel, "excluded by the configuration"))
                 continue
             if e.is_symlink():
@@ -200,7 +200,7 @@ def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) 
 
 
 def _keep_text(out: Discovery, rel: str, name: str, raw: bytes, mode: int) -> None:
-    if b"\0" in raw[:8192]:
+    if raw.find(b"\0", 0, 8192) >= 0:         # (no copy of the head)
         out.skipped.append(Skipped(rel, "binary file"))
         return
     try:
