@@ -397,6 +397,7 @@ class Terragrunt:
         self.templates: set[str] = set()            # catalog unit files stacks generate their units from
         self._stacks_whole: dict[str, list[str]] = {}   # stack files whose units were read, but those not evaluated yet
         self._later: dict[str, tuple] = {}          # stack units not evaluated yet, by their generated folder
+        self._names: dict[str, bool] = {}           # _names_the_move, by file
         stacked = self._stack_units()
         # only units that name what migrator reads are evaluated (a live tree of a thousand units stays fast)
         self.units: list[Unit] = [u for u in (self.unit_at(posixpath.dirname(p) or ".") for p in self.unit_files
@@ -427,7 +428,7 @@ class Terragrunt:
                     continue
                 at = posixpath.normpath(posixpath.join(d, ".terragrunt-stack", sub))
                 self.templates.add(file)        # a catalog unit: applied through its stacks, never on its own
-                if not (names_the_move(self.repo.text(p)[b.start:b.end]) or names_the_move(self.repo.text(file))):
+                if not (names_the_move(self.repo.text(p)[b.start:b.end]) or self._names_the_move(file)):
                     # a unit naming neither Karpenter nor an autoscaler is evaluated only when asked for: by a
                     # dependency (unit_at), or to know whether its stack was read whole (stacks_read)
                     self._later[at] = (p, d, b, file)
@@ -444,6 +445,13 @@ class Terragrunt:
             if whole:
                 self._stacks_whole[p] = later
         return out
+
+    def _names_the_move(self, path: str) -> bool:
+        """names_the_move of a file's whole text, once per file (a catalog unit is the source of many stacks' units)."""
+        got = self._names.get(path)
+        if got is None:
+            got = self._names[path] = names_the_move(self.repo.text(path))
+        return got
 
     @property
     def stacks_read(self) -> set[str]:
