@@ -349,3 +349,29 @@ def test_a_v21_karpenter_module_unit_moves_in_its_source_and_is_applied_whole(tm
     assert '"1.14.1"' in new["live/prod/chart/terragrunt.hcl"]           # not held: the module moves with it
     cmds = [c for r in plan.roots for s in r.steps for c in s.commands]
     assert "(cd live/prod/karpenter && terragrunt apply)" in cmds
+
+
+def test_units_applying_a_folder_are_found_whatever_form_their_source_takes(tmp_path):
+    """callers(every=True): a unit file that does not end a source with the folder's name is not evaluated (`terraform
+    {` in every unit, a path through the folder); every form a source ending in it takes is still found."""
+    from migrator.inventory.terragrunt import callers
+    sources = {
+        "plain": '"../../modules/eks"',
+        "ref": '"../../modules/eks?ref=v1.2.0"',
+        "slash": '"../../modules/eks/"',
+        "interpolated": '"../../modules/eks${local.suffix}"',
+        "local": "local.src",
+    }
+    files = {"modules/eks/main.tf": 'variable "x" {}\n', "modules/eks/nodes/main.tf": 'variable "y" {}\n',
+             "modules/eks-extra/main.tf": 'variable "z" {}\n'}
+    for name, src in sources.items():
+        head = {"interpolated": 'locals {\n  suffix = ""\n}\n\n',
+                "local": 'locals {\n  src = "../../modules/eks"\n}\n\n'}.get(name, "")
+        files[f"live/{name}/terragrunt.hcl"] = f"{head}terraform {{\n  source = {src}\n}}\n"
+    files["live/through/terragrunt.hcl"] = 'terraform {\n  source = "../../modules/eks/nodes"\n}\n'
+    files["live/other/terragrunt.hcl"] = 'terraform {\n  source = "../../modules/eks-extra"\n}\n'
+    root = _tree(tmp_path, files)
+    repo = Repo(root)
+    assert sorted(u.dir for u in callers(repo, "modules/eks", every=True)) == sorted(f"live/{n}" for n in sources)
+    assert [u.dir for u in callers(repo, "modules/eks/nodes", every=True)] == ["live/through"]
+    assert [u.dir for u in callers(repo, "modules/eks-extra", every=True)] == ["live/other"]

@@ -617,8 +617,12 @@ def callers(repo: Repo, module_dir: str, every: bool = False) -> list[Unit]:
         return found
     tg, base = terragrunt(repo), posixpath.basename(module_dir)
     if module_dir not in tg.every:              # asked again and again (roots, providers, runbook): read once
+        # a source ending in the folder's name names it: the name before a quote, `?ref=`, `//subdir`, `${`, a
+        # trailing slash or the line's end (`terraform {`, a path through the folder, do not: every unit of a live
+        # tree holds `terraform`, and each one evaluated costs a parse)
+        ends = re.compile(re.escape(base) + r"""(?:/*["'?$]|//|/*\s*$)""", re.M)
         tg.every[module_dir] = [u for u in (tg.unit_at(posixpath.dirname(p) or ".") for p in tg.unit_files
-                                            if base in repo.text(p))
+                                            if base in repo.text(p) and ends.search(repo.text(p)))
                                 if u is not None and u.module_dir == module_dir]
     return list(tg.every[module_dir])
 
