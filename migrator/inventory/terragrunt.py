@@ -422,17 +422,22 @@ class Terragrunt:
                 sub = cfg.eval(b.attr("path")).value if b.attr("path") is not None else None
                 home = repo_path(d, src) if isinstance(src, str) and not _REMOTE.match(src) else None
                 file = posixpath.normpath(posixpath.join(home, UNIT_FILE)) if home is not None else None
-                if file not in self.repo.files or not isinstance(sub, str) or self.repo.hcl(file) is None:
+                if file not in self.repo.files or not isinstance(sub, str):
                     whole = False
                     self._unread_unit(p, b, src)
                     continue
                 at = posixpath.normpath(posixpath.join(d, ".terragrunt-stack", sub))
                 self.templates.add(file)        # a catalog unit: applied through its stacks, never on its own
                 if not (names_the_move(self.repo.text(p)[b.start:b.end]) or self._names_the_move(file)):
-                    # a unit naming neither Karpenter nor an autoscaler is evaluated only when asked for: by a
-                    # dependency (unit_at), or to know whether its stack was read whole (stacks_read)
+                    # a unit naming neither Karpenter nor an autoscaler is evaluated (and its catalog file parsed)
+                    # only when asked for: by a dependency (unit_at), or to know whether its stack was read whole
+                    # (stack_read: a catalog file that does not parse leaves it unread, as here)
                     self._later[at] = (p, d, b, file)
                     later.append(at)
+                    continue
+                if self.repo.hcl(file) is None:
+                    whole = False
+                    self._unread_unit(p, b, src)
                     continue
                 unit = self._stack_unit(p, d, b, file)
                 if unit is None:
