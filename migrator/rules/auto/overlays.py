@@ -72,7 +72,7 @@ def pinned(ctx, old: list | None = None) -> dict[tuple[str, str], tuple[str, int
         return out
     repo = ctx.repo
     for k in kz.scan(repo):
-        if not ctx.owns(k.path) or not k.patches:
+        if not k.patches or not ctx.owns(k.path):
             continue
         aimed = {(kind, str(name)): pt for pt in k.patches for _a, kind, name in pt.aims() if (kind, str(name)) in names}
         if not aimed:
@@ -97,7 +97,7 @@ def twins(rule) -> None:
         return
     repo, res = rule.repo, rule.res
     for k in kz.scan(repo):
-        if not rule.ctx.owns(k.path) or not k.patches:
+        if not k.patches or not rule.ctx.owns(k.path):
             continue
         aimed: dict[tuple[str, str], kz.Patch] = {}
         for pt in k.patches:
@@ -231,7 +231,7 @@ def drop(rule, going: set[tuple[str, str]]) -> None:
     """At the cutover: the patches of the objects that go leave the kustomizations with them."""
     repo, res = rule.repo, rule.res
     for k in kz.scan(repo):
-        if not rule.ctx.owns(k.path):
+        if not k.patches or not rule.ctx.owns(k.path):
             continue
         gone: dict[str, list[int]] = {}
         for pt in k.patches:

@@ -68,7 +68,7 @@ class KustomizeV1Rule:
         if self.phase != PHASE:
             return self.res
         for k in kz.scan(self.repo):
-            if self.owns(k.path):
+            if any(pt.era() == "beta" for pt in k.patches) and self.owns(k.path):
                 for pt in k.patches:
                     if pt.era() == "beta":
                         self.patch(k, pt)

@@ -105,7 +105,9 @@ class KustomizeRule:
 
     def run(self) -> KustomizeResult:
         for k in kz.scan(self.repo):
-            if not self.owns(k.path):
+            # a kustomization without a patch of alpha objects has nothing for either phase: its root is not asked
+            # (a GitOps tree's hundreds of kustomizations, each a question of ownership)
+            if not any(pt.era() == "alpha" for pt in k.patches) or not self.owns(k.path):
                 continue
             for pt in k.patches:
                 if pt.era() != "alpha":
