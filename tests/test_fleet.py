@@ -546,3 +546,24 @@ def test_roots_above_a_folder_are_found_among_its_ancestors_as_by_a_pass_over_ev
             fleet.paths = list(dirs)
             for d in folders:
                 assert fleet._above(d) == [r for r in dirs if inside(d, r)], (dirs, d)
+
+
+def test_flux_paths_pass_over_the_crds_that_name_the_kind(tmp_path):
+    """Flux's gotk-components.yaml holds the Kustomization CRD, whose schema names the kind on an indented line: the
+    CRD document is not a Kustomization (and is not parsed for one); the Kustomization beside it is read."""
+    from migrator.inventory import Repo
+    from migrator.inventory.kustomizations import flux_paths
+    crd = ("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+           "  name: kustomizations.kustomize.toolkit.fluxcd.io\nspec:\n  group: kustomize.toolkit.fluxcd.io\n"
+           "  names:\n    kind: Kustomization\n    plural: kustomizations\n")
+    ks = ("---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: infra\n"
+          "spec:\n  path: ./infrastructure\n")
+    (tmp_path / "clusters/prod/flux-system").mkdir(parents=True)
+    (tmp_path / "clusters/prod/flux-system/gotk-components.yaml").write_text(
+        crd + ks.replace("./infrastructure", "./apps").replace("infra", "apps"))
+    (tmp_path / "clusters/prod/infra.yaml").write_text(ks)
+    for d in ("infrastructure", "apps"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "x.yaml").write_text("kind: ConfigMap\n")
+    assert flux_paths(Repo(tmp_path)) == {"infrastructure": ("infra", "clusters/prod/infra.yaml"),
+                                          "apps": ("apps", "clusters/prod/flux-system/gotk-components.yaml")}
