@@ -291,9 +291,6 @@ def validate_object(obj: dict, release: str = "") -> list[str]:
     return [e.lstrip(".") for e in errs]
 
 
-_CRD = re.compile(r"^kind:[ \t]*[\"']?CustomResourceDefinition\b", re.M)
-
-
 def reparse(path: str, text: str) -> str | None:
     """None if the patched text parses as its file type, else the error message (HCL: tree-sitter-hcl, where
     any error or missing node fails; :func:`second_parser` adds python-hcl2 before anything is written)."""
@@ -301,9 +298,9 @@ def reparse(path: str, text: str) -> str | None:
         if path.endswith(hclsrc.HCL_FILES):
             hclsrc.parse(text)
         elif path.endswith((".yaml", ".yml", ".tmpl", ".tftpl", ".tpl")):
+            from .sources.crd import DOCUMENT, read_crd
             for doc in yamlsrc.split_documents(text):
-                if _CRD.search(doc.text):           # a CRD: hundreds of KB no rule reads back by position
-                    from .sources.crd import read_crd
+                if DOCUMENT.search(doc.text):       # a CRD: hundreds of KB no rule reads back by position
                     error = read_crd(doc.text).error
                     if error is not None:
                         raise yamlsrc.YamlParseError(*error)

@@ -326,6 +326,12 @@ def test_a_stacks_units_that_do_not_name_the_move_are_read_when_asked(tmp_path):
     cat.write_text(cat.read_text().replace('  source = "tfr:///terraform-aws-modules/eks/aws?version=20.31.0"\n', ""))
     tg = Terragrunt(Repo(tmp_path))
     assert tg.stacks_read == set() and tg.unit_at("live/staging/.terragrunt-stack/eks") is None
+    # a catalog unit naming neither that does not parse: parsed only when asked, its stack then not read whole
+    cat.write_text("terraform {\n  source = \n")
+    repo = Repo(tmp_path)
+    tg = Terragrunt(repo)
+    assert "catalog/units/eks/terragrunt.hcl" not in repo._hcl                 # not parsed up front
+    assert tg.stacks_read == set() and tg.unit_at("live/staging/.terragrunt-stack/eks") is None
 
 
 def test_a_unit_source_from_the_repository_root(tmp_path):

@@ -510,10 +510,8 @@ def _documents(repo: Repo, group: str, kind: str) -> list:
     return found
 
 
-_CRD_DOCUMENT = re.compile(r"""^kind:[ \t]*["']?CustomResourceDefinition["']?[ \t]*(?:#.*)?$""", re.M)
-
-
 def _read_documents(repo: Repo, group: str, kind: str):
+    from ..sources.crd import DOCUMENT as CRD
     from .documents import _parse_yaml_docs
     only = re.compile(rf"^\s*kind:\s*['\"]?{re.escape(kind)}['\"]?\s*$", re.M)    # other documents are never parsed
     for p in repo.yaml_containing(group):
@@ -521,7 +519,7 @@ def _read_documents(repo: Repo, group: str, kind: str):
         if not only.search(sf.text):
             continue
         for doc in yamlsrc.split_documents(sf.text):
-            if not only.search(doc.text) or _CRD_DOCUMENT.search(doc.text):
+            if not only.search(doc.text) or CRD.search(doc.text):
                 continue    # (a CustomResourceDefinition names its kind in its schema: Flux's gotk-components)
             try:            # values only: the fast loader; a template (or anything it refuses) the masking parse
                 objs = [yamlsrc.values(doc.text)] if "{{" not in doc.text and "{%" not in doc.text else None

@@ -4,9 +4,13 @@ same texts (migrator/crdfiles.py, the CRD rules, the re-parse before writing, th
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from . import yaml as yamlsrc
+
+# a document whose top-level kind is CustomResourceDefinition (its schema names other kinds on indented lines)
+DOCUMENT = re.compile(r"^kind:[ \t]*[\"']?CustomResourceDefinition\b", re.M)
 
 
 def crd_name(doc: dict) -> str:
