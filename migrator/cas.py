@@ -19,13 +19,26 @@ from .inventory.sites import MISSING, item_path
 from .model import Finding
 from .sources import hcl as hclsrc
 from .sources import yaml as yamlsrc
+from .sources.anchored import AtWordStart
 from .sources.templates import Masked
 
 FACTS = knowledge.load("cas")
 _CAS = re.compile(r"cluster-autoscaler")
 # the name where it can be a whole value, or an image's last path element: never inside a longer name or key
-# (cluster-autoscaler.kubernetes.io/safe-to-evict, cluster-autoscaler-status), as vendored charts name it by thousands
-_CAS_VALUE = re.compile(r"(?:(?<=/)|(?<![\w./-]))cluster-autoscaler(?![\w./-])")
+# (cluster-autoscaler.kubernetes.io/safe-to-evict, cluster-autoscaler-status), as vendored charts name it by thousands:
+# `(?:(?<=/)|(?<![\w./-]))cluster-autoscaler(?![\w./-])`, searched from the name (a leading lookbehind is tried at
+# every character) and what stands before it checked after
+_CAS_NAME_END = re.compile(r"cluster-autoscaler(?![\w./-])")
+
+
+def _cas_value_in(text: str) -> bool:
+    for m in _CAS_NAME_END.finditer(text):
+        c = text[m.start() - 1] if m.start() else ""
+        if not c or c == "/" or not (c.isalnum() or c in "_./-"):
+            return True
+    return False
+
+
 _CAS_TEXT = "cluster-autoscaler"         # _CAS as a plain substring test (C speed over every file)
 # the files read for Cluster Autoscaler's manifests, eksctl configurations and scripts (CI workflows are YAML)
 _CAS_FILES = (".yaml", ".yml", ".tmpl", ".tftpl", ".tpl", "Kustomization", ".sh")
@@ -656,7 +669,9 @@ def _wrapper_installs(repo: Repo, generic: list[tuple[str, hclsrc.Block]]):
     a Terragrunt unit: its inputs read as the call's arguments), or a module of the repository whose helm_release
     takes its chart from a variable (`generic`: those helm_release blocks); switched off calls skipped."""
     sources = re.compile("|".join(f"(?:{r['source']})" for r in FACTS["wrappers"]))
-    for p in [p for p in repo.tf_containing("module") if sources.search(repo.text(p))]:
+    mentions = [r["mention"] for r in FACTS["wrappers"]]
+    for p in [p for p in repo.tf_containing("module")
+              if any(m in repo.text(p) for m in mentions) and sources.search(repo.text(p))]:
         f = repo.hcl(p)
         for b in (f.blocks if f else []):
             src = b.attr("source") if b.type == "module" else None
@@ -986,7 +1001,7 @@ def _other_cloud(flags: list, values: dict | None = None) -> bool:
 # what such a document must hold (`kind: Deployment`, `"kind": "Deployment"`, the value on the next line or tagged),
 # checked before libyaml reads a large values file that names cluster-autoscaler in passing
 _INSTALL_KINDS = ("HelmRelease", "ApplicationSet", "Application", "Deployment")
-_INSTALL_TEXT = re.compile(r"""\bkind["']?\s*:\s*(?:!\S*\s+)?["']?(?:%s)\b|\bhelmCharts\b""" % "|".join(_INSTALL_KINDS))
+_INSTALL_TEXT = AtWordStart(r"""kind["']?\s*:\s*(?:!\S*\s+)?["']?(?:%s)\b|helmCharts\b""" % "|".join(_INSTALL_KINDS))
 
 
 class _CasDocument:
@@ -1002,7 +1017,7 @@ class _CasDocument:
         if not _CAS.search(text) or not _INSTALL_TEXT.search(text):
             return False
         if "{{" in text or "{%" in text:    # a template: the masking parse decides, when the name can be a value
-            return bool(_CAS_VALUE.search(text))
+            return _cas_value_in(text)
         try:
             tree = yamlsrc.values(text)
         except yamlsrc.YamlParseError:

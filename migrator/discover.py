@@ -36,12 +36,22 @@ class SourceFile:
     """A file read: its POSIX path relative to the root, where it is on disk, its text and mode. Its line ending style
     and whether it is worth scanning for Karpenter objects are worked out when first asked (most files of a large tree
     are never asked)."""
-    __slots__ = ("path", "abs_path", "text", "mode", "_newline", "_interesting")
+    __slots__ = ("path", "abs_path", "text", "_mode", "_newline", "_interesting")
 
-    def __init__(self, path: str, abs_path, text: str, newline: str | None = None, mode: int = 0o644,
+    def __init__(self, path: str, abs_path, text: str, newline: str | None = None, mode: int | None = 0o644,
                  interesting: bool | None = None):
-        self.path, self.abs_path, self.text, self.mode = path, abs_path, text, mode
+        self.path, self.abs_path, self.text, self._mode = path, abs_path, text, mode
         self._newline, self._interesting = newline, interesting
+
+    @property
+    def mode(self) -> int:
+        """The file's mode (None given: looked up on disk when first asked; 0o644 when it is gone)."""
+        if self._mode is None:
+            try:
+                self._mode = os.stat(self.abs_path).st_mode
+            except OSError:
+                self._mode = 0o644
+        return self._mode
 
     @property
     def newline(self) -> str:
@@ -145,23 +155,33 @@ def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], m
         _walk(out, root, path, rel, exclude, max_bytes)
 
 
+_FIRST_READ = 1 << 16
+
+
 def _add_plain(out: Discovery, name: str, max_bytes: int, rel: str) -> None:
-    """A file that is not a symlink: opened once, its size and mode from the open file (no second path lookup)."""
+    """A file that is not a symlink: opened once and read in one call when it is small (a short read of a regular file
+    is its end), as most files of a tree are; a larger one's size and mode from the open file (no second path
+    lookup). A small file's mode is looked up when asked (SourceFile.mode)."""
     try:
         fd = os.open(name, os.O_RDONLY)
     except OSError as e:
         out.skipped.append(Skipped(rel, f"unreadable: {e.strerror}"))
         return
+    mode = None
     try:
-        st = os.fstat(fd)
-        if st.st_size > max_bytes:
-            out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
-            return
-        raw = os.read(fd, st.st_size + 1)          # one read for a regular file (a short read is its end) ...
-        if len(raw) > st.st_size:                  # ... unless it grew meanwhile: read the rest
+        head = min(_FIRST_READ, max_bytes + 1)
+        raw = os.read(fd, head)
+        if len(raw) == head:                        # more may follow: the file's size decides
+            st = os.fstat(fd)
+            mode = st.st_mode
+            if st.st_size > max_bytes:
+                out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
+                return
             rest = [raw]
-            while got := os.read(fd, 1 << 20):
+            while got := os.read(fd, max(st.st_size + 1 - len(raw), 1 << 16)):    # (it may grow meanwhile)
                 rest.append(got)
+                if sum(map(len, rest)) > max_bytes:
+                    break
             raw = b"".join(rest)
             if len(raw) > max_bytes:
                 out.skipped.append(Skipped(rel, f"larger than {max_bytes} bytes"))
@@ -171,7 +191,7 @@ def _add_plain(out: Discovery, name: str, max_bytes: int, rel: str) -> None:
         return
     finally:
         os.close(fd)
-    _keep_text(out, rel, name, raw, st.st_mode)
+    _keep_text(out, rel, name, raw, mode)
 
 
 def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) -> None:
@@ -199,7 +219,7 @@ def _add(out: Discovery, root: Path, p, max_bytes: int, rel: str | None = None) 
     _keep_text(out, rel, name, raw, st.st_mode)
 
 
-def _keep_text(out: Discovery, rel: str, name: str, raw: bytes, mode: int) -> None:
+def _keep_text(out: Discovery, rel: str, name: str, raw: bytes, mode: int | None) -> None:
     if raw.find(b"\0", 0, 8192) >= 0:         # (no copy of the head)
         out.skipped.append(Skipped(rel, "binary file"))
         return

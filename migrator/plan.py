@@ -309,6 +309,8 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     patched.__dict__["_kind_docs"] = {k: v for k, v in repo.__dict__.get("_kind_docs", {}).items()
                                       if not any(k[0] in x for x in texts)}     # Argo CD / Flux objects unchanged
     from .inventory.kustomizations import KFILES
+    if "_kustomization_values" in repo.__dict__:    # (by text: a changed kustomization is parsed again)
+        patched.__dict__["_kustomization_values"] = repo.__dict__["_kustomization_values"]
     kz = repo._kustomizations           # the kustomizations and their patch files: read once when none changed
     if kz is not None and not any(posixpath.basename(p) in KFILES for p in changed) and \
             not any(pt.file in changed for k in kz for pt in k.patches if pt.file):

@@ -52,3 +52,14 @@ def test_every_knowledge_file_is_kept_in_the_cache(monkeypatch, tmp_path):
     cached = {f.name.split("-")[1] for f in (tmp_path / "migrator").glob("knowledge-*.json")}
     assert cached >= set(names), f"not cached: {sorted(set(names) - cached)}"
     knowledge.load.cache_clear()
+
+
+def test_a_mention_is_in_every_source_it_stands_for():
+    """A row's `mention` is searched before its `source` pattern: every alternative of the pattern holds it, or a file
+    calling the module would be passed over."""
+    rows = [("helm_modules", r) for r in knowledge.load("helm_modules")] + \
+        [("cas wrappers", r) for r in knowledge.load("cas")["wrappers"]]
+    for where, r in rows:
+        if "mention" in r:
+            for alt in r["source"].split("|"):
+                assert r["mention"] in alt.replace("\\", ""), (where, r["name"] if "name" in r else r, alt)

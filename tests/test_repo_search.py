@@ -138,3 +138,47 @@ def test_block_lookups_parse_only_texts_that_can_open_such_a_block():
     assert got == [("a.tf", "a"), ("b.tf", "b"), ("c.tf", "c"), ("e.tf", "e"), ("g.tf", "g")]
     assert "d.tf" not in parsed and "f.tf" not in parsed and "h.tf" in parsed
     assert [p for p, _ in repo.blocks("locals")] == ["h.tf"]
+
+
+def test_a_search_within_the_files_holding_a_word_answers_as_a_plain_pass():
+    """`containing_both(first, needle)`: the files holding both, in discovery order, whatever was asked before (the
+    needle over every file, a part of it within the same word), copies included; a second pass as a fresh search."""
+    both = lambda files, first, needle, sfx: [p for p in _plain(files, needle, sfx) if first in files[p]]  # noqa: E731
+    asks = [(f, n, s) for f in ("kind", "karpenter") for n in NEEDLES for s in SUFFIXES]
+    for order in (asks, asks[::-1]):
+        repo = _repo(FILES)
+        repo.containing("kubectl", (".sh",))            # answered over every file before: filtered, not searched
+        for first, needle, sfx in order:
+            assert repo.containing_both(first, needle, sfx) == both(FILES, first, needle, sfx), (first, needle, sfx)
+    changed_files = dict(FILES, **{"e/old.yaml": "kind: X\nkarpenter.sh/v1 kubectl\n", "f/new.yml": "kind: Y argoproj.io\n"})
+    del changed_files["d/app.yml"]
+    first = _repo(FILES)
+    for f, n, s in asks[::3]:
+        first.containing_both(f, n, s)
+    second = _repo(changed_files)
+    second.based_on(first, {"e/old.yaml", "f/new.yml", "d/app.yml"})
+    for f, n, s in asks:
+        assert second.containing_both(f, n, s) == both(changed_files, f, n, s), (f, n, s)
+
+
+def test_module_callers_are_parsed_only_for_the_folder_asked():
+    """`Repo.callers(d)`: the module blocks whose relative source is d, in discovery order, parsing only the files
+    whose text names d as a relative source - and every file whose source the text cannot tell (an interpolation, an
+    escape, a string that does not close on its line). `called_by(d)`: the folders d's module blocks call."""
+    files = {
+        "a/main.tf": 'module "x" {\n  source = "../mods/x"\n}\nmodule "y" {\n  source   =   "./y"\n}\n',
+        "b/main.tf": 'module "x2" { source = "../mods/x" }\n# source = "../mods/z" in a comment\n',
+        "c/main.tf": 'module "t" {\n  source = "../mods/${var.v}"\n}\n',           # unsure: parsed for every folder
+        "d/main.tf": 'module "n" {\n  xsource = "../mods/x"\n  source = "../mods/n"\n}\n',
+        "e/broken.tf": 'module "b" {\n  source = "../mods/b"\n  = broken\n',       # never asked: never parsed
+        "mods/x/main.tf": 'variable "a" {}\n',
+        "root.tf": 'module "top" {\n  source = "./mods/x/"\n}\n',
+    }
+    repo = _repo(files)
+    assert [(p, b.labels) for p, b in repo.callers("mods/x")] == \
+        [("a/main.tf", ["x"]), ("b/main.tf", ["x2"]), ("root.tf", ["top"])]
+    assert set(repo._hcl) == {"a/main.tf", "b/main.tf", "c/main.tf", "root.tf"}
+    assert repo.callers("mods/z") == [] and repo.callers("mods/n") == [("d/main.tf", repo.hcl("d/main.tf").blocks[0])]
+    assert repo.callers("a/y") == [("a/main.tf", repo.hcl("a/main.tf").blocks[1])]
+    assert "e/broken.tf" not in repo._hcl and not repo.findings
+    assert repo.called_by("a") == {"mods/x", "a/y"} and repo.called_by("") == {"mods/x"}

@@ -184,6 +184,27 @@ def test_discovery_order_modes_and_special_files(tmp_path):
     assert reasons == {"d": "symlinked directory (not followed)", "pipe.yaml": "not a regular file"}
 
 
+
+@pytest.mark.parametrize("max_bytes", [100, 65536, 200_000])
+def test_discovery_reads_whole_files_up_to_the_limit(tmp_path, max_bytes):
+    """A small file is read in one call, a larger one to its end; a file over the limit is skipped whatever its size
+    against the first read (just over, at the first read's size, past it); the mode of a file read in one call is
+    looked up when asked."""
+    sizes = {"small.yaml": 10, "edge.yaml": 65536, "big.yaml": 150_000, "limit.yaml": max_bytes,
+             "over.yaml": max_bytes + 1}
+    for name, n in sizes.items():
+        (tmp_path / name).write_text(("k: v\n" * (n // 5 + 1))[:n])
+    (tmp_path / "small.yaml").chmod(0o640)
+    d = discover(tmp_path, max_bytes=max_bytes)
+    for name, n in sizes.items():
+        if n <= max_bytes:
+            assert len(d.files[name].text) == n, name
+        else:
+            assert name not in d.files, name
+    assert {s.path for s in d.skipped} == {name for name, n in sizes.items() if n > max_bytes}
+    assert all(s.reason == f"larger than {max_bytes} bytes" for s in d.skipped)
+    assert d.files["small.yaml"].mode & 0o777 == 0o640
+
 def test_apply_refuses_files_changed_since_plan(tmp_path):
     (tmp_path / "a.yaml").write_text("x: 1\n")
     with pytest.raises(ApplyError):

@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from .. import knowledge
-from .repo import Repo
+from .repo import YAML, Repo
 from ..model import Finding
 from ..sources import yaml as yamlsrc
 
@@ -185,12 +185,20 @@ def patch_files(repo: Repo) -> set[str]:
     return repo.patch_paths
 
 
+_UNREAD = object()
+
+
 def _read(repo: Repo, p: str) -> Kustomization | None:
     text = repo.text(p)
-    try:
-        obj = yamlsrc.values(text)
-    except yamlsrc.YamlParseError:
-        return None                              # reported by the manifest scan when it matters
+    # by text, once per run: repositories copy kustomizations (an overlay per environment, a vendored tree twice);
+    # the copies share their plain values, which no reader changes
+    parsed = repo.__dict__.setdefault("_kustomization_values", {})
+    obj = parsed.get(text, _UNREAD)
+    if obj is _UNREAD:
+        try:
+            obj = parsed[text] = yamlsrc.values(text)
+        except yamlsrc.YamlParseError:
+            obj = parsed[text] = None           # reported by the manifest scan when it matters
     if not isinstance(obj, dict):
         return None
     k = Kustomization(p, text, obj)
@@ -511,10 +519,11 @@ def _documents(repo: Repo, group: str, kind: str) -> list:
 
 
 def _read_documents(repo: Repo, group: str, kind: str):
+    from ..sources.anchored import AtLineStart
     from ..sources.crd import DOCUMENT as CRD
     from .documents import _parse_yaml_docs
-    only = re.compile(rf"^\s*kind:\s*['\"]?{re.escape(kind)}['\"]?\s*$", re.M)    # other documents are never parsed
-    for p in repo.yaml_containing(group):
+    only = AtLineStart(rf"kind:\s*['\"]?{re.escape(kind)}['\"]?\s*$", lead=None)  # other documents are never parsed
+    for p in repo.containing_both("kind", group, YAML):       # (a file without `kind` has no such document)
         sf = repo.files[p]
         if not only.search(sf.text):
             continue

@@ -257,11 +257,19 @@ _KARPENTER_PLACES = (".tf", ".tofu", ".hcl", ".yaml", ".yml", ".json", ".tfvars"
 _INSTALL = re.compile(r"""(?m)^\s*["']?chart["']?\s*[:=]\s*["']?[\w./:@-]*karpenter|modules/karpenter|enable_karpenter""")
 
 
+def _holds_containers(text: str) -> bool:
+    """Can a .tf file hold what the manifest scan reads in Terraform: a kubectl_manifest or kubernetes_manifest
+    resource, or a call of the data add-ons module (its source names the module)? Decided on the text: a file that
+    names none of them is not parsed for them."""
+    return "kubectl_manifest" in text or "kubernetes_manifest" in text or \
+        any(s in text for s in dataaddons.FACTS["sources"])
+
+
 def _scan_manifests(repo: Repo) -> list[Manifest]:
     out: list[Manifest] = []
     # 1. Terraform containers (this also tells which YAML files are templates)
     for p in list(repo.tf_files(interesting_only=True)):
-        if not p.endswith(hclsrc.TF_CODE):
+        if not p.endswith(hclsrc.TF_CODE) or not _holds_containers(repo.files[p].text):
             continue
         f = repo.hcl(p)
         if f is None:
@@ -296,9 +304,11 @@ def _scan_manifests(repo: Repo) -> list[Manifest]:
     charts = local_charts(repo)
     examples: dict[str, list[Manifest]] = {}        # an examples/test folder nothing applies -> its objects
     # a file none of whose documents names a Karpenter kind is never split (the same words KIND_DOCUMENTS looks for
-    # first: searched once per run, and in a second pass only in the files the plan changed)
+    # first: searched once per run, and in a second pass only in the files the plan changed), nor one without the
+    # word `kind`: a document KIND_DOCUMENTS reads declares its kind (or a CRD its names.kind)
     # (the shortest first: EC2NodeClass is then looked for only where NodeClass is)
-    named = {q for w in sorted(_KIND_RE.words, key=len) for q in repo.containing(w, (".yaml", ".yml", ".tpl", ".tmpl"))}
+    named = {q for w in sorted(_KIND_RE.words, key=len)
+             for q in repo.containing_both("kind", w, (".yaml", ".yml", ".tpl", ".tmpl"))}
     for p, sf in repo.files.items():
         if p not in named or p in repo.template_paths:
             continue

@@ -16,7 +16,7 @@ import posixpath
 from .. import knowledge
 from ..model import Finding
 from ..sources import hcl as hclsrc
-from .repo import Repo
+from .repo import YAML, Repo
 
 FACTS = knowledge.load("pool_charts")
 # what only EKS Auto Mode's pools carry (its API group and label keys; never an IRSA annotation's
@@ -65,9 +65,14 @@ def _auto_mode(repo: Repo, d: str, text: str) -> bool:
 
 def _naming(repo: Repo, needle: str) -> list[str]:
     """YAML files holding `needle` and a word every pool chart's name holds (knowledge/pool_charts.yaml `words`):
-    no other document is parsed for this (an unrelated chart template that does not parse stays unread)."""
-    named = {p for w in FACTS["words"] for p in repo.yaml_containing(w)}
-    return [p for p in repo.yaml_containing(needle) if p in named]
+    no other document is parsed for this (an unrelated chart template that does not parse stays unread). The words
+    are looked for only in the files that hold `needle` (a few, where every YAML file of the tree is many), and
+    `needle` only in those that hold `kind` (each reader wants a document of a kind)."""
+    return [p for p in repo.containing_both("kind", needle, YAML) if _names_a_pool_chart(repo.text(p))]
+
+
+def _names_a_pool_chart(text: str) -> bool:
+    return any(w in text for w in FACTS["words"])
 
 
 def _terraform(repo: Repo) -> list[PoolRelease]:
@@ -156,10 +161,9 @@ def _helmfile(repo: Repo) -> list[PoolRelease]:
     folder (`./charts/x`) is the repository's own."""
     from .documents import _parse_yaml_docs
     from .helmfile import helmfiles
-    named = {p for w in FACTS["words"] for p in repo.containing(w)}
     out = []
     for p in helmfiles(repo):
-        if p not in named:
+        if not _names_a_pool_chart(repo.text(p)):
             continue
         for doc, _m, obj in _parse_yaml_docs(repo, p, repo.text(p), 0, 0, p, gotmpl=True):
             if not isinstance(obj, dict):

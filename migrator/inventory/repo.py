@@ -11,6 +11,7 @@ from typing import Iterator
 from ..discover import Discovery, SourceFile, discover
 from ..model import Finding
 from ..sources import hcl as hclsrc
+from ..sources.anchored import AtLineStart
 from ..sources import jsonvars
 
 # Terraform's variable files in JSON: read as .tfvars are (sources/jsonvars.py)
@@ -22,11 +23,20 @@ YAML = (".yaml", ".yml")
 _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
 
 
-_RELATIVE_SOURCE = re.compile(r'\bsource\s*=\s*"\.\.?/')
+# a relative module source as written (`source = "../eks"`): the directory it names, and its closing quote (none: the
+# string goes on past the line's end, or holds a quote escaped). The word starts the pattern (a literal start is
+# searched for at C speed; a leading `\b` made the engine try every character): `_word_start` checks the boundary.
+_RELATIVE_SOURCE = re.compile(r'source\s*=\s*"(\.\.?/[^"\n]*)(")?')
+
+
+def _word_start(text: str, i: int) -> bool:
+    """Does a word start at offset i (as `\b` before a word character: nothing, or no word character, before it)?"""
+    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")
 
 
 _CRD_KIND = "kind: CustomResourceDefinition"
 _HEADER = re.compile(r"(?:#[^\n]*(?:\n\s*|$))*")
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 def _only_foreign_crds(text: str) -> bool:
@@ -42,9 +52,12 @@ def _only_foreign_crds(text: str) -> bool:
             return False
         kinds += 1
         at = text.find("\nkind:", end)
-    body = text.strip()
-    at = _HEADER.match(body).end()          # a header of comments before the first `---` is no document
-    docs = text.count("\n---") + (0 if body.startswith("---", at) else 1) - (1 if body.endswith("\n---") else 0)
+    first, last = _LEADING_SPACE.match(text).end(), len(text)      # the text without its outer blanks (no copy)
+    while last > first and text[last - 1].isspace():
+        last -= 1
+    at = _HEADER.match(text, first, last).end()     # a header of comments before the first `---` is no document
+    docs = text.count("\n---") + (0 if text.startswith("---", at, last) else 1) - \
+        (1 if last - 4 >= first and text.startswith("\n---", last - 4) else 0)
     return kinds >= max(docs, 1) and "arpenter" not in text and "utoscaler" not in text
 
 
@@ -53,10 +66,10 @@ def _dir_of(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-_HEADERS: dict[tuple[str, str | None], re.Pattern] = {}
+_HEADERS: dict[tuple[str, str | None], AtLineStart] = {}
 
 
-def _header(type_: str, label0: str | None) -> re.Pattern:
+def _header(type_: str, label0: str | None) -> AtLineStart:
     """A line that can open a block of this type (and first label, quoted or bare). HCL puts a block's header at the
     start of its line (after blanks); only a `/* */` comment can stand before it, so a text with no `/*` and no such
     line holds no such block and is not parsed for it."""
@@ -64,7 +77,7 @@ def _header(type_: str, label0: str | None) -> re.Pattern:
     if got is None:
         label = (rf'(?:\s*"{re.escape(label0)}"|\s+{re.escape(label0)}(?=[\s{{"]))' if label0 is not None else
                  r'(?=[\s{"])')
-        got = _HEADERS[(type_, label0)] = re.compile(rf"^[ \t]*{re.escape(type_)}{label}", re.M)
+        got = _HEADERS[(type_, label0)] = AtLineStart(rf"{re.escape(type_)}{label}", lead=" \t")
     return got
 
 
@@ -87,7 +100,7 @@ class Repo:
         self._based_on: tuple["Repo", frozenset[str]] | None = None     # a second pass: (first pass, changed files)
         self._tf_by_dir: dict[str, list[str]] | None = None
         self._tfvars: list[str] | None = None
-        self._callers: dict[str, list] | None = None     # callers(): module blocks by the directory they call
+        self._callers: dict[str, list] | None = None     # callers(): module blocks by the directory they call, as asked
         for s in self.discovery.skipped:
             self.findings.append(Finding("MIG-SRC-003", "info", s.path, 0, f"skipped: {s.reason}"))
 
@@ -256,6 +269,49 @@ class Repo:
         self._containing[key] = found
         return found
 
+    def containing_both(self, first: str, needle: str, suffixes: tuple[str, ...] | None = None) -> list[str]:
+        """The files (ending in one of `suffixes`; None: any) whose text holds both `first` and `needle`, in discovery
+        order: `needle` is looked for only in the files that hold `first`, a word the files a reader wants all hold
+        and many others do not (`kind` for a Kubernetes document: an Ansible playbook or a values file has none).
+        Answered once per run; a second pass tests only the changed files."""
+        key = (first, needle, suffixes)
+        both = self.__dict__.setdefault("_containing_both", {})
+        found = both.get(key)
+        if found is not None:
+            return found
+        base = self._based_on
+        prior = base[0].__dict__.get("_containing_both", {}).get(key) if base is not None else None
+        files = self.files
+        if prior is not None:                   # the first pass's answer, the changed files searched again
+            changed = base[1]
+            found = [p for p in prior if p not in changed and p in files] + \
+                [p for p in changed if p in files and (suffixes is None or p.endswith(suffixes))
+                 and first in files[p].text and needle in files[p].text]
+            found.sort(key=self._order().__getitem__)
+        elif (needle, suffixes) in self._containing:    # already searched in every file: those that hold `first`
+            held = set(self.containing(first, suffixes))
+            found = [p for p in self._containing[(needle, suffixes)] if p in held]
+        else:                                   # among the files holding `first` (or a part of `needle` and it)
+            among = min((got for (f, part, sfx), got in both.items() if f == first and sfx == suffixes
+                         and part in needle), key=len, default=None)
+            if among is not None:
+                found = [p for p in among if needle in files[p].text]
+            else:                               # each distinct text that holds `first` searched once
+                hits = [ps for t, ps in self._distinct_holding(first, suffixes) if needle in t]
+                found = [p for ps in hits for p in ps]
+                if len(hits) > 1:
+                    found.sort(key=self._order().__getitem__)
+        both[key] = found
+        return found
+
+    def _distinct_holding(self, first: str, suffixes: tuple[str, ...] | None) -> list[tuple[str, list[str]]]:
+        """The distinct texts (and the paths holding each) of `_distinct(suffixes)` that hold `first`, once per run."""
+        lists = self.__dict__.setdefault("_distinct_holding_lists", {})
+        got = lists.get((first, suffixes))
+        if got is None:
+            got = lists[(first, suffixes)] = [(t, ps) for t, ps in zip(*self._distinct(suffixes)) if first in t]
+        return got
+
     def _order(self) -> dict[str, int]:
         order = self.__dict__.get("_positions")
         if order is None:
@@ -296,11 +352,21 @@ class Repo:
         lists = self.__dict__.setdefault("_distinct_lists", {})
         got = lists.get(suffixes)
         if got is None:
-            files, groups = self.files, {}
+            first, groups = self._copies(), {}
             for p in self._searched(suffixes):
-                groups.setdefault(files[p].text, []).append(p)
-            got = lists[suffixes] = (list(groups), list(groups.values()))
+                groups.setdefault(first[p], []).append(p)
+            files = self.files
+            got = lists[suffixes] = ([files[q].text for q in groups], list(groups.values()))
         return got
+
+    def _copies(self) -> dict[str, str]:
+        """Every file's first copy: the first file in discovery order with the same text (itself when none comes
+        before it). Texts are compared once per run; every list of distinct texts is then grouped by path."""
+        first = self.__dict__.get("_first_copies")
+        if first is None:
+            by_text: dict[str, str] = {}
+            first = self.__dict__["_first_copies"] = {p: by_text.setdefault(f.text, p) for p, f in self.files.items()}
+        return first
 
     def inert(self, path: str) -> bool:
         """Is a YAML file only CustomResourceDefinitions that name neither Karpenter nor an autoscaler (a vendored CRD
@@ -309,11 +375,11 @@ class Repo:
         Decided on the text alone: every top-level `kind:` line reads `kind: CustomResourceDefinition`, there is one
         per document, and neither word is anywhere in it; anything else (a quoted kind, a template, a document
         without a kind) is not inert."""
-        cache = self.__dict__.setdefault("_inert", {})       # by text: a copied file is decided once
-        text = self.files[path].text
-        got = cache.get(text)
+        cache = self.__dict__.setdefault("_inert", {})       # by first copy: a copied file is decided once
+        key = self._copies()[path]
+        got = cache.get(key)
         if got is None:
-            got = cache[text] = _only_foreign_crds(text)
+            got = cache[key] = _only_foreign_crds(self.files[key].text)
         return got
 
     def based_on(self, first: "Repo", changed: set[str]) -> None:
@@ -400,28 +466,64 @@ class Repo:
         return posixpath.normpath(posixpath.join(base, raw))
 
     def callers(self, module_dir: str) -> list[tuple[str, hclsrc.Block]]:
-        """`module` blocks whose relative `source` is this directory (the roots and modules that call it)."""
-        if self._callers is None:       # once per run: every module block, by the directory its source names
-            by_dir: dict[str, list] = {}
-            # only files that name a relative source are parsed (a library of thousands of .tf files stays fast)
-            for p in self.tf_containing("module"):
-                text = self.files[p].text       # (a relative source holds `"./` or `"../`: searched for first)
-                if ('"./' not in text and '"../' not in text) or not _RELATIVE_SOURCE.search(text):
-                    continue
-                f = self.hcl(p)
-                for b in (f.blocks if f is not None else []):
-                    if b.type != "module":
-                        continue
-                    src = b.attr("source")
-                    lit = src.literal() if src is not None else None
-                    if isinstance(lit, str) and lit.startswith(("./", "../")):
-                        by_dir.setdefault(posixpath.normpath(posixpath.join(posixpath.dirname(p), lit)), []).append(
-                            (p, b))
-            self._callers = by_dir
-        return list(self._callers.get(module_dir or ".", []))
+        """`module` blocks whose relative `source` is this directory (the roots and modules that call it), in discovery
+        order. Only the files whose text names this directory as a relative source are parsed for it."""
+        key = module_dir or "."
+        if self._callers is None:
+            self._callers = {}
+        asked = self._callers
+        got = asked.get(key)
+        if got is None:
+            by_target, unsure = self._relative_sources()
+            got = asked[key] = [(p, b) for p in self._in_order(set(by_target.get(key, ())) | unsure)
+                                for b, target in self._module_sources(p) if target == key]
+        return list(got)
 
     def called_by(self, d: str) -> set[str]:
-        """The directories the `module` blocks of directory d call by relative source (the same index as callers)."""
-        self.callers(d)
-        return {target for target, calls in self._callers.items()
-                if any((posixpath.dirname(cp) or ".") == (d or ".") for cp, _ in calls)}
+        """The directories the `module` blocks of directory d call by relative source."""
+        d = d or "."
+        by_target, unsure = self._relative_sources()
+        return {target for p in {q for qs in by_target.values() for q in qs} | unsure
+                if (posixpath.dirname(p) or ".") == d for _b, target in self._module_sources(p)}
+
+    def _relative_sources(self) -> tuple[dict[str, list[str]], set[str]]:
+        """The .tf files that name a relative module source, by the directory each source names as written, and those
+        whose sources cannot be read from their text (an escape, an interpolation or a directive in the string): once
+        per run, from the text alone (a library of thousands of .tf files stays fast; each file is parsed when a
+        question names a directory it may call)."""
+        got = self.__dict__.get("_source_dirs")
+        if got is None:
+            by_target: dict[str, list[str]] = {}
+            unsure: set[str] = set()
+            for p in self.tf_containing("module"):
+                text = self.files[p].text       # (a relative source holds `"./` or `"../`: searched for first)
+                if '"./' not in text and '"../' not in text:
+                    continue
+                base = posixpath.dirname(p)
+                for m in _RELATIVE_SOURCE.finditer(text):
+                    if not _word_start(text, m.start()):
+                        continue
+                    raw = m.group(1)
+                    if m.group(2) is None or any(c in raw for c in "\\$%"):
+                        unsure.add(p)
+                    else:
+                        by_target.setdefault(posixpath.normpath(posixpath.join(base, raw)), []).append(p)
+            got = self.__dict__["_source_dirs"] = (by_target, unsure)
+        return got
+
+    def _in_order(self, paths: set[str]) -> list[str]:
+        return sorted(paths, key=self._order().__getitem__)
+
+    def _module_sources(self, p: str) -> list[tuple[hclsrc.Block, str]]:
+        """The `module` blocks of a file with a relative literal source, and the directory each calls."""
+        f = self.hcl(p)
+        out = []
+        for b in (f.blocks if f is not None else []):
+            if b.type != "module":
+                continue
+            src = b.attr("source")
+            lit = src.literal() if src is not None else None
+            if isinstance(lit, str) and lit.startswith(("./", "../")):
+                out.append((b, posixpath.normpath(posixpath.join(posixpath.dirname(p), lit))))
+        return out
+

@@ -25,6 +25,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from . import fastrt
+from .anchored import AtLineStart
 
 Path = tuple  # tuple of str keys / int indexes
 
@@ -46,9 +47,28 @@ class DocSpan:
 
 
 # a separator line of a text whose only line break is \n (the common case: found by one search, not line by line)
-_DOC_SEP_LINES = re.compile(r"^(?:---[ \t]*(?:#.*)?|\.\.\.[ \t]*)$", re.M)
+# (each searched from its literal start: sources/anchored.py)
+_DASH_LINES = AtLineStart(r"---[ \t]*(?:#.*)?$", lead="")
+_DOT_LINES = AtLineStart(r"\.\.\.[ \t]*$", lead="")
 # every other character str.splitlines() breaks at
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+
+
+def _other_breaks(text: str) -> bool:
+    """Does str.splitlines() break the text anywhere but at \\n? (An ASCII text, as most are, is searched for its six
+    such characters at memory-scan speed; a character class is tried at every character.)"""
+    if text.isascii():
+        return any(c in text for c in _ASCII_BREAKS)
+    return _OTHER_BREAKS.search(text) is not None
+
+
+def _separator_lines(text: str) -> list[re.Match]:
+    """The `---` / `...` lines of a text whose lines end at \\n only, in order."""
+    found = list(_DASH_LINES.finditer(text))
+    if "..." in text:
+        found = sorted([*found, *_DOT_LINES.finditer(text)], key=lambda m: m.start())
+    return found
 
 
 def split_documents(text: str) -> list[DocSpan]:
@@ -56,9 +76,10 @@ def split_documents(text: str) -> list[DocSpan]:
     docs: list[DocSpan] = []
     start = 0
     start_line = 0
-    if _OTHER_BREAKS.search(text) is None:
+    plain = not _other_breaks(text)
+    if plain:
         line, counted = 0, 0
-        for m in _DOC_SEP_LINES.finditer(text):
+        for m in _separator_lines(text):
             line += text.count("\n", counted, m.start())
             counted = m.start()
             docs.append(DocSpan(start, m.start(), text[start:m.start()], start_line))
@@ -73,7 +94,7 @@ def split_documents(text: str) -> list[DocSpan]:
                 start_line = lineno + 1
             pos += len(ln)
     docs.append(DocSpan(start, len(text), text[start:], start_line))
-    if _OTHER_BREAKS.search(text) is None:          # lines end at \n only: one search finds a line of content
+    if plain:                                       # lines end at \n only: one search finds a line of content
         return [d for d in docs if _CONTENT_LINE.search(d.text)]
     return [d for d in docs if d.text.strip() and not all(
         ln.strip().startswith("#") or not ln.strip() for ln in d.text.splitlines())]

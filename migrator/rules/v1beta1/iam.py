@@ -175,8 +175,10 @@ class IamRule:
 
     def _references(self, path: str, block, needles: list[str]) -> list[str]:
         out = []
-        for p, sf in self.repo.files.items():
-            for needle in needles:
+        files = self.repo.files
+        for needle in needles:          # the files that hold the needle: one search per needle and run
+            for p in self.repo.containing(needle):
+                sf = files[p]
                 start = 0
                 while True:
                     i = sf.text.find(needle, start)
