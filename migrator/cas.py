@@ -274,7 +274,8 @@ def scan(repo: Repo) -> CasInventory:
             if b.type in ("resource", "data") and det["iam_action"] in repo.text(p)[b.start:b.end] and \
                     (b.labels[:1] in (["aws_iam_policy"], ["aws_iam_role_policy"], ["aws_iam_policy_document"])):
                 inv.policies.append((p, b))
-    named = {*repo.containing(_CAS_TEXT, _CAS_FILES), *repo.containing("ClusterConfig", _CAS_FILES)}
+    # (an eksctl ClusterConfig is read where `kind: ClusterConfig` is written: _EKSCTL)
+    named = {*repo.containing(_CAS_TEXT, _CAS_FILES), *repo.containing_both("kind", "ClusterConfig", _CAS_FILES)}
     for p, sf in repo.files.items():
         if p not in named:
             continue

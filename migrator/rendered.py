@@ -8,6 +8,7 @@ re-renders the file for the target chart, with the hop's value renames applied.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 from . import knowledge
 from .inventory import HelmValue, Repo, _parse_yaml_docs
+from .inventory.repo import YAML
 
 FACTS = knowledge.load("rendered")
 _LABEL = re.compile(r"^(" + "|".join(map(re.escape, sorted(FACTS["charts"], key=len, reverse=True)))
@@ -22,6 +24,8 @@ _LABEL = re.compile(r"^(" + "|".join(map(re.escape, sorted(FACTS["charts"], key=
 # a document carrying one of these charts' label: the only ones parsed (other rendered charts cost a text search)
 _ONLY = re.compile(re.escape(FACTS["chart_label"]) + r"""['"]?\s*:\s*['"]?(?:"""
                    + "|".join(map(re.escape, FACTS["charts"])) + r")-v?\d")
+# what every chart name above starts with (`karpenter`): the label is looked for only in the files that hold it
+_CHART_WORD = posixpath.commonprefix(FACTS["charts"])
 
 
 @dataclass
@@ -40,7 +44,8 @@ def scan(repo: Repo) -> list[Rendered]:
     if cached is not None:
         return cached
     out: list[Rendered] = []
-    for p in repo.yaml_containing(FACTS["chart_label"]):
+    for p in repo.containing_both(_CHART_WORD, FACTS["chart_label"], YAML) if _CHART_WORD else \
+            repo.yaml_containing(FACTS["chart_label"]):
         sf = repo.files[p]
         if not _ONLY.search(sf.text):
             continue

@@ -7,11 +7,11 @@ from typing import Iterator
 
 from .charts import ChartInstall, ValuesSource
 from .documents import _parse_yaml_docs
-from .repo import Repo
+from .repo import YAML, Repo
 
 
 def scan(repo: Repo) -> Iterator[ChartInstall]:
-    for p in repo.yaml_containing("ClusterConfig"):
+    for p in repo.containing_both("karpenter", "ClusterConfig", YAML):    # (the files every chart reader searches)
         sf = repo.files[p]
         if "karpenter:" not in sf.text:
             continue

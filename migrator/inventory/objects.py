@@ -257,19 +257,11 @@ _KARPENTER_PLACES = (".tf", ".tofu", ".hcl", ".yaml", ".yml", ".json", ".tfvars"
 _INSTALL = re.compile(r"""(?m)^\s*["']?chart["']?\s*[:=]\s*["']?[\w./:@-]*karpenter|modules/karpenter|enable_karpenter""")
 
 
-def _holds_containers(text: str) -> bool:
-    """Can a .tf file hold what the manifest scan reads in Terraform: a kubectl_manifest or kubernetes_manifest
-    resource, or a call of the data add-ons module (its source names the module)? Decided on the text: a file that
-    names none of them is not parsed for them."""
-    return "kubectl_manifest" in text or "kubernetes_manifest" in text or \
-        any(s in text for s in dataaddons.FACTS["sources"])
-
-
 def _scan_manifests(repo: Repo) -> list[Manifest]:
     out: list[Manifest] = []
     # 1. Terraform containers (this also tells which YAML files are templates)
     for p in list(repo.tf_files(interesting_only=True)):
-        if not p.endswith(hclsrc.TF_CODE) or not _holds_containers(repo.files[p].text):
+        if not p.endswith(hclsrc.TF_CODE):      # (every such file is parsed: a broken one naming Karpenter is said)
             continue
         f = repo.hcl(p)
         if f is None:

@@ -305,11 +305,16 @@ class Repo:
         return found
 
     def _distinct_holding(self, first: str, suffixes: tuple[str, ...] | None) -> list[tuple[str, list[str]]]:
-        """The distinct texts (and the paths holding each) of `_distinct(suffixes)` that hold `first`, once per run."""
+        """The distinct texts of the files holding `first` (the search for it, shared with every other asker) and the
+        paths holding each, texts by their first path; once per run."""
         lists = self.__dict__.setdefault("_distinct_holding_lists", {})
         got = lists.get((first, suffixes))
         if got is None:
-            got = lists[(first, suffixes)] = [(t, ps) for t, ps in zip(*self._distinct(suffixes)) if first in t]
+            copies, groups = self._copies(), {}
+            for p in self.containing(first, suffixes):
+                groups.setdefault(copies[p], []).append(p)
+            files = self.files
+            got = lists[(first, suffixes)] = [(files[q].text, ps) for q, ps in groups.items()]
         return got
 
     def _order(self) -> dict[str, int]:
