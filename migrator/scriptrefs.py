@@ -64,15 +64,22 @@ def references(repo: Repo) -> list[Reference]:
         return cached
     out: list[Reference] = []
     folders: set[str] | None = None
-    for p in repo.containing("kubectl", (".sh", ".yml", ".yaml", ".mk", *_SCRIPT_NAMES)):     # the files _kind reads
+    for p in _scripts(repo):
         kind, sf = _kind(p), repo.files[p]
-        if kind is None or ("-f" not in sf.text and "--filename" not in sf.text):
+        if "kubectl" not in sf.text or ("-f" not in sf.text and "--filename" not in sf.text):
             continue
         if folders is None:
             folders = _folders(repo)
         out += _script(repo, folders, p, sf.text, kind)
     repo.__dict__["_script_refs"] = out
     return out
+
+
+def _scripts(repo: Repo) -> list[str]:
+    """The files _kind reads, in discovery order: chosen by their paths (a tree's YAML files are CI workflows only
+    under .github/workflows, and the rest are never searched for commands)."""
+    return [p for p in repo.ending((".sh", ".yml", ".yaml", ".mk", *_SCRIPT_NAMES))
+            if (".github/workflows/" in p or not p.endswith((".yml", ".yaml"))) and _kind(p) is not None]
 
 
 def _folders(repo: Repo) -> set[str]:
