@@ -104,10 +104,17 @@ def split_documents(text: str) -> list[DocSpan]:
 _CONTENT_LINE = re.compile(r"^\s*[^#\s]", re.M)
 
 
+# one round-trip loader, reused (ruamel's constructor forgets a document once it is built; a YAML() costs a search
+# of ruamel's folder for plug-ins); dropped whenever a load did not finish, so no half-built state is carried over
+_RT: list[YAML] = []
+
+
 def _rt() -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    return y
+    if not _RT:
+        y = YAML(typ="rt")
+        y.preserve_quotes = True
+        _RT.append(y)
+    return _RT[0]
 
 
 # the tree of each YAML text read in this process, by its exact text: the same document in another file (an
@@ -126,16 +133,21 @@ def load(text: str) -> Any:
     try:
         obj = fastrt.load(text, _rt())            # libyaml's scan, ruamel's tree; None: ruamel reads it
         if obj is None:
+            _RT.clear()
             obj = _rt().load(text)
         if len(_TREES) >= _TREES_MAX:
             del _TREES[next(iter(_TREES))]          # the oldest: a process that reads more runs on
         _TREES[text] = obj
         return obj
     except YAMLError as e:
+        _RT.clear()
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = (mark.line + 1) if mark is not None else 1
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise YamlParseError(f"YAML does not parse: {problem}", line) from None
+    except BaseException:
+        _RT.clear()
+        raise
 
 
 def safe_load(text: str) -> Any:
