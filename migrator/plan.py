@@ -315,8 +315,9 @@ def second_pass(repo: Repo, plan: Plan, target, options: Options, only: list[str
     if kz is not None and not any(posixpath.basename(p) in KFILES for p in changed) and \
             not any(pt.file in changed for k in kz for pt in k.patches if pt.file):
         patched._kustomizations, patched.patch_paths = kz, repo.patch_paths
-        if all(c.action == "modify" for c in plan.changes):     # the same files: what each kustomization builds too
-            patched._kustomize_includes = repo._kustomize_includes
+        came_or_went = {c.path for c in plan.changes if c.action != "modify"}
+        if not any(r in came_or_went for k in kz for r in k.resources):    # what each kustomization builds: the same
+            patched._kustomize_includes = repo._kustomize_includes          # (no file it lists added or deleted)
     # only the roots whose files changed are planned again (the others would find what they found); every root keeps
     # its step, so a shared file held back for an earlier root stays held back
     changed_roots = {r.path for r in plan.every if set(r.changes) & changed}

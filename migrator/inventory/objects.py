@@ -257,11 +257,27 @@ _KARPENTER_PLACES = (".tf", ".tofu", ".hcl", ".yaml", ".yml", ".json", ".tfvars"
 _INSTALL = re.compile(r"""(?m)^\s*["']?chart["']?\s*[:=]\s*["']?[\w./:@-]*karpenter|modules/karpenter|enable_karpenter""")
 
 
+# what makes a .tf file worth parsing here (besides naming the move, where a broken file is an error): a manifest
+# resource, the data add-ons module, a Karpenter kind as written, an instance profile the IAM rules may need, a
+# kustomization (lowercase words: as the text lowered holds them). Terraform's own `provisioner` blocks, or another
+# product's node pools, are no reason to read a file (discovery's `interesting` words are case-insensitive).
+_TF_WORDS = ("kubectl_manifest", "kubernetes_manifest", "aws_iam_instance_profile", "kustomization")
+_TF_TEXTS = (*dataaddons.FACTS["sources"], *_KIND_RE.words)
+
+
+def _worth_parsing(text: str) -> bool:
+    from .terragrunt import names_the_move
+    if names_the_move(text) or any(w in text for w in _TF_TEXTS):
+        return True
+    low = text.lower()
+    return any(w in low for w in _TF_WORDS)
+
+
 def _scan_manifests(repo: Repo) -> list[Manifest]:
     out: list[Manifest] = []
     # 1. Terraform containers (this also tells which YAML files are templates)
     for p in list(repo.tf_files(interesting_only=True)):
-        if not p.endswith(hclsrc.TF_CODE):      # (every such file is parsed: a broken one naming Karpenter is said)
+        if not p.endswith(hclsrc.TF_CODE) or not _worth_parsing(repo.files[p].text):
             continue
         f = repo.hcl(p)
         if f is None:
