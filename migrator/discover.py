@@ -7,6 +7,7 @@ to the resolver (variables, instance profiles) and are parsed only when asked fo
 from __future__ import annotations
 
 import fnmatch
+import operator
 import os
 import stat
 from dataclasses import dataclass, field
@@ -108,6 +109,9 @@ def discover(root: Path, max_bytes: int = MAX_BYTES, exclude: list[str] | None =
     return out
 
 
+_name = operator.attrgetter("name")
+
+
 def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], max_bytes: int) -> None:
     """One folder, as os.walk(followlinks=False) visits it top-down: its folders and files sorted by name, its files
     before its subfolders' (the discovery order every reader sees). A folder that cannot be listed is passed over.
@@ -123,9 +127,12 @@ def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], m
             is_dir = e.is_dir()                 # a symlink to a folder is a folder here, as os.walk lists it
         except OSError:
             is_dir = False
-        (dirs if is_dir else files).append(e)
+        if is_dir:
+            dirs.append(e)
+        elif e.name.endswith(CANDIDATE_SUFFIXES) or e.name in CANDIDATE_NAMES:     # other files are never read
+            files.append(e)
     keep = []
-    for e in sorted(dirs, key=lambda e: e.name):
+    for e in sorted(dirs, key=_name):
         if e.name in SKIP_DIRS:
             continue
         rel = f"{reld}/{e.name}" if reld else e.name
@@ -136,21 +143,20 @@ def _walk(out: Discovery, root: Path, top: str, reld: str, exclude: list[str], m
             out.skipped.append(Skipped(rel, "symlinked directory (not followed)"))
             continue
         keep.append((e.path, rel))
-    for e in sorted(files, key=lambda e: e.name):
+    for e in sorted(files, key=_name):
         name = e.name
-        if name.endswith(CANDIDATE_SUFFIXES) or name in CANDIDATE_NAMES:
-            rel = f"{reld}/{name}" if reld else name
-            if exclude and excluded(rel, exclude):
-                out.skipped.append(Skipped(rel, "excluded by the configuration"))
-                continue
-            if e.is_symlink():
-                _add(out, root, e.path, max_bytes, rel)
-                if rel in out.files:
-                    out.links.add(rel)
-            elif e.is_file(follow_symlinks=False):
-                _add_plain(out, e.path, max_bytes, rel)
-            else:                               # a FIFO, socket or device: opening it could block or never end
-                out.skipped.append(Skipped(rel, "not a regular file"))
+        rel = f"{reld}/{name}" if reld else name
+        if exclude and excluded(rel, exclude):
+            out.skipped.append(Skipped(rel, "excluded by the configuration"))
+            continue
+        if e.is_file(follow_symlinks=False):
+            _add_plain(out, e.path, max_bytes, rel)
+        elif e.is_symlink():
+            _add(out, root, e.path, max_bytes, rel)
+            if rel in out.files:
+                out.links.add(rel)
+        else:                                   # a FIFO, socket or device: opening it could block or never end
+            out.skipped.append(Skipped(rel, "not a regular file"))
     for path, rel in keep:
         _walk(out, root, path, rel, exclude, max_bytes)
 

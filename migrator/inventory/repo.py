@@ -343,7 +343,17 @@ class Repo:
         got = lists.get(suffixes)
         if got is None:
             if suffixes is None:
-                got = [p for p in self.files if not (p.endswith(YAML) and self.inert(p))]
+                copies, decided, files = self._copies(), self.__dict__.setdefault("_inert", {}), self.files
+                got = []
+                for p in files:                 # (Repo.inert, inline: ten thousand YAML files in a large tree)
+                    if p.endswith(YAML):
+                        key = copies[p]
+                        inert = decided.get(key)
+                        if inert is None:
+                            inert = decided[key] = _only_foreign_crds(files[key].text)
+                        if inert:
+                            continue
+                    got.append(p)
             else:                           # of the files of every search, those ending in `suffixes`
                 got = [p for p in self._searched(None) if p.endswith(suffixes)]
             lists[suffixes] = got

@@ -681,7 +681,7 @@ def _any_units(repo: Repo) -> bool:
     """Does the repository hold a terragrunt.hcl or a terragrunt.stack.hcl (asked once)?"""
     has = getattr(repo, "_has_units", None)
     if has is None:
-        has = repo._has_units = any(posixpath.basename(p) in (UNIT_FILE, STACK_FILE) for p in repo.files)
+        has = repo._has_units = bool(repo.named(UNIT_FILE) or repo.named(STACK_FILE))     # (the files by name)
     return has
 
 
