@@ -182,3 +182,24 @@ def test_the_kustomization_of_a_folder_is_found_as_a_lookup_of_each_name_would()
     for d in ["", ".", "a", "a/", "./a", "b/c", "b", "b/c/", "x", "zz", "a/../b/c", "b//c"]:
         tried = next((p for n in kz.KFILES if (p := posixpath.join(d, n) if d else n) in repo.files), None)
         assert kz.kustomization_in(repo, d) == tried, d
+
+
+@pytest.mark.parametrize("text, field", [
+    ("patchesJson6902:\n- target:\n    kind: Deployment\n    name: x\n  path: p.json\n", "patchesJson6902"),
+    # a `*` in a comment's prose or a quoted string is no alias (kubeflow's kustomizations)
+    ("# * this does not include the server\npatches:\n- patch: |\n    metadata:\n      name: \"*\"\n  target:\n"
+     "    kind: RoleBinding\n- path: b.yaml\n", "patches"),
+    ("patches: []\nresources: []\n", "patches"),
+    ("patchesStrategicMerge:\n  - a.yaml   # first\n\n  # between\n  - b.yaml\nresources:\n- x\n", "patchesStrategicMerge"),
+])
+def test_patch_item_lines_read_from_the_text_are_the_round_trip_trees(text, field):
+    from migrator.inventory.kustomizations import _item_lines
+    from migrator.sources import yaml as yamlsrc
+    tree = yamlsrc.load(text)[field]
+    assert _item_lines(text, field, len(tree)) == [tree.lc.item(i)[0] + 1 for i in range(len(tree))]
+
+
+def test_patch_item_lines_are_left_to_the_round_trip_parse_where_an_alias_may_stand():
+    from migrator.inventory.kustomizations import _item_lines
+    text = "common: &t {kind: Deployment}\npatches:\n- target: *t\n  path: a.yaml\n"
+    assert _item_lines(text, "patches", 1) is None

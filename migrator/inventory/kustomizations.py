@@ -228,13 +228,20 @@ def _read(repo: Repo, p: str) -> Kustomization | None:
     return k
 
 
+# a YAML anchor or alias (`&name`, `*name`) where a node can start: not a `*` in a comment's prose (`# * item`) or in
+# a quoted string (`name: "*"`), which kubeflow's kustomizations have by the dozen
+_ANCHOR_OR_ALIAS = re.compile(r"(?:^|[\s\[{,])[&*][^\s,\[\]{}]", re.M)
+
+
 def _item_lines(text: str, fld: str, count: int) -> list[int] | None:
     """1-based lines of the `count` items of the top-level block sequence `fld:`, read from the text (a kustomization
     is small, but the round-trip parser costs milliseconds each); None unless exactly that many are found (a flow
     sequence, an anchor, a layout this reading does not follow)."""
+    if count == 0:                          # (`patches: []`: no item to place)
+        return []
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(fld)}:[ \t]*(#.*)?$", ln)), None)
-    if start is None or "&" in text or "*" in text:
+    if start is None or (("&" in text or "*" in text) and _ANCHOR_OR_ALIAS.search(text)):
         return None
     out, dash = [], None
     for i in range(start + 1, len(lines)):
