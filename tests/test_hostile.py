@@ -110,6 +110,25 @@ def test_a_broken_file_the_move_never_needs_does_not_stop_the_plan(tmp_path):
     assert [f.severity for f in plan.findings if f.code == "MIG-SRC-001"] == ["error"]
 
 
+def test_a_broken_file_of_terraform_provisioners_is_not_read(tmp_path):
+    """Terraform's own `provisioner` blocks (or another product's `nodepool` names) made a .tf file "interesting" to
+    the case-insensitive discovery words; the manifest scan no longer parses such a file, so a broken one is not said
+    (a `local-exec` one is read for the commands it runs: inventory/shellobjects.py). One that names Karpenter is
+    parsed, and said as an error."""
+    legacy = tmp_path / "legacy/bastion/main.tf"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text('resource "null_resource" "b" {\n  tags {\n    "Name" = "b"\n  }\n\n'
+                      '  provisioner "remote-exec" {\n    inline = ["true"]\n  }\n}\n')
+    root = tmp_path / "clusters/dev"
+    root.mkdir(parents=True)
+    (root / "nodepool.yaml").write_text(NP.format(n="dev") + "\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert not [f for f in plan.findings if f.code == "MIG-SRC-001"] and plan.changes
+    legacy.write_text(legacy.read_text() + "# karpenter's bastion\n")
+    plan = make_plan(tmp_path, to="v1", phase="manifests")
+    assert [f.severity for f in plan.findings if f.code == "MIG-SRC-001"] == ["error"]
+
+
 def test_a_broken_document_that_only_names_a_karpenter_kind_in_prose_is_not_an_error(tmp_path):
     """A chart template of a Secret whose comment says "Provisioner password" (step-ca, vendored in Obmondo/kubeaid)
     does not parse with its actions: it declares no Karpenter kind, so it is no error; a broken document that does

@@ -11,7 +11,7 @@ from typing import Iterator
 from ..discover import Discovery, SourceFile, discover
 from ..model import Finding
 from ..sources import hcl as hclsrc
-from ..sources.anchored import AtLineStart
+from ..sources.anchored import AtLineStart, word_start
 from ..sources import jsonvars
 
 # Terraform's variable files in JSON: read as .tfvars are (sources/jsonvars.py)
@@ -25,13 +25,8 @@ _PATH_VARS = re.compile(r"\$\{path\.(module|root|cwd)\}")
 
 # a relative module source as written (`source = "../eks"`): the directory it names, and its closing quote (none: the
 # string goes on past the line's end, or holds a quote escaped). The word starts the pattern (a literal start is
-# searched for at C speed; a leading `\b` made the engine try every character): `_word_start` checks the boundary.
+# searched for at C speed; a leading `\b` made the engine try every character): `word_start` checks the boundary.
 _RELATIVE_SOURCE = re.compile(r'source\s*=\s*"(\.\.?/[^"\n]*)(")?')
-
-
-def _word_start(text: str, i: int) -> bool:
-    """Does a word start at offset i (as `\b` before a word character: nothing, or no word character, before it)?"""
-    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")
 
 
 _CRD_KIND = "kind: CustomResourceDefinition"
@@ -343,17 +338,8 @@ class Repo:
         got = lists.get(suffixes)
         if got is None:
             if suffixes is None:
-                copies, decided, files = self._copies(), self.__dict__.setdefault("_inert", {}), self.files
-                got = []
-                for p in files:                 # (Repo.inert, inline: ten thousand YAML files in a large tree)
-                    if p.endswith(YAML):
-                        key = copies[p]
-                        inert = decided.get(key)
-                        if inert is None:
-                            inert = decided[key] = _only_foreign_crds(files[key].text)
-                        if inert:
-                            continue
-                    got.append(p)
+                copies, inert = self._copies(), self._inert_copies()
+                got = [p for p in self.files if not (p.endswith(YAML) and copies[p] in inert)]
             else:                           # of the files of every search, those ending in `suffixes`
                 got = [p for p in self._searched(None) if p.endswith(suffixes)]
             lists[suffixes] = got
@@ -390,11 +376,15 @@ class Repo:
         Decided on the text alone: every top-level `kind:` line reads `kind: CustomResourceDefinition`, there is one
         per document, and neither word is anywhere in it; anything else (a quoted kind, a template, a document
         without a kind) is not inert."""
-        cache = self.__dict__.setdefault("_inert", {})       # by first copy: a copied file is decided once
-        key = self._copies()[path]
-        got = cache.get(key)
+        return self._copies()[path] in self._inert_copies()
+
+    def _inert_copies(self) -> set[str]:
+        """The first copies of the inert YAML texts: each distinct text decided once per run."""
+        got = self.__dict__.get("_inert")
         if got is None:
-            got = cache[key] = _only_foreign_crds(self.files[key].text)
+            files, copies = self.files, self._copies()
+            got = self.__dict__["_inert"] = {q for q in {copies[p] for p in files if p.endswith(YAML)}
+                                             if _only_foreign_crds(files[q].text)}
         return got
 
     def based_on(self, first: "Repo", changed: set[str]) -> None:
@@ -516,7 +506,7 @@ class Repo:
                     continue
                 base = posixpath.dirname(p)
                 for m in _RELATIVE_SOURCE.finditer(text):
-                    if not _word_start(text, m.start()):
+                    if not word_start(text, m.start()):
                         continue
                     raw = m.group(1)
                     if m.group(2) is None or any(c in raw for c in "\\$%"):

@@ -14,6 +14,11 @@ def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+def word_start(text: str, i: int) -> bool:
+    """Does `\\b` hold before a word character at offset i (nothing, or no word character, before it)?"""
+    return i == 0 or not _is_word(text[i - 1])
+
+
 def line_start(text: str, i: int, lead: str | None) -> bool:
     """Is what stands before offset i on its line allowed by `lead`: "" nothing (`^`), " \\t" blanks (`^[ \\t]*`), None
     any whitespace, blank lines too (`^\\s*`: a line starts within the whitespace before i)?"""
@@ -65,6 +70,6 @@ class AtWordStart:
     def search(self, text: str, pos: int = 0) -> re.Match | None:
         while True:
             m = self.regex.search(text, pos)
-            if m is None or m.start() == 0 or not _is_word(text[m.start() - 1]):
+            if m is None or word_start(text, m.start()):
                 return m
             pos = m.start() + 1
